@@ -1,0 +1,122 @@
+// vigil: the command-line client. It speaks only the wire protocol (proto/) and HTTP.
+// Errors: exceptions, caught here and printed as one line; exit codes are listed in --help.
+#include <cstdlib>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "client/wire_client.hpp"
+
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitFailure = 1;
+constexpr int kExitUsage = 2;
+constexpr int kExitUnreachable = 3;
+
+struct Globals {
+  std::string server = "127.0.0.1:7070";
+  std::string token;
+};
+
+struct Command {
+  std::string summary;
+  std::function<int(const Globals&, const std::vector<std::string>&)> run;
+};
+
+int cmd_status(const Globals& g, const std::vector<std::string>& args) {
+  if (!args.empty()) {
+    std::cerr << "vigil status: takes no arguments\n";
+    return kExitUsage;
+  }
+  std::unique_ptr<vigil::client::WireClient> client;
+  try {
+    client = std::make_unique<vigil::client::WireClient>(g.server, std::chrono::seconds(10));
+  } catch (const std::exception& e) {
+    std::cerr << "vigil: " << e.what() << "\n";
+    return kExitUnreachable;
+  }
+  auto reply = client->hello("vigil-cli", g.token);
+  std::cout << "server:            " << g.server << "\n"
+            << "version:           " << reply.server_version() << "\n"
+            << "protocol:          " << reply.protocol_version() << "\n"
+            << "max payload bytes: " << reply.max_frame_bytes() << "\n"
+            << "session:           " << reply.session_id() << "\n";
+  return kExitOk;
+}
+
+const std::map<std::string, Command>& commands() {
+  static const std::map<std::string, Command> table{
+      {"status", {"connect to vigild and show its version and protocol limits", cmd_status}},
+  };
+  return table;
+}
+
+void usage(std::ostream& out) {
+  out << "vigil " VIGIL_VERSION " - command-line client for the Vigil video storage server\n\n"
+      << "Usage: vigil [--server HOST:PORT] [--token TOKEN] COMMAND [ARGS...]\n\n"
+      << "Commands:\n";
+  for (const auto& [name, cmd] : commands()) out << "  " << name << std::string(12 - name.size(), ' ') << cmd.summary << "\n";
+  out << "\nOptions:\n"
+      << "  --server HOST:PORT  vigild's wire-protocol address (env VIGIL_SERVER; default 127.0.0.1:7070)\n"
+      << "  --token TOKEN       access token (env VIGIL_TOKEN)\n"
+      << "  -h, --help          show this help\n"
+      << "  --version           print the version\n\n"
+      << "Exit codes: 0 ok, 1 failed, 2 usage error, 3 server unreachable.\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Globals g;
+  if (const char* env = std::getenv("VIGIL_SERVER"); env && *env) g.server = env;
+  if (const char* env = std::getenv("VIGIL_TOKEN"); env && *env) g.token = env;
+  int i = 1;
+  for (; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "-h" || a == "--help") {
+      usage(std::cout);
+      return kExitOk;
+    }
+    if (a == "--version") {
+      std::cout << "vigil " VIGIL_VERSION "\n";
+      return kExitOk;
+    }
+    if ((a == "--server" || a == "--token") && i + 1 < argc) {
+      (a == "--server" ? g.server : g.token) = argv[++i];
+      continue;
+    }
+    if (a.rfind("--server=", 0) == 0) {
+      g.server = a.substr(9);
+      continue;
+    }
+    if (a.rfind("--token=", 0) == 0) {
+      g.token = a.substr(8);
+      continue;
+    }
+    if (a.rfind("-", 0) == 0) {
+      std::cerr << "vigil: unknown option '" << a << "'\nTry 'vigil --help'.\n";
+      return kExitUsage;
+    }
+    break;
+  }
+  if (i >= argc) {
+    usage(std::cerr);
+    return kExitUsage;
+  }
+  auto it = commands().find(argv[i]);
+  if (it == commands().end()) {
+    std::cerr << "vigil: unknown command '" << argv[i] << "'\nTry 'vigil --help'.\n";
+    return kExitUsage;
+  }
+  try {
+    return it->second.run(g, std::vector<std::string>(argv + i + 1, argv + argc));
+  } catch (const vigil::client::ServerError& e) {
+    std::cerr << "vigil: server refused: " << e.what() << "\n";
+  } catch (const std::exception& e) {
+    std::cerr << "vigil: " << e.what() << "\n";
+  }
+  return kExitFailure;
+}

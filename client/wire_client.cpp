@@ -1,0 +1,75 @@
+#include "client/wire_client.hpp"
+
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/write.hpp>
+#include <array>
+
+namespace asio = boost::asio;
+
+namespace vigil::client {
+
+WireClient::WireClient(const std::string& host_port, std::chrono::milliseconds timeout) : socket_(io_) {
+  auto colon = host_port.rfind(':');
+  if (colon == std::string::npos) throw std::invalid_argument("server address must be HOST:PORT, got '" + host_port + "'");
+  std::string host = host_port.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+  asio::ip::tcp::resolver resolver(io_);
+  boost::system::error_code ec;
+  auto results = resolver.resolve(host, host_port.substr(colon + 1), ec);
+  if (ec) throw std::runtime_error("cannot resolve " + host_port + ": " + ec.message());
+  asio::connect(socket_, results, ec);
+  if (ec) throw std::runtime_error("cannot connect to vigild at " + host_port + ": " + ec.message());
+  // Plain blocking IO with kernel timeouts: the CLI does one thing at a time.
+  timeval tv{};
+  tv.tv_sec = timeout.count() / 1000;
+  tv.tv_usec = (timeout.count() % 1000) * 1000;
+  ::setsockopt(socket_.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  ::setsockopt(socket_.native_handle(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+}
+
+void WireClient::send(const proto::Envelope& msg, std::span<const std::byte> payload) {
+  out_.clear();
+  proto::append_frame(out_, msg, payload);
+  boost::system::error_code ec;
+  asio::write(socket_, asio::buffer(out_), ec);
+  if (ec) throw std::runtime_error("sending to vigild failed: " + ec.message());
+}
+
+Received WireClient::receive() {
+  std::array<std::byte, 64 * 1024> buf;
+  for (;;) {
+    auto next = decoder_.next();
+    if (!next) throw std::runtime_error("bad frame from vigild: " + next.error().message());
+    if (*next) {
+      Received r{std::move((*next)->msg), {(*next)->payload.begin(), (*next)->payload.end()}};
+      if (r.msg.has_error()) throw ServerError(r.msg.error().code(), r.msg.error().message());
+      return r;
+    }
+    boost::system::error_code ec;
+    std::size_t n = socket_.read_some(asio::buffer(buf), ec);
+    if (ec == asio::error::eof) throw std::runtime_error("vigild closed the connection");
+    if (ec == asio::error::would_block || ec == asio::error::try_again) {
+      throw std::runtime_error("vigild did not answer in time");
+    }
+    if (ec) throw std::runtime_error("reading from vigild failed: " + ec.message());
+    decoder_.feed(std::span<const std::byte>(buf.data(), n));
+  }
+}
+
+proto::HelloReply WireClient::hello(const std::string& client_name, const std::string& token) {
+  proto::Envelope msg;
+  auto* h = msg.mutable_hello();
+  h->set_client_name(client_name);
+  h->set_client_version(VIGIL_VERSION);
+  h->set_protocol_version(proto::kProtocolVersion);
+  h->set_auth_token(token);
+  send(msg);
+  auto reply = receive();
+  if (!reply.msg.has_hello_reply()) throw std::runtime_error("vigild answered hello with an unexpected message");
+  return reply.msg.hello_reply();
+}
+
+}  // namespace vigil::client

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The one place that installs every system package Vigil needs to build, run and test.
+# Idempotent: a second run with everything present does no apt work at all.
+# Runs as root on Debian 12 (bookworm). Used by README's Quick start and by .ci/run.
+set -euo pipefail
+
+packages=(
+  cmake ninja-build g++ pkg-config git
+  libboost1.81-dev libboost-program-options1.81-dev libboost-json1.81-dev
+  libavformat-dev libavcodec-dev libavutil-dev libswscale-dev ffmpeg
+  libprotobuf-dev protobuf-compiler
+  libpq-dev libpqxx-dev postgresql-15
+  liburing-dev
+  curl procps
+)
+# Catch2 v3 lives in bookworm-backports only (main has v2.13, whose single-header main TU
+# costs ~22 s to compile); backports is pinned low, so nothing else moves unless asked with -t.
+backports_packages=(libcatch2-dev)
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "install-deps: must run as root (it calls apt-get)" >&2
+  exit 1
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing+=("$p")
+done
+catch_ok=0
+if dpkg-query -W -f='${Status} ${Version}' libcatch2-dev 2>/dev/null | grep -q '^install ok installed 3\.'; then
+  catch_ok=1
+fi
+
+if [ ${#missing[@]} -eq 0 ] && [ $catch_ok -eq 1 ]; then
+  echo "install-deps: all packages present"
+  exit 0
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+if [ $catch_ok -eq 0 ]; then
+  # Add bookworm-backports by cloning the machine's own first (non-security) bookworm stanza,
+  # so no mirror host is written here.
+  src=/etc/apt/sources.list.d/backports.sources
+  if [ ! -f "$src" ] && ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+    if [ -f /etc/apt/sources.list.d/debian.sources ]; then
+      awk 'BEGIN{RS="";ORS="\n\n"} /Suites:[^\n]*bookworm( |\n|$)/ && !/security/ {sub(/Suites:[^\n]*/,"Suites: bookworm-backports"); print; exit}' \
+        /etc/apt/sources.list.d/debian.sources > "$src"
+    else
+      line=$(grep -hE '^deb .* bookworm( |$)' /etc/apt/sources.list | head -n1)
+      echo "${line/ bookworm/ bookworm-backports}" > /etc/apt/sources.list.d/backports.list
+    fi
+  fi
+fi
+
+echo "install-deps: installing ${missing[*]:-} ${backports_packages[*]}"
+apt-get update -qq
+if [ ${#missing[@]} -gt 0 ]; then
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+if [ $catch_ok -eq 0 ]; then
+  apt-get install -y -qq --no-install-recommends -t bookworm-backports "${backports_packages[@]}" >/dev/null
+fi
+echo "install-deps: done"

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Quick start, the tests: install dependencies if missing, build, and run every test:
+#   1. the default build (warnings as errors): unit + integration tests (real PostgreSQL,
+#      real vigild processes, loopback sockets);
+#   2. an AddressSanitizer + UndefinedBehaviorSanitizer build running the unit tests.
+# Exit status is non-zero if anything fails.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+start=$(date +%s)
+if [ "$(id -u)" -eq 0 ]; then bash deploy/install-deps.sh; fi
+echo "== default build: all tests =="
+cmake --workflow --preset default
+echo "== ASan+UBSan build: unit tests =="
+cmake --workflow --preset asan
+echo "test: all passed in $(( $(date +%s) - start )) s"

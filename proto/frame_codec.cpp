@@ -1,0 +1,133 @@
+#include "proto/frame_codec.hpp"
+
+#include <google/protobuf/io/coded_stream.h>
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+namespace vigil::proto {
+namespace {
+
+using google::protobuf::io::CodedInputStream;
+using google::protobuf::io::CodedOutputStream;
+
+constexpr std::size_t kMaxVarint32Bytes = 5;
+// Compact the buffer once this many consumed bytes sit in front of unread ones.
+constexpr std::size_t kCompactThreshold = 64 * 1024;
+
+}  // namespace
+
+void append_frame(std::string& out, const Envelope& msg, std::span<const std::byte> payload) {
+  const std::size_t declared = msg.has_media_packet() ? msg.media_packet().payload_bytes() : 0;
+  if (declared != payload.size()) {
+    throw std::invalid_argument("append_frame: payload of " + std::to_string(payload.size()) +
+                                " bytes does not match the declared " + std::to_string(declared));
+  }
+  const std::size_t header = msg.ByteSizeLong();
+  if (header > kMaxHeaderBytes) throw std::invalid_argument("append_frame: header exceeds kMaxHeaderBytes");
+  const auto len = static_cast<std::uint32_t>(header);
+  const std::size_t prefix = CodedOutputStream::VarintSize32(len);
+  const std::size_t old = out.size();
+  out.resize(old + prefix + header + payload.size());
+  auto* p = reinterpret_cast<std::uint8_t*>(out.data() + old);
+  p = CodedOutputStream::WriteVarint32ToArray(len, p);
+  p = msg.SerializeWithCachedSizesToArray(p);
+  if (!payload.empty()) std::memcpy(p, payload.data(), payload.size());
+}
+
+std::string encode_frame(const Envelope& msg, std::span<const std::byte> payload) {
+  std::string out;
+  append_frame(out, msg, payload);
+  return out;
+}
+
+void FrameDecoder::feed(std::span<const std::byte> bytes) {
+  start_ += consume_on_next_;
+  consume_on_next_ = 0;
+  if (start_ == buf_.size()) {
+    buf_.clear();
+    start_ = 0;
+  } else if (start_ >= kCompactThreshold) {
+    buf_.erase(buf_.begin(), buf_.begin() + static_cast<std::ptrdiff_t>(start_));
+    start_ = 0;
+  }
+  buf_.insert(buf_.end(), bytes.begin(), bytes.end());
+}
+
+Result<std::optional<Frame>> FrameDecoder::fail(errc code) noexcept {
+  error_ = make_error_code(code);
+  header_.reset();
+  return error_;
+}
+
+Result<std::optional<Frame>> FrameDecoder::next() noexcept {
+  if (error_) return error_;
+  start_ += consume_on_next_;
+  consume_on_next_ = 0;
+  const std::size_t avail = buf_.size() - start_;
+  const auto* base = reinterpret_cast<const std::uint8_t*>(buf_.data() + start_);
+
+  if (!header_) {
+    if (avail == 0) return std::optional<Frame>{};
+    std::uint32_t len = 0;
+    CodedInputStream in(base, static_cast<int>(std::min(avail, kMaxVarint32Bytes)));
+    if (!in.ReadVarint32(&len)) {
+      // Incomplete varint, or one that can only encode a length far above the limit:
+      // three continuation bytes already mean >= 2^21 bytes > kMaxHeaderBytes.
+      const std::size_t seen = std::min(avail, kMaxVarint32Bytes);
+      bool all_continue = std::all_of(base, base + seen, [](std::uint8_t b) { return b & 0x80; });
+      if (all_continue && seen >= 3) return fail(errc::frame_too_large);
+      if (avail >= kMaxVarint32Bytes) return fail(errc::malformed_frame);
+      return std::optional<Frame>{};
+    }
+    if (len > limits_.max_header_bytes) return fail(errc::frame_too_large);
+    const std::size_t prefix = static_cast<std::size_t>(in.CurrentPosition());
+    if (avail < prefix + len) return std::optional<Frame>{};
+    Envelope env;
+    if (!env.ParseFromArray(base + prefix, static_cast<int>(len))) return fail(errc::malformed_frame);
+    if (env.body_case() == Envelope::BODY_NOT_SET) return fail(errc::unknown_message);
+    payload_bytes_ = env.has_media_packet() ? env.media_packet().payload_bytes() : 0;
+    if (payload_bytes_ > limits_.max_payload_bytes) return fail(errc::frame_too_large);
+    header_frame_bytes_ = prefix + len;
+    header_ = std::move(env);
+  }
+  if (avail < header_frame_bytes_ + payload_bytes_) return std::optional<Frame>{};
+  Frame frame{std::move(*header_), std::span<const std::byte>(buf_.data() + start_ + header_frame_bytes_, payload_bytes_)};
+  header_.reset();
+  consume_on_next_ = header_frame_bytes_ + payload_bytes_;
+  return std::optional<Frame>{std::move(frame)};
+}
+
+Result<void> FrameDecoder::finish() const noexcept {
+  if (error_) return error_;
+  if (buf_.size() - start_ - consume_on_next_ > 0) return make_error_code(errc::truncated_frame);
+  return {};
+}
+
+ErrorCode to_wire(errc code) noexcept {
+  switch (code) {
+    case errc::frame_too_large: return ERROR_CODE_FRAME_TOO_LARGE;
+    case errc::truncated_frame: return ERROR_CODE_TRUNCATED_FRAME;
+    case errc::malformed_frame: return ERROR_CODE_MALFORMED_FRAME;
+    case errc::unknown_message: return ERROR_CODE_UNKNOWN_MESSAGE;
+    case errc::unsupported: return ERROR_CODE_UNSUPPORTED;
+    case errc::unauthenticated: return ERROR_CODE_UNAUTHENTICATED;
+    case errc::permission_denied: return ERROR_CODE_PERMISSION_DENIED;
+    case errc::invalid_argument: return ERROR_CODE_INVALID_ARGUMENT;
+    case errc::admission_refused: return ERROR_CODE_ADMISSION_REFUSED;
+    case errc::unavailable: return ERROR_CODE_UNAVAILABLE;
+    case errc::not_found: return ERROR_CODE_NOT_FOUND;
+    default: return ERROR_CODE_INTERNAL;
+  }
+}
+
+Envelope make_error(errc code, std::string_view message) {
+  Envelope env;
+  auto* e = env.mutable_error();
+  e->set_code(to_wire(code));
+  e->set_message(std::string(message));
+  return env;
+}
+
+}  // namespace vigil::proto

@@ -1,0 +1,79 @@
+#pragma once
+// Framing of the wire protocol (docs/protocol.md):
+//
+//   frame = varint32 L | Envelope (L bytes) | payload (MediaPacket.payload_bytes raw bytes)
+//
+// The length prefix is protobuf's standard delimited format; only a MediaPacket has a
+// payload, which travels outside the protobuf so video bytes are never copied into a
+// protobuf string.
+//
+// Errors are values (common/errors.hpp): the decoder is noexcept and rejects oversize,
+// truncated, unknown-type and garbage input with frame_too_large, truncated_frame,
+// unknown_message or malformed_frame; it never allocates from an unchecked length.
+// Thread: a decoder belongs to one connection and is used by one thread at a time.
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/errors.hpp"
+#include "proto/vigil.pb.h"
+
+namespace vigil::proto {
+
+inline constexpr std::uint32_t kProtocolVersion = 1;
+inline constexpr std::size_t kMaxHeaderBytes = 64 * 1024;
+
+struct FrameLimits {
+  std::size_t max_header_bytes = kMaxHeaderBytes;
+  std::size_t max_payload_bytes = 16u << 20;
+};
+
+// Appends one frame to OUT. REQUIRES: for a MediaPacket, payload_bytes == payload.size();
+// other messages carry no payload. Throws std::invalid_argument when that is violated
+// (a programming error, never peer input).
+void append_frame(std::string& out, const Envelope& msg, std::span<const std::byte> payload = {});
+std::string encode_frame(const Envelope& msg, std::span<const std::byte> payload = {});
+
+// One decoded frame. PAYLOAD points into the decoder's buffer and stays valid until the next
+// call to next() or feed().
+struct Frame {
+  Envelope msg;
+  std::span<const std::byte> payload;
+};
+
+class FrameDecoder {
+ public:
+  explicit FrameDecoder(FrameLimits limits = {}) noexcept : limits_(limits) {}
+
+  // Buffers bytes as they arrive, in pieces of any size.
+  void feed(std::span<const std::byte> bytes);
+  // The next complete frame, nullopt if more bytes are needed, or an error. After an error
+  // the decoder keeps returning it: reply with an Error frame and close the connection.
+  Result<std::optional<Frame>> next() noexcept;
+  // At end of stream: truncated_frame if a partial frame is buffered.
+  Result<void> finish() const noexcept;
+  std::size_t buffered_bytes() const noexcept { return buf_.size() - start_; }
+
+ private:
+  Result<std::optional<Frame>> fail(errc code) noexcept;
+
+  FrameLimits limits_;
+  std::vector<std::byte> buf_;
+  std::size_t start_ = 0;            // bytes of buf_ already consumed
+  std::size_t consume_on_next_ = 0;  // size of the frame last returned
+  // A parsed header waiting for its payload, so it is not parsed again on every feed.
+  std::optional<Envelope> header_;
+  std::size_t header_frame_bytes_ = 0;  // varint + header
+  std::size_t payload_bytes_ = 0;
+  boost::system::error_code error_;
+};
+
+// The wire Error message for a vigil error code.
+Envelope make_error(errc code, std::string_view message);
+ErrorCode to_wire(errc code) noexcept;
+
+}  // namespace vigil::proto

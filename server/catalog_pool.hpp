@@ -1,0 +1,75 @@
+#pragma once
+// The catalog pool: the only threads that talk to PostgreSQL. Network coroutines hand
+// catalog work here and await the result, so no Asio thread ever blocks on the database.
+//
+// Thread: run() may be awaited from any Asio executor; FN runs on a pool thread with a
+// connection no other thread uses meanwhile. Errors: FN's exceptions (pqxx::*) propagate
+// to the awaiting coroutine (catalog layer policy: exceptions).
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <memory>
+#include <mutex>
+#include <pqxx/connection>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace vigil::server {
+
+class CatalogPool {
+ public:
+  // THREADS pool threads; statements running longer than STATEMENT_TIMEOUT_MS are cancelled.
+  CatalogPool(std::string conninfo, std::size_t threads, int statement_timeout_ms = 10000);
+  ~CatalogPool();  // waits for running work
+  CatalogPool(const CatalogPool&) = delete;
+  CatalogPool& operator=(const CatalogPool&) = delete;
+
+  template <class Fn>
+  auto run(Fn fn) -> boost::asio::awaitable<std::invoke_result_t<Fn&, pqxx::connection&>> {
+    using R = std::invoke_result_t<Fn&, pqxx::connection&>;
+    // co_spawn onto the pool: the body runs on a pool thread, and the awaiting coroutine
+    // resumes on its own executor with the value or the exception.
+    co_return co_await boost::asio::co_spawn(
+        pool_,
+        [this, fn = std::move(fn)]() mutable -> boost::asio::awaitable<R> {
+          Lease lease(*this);
+          if constexpr (std::is_void_v<R>) {
+            fn(lease.conn());
+            lease.keep();
+            co_return;
+          } else {
+            R out = fn(lease.conn());
+            lease.keep();
+            co_return out;
+          }
+        },
+        boost::asio::use_awaitable);
+  }
+
+  void stop();  // no new work; joins the threads
+
+ private:
+  // One connection out of the free list for the duration of a job. A connection whose job
+  // threw is dropped rather than returned (it may be broken or mid-transaction).
+  class Lease {
+   public:
+    explicit Lease(CatalogPool& pool);
+    ~Lease();
+    pqxx::connection& conn() { return *conn_; }
+    void keep() { keep_ = true; }
+
+   private:
+    CatalogPool& pool_;
+    std::unique_ptr<pqxx::connection> conn_;
+    bool keep_ = false;
+  };
+
+  std::string conninfo_;
+  int statement_timeout_ms_;
+  boost::asio::thread_pool pool_;
+  std::mutex mu_;
+  std::vector<std::unique_ptr<pqxx::connection>> idle_;
+};
+
+}  // namespace vigil::server

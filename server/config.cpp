@@ -1,0 +1,117 @@
+#include "server/config.hpp"
+
+#include <boost/program_options.hpp>
+#include <fstream>
+#include <sstream>
+
+namespace po = boost::program_options;
+
+namespace vigil::server {
+
+Endpoint parse_endpoint(const std::string& text, const std::string& flag) {
+  auto colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) {
+    throw ConfigError("--" + flag + ": expected ADDR:PORT, got '" + text + "'");
+  }
+  std::string host = text.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  const std::string port_text = text.substr(colon + 1);
+  std::size_t used = 0;
+  unsigned long port = 0;
+  try {
+    port = std::stoul(port_text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != port_text.size() || port > 65535) {
+    throw ConfigError("--" + flag + ": bad port '" + port_text + "' (0-65535)");
+  }
+  return Endpoint{host, static_cast<std::uint16_t>(port)};
+}
+
+ParsedArgs parse_server_args(int argc, const char* const argv[]) {
+  ServerConfig cfg;
+  std::string listen = cfg.listen.to_string();
+  std::string db_url;
+  std::string config_file;
+  std::string data_dir = cfg.data_dir.string();
+
+  po::options_description general("Options");
+  general.add_options()
+      ("help,h", "show this help and exit")
+      ("version", "print the version and exit")
+      ("config,c", po::value(&config_file)->value_name("FILE"),
+       "read options from FILE (INI: one `key = value` per line, same keys as the flags)");
+  po::options_description server("Server");
+  server.add_options()
+      ("data", po::value(&data_dir)->value_name("DIR")->default_value(data_dir),
+       "data directory: volumes, the embedded PostgreSQL cluster (DIR/pg), endpoints file")
+      ("db", po::value(&db_url)->value_name("URL"),
+       "use an external PostgreSQL (libpq URL or key=value conninfo) instead of the embedded one")
+      ("listen", po::value(&listen)->value_name("ADDR:PORT")->default_value(listen),
+       "wire-protocol listen address (port 0 = any free port)")
+      ("http-address", po::value(&cfg.http_address)->value_name("ADDR")->default_value(cfg.http_address),
+       "HTTP listen address")
+      ("http-port", po::value(&cfg.http_port)->value_name("N")->default_value(cfg.http_port),
+       "HTTP port for the API and GET /healthz (0 = any free port)")
+      ("pg-user", po::value(&cfg.pg_user)->value_name("NAME")->default_value(cfg.pg_user),
+       "system user that runs the embedded PostgreSQL when vigild runs as root (created if missing)")
+      ("max-frame-bytes", po::value(&cfg.max_frame_bytes)->value_name("N")->default_value(cfg.max_frame_bytes),
+       "largest media payload accepted in one wire frame")
+      ("catalog-threads", po::value(&cfg.catalog_threads)->value_name("N")->default_value(cfg.catalog_threads),
+       "threads (and PostgreSQL connections) of the catalog pool")
+      ("log-level", po::value(&cfg.log_level)->value_name("LEVEL")->default_value(cfg.log_level),
+       "debug, info, warn or error");
+  po::options_description all;
+  all.add(general).add(server);
+
+  ParsedArgs out;
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(all).run(), vm);
+    if (vm.count("config")) {
+      std::ifstream in(vm["config"].as<std::string>());
+      if (!in) throw ConfigError("cannot read config file '" + vm["config"].as<std::string>() + "'");
+      po::store(po::parse_config_file(in, server), vm);
+    }
+    po::notify(vm);
+  } catch (const po::error& e) {
+    out.output = std::string("vigild: ") + e.what() + "\nTry 'vigild --help'.\n";
+    out.exit_code = 2;
+    return out;
+  } catch (const ConfigError& e) {
+    out.output = std::string("vigild: ") + e.what() + "\n";
+    out.exit_code = 2;
+    return out;
+  }
+
+  if (vm.count("help")) {
+    std::ostringstream help;
+    help << "vigild " VIGIL_VERSION " - Vigil video surveillance storage server\n\n"
+         << "Usage: vigild [--data DIR] [--db URL] [--listen ADDR:PORT] [--http-port N] [options]\n\n"
+         << "Without --db, vigild runs a private PostgreSQL cluster under DIR/pg (initialised on first\n"
+         << "start, stopped on exit). It writes DIR/run/endpoints.json with the addresses it listens on.\n\n"
+         << all;
+    out.output = help.str();
+    return out;
+  }
+  if (vm.count("version")) {
+    out.output = "vigild " VIGIL_VERSION "\n";
+    return out;
+  }
+  try {
+    cfg.listen = parse_endpoint(listen, "listen");
+    cfg.data_dir = data_dir;
+    if (!db_url.empty()) cfg.db_url = db_url;
+    if (cfg.catalog_threads == 0) throw ConfigError("--catalog-threads must be at least 1");
+    if (cfg.max_frame_bytes < 1024) throw ConfigError("--max-frame-bytes must be at least 1024");
+  } catch (const ConfigError& e) {
+    out.output = std::string("vigild: ") + e.what() + "\n";
+    out.exit_code = 2;
+    return out;
+  }
+  out.config = std::move(cfg);
+  return out;
+}
+
+}  // namespace vigil::server

@@ -1,0 +1,47 @@
+#pragma once
+// vigild's configuration: command-line flags, optionally a config file with the same keys
+// (INI style, `key = value`; flags win). Start-up code: throws ConfigError on bad input.
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+namespace vigil::server {
+
+struct Endpoint {
+  std::string host;
+  std::uint16_t port = 0;
+  std::string to_string() const { return host + ":" + std::to_string(port); }
+};
+
+// "ADDR:PORT" or "[v6]:PORT"; throws ConfigError naming the flag.
+Endpoint parse_endpoint(const std::string& text, const std::string& flag);
+
+struct ServerConfig {
+  std::filesystem::path data_dir = "./data";
+  std::optional<std::string> db_url;      // none = embedded PostgreSQL under data_dir/pg
+  Endpoint listen{"127.0.0.1", 7070};     // wire protocol
+  std::string http_address = "127.0.0.1";
+  std::uint16_t http_port = 8080;
+  std::string pg_user = "vigil";          // embedded cluster's account when running as root
+  std::string log_level = "info";
+  std::size_t max_frame_bytes = 16u << 20;
+  std::size_t catalog_threads = 2;
+};
+
+struct ConfigError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Result of parsing argv: either a config to run with, or text to print and an exit code
+// (for --help, --version and errors).
+struct ParsedArgs {
+  std::optional<ServerConfig> config;
+  std::string output;
+  int exit_code = 0;
+};
+
+ParsedArgs parse_server_args(int argc, const char* const argv[]);
+
+}  // namespace vigil::server

@@ -1,0 +1,157 @@
+#include "server/daemon.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/address.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/json.hpp>
+#include <csignal>
+#include <fstream>
+#include <optional>
+#include <pqxx/pqxx>
+#include <thread>
+
+#include "common/log.hpp"
+#include "server/catalog/migrator.hpp"
+#include "server/catalog_pool.hpp"
+#include "server/embedded_postgres.hpp"
+#include "server/http_routes.hpp"
+#include "server/http_server.hpp"
+#include "server/wire_server.hpp"
+
+namespace asio = boost::asio;
+namespace fs = std::filesystem;
+
+namespace vigil::server {
+namespace {
+
+// An exclusive lock on DIR/vigild.lock held for the process lifetime: two vigild on one data
+// directory would mean two postmasters and two writers on the same volumes.
+class DataDirLock {
+ public:
+  explicit DataDirLock(const fs::path& dir) : path_(dir / "vigild.lock") {
+    fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw std::system_error(errno, std::generic_category(), "opening " + path_.string());
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      std::string other;
+      std::ifstream(path_) >> other;
+      ::close(fd_);
+      throw std::runtime_error("another vigild (pid " + (other.empty() ? "?" : other) + ") is using " + dir.string());
+    }
+    std::string pid = std::to_string(::getpid()) + "\n";
+    if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, pid.data(), pid.size(), 0) < 0) {
+      log::warn("cannot write pid to lock file", {{"file", path_.string()}});
+    }
+  }
+  ~DataDirLock() {
+    ::close(fd_);
+  }
+  DataDirLock(const DataDirLock&) = delete;
+  DataDirLock& operator=(const DataDirLock&) = delete;
+
+ private:
+  fs::path path_;
+  int fd_ = -1;
+};
+
+// DIR/run/endpoints.json tells tools and tests where this vigild listens (ports may be 0 = any).
+void write_endpoints(const fs::path& dir, const asio::ip::tcp::endpoint& wire, const asio::ip::tcp::endpoint& http) {
+  auto run = dir / "run";
+  fs::create_directories(run);
+  auto ep = [](const asio::ip::tcp::endpoint& e) {
+    auto a = e.address();
+    return (a.is_v6() ? "[" + a.to_string() + "]" : a.to_string()) + ":" + std::to_string(e.port());
+  };
+  boost::json::object o{{"wire", ep(wire)}, {"http", ep(http)}, {"pid", ::getpid()}, {"version", VIGIL_VERSION}};
+  auto tmp = run / "endpoints.json.tmp";
+  std::ofstream(tmp) << boost::json::serialize(o) << "\n";
+  fs::rename(tmp, run / "endpoints.json");
+}
+
+asio::ip::tcp::endpoint resolve_numeric(const std::string& host, std::uint16_t port, const char* flag) {
+  boost::system::error_code ec;
+  std::string h = host == "localhost" ? "127.0.0.1" : host;
+  auto addr = asio::ip::make_address(h, ec);
+  if (ec) throw ConfigError(std::string("--") + flag + ": '" + host + "' is not an IP address");
+  return {addr, port};
+}
+
+}  // namespace
+
+int run_daemon(const ServerConfig& cfg) {
+  log::set_level(log::parse_level(cfg.log_level));
+  // libpq waits forever on an unreachable host unless told otherwise.
+  ::setenv("PGCONNECT_TIMEOUT", "5", 0);
+  std::signal(SIGPIPE, SIG_IGN);
+
+  fs::create_directories(cfg.data_dir);
+  DataDirLock lock(cfg.data_dir);
+  asio::io_context io;
+  // Installed first, so a stop signal during start-up is queued rather than killing us mid-initdb.
+  asio::signal_set signals(io, SIGINT, SIGTERM);
+
+  std::optional<EmbeddedPostgres> embedded;
+  std::string conninfo;
+  std::string mode;
+  if (cfg.db_url) {
+    conninfo = *cfg.db_url;
+    mode = "external";
+  } else {
+    EmbeddedPostgresOptions opts;
+    opts.data_dir = cfg.data_dir;
+    opts.run_as_user = cfg.pg_user;
+    embedded.emplace(opts);
+    embedded->start();
+    conninfo = embedded->conninfo();
+    mode = "embedded";
+  }
+  {
+    pqxx::connection conn(conninfo);
+    auto report = catalog::migrate(conn);
+    log::info("catalog ready", {{"mode", mode},
+                                {"schema_version", report.to_version},
+                                {"migrations_applied", report.applied.size()}});
+  }
+
+  CatalogPool catalog(conninfo, cfg.catalog_threads);
+  HttpServer http(io, resolve_numeric(cfg.http_address, cfg.http_port, "http-address"),
+                  make_http_routes(RouteContext{catalog, mode}));
+  WireServer wire(io, resolve_numeric(cfg.listen.host, cfg.listen.port, "listen"),
+                  WireOptions{.max_payload_bytes = cfg.max_frame_bytes});
+  http.start();
+  wire.start();
+  write_endpoints(cfg.data_dir, wire.local_endpoint(), http.local_endpoint());
+  log::info("vigild listening", {{"wire", wire.local_endpoint().address().to_string() + ":" +
+                                              std::to_string(wire.local_endpoint().port())},
+                                 {"http", "http://" + http.local_endpoint().address().to_string() + ":" +
+                                              std::to_string(http.local_endpoint().port())},
+                                 {"data", fs::absolute(cfg.data_dir).string()},
+                                 {"version", VIGIL_VERSION}});
+
+  signals.async_wait([&](const boost::system::error_code& ec, int sig) {
+    if (ec) return;
+    log::info("stopping", {{"signal", sig == SIGINT ? "SIGINT" : "SIGTERM"}});
+    http.stop();
+    wire.stop();
+    io.stop();
+  });
+
+  // The network threads: a couple are plenty; blocking work lives elsewhere.
+  unsigned extra = std::max(1u, std::thread::hardware_concurrency()) - 1;
+  std::vector<std::jthread> threads;
+  for (unsigned i = 0; i < extra && i < 3; ++i) threads.emplace_back([&io] { io.run(); });
+  io.run();
+  threads.clear();  // joins
+
+  catalog.stop();
+  std::error_code ignored;
+  fs::remove(cfg.data_dir / "run" / "endpoints.json", ignored);
+  if (embedded) embedded->stop();
+  log::info("vigild stopped");
+  return 0;
+}
+
+}  // namespace vigil::server

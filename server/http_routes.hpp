@@ -1,0 +1,18 @@
+#pragma once
+// The HTTP routes vigild serves. Thread: the returned handler runs on the network
+// io_context and awaits catalog work on the CatalogPool.
+#include <string>
+
+#include "server/catalog_pool.hpp"
+#include "server/http_server.hpp"
+
+namespace vigil::server {
+
+struct RouteContext {
+  CatalogPool& catalog;
+  std::string database_mode;  // "embedded" or "external", shown by /healthz
+};
+
+HttpHandler make_http_routes(RouteContext ctx);
+
+}  // namespace vigil::server

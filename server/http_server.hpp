@@ -1,0 +1,47 @@
+#pragma once
+// HTTP front end of vigild (Boost.Beast over Asio coroutines).
+// Thread: runs on the network io_context; handlers must not block (catalog work goes through
+// CatalogPool::run). Bad requests get a 4xx and the connection is closed; nothing thrown
+// escapes a session.
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <chrono>
+#include <functional>
+
+namespace vigil::server {
+
+using HttpRequest = boost::beast::http::request<boost::beast::http::string_body>;
+using HttpResponse = boost::beast::http::response<boost::beast::http::string_body>;
+using HttpHandler = std::function<boost::asio::awaitable<HttpResponse>(const HttpRequest&)>;
+
+struct HttpLimits {
+  std::size_t header_bytes = 8 * 1024;
+  std::size_t body_bytes = 1024 * 1024;
+  std::chrono::seconds read_timeout{15};  // whole request; slow clients are cut off
+};
+
+// A JSON response with the usual headers.
+HttpResponse json_response(const HttpRequest& req, boost::beast::http::status status, std::string body);
+
+class HttpServer {
+ public:
+  HttpServer(boost::asio::io_context& io, const boost::asio::ip::tcp::endpoint& endpoint, HttpHandler handler,
+             HttpLimits limits = {});
+  boost::asio::ip::tcp::endpoint local_endpoint() const;
+  void start();  // begins accepting
+  void stop();   // closes the acceptor; open sessions end at their next read
+
+ private:
+  boost::asio::awaitable<void> accept_loop();
+  boost::asio::awaitable<void> session(boost::asio::ip::tcp::socket socket);
+
+  boost::asio::io_context& io_;
+  boost::asio::ip::tcp::acceptor acceptor_;
+  HttpHandler handler_;
+  HttpLimits limits_;
+};
+
+}  // namespace vigil::server

@@ -1,0 +1,34 @@
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
+
+#include "tests/support/vigild_process.hpp"
+
+namespace asio = boost::asio;
+
+namespace vigil::test {
+
+// Raw HTTP/1.1 over a socket, so tests can also send requests a proper client never would.
+HttpResult http_request(const std::string& host_port, const std::string& method, const std::string& target,
+                        const std::string& raw_extra_headers) {
+  auto colon = host_port.rfind(':');
+  asio::io_context io;
+  asio::ip::tcp::socket sock(io);
+  sock.connect({asio::ip::make_address(host_port.substr(0, colon)),
+                static_cast<unsigned short>(std::stoi(host_port.substr(colon + 1)))});
+  std::string req = method + " " + target + " HTTP/1.1\r\nHost: " + host_port + "\r\nConnection: close\r\n" +
+                    raw_extra_headers + "\r\n";
+  asio::write(sock, asio::buffer(req));
+  std::string resp;
+  boost::system::error_code ec;
+  asio::read(sock, asio::dynamic_buffer(resp), ec);  // until the server closes
+  HttpResult out;
+  if (resp.rfind("HTTP/1.1 ", 0) == 0 && resp.size() >= 12) out.status = std::stoi(resp.substr(9, 3));
+  auto body = resp.find("\r\n\r\n");
+  if (body != std::string::npos) out.body = resp.substr(body + 4);
+  return out;
+}
+
+}  // namespace vigil::test

@@ -1,0 +1,21 @@
+#pragma once
+// A fresh directory under /tmp, removed with everything in it on destruction.
+// Mode 0755 so an unprivileged cluster user can traverse it when tests run as root.
+#include <filesystem>
+#include <string>
+
+namespace vigil::test {
+
+class TempDir {
+ public:
+  explicit TempDir(const std::string& prefix = "vigil-test");
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const noexcept { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+}  // namespace vigil::test

@@ -1,0 +1,48 @@
+#pragma once
+// Runs the real vigild binary for integration tests, on a data directory of the test's own,
+// on ephemeral ports (port 0) discovered through DIR/run/endpoints.json.
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "server/child_process.hpp"
+
+namespace vigil::test {
+
+struct HttpResult {
+  int status = 0;
+  std::string body;
+};
+
+// A blocking HTTP/1.1 request on loopback (test side only).
+HttpResult http_request(const std::string& host_port, const std::string& method, const std::string& target,
+                        const std::string& raw_extra_headers = {});
+
+class VigildProcess {
+ public:
+  // Starts vigild with --data DATA_DIR --listen 127.0.0.1:0 --http-port 0 plus EXTRA_ARGS.
+  VigildProcess(const std::filesystem::path& data_dir, std::vector<std::string> extra_args = {});
+  ~VigildProcess();
+
+  // Waits (bounded) until endpoints.json appears; false if vigild exited or the deadline passed.
+  bool wait_ready(std::chrono::seconds limit = std::chrono::seconds(60));
+  const std::string& wire() const { return wire_; }
+  const std::string& http() const { return http_; }
+  pid_t pid() const { return child_.pid(); }
+  server::ChildProcess& child() { return child_; }
+  std::string output() const;  // vigild's stderr+stdout so far
+
+  int stop(int sig = 15);  // signal and wait (bounded); returns the wait status
+
+ private:
+  std::filesystem::path data_dir_, log_path_;
+  server::ChildProcess child_;
+  std::string wire_, http_;
+};
+
+// Pids of live postgres processes whose working directory is under DIR.
+std::vector<pid_t> postgres_processes_under(const std::filesystem::path& dir);
+
+}  // namespace vigil::test
