@@ -1,10 +1,13 @@
 #include "proto/frame_codec.hpp"
 
 #include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/stubs/logging.h>
 
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
+
+#include "common/log.hpp"
 
 namespace vigil::proto {
 namespace {
@@ -120,6 +123,18 @@ ErrorCode to_wire(errc code) noexcept {
     case errc::not_found: return ERROR_CODE_NOT_FOUND;
     default: return ERROR_CODE_INTERNAL;
   }
+}
+
+void route_protobuf_logs_to_debug() {
+  google::protobuf::SetLogHandler([](google::protobuf::LogLevel level, const char* file, int line,
+                                     const std::string& message) {
+    auto where = std::string(file) + ":" + std::to_string(line);
+    if (level >= google::protobuf::LOGLEVEL_FATAL) {
+      log::error("protobuf", {{"where", where}, {"detail", message}});
+    } else {
+      log::debug("protobuf", {{"where", where}, {"detail", message}});
+    }
+  });
 }
 
 Envelope make_error(errc code, std::string_view message) {

@@ -56,7 +56,8 @@ class FrameDecoder {
   Result<std::optional<Frame>> next() noexcept;
   // At end of stream: truncated_frame if a partial frame is buffered.
   Result<void> finish() const noexcept;
-  std::size_t buffered_bytes() const noexcept { return buf_.size() - start_; }
+  // Bytes received but not yet returned as part of a frame.
+  std::size_t buffered_bytes() const noexcept { return buf_.size() - start_ - consume_on_next_; }
 
  private:
   Result<std::optional<Frame>> fail(errc code) noexcept;
@@ -71,6 +72,11 @@ class FrameDecoder {
   std::size_t payload_bytes_ = 0;
   boost::system::error_code error_;
 };
+
+// protobuf logs parse complaints (e.g. invalid UTF-8 in a string field) itself, at ERROR:
+// that is peer input, so route it to our log at debug level instead, where a hostile peer
+// cannot flood the operator's log. Call once at start-up.
+void route_protobuf_logs_to_debug();
 
 // The wire Error message for a vigil error code.
 Envelope make_error(errc code, std::string_view message);

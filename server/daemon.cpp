@@ -21,6 +21,7 @@
 #include "server/http_routes.hpp"
 #include "server/http_server.hpp"
 #include "server/wire_server.hpp"
+#include "proto/frame_codec.hpp"
 
 namespace asio = boost::asio;
 namespace fs = std::filesystem;
@@ -86,6 +87,7 @@ int run_daemon(const ServerConfig& cfg) {
   // libpq waits forever on an unreachable host unless told otherwise.
   ::setenv("PGCONNECT_TIMEOUT", "5", 0);
   std::signal(SIGPIPE, SIG_IGN);
+  proto::route_protobuf_logs_to_debug();
 
   fs::create_directories(cfg.data_dir);
   DataDirLock lock(cfg.data_dir);

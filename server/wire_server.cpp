@@ -121,9 +121,12 @@ asio::awaitable<void> WireServer::session(asio::ip::tcp::socket socket) {
     auto [ec, n] = co_await stream.async_read_some(asio::buffer(buf), asio::as_tuple(asio::use_awaitable));
     if (ec) {
       if (ec == beast::error::timeout) {
-        co_await send(proto::make_error(errc::unauthenticated, "no hello within the time limit"));
+        // tcp_stream has already closed the socket: nothing can be said to this peer.
+        log::warn("wire peer sent no hello in time, closed", {{"session", id}, {"peer", peer_text}});
       } else if (auto fin = decoder.finish(); !fin) {
+        // The peer may only have shut down its sending side: tell it why its data was dropped.
         log::warn("wire peer closed mid-frame", {{"session", id}, {"peer", peer_text}});
+        co_await send(proto::make_error(errc::truncated_frame, fin.error().message()));
       }
       break;
     }
