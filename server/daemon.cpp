@@ -84,6 +84,13 @@ asio::ip::tcp::endpoint resolve_numeric(const std::string& host, std::uint16_t p
 
 int run_daemon(const ServerConfig& cfg) {
   log::set_level(log::parse_level(cfg.log_level));
+  log::debug("configuration", {{"data", cfg.data_dir.string()},
+                               {"db", cfg.db_url ? "external" : "embedded"},
+                               {"listen", cfg.listen.to_string()},
+                               {"http", cfg.http_address + ":" + std::to_string(cfg.http_port)},
+                               {"pg_user", cfg.pg_user},
+                               {"max_frame_bytes", cfg.max_frame_bytes},
+                               {"catalog_threads", cfg.catalog_threads}});
   // libpq waits forever on an unreachable host unless told otherwise.
   ::setenv("PGCONNECT_TIMEOUT", "5", 0);
   std::signal(SIGPIPE, SIG_IGN);

@@ -6,6 +6,7 @@
 #include <boost/json.hpp>
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
+#include <fstream>
 #include <thread>
 
 #include "tests/support/temp_cluster.hpp"
@@ -153,4 +154,32 @@ TEST_CASE("vigild --help, --version and bad flags", "[vigild]") {
   CHECK_THAT(bad.output, ContainsSubstring("ADDR:PORT"));
   auto unknown = run_vigild({"--frobnicate"}, dir.path() / "u.log");
   CHECK(unknown.status == 2);
+}
+
+TEST_CASE("vigild reads its options from a config file, flags winning", "[vigild]") {
+  TempDir dir;
+  const auto conf = dir.path() / "vigild.conf";
+  SECTION("a value from the file is applied") {
+    std::ofstream(conf) << "# comment\nlog-level = debug\ncatalog-threads = 1\n";
+    VigildProcess d(dir.path() / "data", {"--config", conf.string()});
+    REQUIRE(d.wait_ready());
+    CHECK_THAT(d.output(), ContainsSubstring("level=debug"));
+  }
+  SECTION("a bad value in the file is refused with its name") {
+    std::ofstream(conf) << "catalog-threads = 0\n";
+    auto r = run_vigild({"--config", conf.string()}, dir.path() / "c.log");
+    CHECK(r.status == 2);
+    CHECK_THAT(r.output, ContainsSubstring("catalog-threads"));
+  }
+  SECTION("an unknown key in the file is refused") {
+    std::ofstream(conf) << "colour = blue\n";
+    auto r = run_vigild({"--config", conf.string()}, dir.path() / "c.log");
+    CHECK(r.status == 2);
+    CHECK_THAT(r.output, ContainsSubstring("colour"));
+  }
+  SECTION("a missing file is refused") {
+    auto r = run_vigild({"--config", (dir.path() / "nope.conf").string()}, dir.path() / "c.log");
+    CHECK(r.status == 2);
+    CHECK_THAT(r.output, ContainsSubstring("nope.conf"));
+  }
 }
