@@ -1,8 +1,6 @@
 #include "server/http_server.hpp"
 
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
@@ -30,28 +28,9 @@ HttpResponse json_response(const HttpRequest& req, http::status status, std::str
 
 HttpServer::HttpServer(asio::io_context& io, const asio::ip::tcp::endpoint& endpoint, HttpHandler handler,
                        HttpLimits limits)
-    : io_(io), acceptor_(io, endpoint), handler_(std::move(handler)), limits_(limits) {}
-
-asio::ip::tcp::endpoint HttpServer::local_endpoint() const { return acceptor_.local_endpoint(); }
-
-void HttpServer::start() { asio::co_spawn(io_, accept_loop(), asio::detached); }
-
-void HttpServer::stop() {
-  boost::system::error_code ec;
-  acceptor_.close(ec);
-}
-
-asio::awaitable<void> HttpServer::accept_loop() {
-  while (acceptor_.is_open()) {
-    auto [ec, socket] = co_await acceptor_.async_accept(asio::as_tuple(asio::use_awaitable));
-    if (ec) {
-      if (ec == asio::error::operation_aborted || !acceptor_.is_open()) co_return;
-      log::warn("http accept failed", {{"error", ec.message()}});
-      continue;
-    }
-    asio::co_spawn(io_, session(std::move(socket)), asio::detached);
-  }
-}
+    : handler_(std::move(handler)),
+      limits_(limits),
+      listener_(io, endpoint, "http", [this](asio::ip::tcp::socket s) { return session(std::move(s)); }) {}
 
 asio::awaitable<void> HttpServer::session(asio::ip::tcp::socket socket) {
   beast::tcp_stream stream(std::move(socket));

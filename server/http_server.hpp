@@ -11,6 +11,8 @@
 #include <chrono>
 #include <functional>
 
+#include "server/listener.hpp"
+
 namespace vigil::server {
 
 using HttpRequest = boost::beast::http::request<boost::beast::http::string_body>;
@@ -30,18 +32,16 @@ class HttpServer {
  public:
   HttpServer(boost::asio::io_context& io, const boost::asio::ip::tcp::endpoint& endpoint, HttpHandler handler,
              HttpLimits limits = {});
-  boost::asio::ip::tcp::endpoint local_endpoint() const;
-  void start();  // begins accepting
-  void stop();   // closes the acceptor; open sessions end at their next read
+  boost::asio::ip::tcp::endpoint local_endpoint() const { return listener_.local_endpoint(); }
+  void start() { listener_.start(); }
+  void stop() { listener_.stop(); }  // open sessions end at their next read
 
  private:
-  boost::asio::awaitable<void> accept_loop();
   boost::asio::awaitable<void> session(boost::asio::ip::tcp::socket socket);
 
-  boost::asio::io_context& io_;
-  boost::asio::ip::tcp::acceptor acceptor_;
   HttpHandler handler_;
   HttpLimits limits_;
+  Listener listener_;
 };
 
 }  // namespace vigil::server

@@ -1,8 +1,6 @@
 #include "server/wire_server.hpp"
 
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
@@ -71,28 +69,8 @@ Reply handle(const proto::Frame& frame, bool& said_hello, std::uint64_t session_
 }  // namespace
 
 WireServer::WireServer(asio::io_context& io, const asio::ip::tcp::endpoint& endpoint, WireOptions options)
-    : io_(io), acceptor_(io, endpoint), options_(options) {}
-
-asio::ip::tcp::endpoint WireServer::local_endpoint() const { return acceptor_.local_endpoint(); }
-
-void WireServer::start() { asio::co_spawn(io_, accept_loop(), asio::detached); }
-
-void WireServer::stop() {
-  boost::system::error_code ec;
-  acceptor_.close(ec);
-}
-
-asio::awaitable<void> WireServer::accept_loop() {
-  while (acceptor_.is_open()) {
-    auto [ec, socket] = co_await acceptor_.async_accept(asio::as_tuple(asio::use_awaitable));
-    if (ec) {
-      if (ec == asio::error::operation_aborted || !acceptor_.is_open()) co_return;
-      log::warn("wire accept failed", {{"error", ec.message()}});
-      continue;
-    }
-    asio::co_spawn(io_, session(std::move(socket)), asio::detached);
-  }
-}
+    : options_(options),
+      listener_(io, endpoint, "wire", [this](asio::ip::tcp::socket s) { return session(std::move(s)); }) {}
 
 asio::awaitable<void> WireServer::session(asio::ip::tcp::socket socket) {
   const std::uint64_t id = next_session_id_++;

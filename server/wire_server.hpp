@@ -10,6 +10,8 @@
 #include <chrono>
 #include <cstdint>
 
+#include "server/listener.hpp"
+
 namespace vigil::server {
 
 struct WireOptions {
@@ -20,18 +22,16 @@ struct WireOptions {
 class WireServer {
  public:
   WireServer(boost::asio::io_context& io, const boost::asio::ip::tcp::endpoint& endpoint, WireOptions options);
-  boost::asio::ip::tcp::endpoint local_endpoint() const;
-  void start();
-  void stop();
+  boost::asio::ip::tcp::endpoint local_endpoint() const { return listener_.local_endpoint(); }
+  void start() { listener_.start(); }
+  void stop() { listener_.stop(); }
 
  private:
-  boost::asio::awaitable<void> accept_loop();
   boost::asio::awaitable<void> session(boost::asio::ip::tcp::socket socket);
 
-  boost::asio::io_context& io_;
-  boost::asio::ip::tcp::acceptor acceptor_;
   WireOptions options_;
   std::atomic<std::uint64_t> next_session_id_{1};
+  Listener listener_;
 };
 
 }  // namespace vigil::server
