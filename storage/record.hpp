@@ -90,8 +90,9 @@ struct ScannedRecord {
 // says where the valid data ends (recovery truncates there).
 class RecordScanner {
  public:
+  // START: where scanning begins (a record start); block boundaries are counted from data[0].
   RecordScanner(std::span<const std::byte> data, std::size_t block_bytes, std::optional<std::uint64_t> stream_id = {},
-                std::optional<std::uint64_t> next_sequence = {}) noexcept;
+                std::optional<std::uint64_t> next_sequence = {}, std::size_t start = 0) noexcept;
 
   // The next valid frame record, or nullopt once stopped (see stop()).
   std::optional<ScannedRecord> next() noexcept;

@@ -115,8 +115,11 @@ void SimulatedDisk::power_fail_after(std::uint64_t n) {
   if (n == 0) powered_off_ = true;
 }
 
-void SimulatedDisk::crash() {
+void SimulatedDisk::crash(bool lose_cache) {
   queue_.clear();  // in-flight commands vanish with the process; their callbacks never run
+  if (!lose_cache) {
+    for (auto [off, len] : dirty_) std::memcpy(durable_.data() + off, cache_.data() + off, len);
+  }
   cache_ = durable_;
   dirty_.clear();
   fail_.reset();

@@ -71,9 +71,11 @@ class SimulatedDisk final : public Device {
   void tear_write(std::uint64_t nth_write, std::size_t k);
   // After N more commands complete normally, the disk loses power (as above).
   void power_fail_after(std::uint64_t n);
-  // Drops the volatile cache and all in-flight commands (their callbacks never run), clears
-  // injected faults: the disk now holds exactly its durable image.
-  void crash();
+  // Power loss: drops all in-flight commands (their callbacks never run) and clears injected
+  // faults. LOSE_CACHE (the default, the worst case) drops writes not yet flushed; false
+  // models a disk that got its whole cache onto the media in time. Afterwards the disk
+  // holds exactly its durable image.
+  void crash(bool lose_cache = true);
   bool powered_off() const noexcept { return powered_off_; }
 
   std::span<const std::byte> durable_image() const noexcept { return durable_; }

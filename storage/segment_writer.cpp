@@ -1,0 +1,124 @@
+#include "storage/segment_writer.hpp"
+
+namespace vigil::storage {
+
+SegmentWriter::SegmentWriter(Volume& volume, std::uint64_t stream_id, SegmentWriterOptions options)
+    : volume_(volume),
+      stream_id_(stream_id),
+      options_(options),
+      buffer_bytes_((options.buffer_bytes + volume.block_bytes() - 1) / volume.block_bytes() * volume.block_bytes()),
+      halves_{AlignedBuffer(buffer_bytes_, volume.block_bytes()), AlignedBuffer(buffer_bytes_, volume.block_bytes())},
+      batch_(halves_[0].span(), volume.block_bytes()) {}
+
+std::uint64_t SegmentWriter::data_start(std::uint32_t ordinal) const noexcept {
+  return (ordinal == 0 ? 1 + header_blocks_ : 1) * static_cast<std::uint64_t>(volume_.block_bytes());
+}
+
+Result<void> SegmentWriter::open_segment(std::uint64_t segment_id, std::span<const std::byte> codec_parameters,
+                                         std::uint64_t first_sequence, std::int64_t start_us) noexcept {
+  if (open_ || codec_parameters.size() > kMaxCodecParametersBytes) return errc::invalid_argument;
+  const std::size_t block = volume_.block_bytes();
+  header_blocks_ = static_cast<std::uint32_t>(segment_header_blocks(codec_parameters.size(), block));
+  // Every batch must fit in one extent, the first one included.
+  if (buffer_bytes_ + data_start(0) > volume_.extent_bytes()) return errc::invalid_argument;
+
+  auto extent = volume_.allocate_extent(segment_id, stream_id_, 0);
+  if (!extent) return extent.error();
+  SegmentHeader sh;
+  sh.segment_id = segment_id;
+  sh.stream_id = stream_id_;
+  sh.first_sequence = first_sequence;
+  sh.start_us = start_us;
+  sh.codec_parameters.assign(codec_parameters.begin(), codec_parameters.end());
+  AlignedBuffer hdr(header_blocks_ * block, block);
+  if (auto r = encode_segment_header(hdr.span(), sh, block); !r) return r;
+  if (auto r = write_sync(volume_.device(), volume_.extent_offset(*extent) + block, hdr.span(), true); !r) return r;
+
+  open_ = true;
+  summary_ = SegmentSummary{};
+  summary_.segment_id = segment_id;
+  summary_.stream_id = stream_id_;
+  summary_.first_sequence = first_sequence;
+  summary_.extents = {*extent};
+  write_offset_ = data_start(0);
+  summary_.end_offset = write_offset_;
+  next_sequence_ = first_sequence;
+  written_.clear();
+  batch_ = RecordBatch(halves_[filling_].span(), block);
+  filling_meta_ = Pending{0, {}, 0, kNoTimestamp, kNoTimestamp};
+  return {};
+}
+
+Result<void> SegmentWriter::append(const RecordHeader& header, std::span<const std::byte> payload) noexcept {
+  if (!open_ || header.sequence != next_sequence_ || header.padding() ||
+      kRecordHeaderBytes + payload.size() > buffer_bytes_) {
+    return errc::invalid_argument;
+  }
+  if (!batch_.fits(payload.size())) return errc::unavailable;
+  RecordHeader h = header;
+  h.stream_id = stream_id_;
+  const std::uint64_t offset_in_batch = batch_.used_bytes();
+  if (auto r = batch_.append(h, payload); !r) return r;
+  // Keyframe offsets are relative to the batch until write_cycle() knows where it lands.
+  if (h.keyframe()) filling_meta_.keyframes.push_back({h.pts, offset_in_batch, h.sequence});
+  filling_meta_.last_sequence = h.sequence;
+  filling_meta_.frames++;
+  if (h.pts != kNoTimestamp) {
+    if (filling_meta_.first_pts == kNoTimestamp) filling_meta_.first_pts = h.pts;
+    filling_meta_.end_pts = h.pts + h.duration;
+  }
+  ++next_sequence_;
+  return {};
+}
+
+Result<void> SegmentWriter::write_cycle() noexcept {
+  if (!open_ || batch_.frame_count() == 0) return {};
+  const std::uint64_t extent_bytes = volume_.extent_bytes();
+  const std::size_t bytes = batch_.finish();
+  auto ordinal = static_cast<std::uint32_t>(write_offset_ / extent_bytes);
+  if (write_offset_ % extent_bytes + bytes > extent_bytes) {
+    // The batch does not fit in what is left of this extent: continue in a new one. The
+    // rest of the old extent stays zero, which the scanner reads as its end of data.
+    auto extent = volume_.allocate_extent(summary_.segment_id, stream_id_, ordinal + 1);
+    if (!extent) return extent.error();
+    summary_.extents.push_back(*extent);
+    ++ordinal;
+    write_offset_ = ordinal * extent_bytes + data_start(ordinal);
+  }
+  const std::uint64_t device_offset = volume_.extent_offset(summary_.extents[ordinal]) + write_offset_ % extent_bytes;
+  if (auto r = write_sync(volume_.device(), device_offset, halves_[filling_].span().first(bytes), false); !r) {
+    return r;
+  }
+  for (auto& k : filling_meta_.keyframes) k.offset += write_offset_;
+  written_.push_back(std::move(filling_meta_));
+  write_offset_ += bytes;
+  summary_.end_offset = write_offset_;
+  // Double buffering: the written half is free again, the other one fills next.
+  filling_ ^= 1;
+  batch_ = RecordBatch(halves_[filling_].span(), volume_.block_bytes());
+  filling_meta_ = Pending{0, {}, 0, kNoTimestamp, kNoTimestamp};
+  return {};
+}
+
+std::optional<std::uint64_t> SegmentWriter::mark_durable() noexcept {
+  if (written_.empty()) return std::nullopt;
+  for (auto& p : written_) {
+    for (auto& k : p.keyframes) summary_.gop_index.add(k);
+    summary_.frame_count += p.frames;
+    summary_.last_sequence = p.last_sequence;
+    if (summary_.first_pts == kNoTimestamp) summary_.first_pts = p.first_pts;
+    if (p.end_pts != kNoTimestamp) summary_.end_pts = p.end_pts;
+  }
+  durable_sequence_ = written_.back().last_sequence;
+  written_.clear();
+  return durable_sequence_;
+}
+
+bool SegmentWriter::segment_full() const noexcept { return open_ && write_offset_ >= options_.max_segment_bytes; }
+
+SegmentSummary SegmentWriter::close_segment() noexcept {
+  open_ = false;
+  return std::move(summary_);
+}
+
+}  // namespace vigil::storage

@@ -1,0 +1,102 @@
+#pragma once
+// Writes one stream's frames into segments on a volume (docs/durability.md, "Write order").
+//
+// Double buffering: frames are appended as records into the filling half of two aligned
+// buffers of T·BR bytes each; once per cycle write_cycle() seals that half and writes it as
+// one aligned IO at the segment's write position while the other half starts filling. The
+// data is durable only after the disk's flush: mark_durable() then returns the last
+// sequence number that may be acknowledged.
+//
+// Layout: a segment's logical offset L lives in its extent of ordinal L / extent_bytes, at
+// byte L % extent_bytes of that extent (block 0 of each extent is its header; the first
+// extent also holds the segment header). A batch never straddles two extents.
+//
+// Thread: the disk's IO thread; append() is called there too in this version (issue [C]
+// moves filling to the network side). Errors: values. Memory: 2 × buffer_bytes + the GOP index.
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "storage/gop_index.hpp"
+#include "storage/record.hpp"
+#include "storage/volume.hpp"
+
+namespace vigil::storage {
+
+struct SegmentWriterOptions {
+  std::size_t buffer_bytes = 1 << 20;                // each half; rounded up to a block multiple
+  std::uint64_t max_segment_bytes = 256ull << 20;    // close and start a new segment beyond this
+};
+
+// What the catalog needs when a segment closes.
+struct SegmentSummary {
+  std::uint64_t segment_id = 0;
+  std::uint64_t stream_id = 0;
+  std::uint64_t first_sequence = 0;
+  std::uint64_t last_sequence = 0;  // 0 if no frame
+  std::uint64_t frame_count = 0;
+  std::int64_t first_pts = kNoTimestamp;
+  std::int64_t end_pts = kNoTimestamp;  // pts + duration of the last frame
+  std::uint64_t end_offset = 0;         // logical end of written data
+  std::vector<std::uint64_t> extents;   // by ordinal
+  GopIndex gop_index;
+};
+
+class SegmentWriter {
+ public:
+  SegmentWriter(Volume& volume, std::uint64_t stream_id, SegmentWriterOptions options);
+
+  // Starts a segment: takes its first extent and writes the segment header (durably).
+  Result<void> open_segment(std::uint64_t segment_id, std::span<const std::byte> codec_parameters,
+                            std::uint64_t first_sequence, std::int64_t start_us) noexcept;
+  bool segment_open() const noexcept { return open_; }
+
+  // Buffers one frame into the filling half. errc::unavailable when the half is full for
+  // this cycle (the caller refuses the frame to its sender: policing, never a silent drop);
+  // errc::invalid_argument for a frame that can never fit or a sequence out of order.
+  Result<void> append(const RecordHeader& header, std::span<const std::byte> payload) noexcept;
+
+  // The cycle's stream IO: seals the filling half and writes it (not yet durable).
+  // A no-op when nothing was buffered.
+  Result<void> write_cycle() noexcept;
+  // Call after the disk's flush completed: returns the last durable sequence, if any new.
+  std::optional<std::uint64_t> mark_durable() noexcept;
+
+  // Whether the open segment has reached max_segment_bytes (the caller then closes it).
+  bool segment_full() const noexcept;
+  // Ends the segment (after write_cycle + flush + mark_durable of its last frames).
+  SegmentSummary close_segment() noexcept;
+
+  std::uint64_t durable_sequence() const noexcept { return durable_sequence_; }
+  const SegmentSummary& current() const noexcept { return summary_; }
+  std::size_t buffer_bytes() const noexcept { return buffer_bytes_; }
+
+ private:
+  std::uint64_t data_start(std::uint32_t ordinal) const noexcept;
+
+  Volume& volume_;
+  std::uint64_t stream_id_;
+  SegmentWriterOptions options_;
+  std::size_t buffer_bytes_;
+  AlignedBuffer halves_[2];
+  int filling_ = 0;
+  RecordBatch batch_;
+  bool open_ = false;
+  std::uint32_t header_blocks_ = 1;
+  std::uint64_t write_offset_ = 0;      // logical offset of the next batch
+  std::uint64_t next_sequence_ = 0;
+  SegmentSummary summary_;              // grows as batches are written
+  // Frames written but not yet durable: (last sequence, GOP entries) per written batch.
+  struct Pending {
+    std::uint64_t last_sequence;
+    std::vector<GopEntry> keyframes;
+    std::uint64_t frames;
+    std::int64_t first_pts, end_pts;
+  };
+  std::vector<Pending> written_;
+  Pending filling_meta_{};
+  std::uint64_t durable_sequence_ = 0;
+};
+
+}  // namespace vigil::storage

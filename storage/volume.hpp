@@ -1,0 +1,79 @@
+#pragma once
+// A volume: one disk (or file) formatted with a superblock and fixed-size extents
+// (docs/format.md). The Volume owns the extent allocation map, rebuilt at open() from the
+// extent headers on the disk itself, which are the truth (docs/durability.md).
+//
+// Thread: the disk's IO thread only (it issues IO on the Device). Ownership: the Device is
+// borrowed and must outlive the Volume. Errors: values.
+// In this version extent header writes are synchronous (read_sync/write_sync); the cycle
+// scheduler of issue [C] turns them into scheduled IO.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <vector>
+
+#include "storage/device.hpp"
+#include "storage/volume_layout.hpp"
+
+namespace vigil::storage {
+
+struct FormatOptions {
+  std::uint64_t extent_bytes = 64ull << 20;
+  VolumeUuid volume_uuid{};
+  std::int64_t created_us = 0;
+  bool force = false;  // overwrite an existing Vigil volume
+};
+
+// An in-use extent as found on the volume.
+struct ExtentUse {
+  std::uint64_t extent = 0;  // extent number on the volume
+  ExtentHeader header;
+};
+
+class Volume {
+ public:
+  // Writes a fresh superblock (durably) on DEV. Refuses a device that already holds a Vigil
+  // volume (errc::invalid_argument) unless options.force. Zeroes nothing else: extents are
+  // recognised by their headers, and format also clears the header block of every extent.
+  static Result<void> format(Device& dev, const FormatOptions& options) noexcept;
+  // Reads the superblock and every extent header.
+  static Result<std::unique_ptr<Volume>> open(Device& dev) noexcept;
+
+  Device& device() noexcept { return dev_; }
+  const Superblock& superblock() const noexcept { return sb_; }
+  std::uint32_t block_bytes() const noexcept { return sb_.block_bytes; }
+  std::uint64_t extent_bytes() const noexcept { return sb_.extent_bytes; }
+  std::uint64_t extent_count() const noexcept { return sb_.extent_count; }
+  std::uint64_t free_extent_count() const noexcept { return free_.size(); }
+  std::uint64_t extent_offset(std::uint64_t extent) const noexcept { return sb_.extent_offset(extent); }
+
+  // Takes a free extent for SEGMENT_ID (position ORDINAL in it) and writes its header with a
+  // durable write before returning: no record is ever written into an extent whose header
+  // could be lost. errc::not_found when the volume is full.
+  Result<std::uint64_t> allocate_extent(std::uint64_t segment_id, std::uint64_t stream_id,
+                                        std::uint32_t ordinal) noexcept;
+  // Crash-safe release: a tombstone header is written durably, then the extent is free.
+  Result<void> free_extent(std::uint64_t extent) noexcept;
+
+  // In-use extents by segment id, each list sorted by ordinal (as found at open, plus
+  // allocations and frees since).
+  const std::map<std::uint64_t, std::vector<ExtentUse>>& segments() const noexcept { return segments_; }
+
+ private:
+  struct PrivateTag {};  // only open() constructs a Volume
+
+ public:
+  Volume(PrivateTag, Device& dev, Superblock sb) : dev_(dev), sb_(sb) {}
+
+ private:
+  Result<void> write_header(std::uint64_t extent, const ExtentHeader& h) noexcept;
+
+  Device& dev_;
+  Superblock sb_;
+  std::set<std::uint64_t> free_;  // ordered: allocation takes the lowest, keeping layout sequential
+  std::map<std::uint64_t, std::vector<ExtentUse>> segments_;
+  std::uint64_t generation_ = 0;
+};
+
+}  // namespace vigil::storage
