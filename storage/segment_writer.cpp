@@ -75,8 +75,10 @@ Result<void> SegmentWriter::write_cycle() noexcept {
   if (!open_ || batch_.frame_count() == 0) return {};
   const std::uint64_t extent_bytes = volume_.extent_bytes();
   const std::size_t bytes = batch_.finish();
-  auto ordinal = static_cast<std::uint32_t>(write_offset_ / extent_bytes);
-  if (write_offset_ % extent_bytes + bytes > extent_bytes) {
+  // The extent holding the last byte written so far (write_offset_ > 0: data never starts at 0).
+  // A batch that ended exactly at an extent's end leaves no room in it.
+  auto ordinal = static_cast<std::uint32_t>((write_offset_ - 1) / extent_bytes);
+  if ((ordinal + 1) * extent_bytes - write_offset_ < bytes) {
     // The batch does not fit in what is left of this extent: continue in a new one. The
     // rest of the old extent stays zero, which the scanner reads as its end of data.
     auto extent = volume_.allocate_extent(summary_.segment_id, stream_id_, ordinal + 1);

@@ -1,0 +1,110 @@
+// The segment writer: one aligned write per cycle, policing when a buffer half is full,
+// frames out of order refused, extents rolled exactly at their end, and acknowledgement only
+// after the flush.
+#include <catch2/catch_test_macros.hpp>
+
+#include "storage/segment_recovery.hpp"
+#include "storage/segment_writer.hpp"
+#include "storage/simulated_disk.hpp"
+
+using namespace vigil::storage;
+using vigil::errc;
+
+namespace {
+
+struct Fixture {
+  VirtualClock clock;
+  SimulatedDisk disk{clock, {.size_bytes = 2 << 20}};
+  std::unique_ptr<Volume> vol;
+  Fixture() {
+    REQUIRE(Volume::format(disk, {.extent_bytes = 32 * 1024}).has_value());
+    vol = std::move(*Volume::open(disk));
+  }
+};
+
+RecordHeader frame(std::uint64_t seq, bool key = false) {
+  RecordHeader h;
+  h.sequence = seq;
+  h.pts = static_cast<std::int64_t>(seq) * 3600;
+  h.duration = 3600;
+  h.flags = key ? kRecordKeyframe : 0;
+  return h;
+}
+
+}  // namespace
+
+TEST_CASE("a full buffer half refuses frames (policing) instead of dropping them", "[writer][storage]") {
+  Fixture f;
+  SegmentWriter w(*f.vol, 1, {.buffer_bytes = 8192});
+  REQUIRE(w.open_segment(1, {}, 1, 0).has_value());
+  std::vector<std::byte> p(3000);
+  CHECK(w.append(frame(1, true), p).has_value());
+  CHECK(w.append(frame(2), p).has_value());
+  auto third = w.append(frame(3), p);  // 3 × 3056 > 8192
+  REQUIRE(third.has_error());
+  CHECK(third.error() == errc::unavailable);
+  REQUIRE(w.write_cycle().has_value());
+  CHECK(w.append(frame(3), p).has_value());  // room again in the other half
+}
+
+TEST_CASE("frames out of sequence or larger than a half are refused", "[writer][storage]") {
+  Fixture f;
+  SegmentWriter w(*f.vol, 1, {.buffer_bytes = 8192});
+  REQUIRE(w.open_segment(1, {}, 10, 0).has_value());
+  std::vector<std::byte> p(100), huge(9000);
+  CHECK(w.append(frame(11), p).error() == errc::invalid_argument);
+  CHECK(w.append(frame(10), huge).error() == errc::invalid_argument);
+  CHECK(w.append(frame(10), p).has_value());
+}
+
+TEST_CASE("nothing is acknowledged before the flush; everything after it", "[writer][storage]") {
+  Fixture f;
+  SegmentWriter w(*f.vol, 1, {.buffer_bytes = 8192});
+  REQUIRE(w.open_segment(1, {}, 1, 0).has_value());
+  std::vector<std::byte> p(500);
+  REQUIRE(w.append(frame(1, true), p).has_value());
+  REQUIRE(w.append(frame(2), p).has_value());
+  CHECK_FALSE(w.mark_durable().has_value());  // nothing written yet
+  const auto writes = f.disk.counters().writes;
+  REQUIRE(w.write_cycle().has_value());
+  CHECK(f.disk.counters().writes == writes + 1);  // the cycle's frames in one write
+  REQUIRE(flush_sync(f.disk).has_value());
+  CHECK(w.mark_durable() == 2u);
+  CHECK(w.durable_sequence() == 2u);
+  CHECK_FALSE(w.mark_durable().has_value());  // nothing new
+}
+
+TEST_CASE("a batch ending exactly at an extent's end sends the next one to a new extent", "[writer][storage]") {
+  Fixture f;
+  SegmentWriter w(*f.vol, 1, {.buffer_bytes = 4096});
+  REQUIRE(w.open_segment(1, {}, 1, 0).has_value());
+  // One record of exactly one block per cycle; extent 0 has 32 KiB - 2 blocks = 6 blocks of data.
+  std::vector<std::byte> p(4096 - kRecordHeaderBytes);
+  for (std::uint64_t seq = 1; seq <= 10; ++seq) {
+    REQUIRE(w.append(frame(seq, seq == 1), p).has_value());
+    REQUIRE(w.write_cycle().has_value());
+  }
+  REQUIRE(flush_sync(f.disk).has_value());
+  REQUIRE(w.mark_durable() == 10u);
+  auto summary = w.close_segment();
+  CHECK(summary.extents.size() == 2);
+  auto rec = recover_segment(*f.vol, 1);
+  REQUIRE(rec.has_value());
+  CHECK(rec->clean());
+  CHECK(rec->summary.frame_count == 10);
+  CHECK(rec->summary.extents == summary.extents);
+}
+
+TEST_CASE("a volume with no free extent refuses a new segment with not_found", "[writer][storage]") {
+  Fixture f;
+  std::uint64_t n = f.vol->free_extent_count();
+  for (std::uint64_t i = 0; i < n; ++i) REQUIRE(f.vol->allocate_extent(100 + i, 1, 0).has_value());
+  SegmentWriter w(*f.vol, 1, {.buffer_bytes = 4096});
+  CHECK(w.open_segment(1, {}, 1, 0).error() == errc::not_found);
+  // Freeing (tombstone first) makes room again, and survives a reopen.
+  REQUIRE(f.vol->free_extent(f.vol->segments().begin()->second.front().extent).has_value());
+  auto reopened = Volume::open(f.disk);
+  REQUIRE(reopened.has_value());
+  CHECK((*reopened)->free_extent_count() == 1);
+  CHECK(w.open_segment(1, {}, 1, 0).has_value());
+}
