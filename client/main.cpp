@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench.hpp"
 #include "client/wire_client.hpp"
 
 namespace {
@@ -47,8 +48,11 @@ int cmd_status(const Globals& g, const std::vector<std::string>& args) {
   return kExitOk;
 }
 
+int cmd_bench(const Globals&, const std::vector<std::string>& args) { return vigil::bench::bench_main(args); }
+
 const std::map<std::string, Command>& commands() {
   static const std::map<std::string, Command> table{
+      {"bench", {"run a benchmark: vigil bench NAME [--quick] [--json FILE] (vigil bench --help lists them)", cmd_bench}},
       {"status", {"connect to vigild and show its version and protocol limits", cmd_status}},
   };
   return table;

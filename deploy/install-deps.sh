@@ -10,7 +10,7 @@ packages=(
   libavformat-dev libavcodec-dev libavutil-dev libswscale-dev ffmpeg
   libprotobuf-dev protobuf-compiler
   libpq-dev libpqxx-dev postgresql-15
-  liburing-dev
+  liburing-dev libisal-dev
   curl procps
 )
 # Catch2 v3 lives in bookworm-backports only (main has v2.13, whose single-header main TU

@@ -1,0 +1,64 @@
+// `vigil bench` as a tool: it runs, prints a table, and writes the JSON it promises
+// (parameters, our figures, the reference figures, ratios). Speed is not asserted here.
+#include <sys/wait.h>
+
+#include <boost/json.hpp>
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+#include <fstream>
+#include <sstream>
+
+#include "server/child_process.hpp"
+#include "tests/support/temp_dir.hpp"
+
+using Catch::Matchers::ContainsSubstring;
+
+namespace {
+std::pair<int, std::string> run_vigil(std::vector<std::string> args, const std::filesystem::path& log) {
+  vigil::server::SpawnOptions s;
+  s.argv = {VIGIL_CLI_PATH};
+  for (auto& a : args) s.argv.push_back(std::move(a));
+  s.output_file = log;
+  s.new_session = false;
+  auto child = vigil::server::ChildProcess::spawn(s);
+  int st = child.wait();
+  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, vigil::server::tail_of_file(log, 200)};
+}
+}  // namespace
+
+TEST_CASE("vigil bench store writes its table and a complete JSON report", "[bench]") {
+  vigil::test::TempDir dir;
+  const auto json = dir.path() / "store.json";
+  auto [code, out] = run_vigil({"bench", "store", "--streams", "2", "--seconds", "3", "--rate-mbps", "1", "--dir",
+                                dir.path().string(), "--json", json.string()},
+                               dir.path() / "out.log");
+  INFO(out);
+  REQUIRE(code == 0);
+  CHECK_THAT(out, ContainsSubstring("throughput (MB/s)"));
+  std::ifstream in(json);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  auto doc = boost::json::parse(ss.str()).as_object();
+  CHECK(doc.at("parameters").as_object().at("streams").as_int64() == 2);
+  const auto& figures = doc.at("figures").as_array();
+  REQUIRE(figures.size() == 2);
+  for (const auto& f : figures) {
+    CHECK(f.as_object().at("ours").to_number<double>() > 0);
+    CHECK(f.as_object().at("reference").to_number<double>() > 0);
+    CHECK(f.as_object().at("ratio").to_number<double>() > 0);
+  }
+  // The benchmark cleans up its volume files.
+  std::size_t left = 0;
+  for (auto& e : std::filesystem::directory_iterator(dir.path())) left += e.path().extension() == ".vol";
+  CHECK(left == 0);
+}
+
+TEST_CASE("vigil bench refuses unknown benchmarks and options", "[bench]") {
+  vigil::test::TempDir dir;
+  auto [code, out] = run_vigil({"bench", "nosuch"}, dir.path() / "a.log");
+  CHECK(code == 2);
+  CHECK_THAT(out, ContainsSubstring("store"));
+  auto [code2, out2] = run_vigil({"bench", "store", "--frobs", "3"}, dir.path() / "b.log");
+  CHECK(code2 != 0);
+  CHECK_THAT(out2, ContainsSubstring("--frobs"));
+}
