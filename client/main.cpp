@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "bench/bench.hpp"
+#include "client/fsck_command.hpp"
 #include "client/wire_client.hpp"
 
 namespace {
@@ -49,10 +50,12 @@ int cmd_status(const Globals& g, const std::vector<std::string>& args) {
 }
 
 int cmd_bench(const Globals&, const std::vector<std::string>& args) { return vigil::bench::bench_main(args); }
+int cmd_fsck(const Globals&, const std::vector<std::string>& args) { return vigil::client::fsck_main(args); }
 
 const std::map<std::string, Command>& commands() {
   static const std::map<std::string, Command> table{
       {"bench", {"run a benchmark: vigil bench NAME [--quick] [--json FILE] (vigil bench --help lists them)", cmd_bench}},
+      {"fsck", {"check a volume offline: vigil fsck VOLUME [--repair]", cmd_fsck}},
       {"status", {"connect to vigild and show its version and protocol limits", cmd_status}},
   };
   return table;

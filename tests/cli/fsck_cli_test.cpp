@@ -1,0 +1,99 @@
+// `vigil fsck` on a real volume file: clean → exit 0; a flipped byte in a closed segment →
+// exit 1 with the segment and the offset named; not a volume → exit 3 with a clear message.
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+
+#include "server/child_process.hpp"
+#include "storage/file_device.hpp"
+#include "storage/segment_writer.hpp"
+#include "storage/volume.hpp"
+#include "tests/support/script_frames.hpp"
+#include "tests/support/temp_dir.hpp"
+
+using Catch::Matchers::ContainsSubstring;
+using namespace vigil::storage;
+
+namespace {
+
+std::pair<int, std::string> run_vigil(std::vector<std::string> args, const std::filesystem::path& log) {
+  vigil::server::SpawnOptions s;
+  s.argv = {VIGIL_CLI_PATH};
+  for (auto& a : args) s.argv.push_back(std::move(a));
+  s.output_file = log;
+  s.new_session = false;
+  auto child = vigil::server::ChildProcess::spawn(s);
+  int st = child.wait();
+  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, vigil::server::tail_of_file(log, 100)};
+}
+
+// Records 60 frames into a new volume file; returns the device offset of GOP 2's keyframe.
+std::uint64_t make_volume(const std::filesystem::path& file) {
+  auto dev = FileDevice::open(file, {.create_bytes = 16 << 20});
+  REQUIRE(dev.has_value());
+  REQUIRE(Volume::format(**dev, {.extent_bytes = 1 << 20}).has_value());
+  auto vol = std::move(*Volume::open(**dev));
+  SegmentWriter w(*vol, 4, {.buffer_bytes = 64 * 1024});
+  REQUIRE(w.open_segment(1, {}, 1, 0).has_value());
+  for (std::uint64_t seq = 1; seq <= 60; ++seq) {
+    auto f = vigil::test::script_frame(seq, 4);
+    if (!w.append(f.header, f.payload)) {
+      REQUIRE(w.write_cycle().has_value());
+      REQUIRE(w.append(f.header, f.payload).has_value());
+    }
+  }
+  REQUIRE(w.write_cycle().has_value());
+  REQUIRE(flush_sync(**dev).has_value());
+  w.mark_durable();
+  auto s = w.close_segment();
+  REQUIRE(s.gop_index.size() > 2);
+  const auto& g = s.gop_index.entries()[2];
+  return vol->extent_offset(s.extents[g.offset / vol->extent_bytes()]) + g.offset % vol->extent_bytes();
+}
+
+}  // namespace
+
+TEST_CASE("vigil fsck passes a clean volume and names the damage in a corrupted one", "[fsck][cli]") {
+  vigil::test::TempDir dir;
+  const auto file = dir.path() / "vol";
+  const std::uint64_t keyframe = make_volume(file);
+
+  auto [clean, out] = run_vigil({"fsck", file.string()}, dir.path() / "a.log");
+  INFO(out);
+  CHECK(clean == 0);
+  CHECK_THAT(out, ContainsSubstring("0 problem(s)"));
+
+  // Flip one byte in the middle of the closed segment, behind vigil's back.
+  int fd = ::open(file.c_str(), O_RDWR);
+  REQUIRE(fd >= 0);
+  unsigned char byte = 0;
+  REQUIRE(::pread(fd, &byte, 1, static_cast<off_t>(keyframe + 300)) == 1);
+  byte ^= 0x40;
+  REQUIRE(::pwrite(fd, &byte, 1, static_cast<off_t>(keyframe + 300)) == 1);
+  ::close(fd);
+
+  auto [damaged, out2] = run_vigil({"fsck", file.string()}, dir.path() / "b.log");
+  INFO(out2);
+  CHECK(damaged == 1);
+  CHECK_THAT(out2, ContainsSubstring("segment 1 (stream 4): damaged records"));
+  CHECK_THAT(out2, ContainsSubstring("volume offset " + std::to_string(keyframe)));
+}
+
+TEST_CASE("vigil fsck refuses what is not a volume, clearly", "[fsck][cli]") {
+  vigil::test::TempDir dir;
+  const auto file = dir.path() / "junk";
+  {
+    auto dev = FileDevice::open(file, {.create_bytes = 1 << 20});
+    REQUIRE(dev.has_value());
+  }
+  auto [code, out] = run_vigil({"fsck", file.string()}, dir.path() / "a.log");
+  CHECK(code == 3);
+  CHECK_THAT(out, ContainsSubstring("not a readable Vigil volume"));
+  auto [missing, out2] = run_vigil({"fsck", (dir.path() / "nope").string()}, dir.path() / "b.log");
+  CHECK(missing == 3);
+  auto [usage, out3] = run_vigil({"fsck"}, dir.path() / "c.log");
+  CHECK(usage == 2);
+}
