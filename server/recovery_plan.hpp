@@ -1,0 +1,70 @@
+#pragma once
+// Reconciling a volume with the catalog after a start (docs/durability.md, "Recovery" and
+// "Reconcile"). The volume is the truth for data; the catalog is the index. This file decides
+// (pure function, unit-testable) and applies (SQL in one transaction):
+//  - a segment the catalog has as open is closed at the end recovery found on the volume,
+//    and a gap with reason crash_recovery covers [its end, the restart);
+//  - a segment on the volume the catalog does not know is adopted (orphan on disk), if its
+//    stream is known; otherwise its space is reclaimed;
+//  - a catalog segment missing from the volume is marked damaged and covered by a gap
+//    with reason corruption (orphan in the catalog).
+// Times: record pts are microseconds (streams are rescaled to 1/1,000,000 at ingest).
+// Thread: start-up, before the disk's IO thread serves streams. Errors: SQL throws.
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <pqxx/transaction>
+
+#include "storage/volume.hpp"
+
+namespace vigil::server {
+
+// What recovery found on the volume for one segment.
+struct VolumeSegment {
+  std::uint64_t segment_id = 0;
+  std::uint64_t stream_id = 0;
+  bool readable = true;       // segment header decoded
+  std::uint64_t frame_count = 0;
+  std::int64_t start_us = 0;  // first frame
+  std::int64_t end_us = 0;    // end of the last valid frame
+  std::uint64_t data_bytes = 0;
+  std::vector<std::uint64_t> extent_offsets;  // volume offsets by ordinal
+  std::uint64_t extent_bytes = 0;
+  std::vector<std::byte> gop_index_blob;
+  std::uint32_t gop_count = 0;
+  bool clean = true;          // scan ended at end of data
+};
+
+// What the catalog says about one segment of the volume.
+struct CatalogSegment {
+  std::int64_t id = 0;
+  std::int64_t stream_id = 0;
+  std::string state;  // open, closed, damaged, deleting
+  std::int64_t start_us = 0;
+  std::int64_t end_us = 0;
+};
+
+struct RecoveryPlan {
+  std::vector<VolumeSegment> close;   // open in the catalog: close at the recovered end + crash gap
+  std::vector<VolumeSegment> adopt;   // orphans on disk with a known stream
+  std::vector<std::uint64_t> reclaim; // orphans on disk with no usable data or unknown stream
+  std::vector<CatalogSegment> lost;   // orphans in the catalog
+  std::vector<std::int64_t> finish_delete;  // 'deleting' in the catalog and already gone from disk
+};
+
+// Recovers every segment on VOLUME (storage/segment_recovery) into the plan's terms.
+std::vector<VolumeSegment> scan_volume(storage::Volume& volume);
+
+RecoveryPlan plan_recovery(const std::vector<VolumeSegment>& on_volume, const std::vector<CatalogSegment>& in_catalog,
+                           const std::set<std::int64_t>& known_streams);
+
+// Catalog side of the plan, in TX. RESTART_US is when this start happened (end of crash gaps).
+void apply_recovery_plan(pqxx::work& tx, std::int64_t volume_id, const RecoveryPlan& plan, std::int64_t restart_us);
+
+// The catalog's segments of VOLUME_ID (any state).
+std::vector<CatalogSegment> catalog_segments(pqxx::work& tx, std::int64_t volume_id);
+
+}  // namespace vigil::server

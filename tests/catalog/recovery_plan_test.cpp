@@ -1,0 +1,113 @@
+// Reconciling a crashed volume with the catalog, on a simulated disk and a real PostgreSQL:
+// the open segment is closed where the volume says it ends and a crash gap recorded; an
+// orphan on disk is adopted with its extents and GOP index; an orphan of an unknown stream is
+// reclaimed; a catalog segment missing from the volume is marked damaged with a gap.
+#include <catch2/catch_test_macros.hpp>
+#include <pqxx/pqxx>
+
+#include "server/catalog/migrator.hpp"
+#include "server/recovery_plan.hpp"
+#include "storage/retention.hpp"
+#include "storage/segment_writer.hpp"
+#include "storage/simulated_disk.hpp"
+#include "tests/support/script_frames.hpp"
+#include "tests/support/temp_cluster.hpp"
+
+using namespace vigil;
+using namespace vigil::storage;
+
+namespace {
+
+// Writes FRAMES script frames of STREAM as segment ID; closes it unless LEAVE_OPEN.
+void write_segment(Volume& vol, std::uint64_t id, std::uint64_t stream, int frames) {
+  SegmentWriter w(vol, stream, {.buffer_bytes = 16 * 1024});
+  REQUIRE(w.open_segment(id, {}, 1, 0).has_value());
+  for (int seq = 1; seq <= frames; ++seq) {
+    auto f = test::script_frame(static_cast<std::uint64_t>(seq), stream);
+    if (!w.append(f.header, f.payload)) {
+      REQUIRE(w.write_cycle().has_value());
+      REQUIRE(w.append(f.header, f.payload).has_value());
+    }
+  }
+  REQUIRE(w.write_cycle().has_value());
+  REQUIRE(flush_sync(vol.device()).has_value());
+  w.mark_durable();
+}
+
+}  // namespace
+
+TEST_CASE("recovery reconciles a volume and the catalog in both directions", "[recovery][catalog]") {
+  pqxx::connection conn(test::shared_cluster().create_database("recovery_plan"));
+  catalog::migrate(conn);
+  std::int64_t stream = 0, other = 0, volume_id = 0;
+  {
+    pqxx::work tx(conn);
+    auto cam = tx.exec1("INSERT INTO cameras (name) VALUES ('gate') RETURNING id")[0].as<std::int64_t>();
+    stream = tx.exec_params1("INSERT INTO streams (camera_id, codec, declared_rate_bps) VALUES ($1, 'h264', 4000000) "
+                             "RETURNING id", cam)[0].as<std::int64_t>();
+    other = tx.exec_params1("INSERT INTO streams (camera_id, codec, declared_rate_bps) VALUES ($1, 'h264', 4000000) "
+                            "RETURNING id", cam)[0].as<std::int64_t>();
+    auto disk = tx.exec1("INSERT INTO disks (node, device_path, capacity_bytes) VALUES ('n1', 'sim:0', 4194304) "
+                         "RETURNING id")[0].as<std::int64_t>();
+    volume_id = tx.exec_params1("INSERT INTO volumes (disk_id, path, capacity_bytes, extent_bytes) "
+                                "VALUES ($1, 'sim:0', 4194304, 65536) RETURNING id", disk)[0].as<std::int64_t>();
+    // 10: open when the crash came; 11: closed; 12: closed but gone from the volume.
+    for (auto [id, state] : {std::pair{10, "open"}, {11, "closed"}, {12, "closed"}}) {
+      tx.exec_params0("INSERT INTO segments (id, stream_id, volume_id, state, start_us, end_us, checksum_crc32c, closed_at_us) "
+                      "VALUES ($1, $2, $3, $4, 3600, 7200, CASE WHEN $4 = 'closed' THEN 0 END, "
+                      "CASE WHEN $4 = 'closed' THEN 1 END)",
+                      id, id == 11 ? other : stream, volume_id, std::string(state));
+    }
+    tx.commit();
+  }
+
+  VirtualClock clock;
+  SimulatedDisk disk(clock, {.size_bytes = 4 << 20});
+  REQUIRE(Volume::format(disk, {.extent_bytes = 64 * 1024}).has_value());
+  auto vol = std::move(*Volume::open(disk));
+  write_segment(*vol, 10, static_cast<std::uint64_t>(stream), 30);  // the open one
+  write_segment(*vol, 11, static_cast<std::uint64_t>(other), 10);
+  write_segment(*vol, 13, static_cast<std::uint64_t>(stream), 12);  // orphan on disk, known stream
+  write_segment(*vol, 14, 999, 5);                                    // orphan on disk, unknown stream
+  disk.crash();
+  vol = std::move(*Volume::open(disk));
+
+  const std::int64_t restart_us = 10'000'000;
+  pqxx::work tx(conn);
+  auto plan = server::plan_recovery(server::scan_volume(*vol), server::catalog_segments(tx, volume_id), {stream, other});
+  REQUIRE(plan.close.size() == 1);
+  CHECK(plan.close[0].segment_id == 10);
+  REQUIRE(plan.adopt.size() == 1);
+  CHECK(plan.adopt[0].segment_id == 13);
+  CHECK(plan.reclaim == std::vector<std::uint64_t>{14});
+  REQUIRE(plan.lost.size() == 1);
+  CHECK(plan.lost[0].id == 12);
+  server::apply_recovery_plan(tx, volume_id, plan, restart_us);
+  tx.commit();
+  for (auto id : plan.reclaim) REQUIRE(reclaim_segment(*vol, id).has_value());
+
+  {
+    pqxx::nontransaction q(conn);
+    const std::int64_t end10 = 30 * 3600 + 3600;  // pts (µs) + duration of frame 30
+    auto s10 = q.exec1("SELECT state, end_us, frame_count FROM segments WHERE id = 10");
+    CHECK(s10[0].as<std::string>() == "closed");
+    CHECK(s10[1].as<std::int64_t>() == end10);
+    CHECK(s10[2].as<std::int64_t>() == 30);
+    auto gap = q.exec_params1("SELECT start_us, end_us FROM gaps WHERE stream_id = $1 AND reason = 'crash_recovery'", stream);
+    CHECK(gap[0].as<std::int64_t>() == end10);
+    CHECK(gap[1].as<std::int64_t>() == restart_us);
+    CHECK(q.exec1("SELECT count(*) FROM segment_extents WHERE segment_id = 13")[0].as<int>() >= 1);
+    CHECK(q.exec1("SELECT gop_count FROM gop_index WHERE segment_id = 13")[0].as<int>() == 2);
+    CHECK(q.exec1("SELECT state FROM segments WHERE id = 12")[0].as<std::string>() == "damaged");
+    CHECK(q.exec1("SELECT count(*) FROM gaps WHERE reason = 'corruption'")[0].as<int>() == 1);
+    CHECK(vol->segments().count(14) == 0);
+  }
+
+  // A second pass finds nothing left to do.
+  pqxx::work again(conn);
+  auto second = server::plan_recovery(server::scan_volume(*vol), server::catalog_segments(again, volume_id), {stream, other});
+  CHECK(second.close.empty());
+  CHECK(second.adopt.empty());
+  CHECK(second.reclaim.empty());
+  CHECK(second.lost.empty());
+}
