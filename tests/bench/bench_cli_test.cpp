@@ -1,28 +1,20 @@
 // `vigil bench` as a tool: it runs, prints a table, and writes the JSON it promises
 // (parameters, our figures, the reference figures, ratios). Speed is not asserted here.
-#include <sys/wait.h>
-
 #include <boost/json.hpp>
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 #include <fstream>
 #include <sstream>
 
-#include "server/child_process.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/vigild_process.hpp"
 
 using Catch::Matchers::ContainsSubstring;
 
 namespace {
 std::pair<int, std::string> run_vigil(std::vector<std::string> args, const std::filesystem::path& log) {
-  vigil::server::SpawnOptions s;
-  s.argv = {VIGIL_CLI_PATH};
-  for (auto& a : args) s.argv.push_back(std::move(a));
-  s.output_file = log;
-  s.new_session = false;
-  auto child = vigil::server::ChildProcess::spawn(s);
-  int st = child.wait();
-  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, vigil::server::tail_of_file(log, 200)};
+  auto r = vigil::test::run_to_exit(VIGIL_CLI_PATH, std::move(args), log);
+  return {r.status, r.output};
 }
 }  // namespace
 

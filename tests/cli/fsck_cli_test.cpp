@@ -1,18 +1,17 @@
 // `vigil fsck` on a real volume file: clean → exit 0; a flipped byte in a closed segment →
 // exit 1 with the segment and the offset named; not a volume → exit 3 with a clear message.
 #include <fcntl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
-#include "server/child_process.hpp"
 #include "storage/file_device.hpp"
 #include "storage/segment_writer.hpp"
 #include "storage/volume.hpp"
 #include "tests/support/script_frames.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/vigild_process.hpp"
 
 using Catch::Matchers::ContainsSubstring;
 using namespace vigil::storage;
@@ -20,14 +19,8 @@ using namespace vigil::storage;
 namespace {
 
 std::pair<int, std::string> run_vigil(std::vector<std::string> args, const std::filesystem::path& log) {
-  vigil::server::SpawnOptions s;
-  s.argv = {VIGIL_CLI_PATH};
-  for (auto& a : args) s.argv.push_back(std::move(a));
-  s.output_file = log;
-  s.new_session = false;
-  auto child = vigil::server::ChildProcess::spawn(s);
-  int st = child.wait();
-  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, vigil::server::tail_of_file(log, 100)};
+  auto r = vigil::test::run_to_exit(VIGIL_CLI_PATH, std::move(args), log);
+  return {r.status, r.output};
 }
 
 // Records 60 frames into a new volume file; returns the device offset of GOP 2's keyframe.

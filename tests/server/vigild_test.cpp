@@ -36,20 +36,8 @@ bool no_postgres_within(const std::filesystem::path& dir, std::chrono::seconds l
   return true;
 }
 
-struct RunResult {
-  int status;
-  std::string output;
-};
-
-RunResult run_vigild(std::vector<std::string> args, const std::filesystem::path& log) {
-  vigil::server::SpawnOptions s;
-  s.argv = {VIGILD_PATH};
-  for (auto& a : args) s.argv.push_back(std::move(a));
-  s.output_file = log;
-  s.new_session = false;
-  auto child = vigil::server::ChildProcess::spawn(s);
-  int st = child.wait();
-  return {WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), vigil::server::tail_of_file(log, 50)};
+vigil::test::ExitResult run_vigild(std::vector<std::string> args, const std::filesystem::path& log) {
+  return vigil::test::run_to_exit(VIGILD_PATH, std::move(args), log);
 }
 
 }  // namespace

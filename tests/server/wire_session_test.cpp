@@ -149,14 +149,8 @@ TEST_CASE("hostile wire peers get an Error frame and a closed connection", "[wir
 
 TEST_CASE("vigil status talks to vigild over the wire protocol", "[wire][cli]") {
   auto run = [](std::vector<std::string> args, const std::filesystem::path& log) {
-    server::SpawnOptions s;
-    s.argv = {VIGIL_CLI_PATH};
-    for (auto& a : args) s.argv.push_back(a);
-    s.output_file = log;
-    s.new_session = false;
-    auto child = server::ChildProcess::spawn(s);
-    int st = child.wait();
-    return std::pair{WEXITSTATUS(st), server::tail_of_file(log, 40)};
+    auto r = test::run_to_exit(VIGIL_CLI_PATH, std::move(args), log);
+    return std::pair{r.status, r.output};
   };
   test::TempDir dir;
   auto [ok, out] = run({"--server", shared_server().vigild.wire(), "status"}, dir.path() / "a.log");

@@ -15,6 +15,7 @@
 #include "storage/segment_writer.hpp"
 #include "storage/simulated_disk.hpp"
 #include "storage/volume.hpp"
+#include "tests/support/script_frames.hpp"
 
 using namespace vigil::storage;
 
@@ -23,31 +24,13 @@ namespace {
 constexpr std::uint64_t kStream = 42;
 constexpr int kCycles = 220;
 
-// The frame with sequence SEQ: size, content and keyframe flag all derive from SEQ.
-struct ScriptFrame {
-  RecordHeader header;
-  std::vector<std::byte> payload;
-};
+using vigil::test::ScriptFrame;
 
-ScriptFrame make_frame(std::uint64_t seq) {
-  std::mt19937 rng(static_cast<std::uint32_t>(seq * 2654435761u));
-  ScriptFrame f;
-  f.header.stream_id = kStream;
-  f.header.sequence = seq;
-  f.header.pts = static_cast<std::int64_t>(seq) * 3600;
-  f.header.dts = f.header.pts;
-  f.header.duration = 3600;
-  f.header.flags = seq % 8 == 1 ? kRecordKeyframe : 0;
-  f.payload.resize(200 + rng() % 2500);
-  for (auto& b : f.payload) b = std::byte(rng());
-  return f;
-}
-
-// Frames are made once and reused by every one of the thousands of runs.
+// Script frames are made once and reused by every one of the thousands of runs.
 const ScriptFrame& frame_for(std::uint64_t seq) {
   static const std::vector<ScriptFrame> frames = [] {
-    std::vector<ScriptFrame> v;
-    for (std::uint64_t s = 0; s <= 4 * kCycles + 1; ++s) v.push_back(make_frame(s));
+    std::vector<ScriptFrame> v(1);  // sequence 0 is never used
+    for (std::uint64_t s = 1; s <= 4 * kCycles + 1; ++s) v.push_back(vigil::test::script_frame(s, kStream));
     return v;
   }();
   return frames.at(seq);

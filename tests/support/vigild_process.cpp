@@ -1,6 +1,7 @@
 #include "tests/support/vigild_process.hpp"
 
 #include <signal.h>
+#include <sys/wait.h>
 
 #include <boost/json.hpp>
 #include <fstream>
@@ -53,6 +54,17 @@ bool VigildProcess::wait_ready(std::chrono::seconds limit) {
 }
 
 int VigildProcess::stop(int sig) { return child_.terminate(sig, std::chrono::seconds(40)); }
+
+ExitResult run_to_exit(const std::string& program, std::vector<std::string> args, const fs::path& log) {
+  server::SpawnOptions s;
+  s.argv = {program};
+  for (auto& a : args) s.argv.push_back(std::move(a));
+  s.output_file = log;
+  s.new_session = false;
+  auto child = server::ChildProcess::spawn(s);
+  const int st = child.wait();
+  return {WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), server::tail_of_file(log, 200)};
+}
 
 std::vector<pid_t> postgres_processes_under(const fs::path& dir) {
   std::vector<pid_t> out;

@@ -42,6 +42,13 @@ class VigildProcess {
   std::string wire_, http_;
 };
 
+// Runs PROGRAM with ARGS to completion, its stdout+stderr going to LOG.
+struct ExitResult {
+  int status = -1;     // exit code, or 128 + signal
+  std::string output;  // the last lines of LOG
+};
+ExitResult run_to_exit(const std::string& program, std::vector<std::string> args, const std::filesystem::path& log);
+
 // Pids of live postgres processes whose working directory is under DIR.
 std::vector<pid_t> postgres_processes_under(const std::filesystem::path& dir);
 
