@@ -35,6 +35,7 @@ ParsedArgs parse_server_args(int argc, const char* const argv[]) {
   std::string db_url;
   std::string config_file;
   std::string data_dir = cfg.data_dir.string();
+  std::vector<std::string> volumes;
 
   po::options_description general("Options");
   general.add_options()
@@ -58,6 +59,13 @@ ParsedArgs parse_server_args(int argc, const char* const argv[]) {
        "system user that runs the embedded PostgreSQL when vigild runs as root (created if missing)")
       ("max-frame-bytes", po::value(&cfg.max_frame_bytes)->value_name("N")->default_value(cfg.max_frame_bytes),
        "largest media payload accepted in one wire frame")
+      ("volume", po::value(&volumes)->value_name("PATH")->composing(),
+       "a volume (file or block device) to store video on; repeatable. Recovered and reconciled with the "
+       "catalog at every start")
+      ("volume-size", po::value(&cfg.volume_create_bytes)->value_name("BYTES"),
+       "create a missing --volume file of this size (preallocated) and format it")
+      ("extent-bytes", po::value(&cfg.extent_bytes)->value_name("BYTES")->default_value(cfg.extent_bytes),
+       "extent size when formatting a new volume")
       ("catalog-threads", po::value(&cfg.catalog_threads)->value_name("N")->default_value(cfg.catalog_threads),
        "threads (and PostgreSQL connections) of the catalog pool")
       ("log-level", po::value(&cfg.log_level)->value_name("LEVEL")->default_value(cfg.log_level),
@@ -104,6 +112,10 @@ ParsedArgs parse_server_args(int argc, const char* const argv[]) {
     cfg.data_dir = data_dir;
     if (!db_url.empty()) cfg.db_url = db_url;
     if (cfg.catalog_threads == 0) throw ConfigError("--catalog-threads must be at least 1");
+    for (const auto& v : volumes) cfg.volumes.emplace_back(v);
+    if (cfg.extent_bytes < (1u << 20) || cfg.extent_bytes % 4096) {
+      throw ConfigError("--extent-bytes must be a multiple of 4096 and at least 1 MiB");
+    }
     if (cfg.max_frame_bytes < 1024) throw ConfigError("--max-frame-bytes must be at least 1024");
   } catch (const ConfigError& e) {
     out.output = std::string("vigild: ") + e.what() + "\n";

@@ -20,6 +20,7 @@
 #include "server/embedded_postgres.hpp"
 #include "server/http_routes.hpp"
 #include "server/http_server.hpp"
+#include "server/volume_startup.hpp"
 #include "server/wire_server.hpp"
 #include "proto/frame_codec.hpp"
 
@@ -124,6 +125,13 @@ int run_daemon(const ServerConfig& cfg) {
                                 {"schema_version", report.to_version},
                                 {"migrations_applied", report.applied.size()}});
   }
+
+  // Volumes are recovered before anything is served: what the catalog says must match them.
+  std::vector<VolumeConfig> volume_configs;
+  for (const auto& path : cfg.volumes) {
+    volume_configs.push_back({fs::absolute(path), cfg.volume_create_bytes, cfg.extent_bytes});
+  }
+  auto volumes = bring_up_volumes(volume_configs, conninfo);
 
   CatalogPool catalog(conninfo, cfg.catalog_threads);
   HttpServer http(io, resolve_numeric(cfg.http_address, cfg.http_port, "http-address"),

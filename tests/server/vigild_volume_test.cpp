@@ -1,0 +1,103 @@
+// vigild owns its volumes from start-up: it creates and formats a missing volume file,
+// registers it in the catalog, and on every start recovers it — a segment left on the volume
+// by a crash (never committed to the catalog) is adopted as a closed segment, with its GOP
+// index; one of an unknown stream is reclaimed. A file that is not a volume is refused.
+#include <signal.h>
+
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+#include <fstream>
+#include <pqxx/pqxx>
+
+#include "storage/file_device.hpp"
+#include "storage/segment_writer.hpp"
+#include "storage/volume.hpp"
+#include "tests/support/script_frames.hpp"
+#include "tests/support/temp_dir.hpp"
+#include "tests/support/vigild_process.hpp"
+
+using Catch::Matchers::ContainsSubstring;
+using namespace vigil;
+
+namespace {
+
+std::string catalog_of(const std::filesystem::path& data) {
+  return "host=" + (data / "pg" / "run").string() + " port=5432 user=vigil dbname=vigil";
+}
+
+// What a crash leaves: durable records of segment ID on the volume, nothing in the catalog.
+void leave_segment_on_volume(const std::filesystem::path& volume, std::uint64_t id, std::uint64_t stream) {
+  auto dev = storage::FileDevice::open(volume);
+  REQUIRE(dev.has_value());
+  auto vol = std::move(*storage::Volume::open(**dev));
+  storage::SegmentWriter w(*vol, stream, {.buffer_bytes = 64 * 1024});
+  REQUIRE(w.open_segment(id, {}, 1, 0).has_value());
+  for (std::uint64_t seq = 1; seq <= 20; ++seq) {
+    auto f = test::script_frame(seq, stream);
+    if (!w.append(f.header, f.payload)) {
+      REQUIRE(w.write_cycle().has_value());
+      REQUIRE(w.append(f.header, f.payload).has_value());
+    }
+  }
+  REQUIRE(w.write_cycle().has_value());
+  REQUIRE(storage::flush_sync(**dev).has_value());
+}
+
+}  // namespace
+
+TEST_CASE("vigild creates its volume and recovers crash leftovers on the next start", "[vigild][volume]") {
+  test::TempDir dir;
+  const auto data = dir.path() / "data";
+  const auto volume = dir.path() / "vol";
+  const std::vector<std::string> args = {"--volume", volume.string(), "--volume-size", std::to_string(64 << 20),
+                                         "--extent-bytes", std::to_string(4 << 20)};
+  std::int64_t stream = 0;
+  {
+    test::VigildProcess d(data, args);
+    REQUIRE(d.wait_ready());
+    CHECK_THAT(d.output(), ContainsSubstring("volume formatted"));
+    pqxx::connection conn(catalog_of(data));
+    pqxx::work tx(conn);
+    CHECK(tx.exec1("SELECT count(*) FROM volumes")[0].as<int>() == 1);
+    auto cam = tx.exec1("INSERT INTO cameras (name) VALUES ('door') RETURNING id")[0].as<std::int64_t>();
+    stream = tx.exec_params1("INSERT INTO streams (camera_id, codec, declared_rate_bps) VALUES ($1, 'h264', 2000000) "
+                             "RETURNING id", cam)[0].as<std::int64_t>();
+    tx.commit();
+    REQUIRE(d.stop(SIGTERM) == 0);
+  }
+  leave_segment_on_volume(volume, 700, static_cast<std::uint64_t>(stream));
+  leave_segment_on_volume(volume, 701, 4242);  // a stream the catalog never heard of
+
+  test::VigildProcess again(data, args);
+  REQUIRE(again.wait_ready());
+  INFO(again.output());
+  CHECK_THAT(again.output(), ContainsSubstring("adopted=1"));
+  CHECK_THAT(again.output(), ContainsSubstring("reclaimed=1"));
+  pqxx::connection conn(catalog_of(data));
+  pqxx::nontransaction q(conn);
+  auto seg = q.exec1("SELECT state, frame_count, stream_id FROM segments WHERE id = 700");
+  CHECK(seg[0].as<std::string>() == "closed");
+  CHECK(seg[1].as<int>() == 20);
+  CHECK(seg[2].as<std::int64_t>() == stream);
+  CHECK(q.exec1("SELECT gop_count FROM gop_index WHERE segment_id = 700")[0].as<int>() == 3);
+  CHECK(q.exec1("SELECT count(*) FROM segments WHERE id = 701")[0].as<int>() == 0);
+}
+
+TEST_CASE("vigild refuses to start on a file that is not a volume, without touching it", "[vigild][volume]") {
+  test::TempDir dir;
+  const auto junk = dir.path() / "junk";
+  {
+    std::ofstream out(junk);
+    out << std::string(1 << 20, 'x');
+  }
+  auto r = test::run_to_exit(VIGILD_PATH,
+                             {"--data", (dir.path() / "data").string(), "--volume", junk.string(), "--listen",
+                              "127.0.0.1:0", "--http-port", "0"},
+                             dir.path() / "out.log");
+  CHECK(r.status == 1);
+  CHECK_THAT(r.output, ContainsSubstring("is not a Vigil volume"));
+  std::ifstream in(junk);
+  std::string head(16, '\0');
+  in.read(head.data(), 16);
+  CHECK(head == std::string(16, 'x'));
+}
