@@ -25,6 +25,7 @@ class VigilCategory final : public boost::system::error_category {
       case errc::permission_denied: return "permission denied";
       case errc::unavailable: return "service unavailable";
       case errc::schema_too_new: return "catalog schema is newer than this binary";
+      case errc::busy: return "in use by another process";
     }
     return "unknown vigil error";
   }
@@ -56,6 +57,7 @@ const char* errc_name(errc e) noexcept {
     case errc::permission_denied: return "permission_denied";
     case errc::unavailable: return "unavailable";
     case errc::schema_too_new: return "schema_too_new";
+    case errc::busy: return "busy";
   }
   return "unknown";
 }

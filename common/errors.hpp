@@ -31,6 +31,7 @@ enum class errc {
   permission_denied,
   unavailable,        // a dependency (database, disk) is down
   schema_too_new,     // the catalog was written by a newer Vigil
+  busy,               // held by another process (a volume another vigild or fsck has open)
 };
 
 const boost::system::error_category& vigil_category() noexcept;

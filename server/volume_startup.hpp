@@ -1,7 +1,7 @@
 #pragma once
 // Bringing vigild's volumes up at start: open (or create and format) each volume, register it
 // in the catalog, and recover it — every segment scanned from the volume itself and the
-// catalog reconciled with what was found (server/recovery_plan.hpp) — before anything is
+// catalog reconciled with what was found (server/catalog/recovery_plan.hpp) — before anything is
 // served. Start-up code: throws std::runtime_error with a one-line cause.
 #include <filesystem>
 #include <memory>

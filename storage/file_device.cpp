@@ -1,6 +1,7 @@
 #include "storage/file_device.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <linux/fs.h>
 #include <liburing.h>
 #include <sys/ioctl.h>
@@ -178,6 +179,11 @@ Result<std::unique_ptr<FileDevice>> FileDevice::open(const std::filesystem::path
     const int e = errno;
     log::error("cannot open device", {{"path", path.string()}, {"error", std::strerror(e)}});
     return e == ENOENT ? errc::not_found : e == EACCES ? errc::permission_denied : errc::io_error;
+  }
+  if (options.exclusive && ::flock(impl->fd, LOCK_EX | LOCK_NB) != 0) {
+    const int e = errno;
+    log::error("volume is in use", {{"path", path.string()}, {"error", std::strerror(e)}});
+    return e == EWOULDBLOCK ? errc::busy : errc::io_error;
   }
   struct stat st{};
   if (::fstat(impl->fd, &st) != 0) return from_errno(errno, "fstat", 0);

@@ -20,6 +20,9 @@ struct FileDeviceOptions {
   std::uint64_t create_bytes = 0;   // create or extend a regular file to this size; 0 = must exist
   std::size_t max_in_flight = 8;
   IoBackend backend = IoBackend::automatic;
+  // Take an exclusive flock (busy if another process holds it): vigild and `vigil fsck` set it
+  // so a volume is never recovered or repaired by two processes at once.
+  bool exclusive = false;
 };
 
 class FileDevice final : public Device {

@@ -7,6 +7,19 @@
 #include "storage/endian.hpp"
 
 namespace vigil::storage {
+
+std::string uuid_text(const VolumeUuid& u) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(36);
+  for (std::size_t i = 0; i < u.size(); ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) out.push_back('-');
+    const auto b = static_cast<unsigned>(u[i]);
+    out.push_back(kHex[b >> 4]);
+    out.push_back(kHex[b & 15]);
+  }
+  return out;
+}
 namespace {
 
 constexpr char kSuperMagic[8] = {'V', 'I', 'G', 'I', 'L', 'V', 'O', 'L'};

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "common/errors.hpp"
@@ -14,6 +15,8 @@
 namespace vigil::storage {
 
 using VolumeUuid = std::array<std::byte, 16>;
+// Canonical text form (8-4-4-4-12 lowercase hex), as the catalog stores it.
+std::string uuid_text(const VolumeUuid& u);
 
 inline constexpr std::uint32_t kFormatVersion = 1;
 inline constexpr std::size_t kMaxCodecParametersBytes = 64 * 1024;

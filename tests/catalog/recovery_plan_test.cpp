@@ -6,7 +6,7 @@
 #include <pqxx/pqxx>
 
 #include "server/catalog/migrator.hpp"
-#include "server/recovery_plan.hpp"
+#include "server/catalog/recovery_plan.hpp"
 #include "storage/retention.hpp"
 #include "storage/segment_writer.hpp"
 #include "storage/simulated_disk.hpp"

@@ -6,10 +6,15 @@
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
+#include <pqxx/pqxx>
+
+#include "server/catalog/migrator.hpp"
+#include "server/catalog/volume_reconcile.hpp"
 #include "storage/file_device.hpp"
 #include "storage/segment_writer.hpp"
 #include "storage/volume.hpp"
 #include "tests/support/script_frames.hpp"
+#include "tests/support/temp_cluster.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/vigild_process.hpp"
 
@@ -89,4 +94,57 @@ TEST_CASE("vigil fsck refuses what is not a volume, clearly", "[fsck][cli]") {
   CHECK(missing == 3);
   auto [usage, out3] = run_vigil({"fsck"}, dir.path() / "c.log");
   CHECK(usage == 2);
+}
+
+TEST_CASE("vigil fsck --db checks the catalog against the volume and --repair reconciles it", "[fsck][cli][catalog]") {
+  vigil::test::TempDir dir;
+  const auto file = dir.path() / "vol";
+  make_volume(file);
+  const std::string db = vigil::test::shared_cluster().create_database("fsck_cli");
+  pqxx::connection conn(db);
+  vigil::catalog::migrate(conn);
+  {
+    pqxx::work tx(conn);
+    tx.exec0("INSERT INTO cameras (id, name) VALUES (1, 'door')");
+    tx.exec0("INSERT INTO streams (id, camera_id, codec, declared_rate_bps) VALUES (4, 1, 'h264', 1000000)");
+    tx.commit();
+  }
+
+  auto [unregistered, out0] = run_vigil({"fsck", file.string(), "--db", db}, dir.path() / "0.log");
+  INFO(out0);
+  CHECK(unregistered == 0);
+  CHECK_THAT(out0, ContainsSubstring("is not registered"));
+
+  {
+    auto dev = FileDevice::open(file, {.exclusive = true});
+    REQUIRE(dev.has_value());
+    auto vol = std::move(*Volume::open(**dev));
+    pqxx::work tx(conn);
+    vigil::catalog::register_volume(tx, *vol, file.string());
+    tx.commit();
+    // While this process holds the volume, fsck must not touch it.
+    auto [busy, out_busy] = run_vigil({"fsck", file.string()}, dir.path() / "busy.log");
+    INFO(out_busy);
+    CHECK(busy == 3);
+    CHECK_THAT(out_busy, ContainsSubstring("in use by another process"));
+  }
+
+  auto [orphan, out1] = run_vigil({"fsck", file.string(), "--db", db}, dir.path() / "1.log");
+  INFO(out1);
+  CHECK(orphan == 1);
+  CHECK_THAT(out1, ContainsSubstring("orphan_on_disk: segment 1 (stream 4)"));
+
+  auto [repaired, out2] = run_vigil({"fsck", file.string(), "--db", db, "--repair"}, dir.path() / "2.log");
+  INFO(out2);
+  CHECK_THAT(out2, ContainsSubstring("1 adopted"));
+  auto [clean, out3] = run_vigil({"fsck", file.string(), "--db", db}, dir.path() / "3.log");
+  INFO(out3);
+  CHECK(clean == 0);
+  CHECK_THAT(out3, ContainsSubstring("catalog: volume id"));
+  CHECK(pqxx::nontransaction(conn).exec1("SELECT frame_count FROM segments WHERE id = 1")[0].as<int>() == 60);
+
+  auto [bad_db, out4] = run_vigil({"fsck", file.string(), "--db", "postgresql://nobody@127.0.0.1:1/none"},
+                                  dir.path() / "4.log");
+  CHECK(bad_db == 3);
+  CHECK_THAT(out4, ContainsSubstring("vigil fsck: catalog:"));
 }

@@ -95,6 +95,17 @@ TEST_CASE("opening a missing device without create fails with not_found", "[file
   CHECK(dev.error() == errc::not_found);
 }
 
+TEST_CASE("an exclusive open is refused while another holder has the volume, and allowed after", "[file_device]") {
+  vigil::test::TempDir dir;
+  auto first = FileDevice::open(dir.path() / "vol", {.create_bytes = 1 << 20, .exclusive = true});
+  REQUIRE(first.has_value());
+  auto second = FileDevice::open(dir.path() / "vol", {.exclusive = true});
+  REQUIRE(second.has_error());
+  CHECK(second.error() == errc::busy);
+  first->reset();
+  CHECK(FileDevice::open(dir.path() / "vol", {.exclusive = true}).has_value());
+}
+
 TEST_CASE("a short read (the file shrank behind the device's back) is an error, not success", "[file_device]") {
   const auto backend = GENERATE(IoBackend::io_uring, IoBackend::sync);
   vigil::test::TempDir dir;

@@ -7,7 +7,9 @@
 //  - a segment on the volume the catalog does not know is adopted (orphan on disk), if its
 //    stream is known; otherwise its space is reclaimed;
 //  - a catalog segment missing from the volume is marked damaged and covered by a gap
-//    with reason corruption (orphan in the catalog).
+//    with reason corruption (orphan in the catalog);
+//  - a closed segment whose frame count or end disagrees with the volume is rewritten from
+//    the volume (counts, extents, GOP index).
 // Times: record pts are microseconds (streams are rescaled to 1/1,000,000 at ingest).
 // Thread: start-up, before the disk's IO thread serves streams. Errors: SQL throws.
 #include <cstdint>
@@ -45,6 +47,8 @@ struct CatalogSegment {
   std::string state;  // open, closed, damaged, deleting
   std::int64_t start_us = 0;
   std::int64_t end_us = 0;
+  std::int64_t frame_count = 0;
+  std::int64_t data_bytes = 0;
 };
 
 struct RecoveryPlan {
@@ -53,6 +57,7 @@ struct RecoveryPlan {
   std::vector<std::uint64_t> reclaim; // orphans on disk with no usable data or unknown stream
   std::vector<CatalogSegment> lost;   // orphans in the catalog
   std::vector<std::int64_t> finish_delete;  // 'deleting' in the catalog and already gone from disk
+  std::vector<VolumeSegment> refresh; // closed, but its frame count or end differs from the volume's
 };
 
 // Recovers every segment on VOLUME (storage/segment_recovery) into the plan's terms.

@@ -1,5 +1,6 @@
-#include "server/recovery_plan.hpp"
+#include "server/catalog/recovery_plan.hpp"
 
+#include <algorithm>
 #include <map>
 #include <pqxx/pqxx>
 
@@ -53,6 +54,9 @@ RecoveryPlan plan_recovery(const std::vector<VolumeSegment>& on_volume, const st
       if (it != disk.end()) plan.reclaim.push_back(it->first);  // unreadable leftovers
     } else if (c.state == "open") {
       plan.close.push_back(*it->second);
+    } else if (c.state == "closed" && (c.frame_count != static_cast<std::int64_t>(it->second->frame_count) ||
+                                       c.end_us != std::max(c.start_us, it->second->end_us))) {
+      plan.refresh.push_back(*it->second);
     }
   }
   for (const auto& v : on_volume) {
@@ -116,14 +120,22 @@ void apply_recovery_plan(pqxx::work& tx, std::int64_t volume_id, const RecoveryP
     }
   }
   for (auto id : plan.finish_delete) tx.exec_params0("DELETE FROM segments WHERE id = $1", id);
+  for (const auto& v : plan.refresh) {
+    tx.exec_params0("UPDATE segments SET end_us = GREATEST(start_us, $2), data_bytes = $3, frame_count = $4 WHERE id = $1",
+                    static_cast<std::int64_t>(v.segment_id), v.end_us, static_cast<std::int64_t>(v.data_bytes),
+                    static_cast<std::int64_t>(v.frame_count));
+    write_extents_and_index(tx, v);
+  }
 }
 
 std::vector<CatalogSegment> catalog_segments(pqxx::work& tx, std::int64_t volume_id) {
   std::vector<CatalogSegment> out;
-  for (const auto& row : tx.exec_params("SELECT id, stream_id, state, start_us, end_us FROM segments WHERE volume_id = $1",
-                                        volume_id)) {
+  for (const auto& row : tx.exec_params(
+           "SELECT id, stream_id, state, start_us, end_us, frame_count, data_bytes FROM segments WHERE volume_id = $1",
+           volume_id)) {
     out.push_back({row[0].as<std::int64_t>(), row[1].as<std::int64_t>(), row[2].as<std::string>(),
-                   row[3].as<std::int64_t>(), row[4].as<std::int64_t>()});
+                   row[3].as<std::int64_t>(), row[4].as<std::int64_t>(), row[5].as<std::int64_t>(),
+                   row[6].as<std::int64_t>()});
   }
   return out;
 }

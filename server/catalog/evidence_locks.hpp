@@ -1,0 +1,31 @@
+#pragma once
+// Evidence locks in the catalog (schema 0002): lock a time range of a stream, unlock it, and
+// load the active ones as retention's input (storage::EvidenceLock). The catalog is where
+// locks live, so they survive restarts; retention reads them before choosing what to reclaim.
+// Thread: the catalog pool. Errors: throws (pqxx errors; std::invalid_argument for bad input).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <pqxx/transaction>
+
+#include "storage/retention.hpp"
+
+namespace vigil::catalog {
+
+struct LockRequest {
+  std::int64_t stream_id = 0;
+  std::int64_t start_us = 0;
+  std::int64_t end_us = 0;  // exclusive
+  std::string reason{};
+  std::string locked_by{};
+};
+
+// Returns the new lock's id. Throws std::invalid_argument on an empty range or reason.
+std::int64_t add_evidence_lock(pqxx::work& tx, const LockRequest& request);
+// True if an active lock with ID was released; false if there is none (or it was already).
+bool remove_evidence_lock(pqxx::work& tx, std::int64_t id);
+// Active locks on the streams stored on VOLUME_ID (or on every stream when VOLUME_ID is 0).
+std::vector<storage::EvidenceLock> active_evidence_locks(pqxx::work& tx, std::int64_t volume_id = 0);
+
+}  // namespace vigil::catalog
