@@ -7,11 +7,25 @@
 #include "bench/bench.hpp"
 
 namespace vigil::bench {
+namespace {
+
+// Parameters as a reader wants them: 4 rather than 4E0, strings without quotes.
+std::string readable(const boost::json::value& v) {
+  if (v.is_double()) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.10g", v.get_double());
+    return buf;
+  }
+  if (v.is_string()) return std::string(v.get_string());
+  return boost::json::serialize(v);
+}
+
+}  // namespace
 
 void publish(const BenchReport& report, const BenchOptions& options) {
   std::printf("\n%s\n", report.name.c_str());
   for (const auto& [k, v] : report.parameters) {
-    std::printf("  %-22s %s\n", std::string(k).c_str(), boost::json::serialize(v).c_str());
+    std::printf("  %-22s %s\n", std::string(k).c_str(), readable(v).c_str());
   }
   std::printf("\n  %-28s %14s %14s %8s  %s\n", "figure", "ours", "reference", "ratio", "reference is");
   for (const auto& f : report.figures) {

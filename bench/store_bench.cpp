@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "bench/bench.hpp"
+#include "bench/benches.hpp"
 #include "bench/progress.hpp"
 #include "storage/file_device.hpp"
 #include "storage/segment_writer.hpp"
@@ -153,6 +154,8 @@ Measured run_plain(const StoreParams& p, const fs::path& file, std::uint64_t fil
   return m;
 }
 
+}  // namespace
+
 BenchReport store_bench(const BenchOptions& options) {
   StoreParams p;
   if (options.quick) {
@@ -208,15 +211,6 @@ BenchReport store_bench(const BenchOptions& options) {
   r.notes.push_back("plain writer runs: " + std::to_string(plain1.mb_per_s()) + " and " +
                     std::to_string(plain2.mb_per_s()) + " MB/s (the better one is the reference)");
   return r;
-}
-
-}  // namespace
-
-const std::map<std::string, BenchEntry>& registry() {
-  static const std::map<std::string, BenchEntry> table{
-      {"store", {"N streams written through the storage engine vs a plain O_DIRECT writer", store_bench}},
-  };
-  return table;
 }
 
 }  // namespace vigil::bench

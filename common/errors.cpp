@@ -26,6 +26,7 @@ class VigilCategory final : public boost::system::error_category {
       case errc::unavailable: return "service unavailable";
       case errc::schema_too_new: return "catalog schema is newer than this binary";
       case errc::busy: return "in use by another process";
+      case errc::rate_exceeded: return "more data than the admitted rate allows in this cycle";
     }
     return "unknown vigil error";
   }
@@ -58,6 +59,7 @@ const char* errc_name(errc e) noexcept {
     case errc::unavailable: return "unavailable";
     case errc::schema_too_new: return "schema_too_new";
     case errc::busy: return "busy";
+    case errc::rate_exceeded: return "rate_exceeded";
   }
   return "unknown";
 }

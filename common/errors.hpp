@@ -32,6 +32,7 @@ enum class errc {
   unavailable,        // a dependency (database, disk) is down
   schema_too_new,     // the catalog was written by a newer Vigil
   busy,               // held by another process (a volume another vigild or fsck has open)
+  rate_exceeded,      // a recorder sent more than its admitted rate allows this cycle
 };
 
 const boost::system::error_category& vigil_category() noexcept;

@@ -66,6 +66,12 @@ ParsedArgs parse_server_args(int argc, const char* const argv[]) {
        "create a missing --volume file of this size (preallocated) and format it")
       ("extent-bytes", po::value(&cfg.extent_bytes)->value_name("BYTES")->default_value(cfg.extent_bytes),
        "extent size when formatting a new volume")
+      ("cycle-ms", po::value(&cfg.cycle_ms)->value_name("MS")->default_value(cfg.cycle_ms),
+       "cycle length T of each disk's scheduler: every admitted stream gets one IO of T x rate per cycle")
+      ("chunk-bytes", po::value(&cfg.chunk_bytes)->value_name("BYTES")->default_value(cfg.chunk_bytes),
+       "largest non-preemptible command: stream IO is issued in chunks of this size (interactive IO waits at most one)")
+      ("io-depth", po::value(&cfg.io_depth)->value_name("N")->default_value(cfg.io_depth),
+       "chunks in flight per disk (1 or 2)")
       ("catalog-threads", po::value(&cfg.catalog_threads)->value_name("N")->default_value(cfg.catalog_threads),
        "threads (and PostgreSQL connections) of the catalog pool")
       ("log-level", po::value(&cfg.log_level)->value_name("LEVEL")->default_value(cfg.log_level),
@@ -117,6 +123,11 @@ ParsedArgs parse_server_args(int argc, const char* const argv[]) {
       throw ConfigError("--extent-bytes must be a multiple of 4096 and at least 1 MiB");
     }
     if (cfg.max_frame_bytes < 1024) throw ConfigError("--max-frame-bytes must be at least 1024");
+    if (cfg.cycle_ms < 100 || cfg.cycle_ms > 60'000) throw ConfigError("--cycle-ms must be between 100 and 60000");
+    if (cfg.chunk_bytes < 4096 || cfg.chunk_bytes % 4096) {
+      throw ConfigError("--chunk-bytes must be a positive multiple of 4096");
+    }
+    if (cfg.io_depth < 1 || cfg.io_depth > 2) throw ConfigError("--io-depth must be 1 or 2");
   } catch (const ConfigError& e) {
     out.output = std::string("vigild: ") + e.what() + "\n";
     out.exit_code = 2;

@@ -32,6 +32,9 @@ struct ServerConfig {
   std::vector<std::filesystem::path> volumes;  // recovered and reconciled at start
   std::uint64_t volume_create_bytes = 0;       // create missing file volumes of this size
   std::uint64_t extent_bytes = 64ull << 20;
+  std::uint32_t cycle_ms = 1000;               // T of every disk's cycle scheduler
+  std::size_t chunk_bytes = 512 * 1024;        // Semi-preemptible IO chunk
+  std::size_t io_depth = 2;                    // D: chunks in flight per disk
 };
 
 struct ConfigError : std::runtime_error {

@@ -20,6 +20,7 @@
 #include "server/embedded_postgres.hpp"
 #include "server/http_routes.hpp"
 #include "server/http_server.hpp"
+#include "server/disk_io.hpp"
 #include "server/volume_startup.hpp"
 #include "server/wire_server.hpp"
 #include "proto/frame_codec.hpp"
@@ -132,6 +133,13 @@ int run_daemon(const ServerConfig& cfg) {
     volume_configs.push_back({fs::absolute(path), cfg.volume_create_bytes, cfg.extent_bytes});
   }
   auto volumes = bring_up_volumes(volume_configs, conninfo);
+  // From here on each volume's device belongs to its disk's IO thread.
+  std::vector<std::unique_ptr<DiskIoThread>> disks;
+  for (auto& v : volumes) {
+    disks.push_back(std::make_unique<DiskIoThread>(
+        v, DiskIoConfig{.cycle = std::chrono::milliseconds(cfg.cycle_ms), .chunk_bytes = cfg.chunk_bytes,
+                        .depth = cfg.io_depth}));
+  }
 
   CatalogPool catalog(conninfo, cfg.catalog_threads);
   HttpServer http(io, resolve_numeric(cfg.http_address, cfg.http_port, "http-address"),

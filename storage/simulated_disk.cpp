@@ -7,7 +7,7 @@ namespace vigil::storage {
 
 SimulatedDisk::SimulatedDisk(VirtualClock& clock, SimulatedDiskOptions options, std::unique_ptr<TimingModel> timing)
     : clock_(clock), options_(options), timing_(std::move(timing)),
-      durable_(options.size_bytes), cache_(options.size_bytes) {
+      durable_(options.store_data ? options.size_bytes : 0), cache_(options.store_data ? options.size_bytes : 0) {
   info_.name = "sim:memory";
   info_.logical_block_bytes = options.block_bytes;
   info_.size_bytes = options.size_bytes;
@@ -26,7 +26,7 @@ Result<void> SimulatedDisk::enqueue(Command cmd) noexcept {
   if (queue_.size() >= options_.max_in_flight) return errc::unavailable;
   const std::size_t bytes = cmd.kind == IoKind::write ? cmd.write_buf.size() : cmd.read_buf.size();
   const Nanos start = std::max(busy_until_, clock_.now());
-  busy_until_ = start + timing_->service_time(cmd.kind, cmd.offset, bytes);
+  busy_until_ = start + timing_->service_time({cmd.kind, cmd.offset, bytes, cmd.durable, start});
   cmd.complete_at = busy_until_;
   cmd.ordinal = ++submitted_;
   cmd.write_ordinal = cmd.kind == IoKind::write ? ++writes_submitted_ : 0;
@@ -49,17 +49,41 @@ Result<void> SimulatedDisk::submit_flush(IoCallback done) noexcept {
   return enqueue(Command{IoKind::flush, 0, {}, {}, false, std::move(done), {}, 0, 0});
 }
 
+Result<void> SimulatedDisk::submit_seek(std::uint64_t offset, IoCallback done) noexcept {
+  if (offset >= options_.size_bytes) return errc::invalid_argument;
+  return enqueue(Command{IoKind::seek, offset, {}, {}, false, std::move(done), {}, 0, 0});
+}
+
 Result<std::size_t> SimulatedDisk::execute(const Command& cmd) noexcept {
   if (powered_off_) return errc::io_error;
   if (fail_ && fail_->first == cmd.ordinal) return fail_->second;
   if (tear_ && cmd.kind == IoKind::write && tear_->first == cmd.write_ordinal) {
     // Power is lost mid-transfer: a prefix reaches the media, the rest never does.
     const std::size_t k = std::min(tear_->second, cmd.write_buf.size());
-    std::memcpy(durable_.data() + cmd.offset, cmd.write_buf.data(), k);
+    if (options_.store_data) std::memcpy(durable_.data() + cmd.offset, cmd.write_buf.data(), k);
     powered_off_ = true;
     return errc::io_error;
   }
+  if (!options_.store_data) {
+    // Timing-only disk (benchmarks on a 40 GB model): nothing is kept and reads leave the
+    // buffer as it was (touching gigabytes of buffers would cost more than the simulation).
+    switch (cmd.kind) {
+      case IoKind::read:
+        counters_.reads++;
+        counters_.bytes_read += cmd.read_buf.size();
+        return cmd.read_buf.size();
+      case IoKind::write:
+        counters_.writes++;
+        counters_.bytes_written += cmd.write_buf.size();
+        return cmd.write_buf.size();
+      case IoKind::flush: counters_.flushes++; return std::size_t{0};
+      case IoKind::seek: counters_.seeks++; return std::size_t{0};
+    }
+  }
   switch (cmd.kind) {
+    case IoKind::seek:
+      counters_.seeks++;
+      return std::size_t{0};
     case IoKind::read:
       std::memcpy(cmd.read_buf.data(), cache_.data() + cmd.offset, cmd.read_buf.size());
       counters_.reads++;

@@ -16,26 +16,39 @@
 #include <memory>
 #include <optional>
 #include <vector>
+#include <algorithm>
 
 #include "storage/device.hpp"
 
 namespace vigil::storage {
 
-enum class IoKind { read, write, flush };
+enum class IoKind { read, write, flush, seek };
 
-// How long a command occupies the disk. The default is a flat cost plus transfer time.
+// One command as the timing model sees it. START is when the disk begins it (commands run
+// one at a time in submit order), so a model can track the arm and the platter's angle.
+struct TimedCommand {
+  IoKind kind = IoKind::read;
+  std::uint64_t offset = 0;
+  std::size_t bytes = 0;
+  bool durable = false;  // write with FUA / RWF_DSYNC semantics
+  Nanos start{0};
+};
+
+// How long a command occupies the disk. The default is a flat cost plus transfer time; the
+// HDD model (storage/hdd_model.hpp) adds seeks, rotation, zones, caches and buffers.
 class TimingModel {
  public:
   virtual ~TimingModel() = default;
-  virtual Nanos service_time(IoKind kind, std::uint64_t offset, std::size_t bytes) = 0;
+  virtual Nanos service_time(const TimedCommand& cmd) = 0;
 };
 
 class FixedTiming final : public TimingModel {
  public:
   explicit FixedTiming(Nanos per_command = std::chrono::microseconds(100), double bytes_per_ns = 0.2)
       : per_command_(per_command), bytes_per_ns_(bytes_per_ns) {}
-  Nanos service_time(IoKind, std::uint64_t, std::size_t bytes) override {
-    return per_command_ + Nanos(static_cast<std::int64_t>(static_cast<double>(bytes) / bytes_per_ns_));
+  Nanos service_time(const TimedCommand& cmd) override {
+    if (cmd.kind == IoKind::seek) return per_command_;
+    return per_command_ + Nanos(static_cast<std::int64_t>(static_cast<double>(cmd.bytes) / bytes_per_ns_));
   }
 
  private:
@@ -47,6 +60,9 @@ struct SimulatedDiskOptions {
   std::uint64_t size_bytes = 64 << 20;
   std::uint32_t block_bytes = 4096;
   std::size_t max_in_flight = 8;
+  // false: timing only — no memory images (a 40 GB model disk for benchmarks); reads leave
+  // their buffer untouched and crash/snapshot have nothing to keep.
+  bool store_data = true;
 };
 
 class SimulatedDisk final : public Device {
@@ -54,11 +70,20 @@ class SimulatedDisk final : public Device {
   SimulatedDisk(VirtualClock& clock, SimulatedDiskOptions options = {},
                 std::unique_ptr<TimingModel> timing = std::make_unique<FixedTiming>());
 
+  TimingModel& timing() noexcept { return *timing_; }
+  VirtualClock& clock() noexcept { return clock_; }
+  // When the disk finishes everything queued so far (>= now).
+  Nanos busy_until() const noexcept { return std::max(busy_until_, clock_.now()); }
+
   const DeviceInfo& info() const noexcept override { return info_; }
   Result<void> submit_read(std::uint64_t offset, std::span<std::byte> buf, IoCallback done) noexcept override;
   Result<void> submit_write(std::uint64_t offset, std::span<const std::byte> buf, bool durable,
                             IoCallback done) noexcept override;
   Result<void> submit_flush(IoCallback done) noexcept override;
+  // A SCSI-style SEEK: moves the arm to OFFSET's cylinder, transfers nothing. Not part of the
+  // Device seam (real devices have no such command); the Semi-preemptible IO executor uses it
+  // to split long seeks on the simulated hard disk.
+  Result<void> submit_seek(std::uint64_t offset, IoCallback done) noexcept;
   std::size_t poll(std::size_t min_complete) noexcept override;
   std::size_t in_flight() const noexcept override { return queue_.size(); }
   std::size_t max_in_flight() const noexcept override { return options_.max_in_flight; }
@@ -83,7 +108,7 @@ class SimulatedDisk final : public Device {
   void restore(const std::vector<std::byte>& image);  // also drops the cache, like crash()
 
   struct Counters {
-    std::uint64_t commands = 0, reads = 0, writes = 0, flushes = 0, bytes_written = 0, bytes_read = 0;
+    std::uint64_t commands = 0, reads = 0, writes = 0, flushes = 0, seeks = 0, bytes_written = 0, bytes_read = 0;
   };
   const Counters& counters() const noexcept { return counters_; }
 

@@ -56,6 +56,11 @@ TEST_CASE("vigild creates its volume and recovers crash leftovers on the next st
     test::VigildProcess d(data, args);
     REQUIRE(d.wait_ready());
     CHECK_THAT(d.output(), ContainsSubstring("volume formatted"));
+    CHECK_THAT(d.output(), ContainsSubstring("disk IO thread started"));
+    // The volume is vigild's while it runs: fsck refuses to work on it.
+    auto fsck = test::run_to_exit(VIGIL_CLI_PATH, {"fsck", volume.string()}, dir.path() / "fsck.log");
+    CHECK(fsck.status == 3);
+    CHECK_THAT(fsck.output, ContainsSubstring("is vigild running"));
     pqxx::connection conn(catalog_of(data));
     pqxx::work tx(conn);
     CHECK(tx.exec1("SELECT count(*) FROM volumes")[0].as<int>() == 1);

@@ -1,0 +1,11 @@
+#pragma once
+// The benchmarks `vigil bench NAME` knows (bench/registry.cpp lists them with a summary).
+#include "bench/bench.hpp"
+
+namespace vigil::bench {
+
+BenchReport store_bench(const BenchOptions& options);        // bench/store_bench.cpp
+BenchReport preempt_bench(const BenchOptions& options);      // bench/preempt_bench.cpp
+BenchReport interactive_bench(const BenchOptions& options);  // bench/interactive_bench.cpp
+
+}  // namespace vigil::bench

@@ -1,0 +1,505 @@
+#include "storage/cycle_scheduler.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "storage/hdd_model.hpp"
+#include "storage/simulated_disk.hpp"
+
+namespace vigil::storage {
+
+const char* io_class_name(IoClass c) noexcept {
+  switch (c) {
+    case IoClass::real_time: return "real_time";
+    case IoClass::interactive: return "interactive";
+    case IoClass::best_effort: return "best_effort";
+    case IoClass::background: return "background";
+  }
+  return "unknown";
+}
+
+const char* miss_cause_name(MissCause c) noexcept {
+  switch (c) {
+    case MissCause::overload: return "overload";
+    case MissCause::interactive: return "interactive";
+    case MissCause::slow_io: return "slow_io";
+    case MissCause::device_error: return "device_error";
+  }
+  return "unknown";
+}
+
+struct CycleScheduler::Job {
+  IoClass cls = IoClass::real_time;
+  std::uint64_t stream = 0;
+  CycleStream* owner = nullptr;
+  std::uint64_t cycle = 0;
+  bool first_io = false;  // a new stream's first IO (head of the queue)
+  bool write = false;
+  std::vector<IoPiece> pieces;
+  std::size_t piece = 0;
+  std::uint64_t pos = 0;        // bytes of pieces[piece] already issued
+  std::uint64_t remaining = 0;  // bytes not yet issued
+  std::uint64_t bytes = 0;
+  std::uint32_t in_flight = 0;
+  std::vector<std::uint64_t> subseeks;  // planned sub-seek targets (simulated HDD)
+  bool planned = false, jit_done = false;
+  bool failed = false, missed = false, started = false;
+  boost::system::error_code error;
+  Nanos arrival{0}, started_at{0};
+  IoRequest request;
+
+  bool issued_all() const noexcept { return remaining == 0 && subseeks.empty(); }
+  bool done() const noexcept { return issued_all() && in_flight == 0; }
+  std::uint64_t next_offset() const noexcept {
+    return piece < pieces.size() ? pieces[piece].offset + pos : 0;
+  }
+};
+
+struct CycleScheduler::Arrival {
+  enum class Kind { add, remove, request } kind = Kind::request;
+  std::uint64_t id = 0;
+  CycleStream* stream = nullptr;
+  IoRequest request{};
+};
+
+CycleScheduler::CycleScheduler(Device& device, Clock& clock, const ServiceModel& model, SchedulerConfig config,
+                               VirtualClock* vclock, Mechanics mechanics)
+    : device_(device), clock_(clock), model_(model), config_(config), vclock_(vclock), mech_(mechanics) {
+  config_.depth = std::clamp<std::size_t>(config_.depth, 1, device_.max_in_flight());
+  const std::size_t block = device_.info().logical_block_bytes;
+  config_.chunk_bytes = std::max(block, config_.chunk_bytes / block * block);
+  last_completion_ = clock_.now();
+}
+
+CycleScheduler::~CycleScheduler() {
+  // Commands in flight reference jobs: let them finish before the jobs go away.
+  while (in_flight_ > 0) device_.poll(1);
+}
+
+// --- control plane (any thread) ---
+
+void CycleScheduler::add_stream(std::uint64_t id, CycleStream& stream, std::optional<Nanos> arrival) {
+  auto a = std::make_unique<Arrival>(Arrival{Arrival::Kind::add, id, &stream, {}});
+  {
+    std::lock_guard lock(inbox_mu_);
+    const Nanos at = arrival.value_or(clock_.now());
+    inbox_.emplace(at, std::move(a));
+    next_arrival_ = inbox_.begin()->first.count();
+  }
+  inbox_cv_.notify_one();
+}
+
+void CycleScheduler::remove_stream(std::uint64_t id) {
+  auto a = std::make_unique<Arrival>(Arrival{Arrival::Kind::remove, id, nullptr, {}});
+  {
+    std::lock_guard lock(inbox_mu_);
+    inbox_.emplace(clock_.now(), std::move(a));
+    next_arrival_ = inbox_.begin()->first.count();
+  }
+  inbox_cv_.notify_one();
+}
+
+void CycleScheduler::submit(IoRequest request, std::optional<Nanos> arrival) {
+  auto a = std::make_unique<Arrival>(Arrival{Arrival::Kind::request, 0, nullptr, std::move(request)});
+  {
+    std::lock_guard lock(inbox_mu_);
+    const Nanos at = arrival.value_or(clock_.now());
+    inbox_.emplace(at, std::move(a));
+    next_arrival_ = inbox_.begin()->first.count();
+  }
+  inbox_cv_.notify_one();
+}
+
+// --- IO thread ---
+
+CycleScheduler::Job* CycleScheduler::make_job(IoClass cls) {
+  auto owned = std::make_unique<Job>();
+  Job* j = owned.get();
+  j->cls = cls;
+  jobs_.emplace(j, std::move(owned));
+  return j;
+}
+
+std::deque<CycleScheduler::Job*>& CycleScheduler::queue_of(const Job& j) {
+  switch (j.cls) {
+    case IoClass::real_time: return j.first_io ? head_ : rt_;
+    case IoClass::interactive: return interactive_;
+    case IoClass::best_effort: return best_effort_;
+    case IoClass::background: return background_;
+  }
+  return rt_;
+}
+
+void CycleScheduler::admit_arrivals() {
+  if (clock_.now().count() < next_arrival_.load(std::memory_order_acquire)) return;
+  std::vector<std::pair<Nanos, std::unique_ptr<Arrival>>> due;
+  {
+    std::lock_guard lock(inbox_mu_);
+    const Nanos now = clock_.now();
+    while (!inbox_.empty() && inbox_.begin()->first <= now) {
+      due.emplace_back(inbox_.begin()->first, std::move(inbox_.begin()->second));
+      inbox_.erase(inbox_.begin());
+    }
+    next_arrival_ = inbox_.empty() ? std::numeric_limits<Nanos::rep>::max() : inbox_.begin()->first.count();
+  }
+  for (auto& [at, a] : due) {
+    switch (a->kind) {
+      case Arrival::Kind::add: {
+        streams_[a->id] = a->stream;
+        joined_[a->id] = cycle_;  // its first IO counts as this cycle's
+        StreamIo io = a->stream->prepare(cycle_);
+        if (io.pieces.empty()) break;  // nothing to read or write yet: it joins the next cycle
+        Job* j = make_job(IoClass::real_time);
+        j->stream = a->id;
+        j->owner = a->stream;
+        j->cycle = cycle_;
+        j->first_io = true;
+        j->write = io.write;
+        j->bytes = j->remaining = io.bytes();
+        j->pieces = std::move(io.pieces);
+        j->arrival = at;
+        head_.push_back(j);
+        ++rt_open_;
+        break;
+      }
+      case Arrival::Kind::remove:
+        streams_.erase(a->id);
+        joined_.erase(a->id);
+        break;
+      case Arrival::Kind::request: {
+        IoRequest& r = a->request;
+        if (r.buf.empty() || r.buf.size() % device_.info().logical_block_bytes) {
+          if (r.done) r.done(IoOutcome{errc::invalid_argument, at, at, clock_.now()});
+          break;
+        }
+        Job* j = make_job(r.cls == IoClass::real_time ? IoClass::interactive : r.cls);
+        j->write = r.write;
+        j->bytes = j->remaining = r.buf.size();
+        j->pieces = {{r.offset, r.buf}};
+        j->arrival = at;
+        j->request = std::move(r);
+        queue_of(*j).push_back(j);
+        break;
+      }
+    }
+  }
+}
+
+Nanos CycleScheduler::predict_job(const Job& j) const {
+  if (j.remaining == 0) return Nanos(0);
+  const Nanos full = model_.predict(j.write, j.next_offset(), j.remaining);
+  if (positioned_ != &j) return full;
+  return full - model_.predict(j.write, j.next_offset(), 0);  // the head is there: transfer only
+}
+
+Nanos CycleScheduler::predicted_remaining_rt() const {
+  Nanos sum{0};
+  for (const Job* j : head_) sum += predict_job(*j);
+  for (const Job* j : rt_) sum += predict_job(*j);
+  return sum;
+}
+
+bool CycleScheduler::slack_test(const Job& request) const {
+  if (rt_open_ == 0) return true;  // no stream work left in this cycle to endanger
+  const Nanos left = deadline_ - clock_.now();
+  return predicted_remaining_rt() + predict_job(request) <= left;
+}
+
+CycleScheduler::Job* CycleScheduler::pick() {
+  if (current_ && !current_->issued_all()) {
+    // The npIO baseline: an IO's commands run back to back, nothing preempts them.
+    if (!config_.preemptible) return current_;
+    // Interactive and best-effort IOs are short and already admitted by the slack test.
+    if (current_->cls == IoClass::interactive || current_->cls == IoClass::best_effort) return current_;
+  }
+  if (!head_.empty()) return head_.front();
+  if (!interactive_.empty() && slack_test(*interactive_.front())) return interactive_.front();
+  if (!rt_.empty()) return rt_.front();
+  const Nanos now = clock_.now();
+  const Nanos be_share = Nanos(static_cast<std::int64_t>((1.0 - config_.r_rt) * static_cast<double>(config_.cycle.count())));
+  if (!best_effort_.empty() && interactive_used_ + be_used_ < be_share && slack_test(*best_effort_.front())) {
+    return best_effort_.front();
+  }
+  if (!background_.empty() && rt_open_ == 0 && bg_used_ < config_.background_budget) {
+    // Background goes chunk by chunk, each only if predicted to end inside this cycle: it
+    // uses slack and never causes a miss.
+    const Job& b = *background_.front();
+    const std::uint64_t chunk = std::min<std::uint64_t>(config_.chunk_bytes, b.remaining);
+    const Nanos t = model_.predict(b.write, b.next_offset(), chunk);
+    if (now + t <= deadline_) return background_.front();
+  }
+  return nullptr;
+}
+
+bool CycleScheduler::issue(Job& j) {
+  if (!j.started) {
+    j.started = true;
+    j.started_at = clock_.now();
+  }
+  if (mech_.model && positioned_ != &j && j.remaining > 0 && in_flight_ == 0) {
+    if (!j.planned) {
+      // Seek splitting (thesis §4.2.3): a seek longer than the maximum sub-seek distance is
+      // done as equal sub-seeks with a preemption point between them.
+      j.planned = true;
+      const auto from = static_cast<std::int64_t>(mech_.model->head_cylinder());
+      const auto to = static_cast<std::int64_t>(mech_.model->cylinder_of(j.next_offset()));
+      const std::uint64_t dist = static_cast<std::uint64_t>(std::llabs(to - from));
+      if (mech_.max_subseek_cylinders && mech_.disk && dist > mech_.max_subseek_cylinders) {
+        const std::uint64_t n = (dist + mech_.max_subseek_cylinders - 1) / mech_.max_subseek_cylinders;
+        for (std::uint64_t k = 1; k < n; ++k) {
+          const auto cyl = from + (to - from) * static_cast<std::int64_t>(k) / static_cast<std::int64_t>(n);
+          j.subseeks.push_back(mech_.model->offset_of_cylinder(static_cast<std::uint32_t>(cyl)));
+        }
+      }
+    }
+    if (!j.subseeks.empty()) {
+      submit_command(j, /*seek=*/true);
+      return true;
+    }
+    if (mech_.jit_seek && !j.jit_done) {
+      // JIT-seek (thesis §4.2.2): start the command so the head arrives just before the data,
+      // waiting out the rotational delay (less a safety offset) in a preemptible idle wait.
+      const Nanos now = clock_.now();
+      const Nanos delay = mech_.model->predicted_rotational_delay(j.next_offset(), now) - mech_.jit_offset;
+      if (delay > Nanos(0) && !wait_idle(now + delay)) return false;  // something arrived: re-pick
+      j.jit_done = true;
+    }
+  }
+  submit_command(j, /*seek=*/false);
+  return true;
+}
+
+void CycleScheduler::submit_command(Job& j, bool seek) {
+  const Nanos now = clock_.now();
+  if (in_flight_ == 0 && now > last_completion_) meter_.idle(now - last_completion_);
+  CommandTrace t{j.cls, j.write, seek, false, 0, 0, now, now};
+  Result<void> submitted;
+  if (seek) {
+    t.offset = j.subseeks.front();
+    j.subseeks.erase(j.subseeks.begin());
+    submitted = mech_.disk->submit_seek(t.offset, [this, &j, t](Result<std::size_t> r) { complete(j, t, r); });
+    positioned_ = nullptr;
+  } else {
+    IoPiece& p = j.pieces[j.piece];
+    const std::size_t size = static_cast<std::size_t>(std::min<std::uint64_t>(config_.chunk_bytes, p.buf.size() - j.pos));
+    const bool last = j.remaining == size;
+    t.offset = p.offset + j.pos;
+    t.bytes = size;
+    t.durable = j.write && last && config_.durable_last_write_chunk;
+    auto buf = p.buf.subspan(static_cast<std::size_t>(j.pos), size);
+    auto done = [this, &j, t](Result<std::size_t> r) { complete(j, t, r); };
+    // The last chunk of a write is durable so the device's write-back cannot pile up behind a
+    // later interactive read (thesis §4.2.1, the write case).
+    submitted = j.write ? device_.submit_write(t.offset, buf, t.durable, std::move(done))
+                        : device_.submit_read(t.offset, buf, std::move(done));
+    j.pos += size;
+    j.remaining -= size;
+    if (j.pos == p.buf.size()) {
+      ++j.piece;
+      j.pos = 0;
+    }
+    positioned_ = &j;
+    head_offset_ = t.offset + size;
+    j.jit_done = false;
+  }
+  current_ = &j;
+  ++j.in_flight;
+  ++in_flight_;
+  ++totals_.commands;
+  if (j.issued_all()) {
+    auto& q = queue_of(j);
+    q.erase(std::find(q.begin(), q.end(), &j));
+  }
+  if (!submitted) complete(j, t, submitted.error());  // refused by the device: an IO error for this job
+}
+
+void CycleScheduler::complete(Job& j, CommandTrace t, Result<std::size_t> r) {
+  const Nanos now = clock_.now();
+  // Commands run one at a time in order: this one occupied the device from when the previous
+  // one completed (or from its issue, if the device was idle) until now.
+  const Nanos duration = now - std::max(t.issued, last_completion_);
+  meter_.command(duration);
+  report_.busy += duration;
+  last_completion_ = now;
+  --in_flight_;
+  --j.in_flight;
+  if (!r) {
+    j.failed = true;
+    j.error = r.error();
+  }
+  if (j.cls == IoClass::background) {
+    bg_used_ += duration;
+    ++report_.background_chunks;
+    ++totals_.background_chunks;
+  } else if (j.cls == IoClass::interactive) {
+    interactive_used_ += duration;
+  } else if (j.cls == IoClass::best_effort) {
+    be_used_ += duration;
+  }
+  if (on_command) {
+    t.completed = now;
+    on_command(t);
+  }
+  if (j.done()) finish_job(j);
+}
+
+void CycleScheduler::finish_job(Job& j) {
+  const Nanos now = clock_.now();
+  Result<void> result;
+  if (j.failed) result = j.error;
+  if (j.cls == IoClass::real_time) {
+    --rt_open_;
+    ++totals_.stream_ios;
+    totals_.stream_bytes += j.bytes;
+    if (j.cycle == cycle_ && !j.first_io) {
+      ++report_.stream_ios;
+      report_.rt_done = std::max(report_.rt_done, now - cycle_start_);
+    }
+    if (j.first_io) start_latency_[j.stream] = now - j.arrival;
+    if (j.failed && !j.missed) {
+      j.missed = true;
+      record_miss({j.cycle, j.stream, MissCause::device_error});
+    }
+    j.owner->finished(j.cycle, result);
+  } else {
+    totals_.other_bytes += j.bytes;
+    IoOutcome out{result, j.arrival, j.started_at, now};
+    if (j.cls == IoClass::interactive) {
+      ++report_.interactive;
+      ++totals_.interactive;
+      report_.interactive_wait_max = std::max(report_.interactive_wait_max, out.waiting());
+      report_.interactive_response_max = std::max(report_.interactive_response_max, out.response());
+    } else if (j.cls == IoClass::best_effort) {
+      ++report_.best_effort;
+      ++totals_.best_effort;
+    }
+    if (j.request.done) j.request.done(out);
+  }
+  if (current_ == &j) current_ = nullptr;
+  if (positioned_ == &j) positioned_ = nullptr;
+  jobs_.erase(&j);
+}
+
+bool CycleScheduler::wait_idle(Nanos until) {
+  const Nanos now = clock_.now();
+  if (until <= now) return true;
+  if (vclock_) {
+    Nanos next = until;
+    {
+      std::lock_guard lock(inbox_mu_);
+      if (!inbox_.empty()) next = std::min(next, inbox_.begin()->first);
+    }
+    vclock_->advance_to(next);
+    return next >= until;
+  }
+  // Real time: sleep on the inbox, so a request ends the wait at once.
+  std::unique_lock lock(inbox_mu_);
+  const auto tp = std::chrono::steady_clock::time_point(std::chrono::duration_cast<std::chrono::steady_clock::duration>(until));
+  const bool woke = inbox_cv_.wait_until(lock, tp, [&] { return !inbox_.empty() || stopping_.load(); });
+  return !woke;
+}
+
+CycleReport CycleScheduler::run_cycle() {
+  ++cycle_;
+  cycle_start_ = clock_.now();
+  deadline_ = cycle_start_ + config_.cycle;
+  report_ = CycleReport{};
+  report_.cycle = cycle_;
+  report_.start = cycle_start_;
+  be_used_ = interactive_used_ = bg_used_ = Nanos(0);
+  admit_arrivals();
+
+  // This cycle's stream IOs, one per stream, in one ascending sweep from the head (C-LOOK).
+  // IOs carried over from a missed cycle stay in front.
+  std::vector<Job*> fresh;
+  for (auto& [id, s] : streams_) {
+    if (joined_[id] == cycle_) continue;  // added at this cycle's start: its first IO is this cycle's
+    StreamIo io = s->prepare(cycle_);
+    if (io.pieces.empty()) {
+      ++report_.skipped;
+      continue;
+    }
+    Job* j = make_job(IoClass::real_time);
+    j->stream = id;
+    j->owner = s;
+    j->cycle = cycle_;
+    j->write = io.write;
+    j->bytes = j->remaining = io.bytes();
+    j->pieces = std::move(io.pieces);
+    j->arrival = cycle_start_;
+    fresh.push_back(j);
+    ++rt_open_;
+  }
+  const std::uint64_t from = head_offset_;
+  std::sort(fresh.begin(), fresh.end(), [from](const Job* a, const Job* b) {
+    const auto ka = std::pair{a->next_offset() < from, a->next_offset()};
+    const auto kb = std::pair{b->next_offset() < from, b->next_offset()};
+    return ka < kb;
+  });
+  rt_.insert(rt_.end(), fresh.begin(), fresh.end());
+  report_.predicted_rt = predicted_remaining_rt();
+
+  while (true) {
+    admit_arrivals();
+    if (clock_.now() >= deadline_ || (stopping_.load() && in_flight_ == 0)) break;
+    if (in_flight_ < config_.depth) {
+      if (Job* j = pick()) {
+        if (current_ && current_ != j && current_->cls == IoClass::real_time && current_->started &&
+            !current_->issued_all()) {
+          ++report_.preemptions;  // a stream IO gives way at a chunk boundary
+          ++totals_.preemptions;
+        }
+        issue(*j);
+        continue;
+      }
+    }
+    if (in_flight_ > 0) {
+      device_.poll(1);
+      continue;
+    }
+    wait_idle(deadline_);
+  }
+  end_cycle();
+  return report_;
+}
+
+void CycleScheduler::record_miss(const DeadlineMiss& m) {
+  misses_.push_back(m);
+  if (misses_.size() > kMissHistory) misses_.pop_front();
+  ++report_.misses;
+  ++totals_.misses;
+}
+
+void CycleScheduler::end_cycle() {
+  const Nanos T = config_.cycle;
+  const Nanos share = Nanos(static_cast<std::int64_t>((1.0 - config_.r_rt) * static_cast<double>(T.count())));
+  for (auto& [ptr, owned] : jobs_) {
+    Job& j = *owned;
+    if (j.cls != IoClass::real_time || j.first_io || j.missed || j.cycle > cycle_) continue;
+    // Still open at the cycle's end: a deadline miss, never silent. Why: more stream work was
+    // queued than a cycle holds, interactive work took more than its share, or the device was
+    // slower than predicted.
+    j.missed = true;
+    MissCause cause = j.failed                                     ? MissCause::device_error
+                      : report_.predicted_rt > T                   ? MissCause::overload
+                      : interactive_used_ + be_used_ > share       ? MissCause::interactive
+                                                                   : MissCause::slow_io;
+    record_miss({j.cycle, j.stream, cause});
+  }
+  if (report_.misses) report_.rt_done = std::max(report_.rt_done, clock_.now() - cycle_start_);
+  report_.slack = T - report_.rt_done;
+  report_.utilisation = static_cast<double>(report_.busy.count()) / static_cast<double>(T.count());
+  ++totals_.cycles;
+  if (on_cycle) on_cycle(report_);
+}
+
+void CycleScheduler::run(std::stop_token stop) {
+  std::stop_callback wake(stop, [this] {
+    std::lock_guard lock(inbox_mu_);
+    stopping_ = true;
+    inbox_cv_.notify_all();
+  });
+  while (!stop.stop_requested()) run_cycle();
+}
+
+}  // namespace vigil::storage

@@ -1,0 +1,320 @@
+#include "storage/hdd_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace vigil::storage {
+namespace {
+
+using namespace std::chrono_literals;
+
+Nanos from_us(double us) { return Nanos(static_cast<std::int64_t>(std::llround(us * 1000.0))); }
+double to_s(Nanos t) { return static_cast<double>(t.count()) / 1e9; }
+Nanos from_s(double s) { return Nanos(static_cast<std::int64_t>(std::llround(s * 1e9))); }
+
+// Zones from cylinder ranges [first, last] and track sizes, outer zone first.
+std::vector<HddZone> zones_from_ranges(std::initializer_list<std::array<std::uint32_t, 3>> rows) {
+  std::vector<HddZone> out;
+  for (const auto& r : rows) out.push_back({r[1] - r[0] + 1, r[2]});
+  return out;
+}
+
+// Equal-width zones with track sizes falling linearly from OUTER to INNER sectors.
+std::vector<HddZone> linear_zones(std::uint32_t zones, std::uint32_t cylinders, std::uint32_t outer, std::uint32_t inner) {
+  std::vector<HddZone> out;
+  for (std::uint32_t z = 0; z < zones; ++z) {
+    const double f = zones == 1 ? 0 : static_cast<double>(z) / (zones - 1);
+    out.push_back({cylinders / zones, static_cast<std::uint32_t>(std::lround(outer + (static_cast<double>(inner) - outer) * f))});
+  }
+  return out;
+}
+
+}  // namespace
+
+HddGeometry hdd_preset(std::string_view name) {
+  HddGeometry g;
+  g.name = std::string(name);
+  if (name == "st318437lw") {
+    // Seagate Cheetah 36ES, 18.4 GB, 7,200 rpm: the disk of thesis chapter 4. Zones: Table 3.3.
+    // T_rot: Table 3.1. Head switch ≈ H (~650 µs), cylinder switch ≈ γ(1) (~980 µs), Table 3.3.
+    // Seek curve: fitted to §4.1.1's points (10,000 cylinders ≈ 9 ms, 20,000 ≈ 14 ms) and
+    // γ(1) ≈ 0.98 ms; full stroke ≈ 18.9 ms. Cache 16 × 204 blocks (§8.4 digest); write
+    // buffer one segment; 100 µs overhead and 80 MB/s bus are assumed.
+    g.heads = 2;
+    g.zones = zones_from_ranges({{0, 4553, 750}, {4554, 6582, 687}, {6583, 8247, 678}, {8248, 11554, 666},
+                                 {11555, 14597, 625}, {14598, 17370, 600}, {17371, 19908, 583},
+                                 {19909, 22226, 550}, {22227, 26338, 500}, {26339, 28170, 458},
+                                 {28171, 29850, 437}});
+    g.rotation = from_us(8305.83);
+    g.head_switch = 650us;
+    g.cylinder_switch = 980us;
+    g.seek = {.settle = from_us(888), .sqrt_us = 91.9, .knee = 2000, .linear_base_us = 4000, .linear_us = 0.5};
+    g.command_overhead = 100us;
+    g.bus_bytes_per_s = 80e6;
+    g.cache_segments = 16;
+    g.cache_segment_sectors = 204;
+    g.write_buffer_sectors = 204;
+  } else if (name == "st39102lw") {
+    // Seagate Cheetah 9LP, 9.1 GB, 10,000 rpm, 12 heads. Zones: Table 3.2. T_rot: Table 3.1.
+    // Switches: Table 3.4 skews (≈755–840 µs per head, ≈1062 µs per cylinder). Seek: γ(1) ≈ 1.1 ms
+    // and "max seek < 2 × T_rot" (11.5 ms full stroke, assumed shape). Cache 3 × 561 blocks.
+    g.heads = 12;
+    g.zones = zones_from_ranges({{0, 847, 254}, {848, 1644, 245}, {1645, 2393, 238}, {2394, 3097, 227},
+                                 {3098, 3758, 217}, {3759, 4380, 209}, {4381, 4965, 201}, {4966, 5515, 189},
+                                 {5516, 6031, 181}, {6032, 6517, 174}, {6518, 6961, 167}});
+    g.rotation = from_us(5972.56);
+    g.head_switch = 800us;
+    g.cylinder_switch = 1062us;
+    g.seek = {.settle = from_us(978), .sqrt_us = 129.7, .knee = 1500, .linear_base_us = 4490, .linear_us = 1.007};
+    g.command_overhead = 100us;
+    g.bus_bytes_per_s = 80e6;
+    g.cache_segments = 3;
+    g.cache_segment_sectors = 561;
+    g.write_buffer_sectors = 561;
+  } else if (name == "wd400bb") {
+    // WD400BB-like IDE disk, 40 GB, 7,200 rpm (thesis §3.4.11: 31 MB/s outer, 21 MB/s inner).
+    // Assumed: 2 heads, 10 equal zones from 571 to 387 sectors per track (giving 31 → 21 MB/s
+    // with the switch times), 2 ms track-to-track and 21 ms full-stroke seeks, 300 µs command
+    // overhead (IDE), 100 MB/s bus (ATA/100), 2 MB cache as 8 × 512-sector segments.
+    g.heads = 2;
+    g.zones = linear_zones(10, 81550, 571, 387);
+    g.rotation = from_us(8333.33);
+    g.head_switch = 1000us;
+    g.cylinder_switch = 1200us;
+    g.seek = {.settle = from_us(1939), .sqrt_us = 60.6, .knee = 10000, .linear_base_us = 6183, .linear_us = 0.1817};
+    g.command_overhead = 300us;
+    g.bus_bytes_per_s = 100e6;
+    g.cache_segments = 8;
+    g.cache_segment_sectors = 512;
+    g.write_buffer_sectors = 2048;
+  } else if (name == "hp_c2247") {
+    // HP C2247 (seed 001, Table 4.1 and Appendix A): 5,400 rpm, 13 surfaces, zones of Table A.2
+    // (spare and reserved tracks not modelled, so capacity is ~2 % above 2,054,864 sectors),
+    // skews of zone 1 as switch times (14 and 32 sectors of 96), seek curve of Table A.3
+    // (3.81 + 0.33·√D ms up to 300 cylinders, 7.75 + 0.0059·D beyond), 256 KB cache.
+    g.heads = 13;
+    g.zones = zones_from_ranges({{0, 558, 96}, {559, 760, 92}, {761, 901, 88}, {902, 1051, 84}, {1052, 1193, 80},
+                                 {1194, 1519, 72}, {1520, 1793, 64}, {1794, 2050, 56}});
+    g.rotation = from_us(11111.1);
+    g.head_switch = from_us(11111.1 * 14 / 96);
+    g.cylinder_switch = from_us(11111.1 * 32 / 96);
+    g.seek = {.settle = from_us(3810), .sqrt_us = 330, .knee = 300, .linear_base_us = 7750, .linear_us = 5.9};
+    g.command_overhead = from_us(700);
+    g.bus_bytes_per_s = 10e6;
+    g.cache_segments = 2;
+    g.cache_segment_sectors = 256;
+    g.write_buffer_sectors = 256;
+  } else {
+    throw std::invalid_argument("unknown disk preset '" + std::string(name) +
+                                "' (st318437lw, st39102lw, wd400bb, hp_c2247)");
+  }
+  return g;
+}
+
+std::vector<std::string> hdd_preset_names() { return {"hp_c2247", "st318437lw", "st39102lw", "wd400bb"}; }
+
+HddModel::HddModel(HddGeometry geometry) : g_(std::move(geometry)), rng_(g_.seed) {
+  if (g_.zones.empty() || g_.heads == 0) throw std::invalid_argument("HddModel: no zones");
+  std::uint64_t sector = 0;
+  std::uint32_t cyl = 0;
+  for (const auto& z : g_.zones) {
+    zone_first_sector_.push_back(sector);
+    zone_first_cylinder_.push_back(cyl);
+    sector += static_cast<std::uint64_t>(z.cylinders) * g_.heads * z.sectors_per_track;
+    cyl += z.cylinders;
+  }
+  total_sectors_ = sector;
+}
+
+std::uint64_t HddModel::capacity_bytes() const noexcept { return total_sectors_ * g_.sector_bytes; }
+
+std::uint32_t HddModel::cylinders() const noexcept { return zone_first_cylinder_.back() + g_.zones.back().cylinders; }
+
+HddModel::Place HddModel::locate(std::uint64_t offset) const noexcept {
+  const std::uint64_t sector = std::min(offset / g_.sector_bytes, total_sectors_ - 1);
+  const auto it = std::upper_bound(zone_first_sector_.begin(), zone_first_sector_.end(), sector);
+  const std::size_t z = static_cast<std::size_t>(it - zone_first_sector_.begin()) - 1;
+  const std::uint32_t spt = g_.zones[z].sectors_per_track;
+  const std::uint64_t rel = sector - zone_first_sector_[z];
+  const std::uint64_t per_cyl = static_cast<std::uint64_t>(spt) * g_.heads;
+  const auto cyl = static_cast<std::uint32_t>(zone_first_cylinder_[z] + rel / per_cyl);
+  const std::uint64_t in_cyl = rel % per_cyl;
+  return {cyl, static_cast<std::uint32_t>(in_cyl / spt), static_cast<std::uint32_t>(in_cyl % spt), spt, z};
+}
+
+std::uint32_t HddModel::cylinder_of(std::uint64_t offset) const noexcept { return locate(offset).cylinder; }
+
+std::uint64_t HddModel::offset_of_cylinder(std::uint32_t cylinder) const noexcept {
+  cylinder = std::min(cylinder, cylinders() - 1);
+  const auto it = std::upper_bound(zone_first_cylinder_.begin(), zone_first_cylinder_.end(), cylinder);
+  const std::size_t z = static_cast<std::size_t>(it - zone_first_cylinder_.begin()) - 1;
+  const std::uint64_t per_cyl = static_cast<std::uint64_t>(g_.zones[z].sectors_per_track) * g_.heads;
+  return (zone_first_sector_[z] + (cylinder - zone_first_cylinder_[z]) * per_cyl) * g_.sector_bytes;
+}
+
+std::uint32_t HddModel::head_cylinder() const noexcept { return head_cyl_; }
+
+Nanos HddModel::seek_time(std::uint32_t d) const noexcept {
+  if (d == 0) return Nanos(0);
+  if (d < g_.seek.knee) return g_.seek.settle + from_us(g_.seek.sqrt_us * std::sqrt(static_cast<double>(d)));
+  return from_us(g_.seek.linear_base_us + g_.seek.linear_us * d);
+}
+
+double HddModel::angle_at(Nanos t) const noexcept {
+  return static_cast<double>(t.count() % g_.rotation.count()) / static_cast<double>(g_.rotation.count());
+}
+
+// Each track starts where the head is when the switch onto it ends, so a sequential transfer
+// crosses a track boundary losing only the switch time (track and cylinder skew).
+double HddModel::sector_angle(const Place& p) const noexcept {
+  const double cyl = p.cylinder, tracks_before = static_cast<double>(p.cylinder) * g_.heads + p.head;
+  const double skew_ns = cyl * static_cast<double>(g_.cylinder_switch.count()) +
+                         (tracks_before - cyl) * static_cast<double>(g_.head_switch.count());
+  const double a = skew_ns / static_cast<double>(g_.rotation.count()) + static_cast<double>(p.sector) / p.sectors_per_track;
+  return a - std::floor(a);
+}
+
+Nanos HddModel::rotate_to(const Place& p, Nanos at) const noexcept {
+  double d = sector_angle(p) - angle_at(at);
+  if (d < 0) d += 1;
+  return Nanos(static_cast<std::int64_t>(d * static_cast<double>(g_.rotation.count())));
+}
+
+Nanos HddModel::media_transfer(std::uint64_t offset, std::size_t bytes) const noexcept {
+  // Track by track: a full track is one rotation, a partial one its share; between tracks a
+  // head or cylinder switch.
+  Nanos t{0};
+  std::uint64_t sector = offset / g_.sector_bytes;
+  std::uint64_t left = (bytes + g_.sector_bytes - 1) / g_.sector_bytes;
+  bool first = true;
+  while (left > 0) {
+    const Place p = locate(sector * g_.sector_bytes);
+    if (!first) t += p.head == 0 ? g_.cylinder_switch : g_.head_switch;
+    first = false;
+    const std::uint64_t here = std::min<std::uint64_t>(left, p.sectors_per_track - p.sector);
+    t += Nanos(static_cast<std::int64_t>(static_cast<double>(g_.rotation.count()) * static_cast<double>(here) /
+                                         p.sectors_per_track));
+    left -= here;
+    sector += here;
+    if (sector >= total_sectors_) break;
+  }
+  return t;
+}
+
+double HddModel::media_rate(std::uint64_t offset) const noexcept {
+  const Place p = locate(offset);
+  const double avg_switch = (static_cast<double>(g_.heads - 1) * to_s(g_.head_switch) + to_s(g_.cylinder_switch)) / g_.heads;
+  return static_cast<double>(p.sectors_per_track) * g_.sector_bytes / (to_s(g_.rotation) + avg_switch);
+}
+
+Nanos HddModel::predicted_rotational_delay(std::uint64_t offset, Nanos start) const noexcept {
+  const Place p = locate(offset);
+  const Nanos arrive = start + g_.command_overhead +
+                       seek_time(static_cast<std::uint32_t>(std::abs(static_cast<std::int64_t>(p.cylinder) - head_cyl_)));
+  return rotate_to(p, arrive);
+}
+
+Nanos HddModel::predicted_access(std::uint64_t offset, Nanos start) const noexcept {
+  const Place p = locate(offset);
+  const Nanos seek = seek_time(static_cast<std::uint32_t>(std::abs(static_cast<std::int64_t>(p.cylinder) - head_cyl_)));
+  return g_.command_overhead + seek + rotate_to(p, start + g_.command_overhead + seek);
+}
+
+Nanos HddModel::next_jitter() {
+  if (g_.jitter.count() <= 0) return Nanos(0);
+  std::uniform_int_distribution<std::int64_t> d(0, g_.jitter.count());
+  return Nanos(d(rng_));
+}
+
+// Positioning + media transfer from the arm's current place, starting at T; moves the arm.
+Nanos HddModel::access_and_transfer(std::uint64_t offset, std::size_t bytes, Nanos t) {
+  const Place p = locate(offset);
+  t += seek_time(static_cast<std::uint32_t>(std::abs(static_cast<std::int64_t>(p.cylinder) - head_cyl_)));
+  t += rotate_to(p, t);
+  t += media_transfer(offset, bytes);
+  head_cyl_ = locate(offset + bytes - 1).cylinder;
+  return t;
+}
+
+Nanos HddModel::service_time(const TimedCommand& cmd) {
+  const Nanos start = cmd.start;
+  const std::size_t bytes = std::max<std::size_t>(cmd.bytes, g_.sector_bytes);
+  const double bus = g_.bus_bytes_per_s;
+  const std::uint64_t buffer_bytes = static_cast<std::uint64_t>(g_.write_buffer_sectors) * g_.sector_bytes;
+  const bool destaging = destage_done_ > start;
+
+  // A write that continues the buffered data while the disk is still writing it back joins
+  // that write-back: no new seek or rotation, only buffer space to wait for.
+  if (cmd.kind == IoKind::write && destaging && cmd.offset == buffered_end_) {
+    const Nanos media = media_transfer(cmd.offset, bytes);
+    Nanos t = start + g_.command_overhead + from_s(static_cast<double>(bytes) / bus);
+    destage_done_ += media;
+    buffered_end_ = cmd.offset + bytes;
+    head_cyl_ = locate(cmd.offset + bytes - 1).cylinder;
+    if (cmd.durable || bytes > buffer_bytes) {
+      t = std::max(t, destage_done_);  // FUA: done when it (and all before it) is on the media
+    } else {
+      // Buffer space: what is still to be written back must fit beside this write.
+      const double backlog = to_s(destage_done_ - t) * media_rate(cmd.offset);
+      if (backlog > static_cast<double>(buffer_bytes)) t = destage_done_ - from_s(static_cast<double>(buffer_bytes) / media_rate(cmd.offset));
+    }
+    prefetch_from_ = UINT64_MAX;
+    return (t - start) + next_jitter();
+  }
+
+  // Everything else waits for the write-back first (thesis §4.2.1: external waiting).
+  Nanos t = std::max(start, destage_done_) + g_.command_overhead;
+  switch (cmd.kind) {
+    case IoKind::flush:
+      prefetch_from_ = UINT64_MAX;
+      break;
+    case IoKind::seek: {
+      const auto cyl = locate(cmd.offset).cylinder;
+      t += seek_time(static_cast<std::uint32_t>(std::abs(static_cast<std::int64_t>(cyl) - head_cyl_)));
+      head_cyl_ = cyl;
+      prefetch_from_ = UINT64_MAX;
+      break;
+    }
+    case IoKind::read: {
+      const double rate = media_rate(cmd.offset);
+      const std::uint64_t segment = static_cast<std::uint64_t>(g_.cache_segment_sectors) * g_.sector_bytes;
+      if (cmd.offset == prefetch_from_ && !destaging) {
+        // Read-ahead: since the last read ended the disk has kept reading (up to one cache
+        // segment ahead). What is there comes at bus speed; the rest as the media delivers it.
+        const double ahead = std::min(static_cast<double>(segment), to_s(t - prefetch_since_) * rate);
+        const double hit = std::min(static_cast<double>(bytes), ahead);
+        Nanos done = t + from_s(hit / bus);
+        if (hit < static_cast<double>(bytes)) {
+          const Nanos media_ready = (ahead >= static_cast<double>(segment))
+                                        ? t + from_s((static_cast<double>(bytes) - hit) / rate)  // had stopped: resumes now
+                                        : prefetch_since_ + from_s(static_cast<double>(bytes) / rate);
+          done = std::max(done, media_ready);
+        }
+        t = done;
+        head_cyl_ = locate(cmd.offset + bytes - 1).cylinder;
+      } else {
+        t = access_and_transfer(cmd.offset, bytes, t);
+      }
+      prefetch_from_ = cmd.offset + bytes;
+      prefetch_since_ = t;
+      break;
+    }
+    case IoKind::write: {
+      prefetch_from_ = UINT64_MAX;
+      if (!cmd.durable && bytes <= buffer_bytes) {
+        // Write-back: done once in the buffer; the media write follows on its own.
+        t += from_s(static_cast<double>(bytes) / bus);
+        destage_done_ = access_and_transfer(cmd.offset, bytes, t);
+      } else {
+        t = access_and_transfer(cmd.offset, bytes, t);
+        destage_done_ = t;
+      }
+      buffered_end_ = cmd.offset + bytes;
+      break;
+    }
+  }
+  return (t - start) + next_jitter();
+}
+
+}  // namespace vigil::storage

@@ -1,0 +1,127 @@
+#pragma once
+// HddModel: the timing of a spinning disk, in virtual time, behind SimulatedDisk's TimingModel
+// seam (docs/scheduler.md, "The simulated hard disk"). Everything that depends on seeks and
+// rotation — the cycle scheduler's C-LOOK order, Semi-preemptible IO's chunking, JIT-seek and
+// seek splitting, admission's curves — is tested and benchmarked on it, because the machine's
+// own disk is an SSD-like virtio device.
+//
+// What it models (thesis §3.2–3.4 and §4.2; seed 001 App. A for the HP C2247):
+//  - zoned geometry: LBA → (cylinder, head, sector) over zones of constant sectors per track,
+//    outer zone first; heads = tracks per cylinder;
+//  - the seek curve t(d) = settle + a·√d for d < knee, b + c·d beyond (d in cylinders), 0 for d = 0;
+//  - rotation: the platter angle is a function of absolute virtual time (period T_rot), so
+//    rotational delay depends on when a command starts — which is what makes JIT-seek work;
+//  - track and cylinder switches (head switch / cylinder step times) during long transfers,
+//    with skews so that a sequential transfer continues without a lost rotation;
+//  - per-command overhead; the host bus rate for transfers served from the disk's cache;
+//  - read-ahead cache: after a read the disk keeps reading sequentially into a cache segment
+//    (up to segment size); a read that continues it is served from the cache at bus rate for
+//    what is already there, and from the media without seek or rotation for the rest;
+//  - write buffer: a non-durable write that fits completes when its data is in the buffer; the
+//    disk destages it afterwards (seek + rotation + media transfer), and the next command waits
+//    for the destage ("external waiting", thesis §4.2.1). A durable (FUA) write completes only
+//    when it and everything buffered before it is on the media;
+//  - optional jitter: a uniform random extra delay in [0, jitter] per command from a seeded
+//    generator, so the same seed gives the same trace.
+// Thread: the simulated disk's thread. Errors: none (a pure model; out-of-range offsets are
+// clamped to the last cylinder).
+#include <array>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "storage/simulated_disk.hpp"
+
+namespace vigil::storage {
+
+struct HddZone {
+  std::uint32_t cylinders = 0;
+  std::uint32_t sectors_per_track = 0;
+};
+
+struct SeekCurve {
+  Nanos settle{0};            // t(1) ≈ settle + a
+  double sqrt_us = 0;         // a: µs per √cylinder, below the knee
+  std::uint32_t knee = 1;     // cylinders
+  double linear_base_us = 0;  // b
+  double linear_us = 0;       // c: µs per cylinder, from the knee on
+};
+
+struct HddGeometry {
+  std::string name;
+  std::uint32_t sector_bytes = 512;
+  std::uint32_t heads = 2;    // tracks per cylinder
+  std::vector<HddZone> zones; // outermost (fastest) first
+  Nanos rotation{8'333'333};  // T_rot (7,200 rpm)
+  Nanos head_switch{800'000};
+  Nanos cylinder_switch{1'000'000};
+  SeekCurve seek{};
+  Nanos command_overhead{100'000};
+  double bus_bytes_per_s = 80e6;          // cache ↔ host
+  std::uint32_t cache_segments = 3;
+  std::uint32_t cache_segment_sectors = 561;
+  std::uint32_t write_buffer_sectors = 561;
+  Nanos jitter{0};
+  std::uint64_t seed = 1;
+};
+
+// Calibrated presets: "st39102lw", "st318437lw", "wd400bb", "hp_c2247" (docs/scheduler.md
+// lists their sources). Throws std::invalid_argument for an unknown name.
+HddGeometry hdd_preset(std::string_view name);
+std::vector<std::string> hdd_preset_names();
+
+class HddModel final : public TimingModel {
+ public:
+  explicit HddModel(HddGeometry geometry);
+
+  Nanos service_time(const TimedCommand& cmd) override;
+
+  const HddGeometry& geometry() const noexcept { return g_; }
+  std::uint64_t capacity_bytes() const noexcept;
+  std::uint32_t cylinders() const noexcept;
+
+  // --- predictions for the scheduler (no state change, no jitter) ---
+  std::uint32_t cylinder_of(std::uint64_t offset) const noexcept;
+  std::uint64_t offset_of_cylinder(std::uint32_t cylinder) const noexcept;  // first byte of it
+  std::uint32_t head_cylinder() const noexcept;  // where the arm is after the last command
+  Nanos seek_time(std::uint32_t distance) const noexcept;
+  // Rotational delay a read or write of OFFSET would see if the disk started it at START
+  // (after the seek from head_cylinder(), overhead included in the timeline).
+  Nanos predicted_rotational_delay(std::uint64_t offset, Nanos start) const noexcept;
+  // Overhead + seek + rotational delay for a command at OFFSET started at START.
+  Nanos predicted_access(std::uint64_t offset, Nanos start) const noexcept;
+  // Media rate of OFFSET's zone, bytes per second.
+  double media_rate(std::uint64_t offset) const noexcept;
+
+ private:
+  struct Place {
+    std::uint32_t cylinder, head, sector;
+    std::uint32_t sectors_per_track;
+    std::size_t zone;
+  };
+  Place locate(std::uint64_t offset) const noexcept;
+  // Absolute angle of the sector under the head at time T, in fractions of a rotation [0, 1).
+  double angle_at(Nanos t) const noexcept;
+  double sector_angle(const Place& p) const noexcept;  // includes track/cylinder skew
+  Nanos media_transfer(std::uint64_t offset, std::size_t bytes) const noexcept;  // incl. switches
+  Nanos rotate_to(const Place& p, Nanos at) const noexcept;  // wait until P's sector is under the head
+  Nanos next_jitter();
+  Nanos access_and_transfer(std::uint64_t offset, std::size_t bytes, Nanos t);
+
+  HddGeometry g_;
+  std::vector<std::uint64_t> zone_first_sector_;
+  std::vector<std::uint32_t> zone_first_cylinder_;
+  std::uint64_t total_sectors_ = 0;
+  std::uint32_t head_cyl_ = 0;
+  // read-ahead: the sequential stream the cache is following
+  std::uint64_t prefetch_from_ = UINT64_MAX;  // byte offset the next sequential read would start at
+  Nanos prefetch_since_{0};                   // when prefetching from prefetch_from_ began
+  // write buffer: destage of buffered writes in progress
+  Nanos destage_done_{0};
+  std::uint64_t buffered_end_ = UINT64_MAX;   // byte offset after the last buffered write
+  std::mt19937_64 rng_;
+};
+
+}  // namespace vigil::storage

@@ -1,0 +1,248 @@
+// The cycle scheduler on a simulated disk and a virtual clock: deterministic, no sleeps.
+// Load tests use a flat-timing disk (100 µs per command + 200 MB/s) so the expected numbers
+// follow from arithmetic; the HDD-specific parts (JIT-seek, seek splitting) are in
+// spio_test.cpp.
+#include <catch2/catch_test_macros.hpp>
+
+#include <algorithm>
+#include <set>
+
+#include "storage/cycle_scheduler.hpp"
+#include "storage/simulated_disk.hpp"
+#include "storage/stream_buffer.hpp"
+
+using namespace vigil::storage;
+using namespace std::chrono_literals;
+using vigil::errc;
+
+namespace {
+
+constexpr double kRate = 200e6;  // bytes/s of the flat disk
+constexpr std::uint64_t MiB = 1 << 20;
+
+// A stream like the thesis's dummy streams: the same S-sized region every cycle, no copies.
+class SyntheticStream final : public CycleStream {
+ public:
+  SyntheticStream(std::uint64_t offset, std::size_t bytes, bool write) : offset_(offset), buf_(bytes), write_(write) {}
+  StreamIo prepare(std::uint64_t) override { return {.write = write_, .pieces = {{offset_, buf_.span()}}}; }
+  void finished(std::uint64_t, vigil::Result<void> r) override {
+    ++done;
+    if (!r) ++failed;
+  }
+  std::uint64_t done = 0, failed = 0;
+
+ private:
+  std::uint64_t offset_;
+  AlignedBuffer buf_;
+  bool write_;
+};
+
+struct Rig {
+  explicit Rig(SchedulerConfig cfg = {}, Nanos per_command = 100us)
+      : disk(clock, {.size_bytes = 64ull << 30, .block_bytes = 4096, .max_in_flight = 8, .store_data = false},
+             std::make_unique<FixedTiming>(per_command, kRate / 1e9)),
+        // The slack test's model: conservative by one command per chunk of a 4 MiB IO.
+        model(Nanos(per_command * 20), kRate),
+        sched(disk, clock, model, cfg, &clock) {}
+  VirtualClock clock;
+  SimulatedDisk disk;
+  LinearServiceModel model;
+  CycleScheduler sched;
+  std::vector<std::unique_ptr<SyntheticStream>> streams;
+
+  void add_streams(int n, std::size_t bytes, std::uint64_t spacing = 256 * MiB) {
+    for (int i = 0; i < n; ++i) {
+      const auto id = streams.size() + 1;
+      // Scattered offsets, so the sweep has something to sort.
+      const std::uint64_t offset = ((id * 7919) % 97) * spacing;
+      streams.push_back(std::make_unique<SyntheticStream>(offset, bytes, id % 2 == 0));
+      sched.add_stream(id, *streams.back(), clock.now());
+    }
+  }
+};
+
+double ms(Nanos t) { return static_cast<double>(t.count()) / 1e6; }
+
+}  // namespace
+
+TEST_CASE("an admitted load runs 10,000 cycles with no deadline miss", "[scheduler]") {
+  Rig rig({.chunk_bytes = 1 * MiB});
+  rig.add_streams(20, 8 * MiB);  // 20 × 8 MiB = 168 MB of a 200 MB/s cycle: 84 %
+  Nanos min_slack = 1s;
+  rig.sched.on_cycle = [&](const CycleReport& r) {
+    if (r.cycle > 1) min_slack = std::min(min_slack, r.slack);
+  };
+  for (int i = 0; i < 10'000; ++i) rig.sched.run_cycle();
+  CHECK(rig.sched.totals().misses == 0);
+  CHECK(rig.sched.misses().empty());
+  // Exactly one stream IO per stream per cycle (the first, at admission, is cycle 1's).
+  CHECK(rig.sched.totals().stream_ios == 20u * 10'000u);
+  for (const auto& s : rig.streams) CHECK(s->done == 10'000);
+  CHECK(min_slack > 100ms);
+}
+
+TEST_CASE("an overload is detected and every late stream is reported with its cause", "[scheduler]") {
+  Rig rig({.chunk_bytes = 1 * MiB});
+  rig.add_streams(30, 8 * MiB);  // 252 MB per 200 MB/s cycle
+  rig.sched.run_cycle();         // first IOs at admission
+  auto r = rig.sched.run_cycle();
+  CHECK(r.predicted_rt > 1s);
+  CHECK(r.misses > 0);
+  CHECK(r.slack <= 0s);
+  std::set<std::uint64_t> late;
+  for (const auto& m : rig.sched.misses()) {
+    CHECK(m.cause == MissCause::overload);
+    late.insert(m.stream);
+  }
+  CHECK(late.size() == r.misses);  // per stream, each named once per cycle
+}
+
+TEST_CASE("a new stream's start latency does not depend on how many streams run", "[scheduler]") {
+  auto latency_with = [](int n) {
+    Rig rig({.chunk_bytes = 128 * 1024});
+    rig.add_streams(n, 4 * MiB);
+    rig.sched.run_cycle();
+    rig.sched.run_cycle();
+    SyntheticStream fresh(90 * 256 * MiB, 4 * MiB, false);
+    // Arrives 300 ms into the cycle: mid-sweep with 40 streams, an idle disk with 1.
+    rig.sched.add_stream(999, fresh, rig.clock.now() + 300ms);
+    rig.sched.run_cycle();
+    REQUIRE(rig.sched.start_latencies().count(999));
+    return rig.sched.start_latencies().at(999);
+  };
+  const Nanos one = latency_with(1), forty = latency_with(40);
+  INFO("N=1: " << ms(one) << " ms, N=40: " << ms(forty) << " ms");
+  CHECK(forty >= one);
+  CHECK(static_cast<double>((forty - one).count()) < 0.10 * static_cast<double>(one.count()));
+}
+
+TEST_CASE("an interactive read arriving mid-stream-IO is served within one chunk plus its own access", "[scheduler]") {
+  auto response = [](bool preemptible) {
+    Rig rig({.chunk_bytes = 256 * 1024, .preemptible = preemptible});
+    rig.add_streams(1, 64 * MiB);  // one 64 MiB stream IO: 335 ms of transfer
+    rig.sched.run_cycle();
+    AlignedBuffer buf(64 * 1024);
+    IoOutcome got;
+    const Nanos cycle_start = rig.clock.now();
+    rig.sched.submit({.cls = IoClass::interactive, .offset = 40 * 256 * MiB, .buf = buf.span(),
+                      .done = [&](const IoOutcome& o) { got = o; }},
+                     cycle_start + 100ms + 333us);
+    rig.sched.run_cycle();
+    REQUIRE(got.result.has_value());
+    return got;
+  };
+  const IoOutcome spio = response(true), npio = response(false);
+  const Nanos chunk_time = 100us + Nanos(static_cast<std::int64_t>(256 * 1024 / kRate * 1e9));
+  const Nanos own_time = 100us + Nanos(static_cast<std::int64_t>(64 * 1024 / kRate * 1e9));
+  INFO("spIO " << ms(spio.response()) << " ms, npIO " << ms(npio.response()) << " ms");
+  CHECK(spio.waiting() <= chunk_time);
+  CHECK(spio.response() <= chunk_time + own_time);
+  CHECK(npio.response() > 100ms);  // without preemption it waits for the whole stream IO
+}
+
+TEST_CASE("background work uses slack and never causes a miss", "[scheduler]") {
+  Rig rig({.chunk_bytes = 1 * MiB, .background_budget = 500ms});
+  rig.add_streams(16, 10 * MiB);  // 168 MB per cycle: 84 %
+  AlignedBuffer buf(16 * MiB);  // shared: the timing-only disk neither reads nor writes it
+  int finished = 0;
+  for (int i = 0; i < 200; ++i) {
+    rig.sched.submit({.cls = IoClass::background, .write = i % 2 == 1, .offset = (i % 50) * 512 * MiB,
+                      .buf = buf.span(), .done = [&](const IoOutcome& o) { finished += o.result ? 1 : 0; }},
+                     rig.clock.now());
+  }
+  std::uint32_t bg_chunks = 0;
+  rig.sched.on_cycle = [&](const CycleReport& r) { bg_chunks += r.background_chunks; };
+  for (int i = 0; i < 300; ++i) rig.sched.run_cycle();
+  CHECK(rig.sched.totals().misses == 0);
+  CHECK(bg_chunks > 1000);  // it did run: about 30 MB of slack per cycle
+  CHECK(finished > 0);
+}
+
+TEST_CASE("a stalled playback consumer delays nobody; its stream skips, it is not a miss", "[scheduler]") {
+  Rig rig({.chunk_bytes = 1 * MiB});
+  rig.add_streams(10, 8 * MiB);
+  PlaybackBuffer stalled({.offset = 100 * 256 * MiB, .bytes = 64 * MiB}, 8 * MiB);
+  rig.sched.add_stream(500, stalled, rig.clock.now());
+  for (int i = 0; i < 50; ++i) rig.sched.run_cycle();
+  CHECK(rig.sched.totals().misses == 0);
+  CHECK(stalled.read_bytes() == 2 * 8 * MiB);  // both halves filled, then nothing to fill
+  CHECK(stalled.stalled_cycles() >= 48);
+  for (const auto& s : rig.streams) CHECK(s->done == 50);
+  // Once the consumer drains a half, the stream resumes.
+  REQUIRE(!stalled.ready().empty());
+  stalled.release();
+  rig.sched.run_cycle();
+  CHECK(stalled.read_bytes() == 3 * 8 * MiB);
+}
+
+TEST_CASE("policing: an over-rate recorder is refused with rate_exceeded, everyone else is untouched", "[scheduler]") {
+  Rig rig({.chunk_bytes = 256 * 1024});
+  const std::size_t S = stream_io_bytes(1e6, 1.0, 4096);  // 1 MB/s admitted, T = 1 s
+  RecordingBuffer honest({.offset = 0, .bytes = 64 * S}, S), greedy({.offset = 64 * S, .bytes = 64 * S}, S);
+  CHECK(honest.memory_bytes() == 2 * S);
+  rig.sched.add_stream(1, honest, rig.clock.now());
+  rig.sched.add_stream(2, greedy, rig.clock.now());
+  std::vector<std::byte> frame(10'000, std::byte{7});
+  std::uint64_t refused_frames = 0;
+  for (int cycle = 0; cycle < 20; ++cycle) {
+    for (std::size_t sent = 0; sent + frame.size() <= S; sent += frame.size()) REQUIRE(honest.append(frame));
+    for (std::size_t sent = 0; sent < 2 * S; sent += frame.size()) {  // twice its rate
+      auto r = greedy.append(frame);
+      if (!r) {
+        CHECK(r.error() == errc::rate_exceeded);
+        ++refused_frames;
+      }
+    }
+    rig.sched.run_cycle();
+  }
+  CHECK(rig.sched.totals().misses == 0);
+  CHECK(honest.refused_bytes() == 0);
+  CHECK(refused_frames >= 20 * (S / frame.size()) - 20);
+  CHECK(greedy.refused_bytes() == refused_frames * frame.size());
+  CHECK(honest.written_bytes() == greedy.written_bytes());  // each got exactly its S per cycle
+}
+
+TEST_CASE("stream IOs go in one ascending sweep from the head, and a write's last chunk is durable", "[scheduler]") {
+  Rig rig({.chunk_bytes = 1 * MiB});
+  rig.add_streams(12, 4 * MiB);
+  rig.sched.run_cycle();
+  std::vector<CommandTrace> trace;
+  rig.sched.on_command = [&](const CommandTrace& t) { trace.push_back(t); };
+  rig.sched.run_cycle();
+  REQUIRE(trace.size() == 12 * 4);
+  int wraps = 0;
+  for (std::size_t i = 1; i < trace.size(); ++i) {
+    if (trace[i].offset < trace[i - 1].offset) ++wraps;
+  }
+  CHECK(wraps <= 1);  // C-LOOK: ascending, at most one return to the lowest offset
+  for (std::size_t i = 0; i < trace.size(); ++i) {
+    const bool last_of_io = (i + 1) % 4 == 0;
+    CHECK(trace[i].durable == (trace[i].write && last_of_io));
+  }
+}
+
+TEST_CASE("a failed stream IO is a miss with cause device_error and the stream is told", "[scheduler]") {
+  Rig rig({.chunk_bytes = 1 * MiB});
+  rig.add_streams(2, 2 * MiB);
+  rig.sched.run_cycle();
+  rig.disk.fail_io(1, errc::io_error);
+  rig.sched.run_cycle();
+  REQUIRE(rig.sched.misses().size() == 1);
+  CHECK(rig.sched.misses()[0].cause == MissCause::device_error);
+  const auto failed = rig.streams[0]->failed + rig.streams[1]->failed;
+  CHECK(failed == 1);
+  rig.sched.run_cycle();  // and the next cycle is clean
+  CHECK(rig.sched.misses().size() == 1);
+}
+
+TEST_CASE("the meter sees every command and idle gap of a cycle", "[scheduler][meter]") {
+  Rig rig({.chunk_bytes = 1 * MiB});
+  rig.add_streams(4, 4 * MiB);
+  for (int i = 0; i < 5; ++i) rig.sched.run_cycle();
+  const auto& m = rig.sched.meter();
+  CHECK(m.commands() == rig.sched.totals().commands);
+  // Chunks of 1 MiB take 100 µs + 5.24 ms; the disk is mostly idle, so E(wait) is small.
+  CHECK(m.longest_command() < 6ms);
+  CHECK(m.expected_waiting() < 1ms);
+  CHECK(m.busy() + m.idle_time() <= rig.clock.now());
+}
