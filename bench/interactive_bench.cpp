@@ -127,13 +127,14 @@ struct Phase {
   double written_mb_s = 0;
 };
 
-Phase run_ours(const Params& p, const fs::path& file, std::size_t stream_bytes, std::uint64_t ring, Progress& progress,
-               double& step) {
+Phase run_ours(const Params& p, const fs::path& file, std::size_t stream_bytes, std::uint64_t ring, double rate,
+               Progress& progress, double& step) {
   auto dev = FileDevice::open(file, {.max_in_flight = 8});
   if (!dev) throw std::runtime_error("cannot open " + file.string() + ": " + dev.error().message());
   SteadyClock clock;
-  // Stream IOs are sequential: the slack test needs the transfer rate and a small access.
-  LinearServiceModel model(200us, 1.0e9);
+  // The slack test's model: the write rate measured above and a small access (a disk profile
+  // from [D] replaces this).
+  LinearServiceModel model(100us, rate);
   CycleScheduler sched(**dev, clock, model,
                        {.cycle = 1s, .r_rt = 0.9, .chunk_bytes = p.chunk, .depth = p.depth, .preemptible = true,
                         .background_budget = 0s, .durable_last_write_chunk = true});
@@ -278,7 +279,7 @@ BenchReport interactive_bench(const BenchOptions& options) {
     ::close(fd);
   }
 
-  const Phase ours = run_ours(p, file, stream_bytes, ring, progress, step);
+  const Phase ours = run_ours(p, file, stream_bytes, ring, rate, progress, step);
   ::sync();
   const Phase base = run_baseline(p, file, stream_bytes, ring, progress, step);
   progress.finish();

@@ -42,7 +42,7 @@ struct CycleScheduler::Job {
   std::uint64_t bytes = 0;
   std::uint32_t in_flight = 0;
   std::vector<std::uint64_t> subseeks;  // planned sub-seek targets (simulated HDD)
-  bool planned = false, jit_done = false;
+  bool jit_done = false;
   bool failed = false, missed = false, started = false;
   boost::system::error_code error;
   Nanos arrival{0}, started_at{0};
@@ -237,15 +237,23 @@ bool CycleScheduler::issue(Job& j) {
     j.started_at = clock_.now();
   }
   if (mech_.model && positioned_ != &j && j.remaining > 0 && in_flight_ == 0) {
-    if (!j.planned) {
+    if (j.subseeks.empty()) {
       // Seek splitting (thesis §4.2.3): a seek longer than the maximum sub-seek distance is
-      // done as equal sub-seeks with a preemption point between them.
-      j.planned = true;
+      // done as equal sub-seeks with a preemption point between them. Planned afresh at every
+      // access, so an IO resuming after a preemption splits its seek back too.
       const auto from = static_cast<std::int64_t>(mech_.model->head_cylinder());
       const auto to = static_cast<std::int64_t>(mech_.model->cylinder_of(j.next_offset()));
       const std::uint64_t dist = static_cast<std::uint64_t>(std::llabs(to - from));
-      if (mech_.max_subseek_cylinders && mech_.disk && dist > mech_.max_subseek_cylinders) {
-        const std::uint64_t n = (dist + mech_.max_subseek_cylinders - 1) / mech_.max_subseek_cylinders;
+      const std::uint64_t n = mech_.max_subseek_cylinders && mech_.disk
+                                  ? (dist + mech_.max_subseek_cylinders - 1) / mech_.max_subseek_cylinders
+                                  : 1;
+      // Only where the rotational delay hides the split's extra cost (thesis §4.2.3: "if the
+      // JIT-seek slack is at least the split overhead"); otherwise splitting costs throughput.
+      const auto part = static_cast<std::uint32_t>(dist / std::max<std::uint64_t>(n, 1));
+      const Nanos extra = static_cast<std::int64_t>(n) * mech_.model->seek_time(part) +
+                          static_cast<std::int64_t>(n - 1) * mech_.model->geometry().command_overhead -
+                          mech_.model->seek_time(static_cast<std::uint32_t>(dist));
+      if (n > 1 && extra + mech_.jit_offset <= mech_.model->predicted_rotational_delay(j.next_offset(), clock_.now())) {
         for (std::uint64_t k = 1; k < n; ++k) {
           const auto cyl = from + (to - from) * static_cast<std::int64_t>(k) / static_cast<std::int64_t>(n);
           j.subseeks.push_back(mech_.model->offset_of_cylinder(static_cast<std::uint32_t>(cyl)));

@@ -306,6 +306,12 @@ Nanos HddModel::service_time(const TimedCommand& cmd) {
         // Write-back: done once in the buffer; the media write follows on its own.
         t += from_s(static_cast<double>(bytes) / bus);
         destage_done_ = access_and_transfer(cmd.offset, bytes, t);
+      } else if (!cmd.durable) {
+        // Larger than the buffer: done once only a buffer's worth is left to write (thesis
+        // §4.2.1, footnote 4); that last part is written back after completion.
+        const Nanos in_buffer = t + from_s(static_cast<double>(bytes) / bus);
+        destage_done_ = access_and_transfer(cmd.offset, bytes, t);
+        t = std::max(in_buffer, destage_done_ - from_s(static_cast<double>(buffer_bytes) / media_rate(cmd.offset)));
       } else {
         t = access_and_transfer(cmd.offset, bytes, t);
         destage_done_ = t;
