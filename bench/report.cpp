@@ -27,10 +27,10 @@ void publish(const BenchReport& report, const BenchOptions& options) {
   for (const auto& [k, v] : report.parameters) {
     std::printf("  %-22s %s\n", std::string(k).c_str(), readable(v).c_str());
   }
-  std::printf("\n  %-28s %14s %14s %8s  %s\n", "figure", "ours", "reference", "ratio", "reference is");
+  std::printf("\n  %-44s %14s %14s %8s  %s\n", "figure", "ours", "reference", "ratio", "reference is");
   for (const auto& f : report.figures) {
     std::string label = f.name + " (" + f.unit + ")";
-    std::printf("  %-28s %14.3f %14.3f %8.3f  %s\n", label.c_str(), f.ours, f.reference, f.ratio(),
+    std::printf("  %-44s %14.3f %14.3f %8.3f  %s\n", label.c_str(), f.ours, f.reference, f.ratio(),
                 f.reference_source.c_str());
   }
   for (const auto& n : report.notes) std::printf("  note: %s\n", n.c_str());

@@ -14,7 +14,20 @@ DiskIoThread::DiskIoThread(OpenVolume& volume, const DiskIoConfig& config) : vol
                                .depth = config.depth});
   const std::string path = volume_.path.string();
   scheduler_->on_cycle = [this, path](const storage::CycleReport& r) {
-    cycles_.fetch_add(1, std::memory_order_relaxed);
+    const auto n = cycles_.fetch_add(1, std::memory_order_relaxed) + 1;
+    if (n % 60 == 0) {
+      // A heartbeat per minute of cycles until /metrics ([F]) exports the same numbers.
+      const auto& t = scheduler_->totals();
+      log::info("disk cycles", {{"volume", path},
+                                {"cycles", t.cycles},
+                                {"utilisation", r.utilisation},
+                                {"slack_ms", std::chrono::duration<double, std::milli>(r.slack).count()},
+                                {"misses", t.misses},
+                                {"preemptions", t.preemptions},
+                                {"interactive", t.interactive},
+                                {"expected_wait_us", std::chrono::duration<double, std::micro>(
+                                                         scheduler_->meter().expected_waiting()).count()}});
+    }
     if (r.misses == 0) return;
     misses_.fetch_add(r.misses, std::memory_order_relaxed);
     const auto& all = scheduler_->misses();

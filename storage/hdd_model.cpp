@@ -57,8 +57,10 @@ HddGeometry hdd_preset(std::string_view name) {
     g.write_buffer_sectors = 204;
   } else if (name == "st39102lw") {
     // Seagate Cheetah 9LP, 9.1 GB, 10,000 rpm, 12 heads. Zones: Table 3.2. T_rot: Table 3.1.
-    // Switches: Table 3.4 skews (≈755–840 µs per head, ≈1062 µs per cylinder). Seek: γ(1) ≈ 1.1 ms
-    // and "max seek < 2 × T_rot" (11.5 ms full stroke, assumed shape). Cache 3 × 561 blocks.
+    // Switches: Table 3.4 skew steps (head: 755/840 µs alternating, 800 µs = their mean; cylinder
+    // 1062 µs), giving 19.1 MB/s in zone 1 against 18.85 measured (Table 3.2). Seek: γ(1) ≈ 1.1 ms
+    // and "max seek < 2 × T_rot" (11.5 ms full stroke; knee and shape assumed). Cache 3 × 561
+    // blocks, write buffer one segment. 100 µs overhead and an 80 MB/s bus (Ultra2 SCSI) assumed.
     g.heads = 12;
     g.zones = zones_from_ranges({{0, 847, 254}, {848, 1644, 245}, {1645, 2393, 238}, {2394, 3097, 227},
                                  {3098, 3758, 217}, {3759, 4380, 209}, {4381, 4965, 201}, {4966, 5515, 189},
@@ -89,10 +91,16 @@ HddGeometry hdd_preset(std::string_view name) {
     g.cache_segment_sectors = 512;
     g.write_buffer_sectors = 2048;
   } else if (name == "hp_c2247") {
-    // HP C2247 (seed 001, Table 4.1 and Appendix A): 5,400 rpm, 13 surfaces, zones of Table A.2
-    // (spare and reserved tracks not modelled, so capacity is ~2 % above 2,054,864 sectors),
-    // skews of zone 1 as switch times (14 and 32 sectors of 96), seek curve of Table A.3
-    // (3.81 + 0.33·√D ms up to 300 cylinders, 7.75 + 0.0059·D beyond), 256 KB cache.
+    // HP C2247 (seed 001, Table 4.1 and Appendix A): 5,400 rpm, 13 surfaces, zones of Table A.2.
+    // Its 914 reserved and spare tracks are not modelled (HddZone has whole cylinders only), so
+    // the capacity is 2,132,208 sectors, 3.8 % above the 2,054,864 usable ones. Within-track
+    // rates 4.42 → 2.58 MB/s as in the source; media_rate() is lower (3.81 → 2.23) because the
+    // switch times are zone 1's skews (14 and 32 sectors of 96), which a sequential transfer
+    // loses at each track. Seek: Table A.3's 3.81 + 0.33·√D ms up to 300 cylinders and
+    // 7.75 + 0.0059·D beyond; its irregular 1–10-cylinder region is not modelled (1 cylinder
+    // costs 4.14 ms here, 2.69 ms in the table). 256 KB cache as 2 × 256 sectors; 700 µs
+    // overhead and a 10 MB/s SCSI-2 bus are assumed; the host's 3.01/2.74 MB/s cap is the
+    // host's, not the disk's, and is not modelled.
     g.heads = 13;
     g.zones = zones_from_ranges({{0, 558, 96}, {559, 760, 92}, {761, 901, 88}, {902, 1051, 84}, {1052, 1193, 80},
                                  {1194, 1519, 72}, {1520, 1793, 64}, {1794, 2050, 56}});
@@ -210,14 +218,12 @@ double HddModel::media_rate(std::uint64_t offset) const noexcept {
 
 Nanos HddModel::predicted_rotational_delay(std::uint64_t offset, Nanos start) const noexcept {
   const Place p = locate(offset);
-  const Nanos arrive = start + g_.command_overhead +
-                       seek_time(static_cast<std::uint32_t>(std::abs(static_cast<std::int64_t>(p.cylinder) - head_cyl_)));
-  return rotate_to(p, arrive);
+  return rotate_to(p, start + g_.command_overhead + seek_time(distance_to(p.cylinder)));
 }
 
 Nanos HddModel::predicted_access(std::uint64_t offset, Nanos start) const noexcept {
   const Place p = locate(offset);
-  const Nanos seek = seek_time(static_cast<std::uint32_t>(std::abs(static_cast<std::int64_t>(p.cylinder) - head_cyl_)));
+  const Nanos seek = seek_time(distance_to(p.cylinder));
   return g_.command_overhead + seek + rotate_to(p, start + g_.command_overhead + seek);
 }
 
@@ -227,100 +233,121 @@ Nanos HddModel::next_jitter() {
   return Nanos(d(rng_));
 }
 
+std::uint32_t HddModel::distance_to(std::uint32_t cylinder) const noexcept {
+  return static_cast<std::uint32_t>(std::abs(static_cast<std::int64_t>(cylinder) - head_cyl_));
+}
+
+// The head or cylinder switch in front of OFFSET when a transfer runs into it from the
+// sector before (none inside a track).
+Nanos HddModel::switch_before(std::uint64_t offset) const noexcept {
+  const Place p = locate(offset);
+  if (p.sector != 0 || offset < g_.sector_bytes) return Nanos(0);
+  return p.head == 0 ? g_.cylinder_switch : g_.head_switch;
+}
+
 // Positioning + media transfer from the arm's current place, starting at T; moves the arm.
 Nanos HddModel::access_and_transfer(std::uint64_t offset, std::size_t bytes, Nanos t) {
   const Place p = locate(offset);
-  t += seek_time(static_cast<std::uint32_t>(std::abs(static_cast<std::int64_t>(p.cylinder) - head_cyl_)));
+  t += seek_time(distance_to(p.cylinder));
   t += rotate_to(p, t);
   t += media_transfer(offset, bytes);
   head_cyl_ = locate(offset + bytes - 1).cylinder;
   return t;
 }
 
-Nanos HddModel::service_time(const TimedCommand& cmd) {
-  const Nanos start = cmd.start;
-  const std::size_t bytes = std::max<std::size_t>(cmd.bytes, g_.sector_bytes);
-  const double bus = g_.bus_bytes_per_s;
-  const std::uint64_t buffer_bytes = static_cast<std::uint64_t>(g_.write_buffer_sectors) * g_.sector_bytes;
-  const bool destaging = destage_done_ > start;
+// A write that continues the buffered data while the disk is still writing it back joins that
+// write-back: no new seek or rotation (the head is writing towards it), only the switch if it
+// starts a new track, and buffer space to wait for. Returns the completion time.
+Nanos HddModel::append_to_destage(const TimedCommand& cmd, std::size_t bytes) {
+  destage_done_ += switch_before(cmd.offset) + media_transfer(cmd.offset, bytes);
+  buffered_end_ = cmd.offset + bytes;
+  head_cyl_ = locate(cmd.offset + bytes - 1).cylinder;
+  prefetch_from_ = UINT64_MAX;
+  const Nanos in_buffer = cmd.start + g_.command_overhead + from_s(static_cast<double>(bytes) / g_.bus_bytes_per_s);
+  if (cmd.durable) return std::max(in_buffer, destage_done_);  // FUA: it and all before it on the media
+  return std::max(in_buffer, destage_done_ - buffer_drain_time(cmd.offset));
+}
 
-  // A write that continues the buffered data while the disk is still writing it back joins
-  // that write-back: no new seek or rotation, only buffer space to wait for.
-  if (cmd.kind == IoKind::write && destaging && cmd.offset == buffered_end_) {
-    const Nanos media = media_transfer(cmd.offset, bytes);
-    Nanos t = start + g_.command_overhead + from_s(static_cast<double>(bytes) / bus);
-    destage_done_ += media;
-    buffered_end_ = cmd.offset + bytes;
-    head_cyl_ = locate(cmd.offset + bytes - 1).cylinder;
-    if (cmd.durable || bytes > buffer_bytes) {
-      t = std::max(t, destage_done_);  // FUA: done when it (and all before it) is on the media
-    } else {
-      // Buffer space: what is still to be written back must fit beside this write.
-      const double backlog = to_s(destage_done_ - t) * media_rate(cmd.offset);
-      if (backlog > static_cast<double>(buffer_bytes)) t = destage_done_ - from_s(static_cast<double>(buffer_bytes) / media_rate(cmd.offset));
-    }
-    prefetch_from_ = UINT64_MAX;
-    return (t - start) + next_jitter();
+// How long the media takes to write a full write buffer at OFFSET's rate: a write is done once
+// no more than a buffer's worth of it (and before it) is left to write back.
+Nanos HddModel::buffer_drain_time(std::uint64_t offset) const noexcept {
+  const double buffer_bytes = static_cast<double>(g_.write_buffer_sectors) * g_.sector_bytes;
+  return from_s(buffer_bytes / media_rate(offset));
+}
+
+// Read-ahead hit: since the last read ended (at prefetch_since_) the disk has kept reading
+// from prefetch_from_, up to one cache segment ahead. What is there comes at bus speed; the
+// rest as the media delivers it, without a new seek or rotation. T is after the overhead.
+Nanos HddModel::read_ahead(std::uint64_t offset, std::size_t bytes, Nanos t) {
+  const double rate = media_rate(offset), want = static_cast<double>(bytes);
+  const double segment = static_cast<double>(g_.cache_segment_sectors) * g_.sector_bytes;
+  const double ahead = std::min(segment, to_s(t - prefetch_since_) * rate);
+  const double hit = std::min(want, ahead);
+  Nanos done = t + from_s(hit / g_.bus_bytes_per_s);
+  if (hit < want) {
+    const Nanos media_ready = ahead >= segment ? t + from_s((want - hit) / rate)  // had stopped: resumes now
+                                               : prefetch_since_ + from_s(want / rate);
+    done = std::max(done, media_ready);
   }
+  head_cyl_ = locate(offset + bytes - 1).cylinder;
+  return done;
+}
 
+Nanos HddModel::read(std::uint64_t offset, std::size_t bytes, Nanos t) {
+  t = offset == prefetch_from_ ? read_ahead(offset, bytes, t) : access_and_transfer(offset, bytes, t);
+  prefetch_from_ = offset + bytes;
+  prefetch_since_ = t;
+  return t;
+}
+
+// T is after the overhead (and after any earlier write-back). Returns the completion time.
+Nanos HddModel::write(const TimedCommand& cmd, std::size_t bytes, Nanos t) {
+  prefetch_from_ = UINT64_MAX;
+  buffered_end_ = cmd.offset + bytes;
+  const std::uint64_t buffer_bytes = static_cast<std::uint64_t>(g_.write_buffer_sectors) * g_.sector_bytes;
+  if (cmd.durable) {
+    destage_done_ = access_and_transfer(cmd.offset, bytes, t);
+    return destage_done_;
+  }
+  const Nanos in_buffer = t + from_s(static_cast<double>(bytes) / g_.bus_bytes_per_s);
+  if (bytes <= buffer_bytes) {
+    // Write-back: done once in the buffer; the media write follows on its own.
+    destage_done_ = access_and_transfer(cmd.offset, bytes, in_buffer);
+    return in_buffer;
+  }
+  // Larger than the buffer: done once only a buffer's worth is left to write (thesis §4.2.1,
+  // footnote 4); that last part is written back after completion.
+  destage_done_ = access_and_transfer(cmd.offset, bytes, t);
+  return std::max(in_buffer, destage_done_ - buffer_drain_time(cmd.offset));
+}
+
+Nanos HddModel::service_time(const TimedCommand& cmd) {
+  const std::size_t bytes = std::max<std::size_t>(cmd.bytes, g_.sector_bytes);
+  const bool destaging = destage_done_ > cmd.start;
+  if (cmd.kind == IoKind::write && destaging && cmd.offset == buffered_end_) {
+    return (append_to_destage(cmd, bytes) - cmd.start) + next_jitter();
+  }
   // Everything else waits for the write-back first (thesis §4.2.1: external waiting).
-  Nanos t = std::max(start, destage_done_) + g_.command_overhead;
+  Nanos t = std::max(cmd.start, destage_done_) + g_.command_overhead;
   switch (cmd.kind) {
     case IoKind::flush:
       prefetch_from_ = UINT64_MAX;
       break;
     case IoKind::seek: {
       const auto cyl = locate(cmd.offset).cylinder;
-      t += seek_time(static_cast<std::uint32_t>(std::abs(static_cast<std::int64_t>(cyl) - head_cyl_)));
+      t += seek_time(distance_to(cyl));
       head_cyl_ = cyl;
       prefetch_from_ = UINT64_MAX;
       break;
     }
-    case IoKind::read: {
-      const double rate = media_rate(cmd.offset);
-      const std::uint64_t segment = static_cast<std::uint64_t>(g_.cache_segment_sectors) * g_.sector_bytes;
-      if (cmd.offset == prefetch_from_ && !destaging) {
-        // Read-ahead: since the last read ended the disk has kept reading (up to one cache
-        // segment ahead). What is there comes at bus speed; the rest as the media delivers it.
-        const double ahead = std::min(static_cast<double>(segment), to_s(t - prefetch_since_) * rate);
-        const double hit = std::min(static_cast<double>(bytes), ahead);
-        Nanos done = t + from_s(hit / bus);
-        if (hit < static_cast<double>(bytes)) {
-          const Nanos media_ready = (ahead >= static_cast<double>(segment))
-                                        ? t + from_s((static_cast<double>(bytes) - hit) / rate)  // had stopped: resumes now
-                                        : prefetch_since_ + from_s(static_cast<double>(bytes) / rate);
-          done = std::max(done, media_ready);
-        }
-        t = done;
-        head_cyl_ = locate(cmd.offset + bytes - 1).cylinder;
-      } else {
-        t = access_and_transfer(cmd.offset, bytes, t);
-      }
-      prefetch_from_ = cmd.offset + bytes;
-      prefetch_since_ = t;
+    case IoKind::read:
+      t = read(cmd.offset, bytes, t);
       break;
-    }
-    case IoKind::write: {
-      prefetch_from_ = UINT64_MAX;
-      if (!cmd.durable && bytes <= buffer_bytes) {
-        // Write-back: done once in the buffer; the media write follows on its own.
-        t += from_s(static_cast<double>(bytes) / bus);
-        destage_done_ = access_and_transfer(cmd.offset, bytes, t);
-      } else if (!cmd.durable) {
-        // Larger than the buffer: done once only a buffer's worth is left to write (thesis
-        // §4.2.1, footnote 4); that last part is written back after completion.
-        const Nanos in_buffer = t + from_s(static_cast<double>(bytes) / bus);
-        destage_done_ = access_and_transfer(cmd.offset, bytes, t);
-        t = std::max(in_buffer, destage_done_ - from_s(static_cast<double>(buffer_bytes) / media_rate(cmd.offset)));
-      } else {
-        t = access_and_transfer(cmd.offset, bytes, t);
-        destage_done_ = t;
-      }
-      buffered_end_ = cmd.offset + bytes;
+    case IoKind::write:
+      t = write(cmd, bytes, t);
       break;
-    }
   }
-  return (t - start) + next_jitter();
+  return (t - cmd.start) + next_jitter();
 }
 
 }  // namespace vigil::storage

@@ -92,7 +92,10 @@ class HddModel final : public TimingModel {
   Nanos predicted_rotational_delay(std::uint64_t offset, Nanos start) const noexcept;
   // Overhead + seek + rotational delay for a command at OFFSET started at START.
   Nanos predicted_access(std::uint64_t offset, Nanos start) const noexcept;
-  // Media rate of OFFSET's zone, bytes per second.
+  // Media rate of OFFSET's zone, bytes per second: the sustained rate of a long sequential
+  // transfer, spt × sector_bytes / (T_rot + the mean head/cylinder switch per track) — what a
+  // multi-track read is charged, and what thesis chapter 4 quotes (24.3–41.7 MB/s for the
+  // ST318437LW, whose within-track rate spt × sector_bytes / T_rot is 26.9–46.2 MB/s).
   double media_rate(std::uint64_t offset) const noexcept;
 
  private:
@@ -108,14 +111,25 @@ class HddModel final : public TimingModel {
   Nanos media_transfer(std::uint64_t offset, std::size_t bytes) const noexcept;  // incl. switches
   Nanos rotate_to(const Place& p, Nanos at) const noexcept;  // wait until P's sector is under the head
   Nanos next_jitter();
+  std::uint32_t distance_to(std::uint32_t cylinder) const noexcept;  // seek distance from the arm
+  Nanos switch_before(std::uint64_t offset) const noexcept;  // head/cylinder switch if OFFSET starts a track
+  Nanos buffer_drain_time(std::uint64_t offset) const noexcept;  // a full write buffer at OFFSET's rate
+  // The pieces of service_time: each takes the time the disk starts the work (after overhead
+  // and any earlier write-back), updates the state and returns when the command completes.
   Nanos access_and_transfer(std::uint64_t offset, std::size_t bytes, Nanos t);
+  Nanos read(std::uint64_t offset, std::size_t bytes, Nanos t);
+  Nanos read_ahead(std::uint64_t offset, std::size_t bytes, Nanos t);
+  Nanos write(const TimedCommand& cmd, std::size_t bytes, Nanos t);
+  Nanos append_to_destage(const TimedCommand& cmd, std::size_t bytes);  // starts at cmd.start
 
   HddGeometry g_;
   std::vector<std::uint64_t> zone_first_sector_;
   std::vector<std::uint32_t> zone_first_cylinder_;
   std::uint64_t total_sectors_ = 0;
   std::uint32_t head_cyl_ = 0;
-  // read-ahead: the sequential stream the cache is following
+  // read-ahead: the one sequential stream the cache is following. Only one segment is modelled
+  // (cache_segment_sectors bounds the prefetch; cache_segments is not used): any command other
+  // than the read continuing the stream cancels the prefetch.
   std::uint64_t prefetch_from_ = UINT64_MAX;  // byte offset the next sequential read would start at
   Nanos prefetch_since_{0};                   // when prefetching from prefetch_from_ began
   // write buffer: destage of buffered writes in progress

@@ -54,3 +54,47 @@ TEST_CASE("vigil bench refuses unknown benchmarks and options", "[bench]") {
   CHECK(code2 != 0);
   CHECK_THAT(out2, ContainsSubstring("--frobs"));
 }
+
+namespace {
+boost::json::object read_json(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return boost::json::parse(ss.str()).as_object();
+}
+}  // namespace
+
+TEST_CASE("vigil bench preempt prints the thesis figures beside ours", "[bench][spio]") {
+  vigil::test::TempDir dir;
+  const auto json = dir.path() / "preempt.json";
+  auto [code, out] = run_vigil({"bench", "preempt", "--ios", "10", "--requests", "4", "--json", json.string()},
+                               dir.path() / "out.log");
+  INFO(out);
+  REQUIRE(code == 0);
+  CHECK_THAT(out, ContainsSubstring("ExpWait spIO RD 2000 kB"));
+  CHECK_THAT(out, ContainsSubstring("seed 002 Table 4.3"));
+  auto doc = read_json(json);
+  std::size_t thesis = 0;
+  for (const auto& f : doc.at("figures").as_array()) {
+    const auto& o = f.as_object();
+    CHECK(o.at("ours").to_number<double>() > 0);
+    thesis += std::string(o.at("reference_source").as_string()).starts_with("seed 002") ? 1 : 0;
+  }
+  CHECK(thesis == 92);  // Table 4.4 (20) + Table 4.2 (48) + Table 4.3 (24)
+}
+
+TEST_CASE("vigil bench interactive runs both phases on a real file and cleans up", "[bench]") {
+  vigil::test::TempDir dir;
+  const auto json = dir.path() / "i.json";
+  auto [code, out] = run_vigil({"bench", "interactive", "--streams", "2", "--load", "0.05", "--seconds", "2", "--nu",
+                                "20", "--dir", dir.path().string(), "--json", json.string()},
+                               dir.path() / "out.log");
+  INFO(out);
+  REQUIRE(code == 0);
+  CHECK_THAT(out, ContainsSubstring("read p99 (ms)"));
+  auto doc = read_json(json);
+  CHECK(doc.at("figures").as_array().size() == 5);
+  std::size_t left = 0;
+  for (auto& e : std::filesystem::directory_iterator(dir.path())) left += e.path().extension() == ".dat";
+  CHECK(left == 0);
+}
