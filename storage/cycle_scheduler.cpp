@@ -335,7 +335,9 @@ void CycleScheduler::complete(Job& j, CommandTrace t, Result<std::size_t> r) {
     j.failed = true;
     j.error = r.error();
   }
-  if (j.cls == IoClass::background) {
+  if (j.cls == IoClass::real_time) {
+    report_.rt_busy += duration;
+  } else if (j.cls == IoClass::background) {
     bg_used_ += duration;
     ++report_.background_chunks;
     ++totals_.background_chunks;

@@ -21,11 +21,13 @@ std::vector<HddZone> zones_from_ranges(std::initializer_list<std::array<std::uin
 }
 
 // Equal-width zones with track sizes falling linearly from OUTER to INNER sectors.
-std::vector<HddZone> linear_zones(std::uint32_t zones, std::uint32_t cylinders, std::uint32_t outer, std::uint32_t inner) {
+std::vector<HddZone> linear_zones(std::uint32_t zones, std::uint32_t cylinders, std::uint32_t outer,
+                                  std::uint32_t inner) {
   std::vector<HddZone> out;
   for (std::uint32_t z = 0; z < zones; ++z) {
     const double f = zones == 1 ? 0 : static_cast<double>(z) / (zones - 1);
-    out.push_back({cylinders / zones, static_cast<std::uint32_t>(std::lround(outer + (static_cast<double>(inner) - outer) * f))});
+    const double spt = outer + (static_cast<double>(inner) - outer) * f;
+    out.push_back({cylinders / zones, static_cast<std::uint32_t>(std::lround(spt))});
   }
   return out;
 }
@@ -36,11 +38,13 @@ HddGeometry hdd_preset(std::string_view name) {
   HddGeometry g;
   g.name = std::string(name);
   if (name == "st318437lw") {
-    // Seagate Cheetah 36ES, 18.4 GB, 7,200 rpm: the disk of thesis chapter 4. Zones: Table 3.3.
-    // T_rot: Table 3.1. Head switch ≈ H (~650 µs), cylinder switch ≈ γ(1) (~980 µs), Table 3.3.
-    // Seek curve: fitted to §4.1.1's points (10,000 cylinders ≈ 9 ms, 20,000 ≈ 14 ms) and
-    // γ(1) ≈ 0.98 ms; full stroke ≈ 18.9 ms. Cache 16 × 204 blocks (§8.4 digest); write
-    // buffer one segment; 100 µs overhead and 80 MB/s bus are assumed.
+    // Seagate Barracuda 36ES, 18.4 GB, 7,200 rpm: the disk of thesis chapter 4. Zones: Table 3.3
+    // (29,851 cylinders × 2 heads, 750 → 437 sectors per track; sustained 42.1 → 24.5 MB/s
+    // against chapter 4's 41.7 → 24.3). T_rot: Table 3.1. Head switch ≈ H (~650 µs), cylinder
+    // switch ≈ γ(1) (~980 µs), Table 3.3. Seek: linear piece through §4.1.1's points
+    // (10,000 cylinders = 9 ms, 20,000 = 14 ms), √ piece from γ(1) = 0.98 ms to meet it at an
+    // assumed knee of 2,000 cylinders; full stroke 18.9 ms ("up to ~20 ms"). Cache 16 × 204
+    // blocks (§8.4 digest), write buffer one segment; 100 µs overhead and an 80 MB/s bus assumed.
     g.heads = 2;
     g.zones = zones_from_ranges({{0, 4553, 750}, {4554, 6582, 687}, {6583, 8247, 678}, {8248, 11554, 666},
                                  {11555, 14597, 625}, {14598, 17370, 600}, {17371, 19908, 583},
@@ -76,9 +80,11 @@ HddGeometry hdd_preset(std::string_view name) {
     g.write_buffer_sectors = 561;
   } else if (name == "wd400bb") {
     // WD400BB-like IDE disk, 40 GB, 7,200 rpm (thesis §3.4.11: 31 MB/s outer, 21 MB/s inner).
-    // Assumed: 2 heads, 10 equal zones from 571 to 387 sectors per track (giving 31 → 21 MB/s
-    // with the switch times), 2 ms track-to-track and 21 ms full-stroke seeks, 300 µs command
-    // overhead (IDE), 100 MB/s bus (ATA/100), 2 MB cache as 8 × 512-sector segments.
+    // Assumed: 2 heads × 81,550 cylinders, 10 equal zones from 571 to 387 sectors per track
+    // (31 → 21 MB/s with the switch times); 1.0/1.2 ms head/cylinder switches (close together,
+    // as Fig. 3.15 found track skew ≈ cylinder skew); 2 ms track-to-track and 21 ms full-stroke
+    // seeks; 300 µs command overhead (IDE), 100 MB/s bus (ATA/100), the 2 MB cache as
+    // 8 × 512-sector segments and a 1 MB write buffer.
     g.heads = 2;
     g.zones = linear_zones(10, 81550, 571, 387);
     g.rotation = from_us(8333.33);
@@ -179,7 +185,8 @@ double HddModel::sector_angle(const Place& p) const noexcept {
   const double cyl = p.cylinder, tracks_before = static_cast<double>(p.cylinder) * g_.heads + p.head;
   const double skew_ns = cyl * static_cast<double>(g_.cylinder_switch.count()) +
                          (tracks_before - cyl) * static_cast<double>(g_.head_switch.count());
-  const double a = skew_ns / static_cast<double>(g_.rotation.count()) + static_cast<double>(p.sector) / p.sectors_per_track;
+  const double a =
+      skew_ns / static_cast<double>(g_.rotation.count()) + static_cast<double>(p.sector) / p.sectors_per_track;
   return a - std::floor(a);
 }
 
@@ -212,7 +219,9 @@ Nanos HddModel::media_transfer(std::uint64_t offset, std::size_t bytes) const no
 
 double HddModel::media_rate(std::uint64_t offset) const noexcept {
   const Place p = locate(offset);
-  const double avg_switch = (static_cast<double>(g_.heads - 1) * to_s(g_.head_switch) + to_s(g_.cylinder_switch)) / g_.heads;
+  // Per track, on average: heads − 1 head switches and one cylinder switch per cylinder.
+  const double avg_switch =
+      (static_cast<double>(g_.heads - 1) * to_s(g_.head_switch) + to_s(g_.cylinder_switch)) / g_.heads;
   return static_cast<double>(p.sectors_per_track) * g_.sector_bytes / (to_s(g_.rotation) + avg_switch);
 }
 
@@ -245,14 +254,38 @@ Nanos HddModel::switch_before(std::uint64_t offset) const noexcept {
   return p.head == 0 ? g_.cylinder_switch : g_.head_switch;
 }
 
-// Positioning + media transfer from the arm's current place, starting at T; moves the arm.
-Nanos HddModel::access_and_transfer(std::uint64_t offset, std::size_t bytes, Nanos t) {
+// Seek + rotational delay from the arm's current place, starting at T: when the transfer of
+// OFFSET can begin.
+Nanos HddModel::access(std::uint64_t offset, Nanos t) const noexcept {
   const Place p = locate(offset);
   t += seek_time(distance_to(p.cylinder));
-  t += rotate_to(p, t);
-  t += media_transfer(offset, bytes);
+  return t + rotate_to(p, t);
+}
+
+// Positioning + media transfer, starting at T; moves the arm.
+Nanos HddModel::access_and_transfer(std::uint64_t offset, std::size_t bytes, Nanos t) {
+  t = access(offset, t) + media_transfer(offset, bytes);
   head_cyl_ = locate(offset + bytes - 1).cylinder;
   return t;
+}
+
+// The media write of buffered data, starting at T (the disk does it on its own).
+void HddModel::destage(std::uint64_t offset, std::size_t bytes, Nanos t) {
+  destage_start_ = access(offset, t);
+  destage_done_ = access_and_transfer(offset, bytes, t);
+  destage_bytes_ = bytes;
+}
+
+// When a non-durable write whose data is in the buffer at IN_BUFFER completes: at once if the
+// write-back run in progress (destage_bytes_, written from destage_start_ to destage_done_)
+// fits the buffer, else once only a buffer's worth of it is left to write (thesis §4.2.1,
+// footnote 4), reckoning the run's progress in proportion to its time, switches included.
+Nanos HddModel::buffer_space_at(Nanos in_buffer) const noexcept {
+  const double buffer = static_cast<double>(g_.write_buffer_sectors) * g_.sector_bytes;
+  const auto run_bytes = static_cast<double>(destage_bytes_);
+  if (run_bytes <= buffer) return in_buffer;
+  const auto run = static_cast<double>((destage_done_ - destage_start_).count());
+  return std::max(in_buffer, destage_done_ - Nanos(static_cast<std::int64_t>(run * buffer / run_bytes)));
 }
 
 // A write that continues the buffered data while the disk is still writing it back joins that
@@ -260,19 +293,13 @@ Nanos HddModel::access_and_transfer(std::uint64_t offset, std::size_t bytes, Nan
 // starts a new track, and buffer space to wait for. Returns the completion time.
 Nanos HddModel::append_to_destage(const TimedCommand& cmd, std::size_t bytes) {
   destage_done_ += switch_before(cmd.offset) + media_transfer(cmd.offset, bytes);
+  destage_bytes_ += bytes;
   buffered_end_ = cmd.offset + bytes;
   head_cyl_ = locate(cmd.offset + bytes - 1).cylinder;
   prefetch_from_ = UINT64_MAX;
   const Nanos in_buffer = cmd.start + g_.command_overhead + from_s(static_cast<double>(bytes) / g_.bus_bytes_per_s);
   if (cmd.durable) return std::max(in_buffer, destage_done_);  // FUA: it and all before it on the media
-  return std::max(in_buffer, destage_done_ - buffer_drain_time(cmd.offset));
-}
-
-// How long the media takes to write a full write buffer at OFFSET's rate: a write is done once
-// no more than a buffer's worth of it (and before it) is left to write back.
-Nanos HddModel::buffer_drain_time(std::uint64_t offset) const noexcept {
-  const double buffer_bytes = static_cast<double>(g_.write_buffer_sectors) * g_.sector_bytes;
-  return from_s(buffer_bytes / media_rate(offset));
+  return buffer_space_at(in_buffer);
 }
 
 // Read-ahead hit: since the last read ended (at prefetch_since_) the disk has kept reading
@@ -306,19 +333,14 @@ Nanos HddModel::write(const TimedCommand& cmd, std::size_t bytes, Nanos t) {
   buffered_end_ = cmd.offset + bytes;
   const std::uint64_t buffer_bytes = static_cast<std::uint64_t>(g_.write_buffer_sectors) * g_.sector_bytes;
   if (cmd.durable) {
-    destage_done_ = access_and_transfer(cmd.offset, bytes, t);
+    destage(cmd.offset, bytes, t);  // FUA: straight to the media, done when it is there
     return destage_done_;
   }
   const Nanos in_buffer = t + from_s(static_cast<double>(bytes) / g_.bus_bytes_per_s);
-  if (bytes <= buffer_bytes) {
-    // Write-back: done once in the buffer; the media write follows on its own.
-    destage_done_ = access_and_transfer(cmd.offset, bytes, in_buffer);
-    return in_buffer;
-  }
-  // Larger than the buffer: done once only a buffer's worth is left to write (thesis §4.2.1,
-  // footnote 4); that last part is written back after completion.
-  destage_done_ = access_and_transfer(cmd.offset, bytes, t);
-  return std::max(in_buffer, destage_done_ - buffer_drain_time(cmd.offset));
+  // Write-back: the media write starts once the data is in the buffer. A write larger than the
+  // buffer streams to the media while the host still sends it, so it starts at once.
+  destage(cmd.offset, bytes, bytes <= buffer_bytes ? in_buffer : t);
+  return buffer_space_at(in_buffer);
 }
 
 Nanos HddModel::service_time(const TimedCommand& cmd) {

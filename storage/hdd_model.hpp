@@ -23,8 +23,9 @@
 //    when it and everything buffered before it is on the media;
 //  - optional jitter: a uniform random extra delay in [0, jitter] per command from a seeded
 //    generator, so the same seed gives the same trace.
-// Thread: the simulated disk's thread. Errors: none (a pure model; out-of-range offsets are
-// clamped to the last cylinder).
+// Thread: the simulated disk's thread. Errors: none once built (a pure model; out-of-range
+// offsets are clamped to the last sector); the constructor throws std::invalid_argument for a
+// geometry without zones or heads.
 #include <array>
 #include <cstdint>
 #include <random>
@@ -113,10 +114,12 @@ class HddModel final : public TimingModel {
   Nanos next_jitter();
   std::uint32_t distance_to(std::uint32_t cylinder) const noexcept;  // seek distance from the arm
   Nanos switch_before(std::uint64_t offset) const noexcept;  // head/cylinder switch if OFFSET starts a track
-  Nanos buffer_drain_time(std::uint64_t offset) const noexcept;  // a full write buffer at OFFSET's rate
   // The pieces of service_time: each takes the time the disk starts the work (after overhead
   // and any earlier write-back), updates the state and returns when the command completes.
+  Nanos access(std::uint64_t offset, Nanos t) const noexcept;  // when OFFSET's transfer can begin
   Nanos access_and_transfer(std::uint64_t offset, std::size_t bytes, Nanos t);
+  void destage(std::uint64_t offset, std::size_t bytes, Nanos t);
+  Nanos buffer_space_at(Nanos in_buffer) const noexcept;
   Nanos read(std::uint64_t offset, std::size_t bytes, Nanos t);
   Nanos read_ahead(std::uint64_t offset, std::size_t bytes, Nanos t);
   Nanos write(const TimedCommand& cmd, std::size_t bytes, Nanos t);
@@ -133,7 +136,9 @@ class HddModel final : public TimingModel {
   std::uint64_t prefetch_from_ = UINT64_MAX;  // byte offset the next sequential read would start at
   Nanos prefetch_since_{0};                   // when prefetching from prefetch_from_ began
   // write buffer: destage of buffered writes in progress
+  Nanos destage_start_{0};  // when its media transfer began (after the seek and rotation)
   Nanos destage_done_{0};
+  std::uint64_t destage_bytes_ = 0;           // bytes of that write-back run
   std::uint64_t buffered_end_ = UINT64_MAX;   // byte offset after the last buffered write
   std::mt19937_64 rng_;
 };

@@ -1,0 +1,140 @@
+#include "admission/admission.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+namespace vigil::admission {
+
+const char* policy_name(Policy p) noexcept {
+  switch (p) {
+    case Policy::analytic: return "analytic";
+    case Policy::conservative: return "adm1";
+    case Policy::aggressive: return "adm2";
+    case Policy::aggressive_average: return "adm3";
+    case Policy::statistical: return "statistical";
+  }
+  return "unknown";
+}
+
+const char* policy_catalog_name(Policy p) noexcept {
+  switch (p) {
+    case Policy::analytic: return "analytic";
+    case Policy::conservative: return "conservative";
+    case Policy::aggressive:
+    case Policy::aggressive_average: return "aggressive";
+    case Policy::statistical: return "statistical";
+  }
+  return "conservative";
+}
+
+std::optional<Policy> policy_from_name(std::string_view n) noexcept {
+  if (n == "analytic") return Policy::analytic;
+  if (n == "adm1" || n == "conservative") return Policy::conservative;
+  if (n == "adm2" || n == "aggressive") return Policy::aggressive;
+  if (n == "adm3") return Policy::aggressive_average;
+  if (n == "statistical") return Policy::statistical;
+  return std::nullopt;
+}
+
+double trick_play_rate(double rate, double keyframe_fraction, double speed) noexcept {
+  return rate * std::clamp(keyframe_fraction, 0.0, 1.0) * std::max(speed, 0.0);
+}
+
+AdmissionController::AdmissionController(DiskProfile profile, AdmissionConfig config)
+    : profile_(std::move(profile)), config_(config) {}
+
+double AdmissionController::rate_of(const StreamDemand& s) const noexcept {
+  switch (config_.policy) {
+    case Policy::aggressive_average: return s.average_rate > 0 ? s.average_rate : s.peak_rate;
+    case Policy::statistical: return s.measured_rate > 0 ? s.measured_rate : s.peak_rate;
+    default: return s.peak_rate;
+  }
+}
+
+double AdmissionController::predicted_busy(std::span<const StreamDemand> set) const {
+  if (set.empty()) return 0;
+  const double T = config_.cycle_s;
+  if (config_.policy == Policy::analytic) {
+    // Eq. 3.14 with worst-case latency and the slowest rate.
+    const double L = profile_.access_max_s, R = profile_.slowest_rate();
+    double busy = 0;
+    for (const auto& s : set) busy += L + T * rate_of(s) / R;
+    return busy;
+  }
+  double total = 0;
+  for (const auto& s : set) total += rate_of(s);
+  const double s_avg = T * total / static_cast<double>(set.size());  // Eq. 3.16
+  const Which w = config_.policy == Policy::conservative ? Which::min : Which::mean;
+  double busy = 0;
+  for (const auto& s : set) {
+    if (rate_of(s) <= 0) continue;
+    const Curve& c = s.write && !profile_.random_write.empty() ? profile_.random_write : profile_.random_read;
+    busy += T * rate_of(s) / throughput_at(c, w, s_avg);
+  }
+  return busy;
+}
+
+bool AdmissionController::fits(std::span<const StreamDemand> admitted, const StreamDemand& candidate,
+                               Decision* out) const {
+  std::vector<StreamDemand> set(admitted.begin(), admitted.end());
+  set.push_back(candidate);
+  const double busy = predicted_busy(set);
+  const double budget = config_.r_rt * config_.cycle_s * (config_.policy == Policy::statistical ? config_.overbooking : 1.0);
+  if (out) {
+    double total = 0;
+    for (const auto& s : set) total += rate_of(s);
+    out->s_avg = config_.cycle_s * total / static_cast<double>(set.size());
+    const Curve& c = candidate.write && !profile_.random_write.empty() ? profile_.random_write : profile_.random_read;
+    out->curve_rate = throughput_at(c, config_.policy == Policy::conservative ? Which::min : Which::mean, out->s_avg);
+    out->predicted_busy_s = busy;
+    out->budget_s = budget;
+    out->streams = set.size();
+  }
+  return busy <= budget;
+}
+
+Decision AdmissionController::decide(std::span<const StreamDemand> admitted, const StreamDemand& candidate) const {
+  Decision d;
+  d.policy = config_.policy;
+  d.requested_rate = candidate.peak_rate;
+  // The largest rate that fits (busy grows with the rate): bisection.
+  {
+    StreamDemand probe = candidate;
+    double lo = 0, hi = std::max(candidate.peak_rate, profile_.peak_rate()) * 2;
+    for (int i = 0; i < 50; ++i) {
+      const double mid = (lo + hi) / 2;
+      probe.peak_rate = probe.average_rate = probe.measured_rate = mid;
+      (fits(admitted, probe, nullptr) ? lo : hi) = mid;
+    }
+    d.max_rate = lo;
+  }
+  const bool ok = fits(admitted, candidate, &d);
+  if (optimistic_) {
+    d.reason = "the disk model is optimistic (observed cycles slower than predicted); admission is paused until "
+               "the disk is profiled again (`vigil profile`)";
+    d.max_rate = 0;
+    return d;
+  }
+  if (!ok) {
+    std::ostringstream why;
+    why.precision(3);
+    why << "the disk's cycle would not fit: predicted real-time IO " << d.predicted_busy_s * 1000 << " ms per "
+        << config_.cycle_s * 1000 << " ms cycle exceeds the " << d.budget_s * 1000 << " ms real-time share ("
+        << policy_name(config_.policy) << " policy, " << d.streams << " streams); largest rate that fits: "
+        << d.max_rate * 8 / 1e6 << " Mbit/s";
+    d.reason = why.str();
+    return d;
+  }
+  d.admitted = true;
+  return d;
+}
+
+storage::Nanos ProfiledServiceModel::predict(bool write, std::uint64_t, std::uint64_t bytes) const noexcept {
+  if (bytes == 0) return storage::Nanos(static_cast<std::int64_t>(profile_.access_mean_s * 1e9));
+  const Curve& c = write && !profile_.random_write.empty() ? profile_.random_write : profile_.random_read;
+  const double rate = throughput_at(c, Which::mean, static_cast<double>(bytes));
+  return storage::Nanos(static_cast<std::int64_t>(static_cast<double>(bytes) / rate * 1e9));
+}
+
+}  // namespace vigil::admission

@@ -1,0 +1,99 @@
+#pragma once
+// Admission control from profiled curves (thesis §3.3.2 and §3.4.11; docs/admission.md).
+// A stream is admitted to a disk only if, with it, every stream's IO of one cycle still fits in
+// the real-time share r_RT·T. Policies:
+//  - analytic (Eq. 3.14): Σ (L + T·BR_i / R) ≤ r_RT·T with the worst measured access L and the
+//    slowest measured rate R — safe and wasteful;
+//  - conservative, Adm1 (Eq. 3.16/3.17 on the min curve, peak rates) — the default: never
+//    over-admits as long as the profile is true;
+//  - aggressive, Adm2 (mean curve, peak rates); Adm3 (mean curve, average rates: for VBR);
+//  - statistical: mean curve with each stream's measured rate percentile (declared peak until
+//    measured), times an overbooking target.
+// With mixed directions, each stream is charged on the curve of its direction:
+//     busy = Σ_i T·BR_i / P_dir(i)(S_avg),  S_avg = T·Σ BR / (N + 1)      (Eq. 3.16)
+// and admit iff busy ≤ r_RT·T — which for one direction is Eq. 3.17, ΣBR ≤ r_RT·P(S_avg).
+// Thread: const after construction except set_model_optimistic (atomic). Errors: decisions are
+// values; a refusal carries its reason and the largest rate that would have fitted.
+#include <atomic>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "admission/profile.hpp"
+#include "storage/cycle_scheduler.hpp"
+
+namespace vigil::admission {
+
+enum class Policy { analytic, conservative, aggressive, aggressive_average, statistical };
+const char* policy_name(Policy p) noexcept;         // "analytic", "adm1", "adm2", "adm3", "statistical"
+const char* policy_catalog_name(Policy p) noexcept;  // the admission_decisions.policy value
+std::optional<Policy> policy_from_name(std::string_view name) noexcept;
+
+struct StreamDemand {
+  std::uint64_t id = 0;
+  bool write = true;          // recording (write) or playback (read)
+  double peak_rate = 0;       // bytes/s
+  double average_rate = 0;    // bytes/s; 0 = same as peak (CBR)
+  double measured_rate = 0;   // bytes/s, a percentile of the measured per-cycle rate; 0 = not yet
+};
+
+// Keyframes-only trick play at SPEED reads only the keyframes: charged at that rate.
+double trick_play_rate(double rate, double keyframe_fraction, double speed) noexcept;
+
+struct AdmissionConfig {
+  Policy policy = Policy::conservative;
+  double cycle_s = 1.0;
+  double r_rt = 0.9;           // 1 − r_RT is kept for interactive and best-effort IO
+  double overbooking = 1.0;    // statistical only: admit up to this × the real-time share
+};
+
+struct Decision {
+  bool admitted = false;
+  Policy policy = Policy::conservative;
+  std::string reason;          // empty when admitted
+  double requested_rate = 0;   // bytes/s
+  double max_rate = 0;         // largest rate of the candidate that would fit now, bytes/s
+  double predicted_busy_s = 0; // real-time IO per cycle including the candidate
+  double budget_s = 0;         // r_RT·T (× overbooking)
+  double s_avg = 0;            // Eq. 3.16, bytes
+  double curve_rate = 0;       // P(S_avg) of the candidate's direction, bytes/s
+  std::size_t streams = 0;     // N + 1
+};
+
+class AdmissionController {
+ public:
+  AdmissionController(DiskProfile profile, AdmissionConfig config);
+
+  Decision decide(std::span<const StreamDemand> admitted, const StreamDemand& candidate) const;
+  // Predicted real-time IO seconds per cycle of SET under this policy.
+  double predicted_busy(std::span<const StreamDemand> set) const;
+
+  // The online check (model_check.hpp) says the profile is optimistic: refuse until re-profiled.
+  void set_model_optimistic(bool v) noexcept { optimistic_ = v; }
+  bool model_optimistic() const noexcept { return optimistic_; }
+
+  const DiskProfile& profile() const noexcept { return profile_; }
+  const AdmissionConfig& config() const noexcept { return config_; }
+
+ private:
+  double rate_of(const StreamDemand& s) const noexcept;
+  bool fits(std::span<const StreamDemand> admitted, const StreamDemand& candidate, Decision* out) const;
+
+  DiskProfile profile_;
+  AdmissionConfig config_;
+  std::atomic<bool> optimistic_{false};
+};
+
+// The profile as the scheduler's slack-test model: an IO of S bytes takes S / P(S) on the mean
+// curve of its direction (one access plus transfer, as the curve was measured).
+class ProfiledServiceModel final : public storage::ServiceModel {
+ public:
+  explicit ProfiledServiceModel(DiskProfile profile) : profile_(std::move(profile)) {}
+  storage::Nanos predict(bool write, std::uint64_t offset, std::uint64_t bytes) const noexcept override;
+
+ private:
+  DiskProfile profile_;
+};
+
+}  // namespace vigil::admission

@@ -1,0 +1,24 @@
+#include "admission/model_check.hpp"
+
+namespace vigil::admission {
+
+bool ModelCheck::observe(double predicted_s, double observed_s) noexcept {
+  if (predicted_s <= 0) return false;  // an idle cycle says nothing about the model
+  if (observed_s > predicted_s * (1 + tolerance_)) {
+    good_ = 0;
+    if (++bad_ >= k_ && !optimistic_) {
+      optimistic_ = true;
+      ++trips_;
+      return true;
+    }
+  } else {
+    bad_ = 0;
+    if (optimistic_ && ++good_ >= k_) {
+      optimistic_ = false;
+      good_ = 0;
+    }
+  }
+  return false;
+}
+
+}  // namespace vigil::admission
