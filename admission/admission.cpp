@@ -75,12 +75,34 @@ double AdmissionController::predicted_busy(std::span<const StreamDemand> set) co
   return busy;
 }
 
+double AdmissionController::budget_s() const noexcept {
+  return config_.r_rt * config_.cycle_s * (config_.policy == Policy::statistical ? config_.overbooking : 1.0);
+}
+
+std::size_t AdmissionController::max_streams(const StreamDemand& each, std::size_t limit) const {
+  auto fits_n = [&](std::size_t n) {
+    const std::vector<StreamDemand> set(n, each);
+    return predicted_busy(set) <= budget_s();
+  };
+  std::size_t lo = 0, hi = 1;
+  while (hi < limit && fits_n(hi)) {
+    lo = hi;
+    hi *= 2;
+  }
+  hi = std::min(hi, limit);
+  while (hi - lo > 1) {
+    const std::size_t mid = (lo + hi) / 2;
+    (fits_n(mid) ? lo : hi) = mid;
+  }
+  return fits_n(hi) ? hi : lo;
+}
+
 bool AdmissionController::fits(std::span<const StreamDemand> admitted, const StreamDemand& candidate,
                                Decision* out) const {
   std::vector<StreamDemand> set(admitted.begin(), admitted.end());
   set.push_back(candidate);
   const double busy = predicted_busy(set);
-  const double budget = config_.r_rt * config_.cycle_s * (config_.policy == Policy::statistical ? config_.overbooking : 1.0);
+  const double budget = budget_s();
   if (out) {
     double total = 0;
     for (const auto& s : set) total += rate_of(s);

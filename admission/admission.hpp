@@ -68,6 +68,9 @@ class AdmissionController {
   Decision decide(std::span<const StreamDemand> admitted, const StreamDemand& candidate) const;
   // Predicted real-time IO seconds per cycle of SET under this policy.
   double predicted_busy(std::span<const StreamDemand> set) const;
+  // How many streams like EACH fit on an empty disk (binary search on N).
+  std::size_t max_streams(const StreamDemand& each, std::size_t limit = 1'000'000) const;
+  double budget_s() const noexcept;
 
   // The online check (model_check.hpp) says the profile is optimistic: refuse until re-profiled.
   void set_model_optimistic(bool v) noexcept { optimistic_ = v; }

@@ -90,6 +90,14 @@ DiskProfile profile_device(storage::Device& device, const storage::Clock& clock,
     if (progress) progress(std::min(1.0, step / total_steps), phase);
   };
 
+  if (o.prefill) {
+    const std::size_t chunk = 16 << 20;
+    for (std::uint64_t at = p.begin(); at < p.begin() + p.span(); at += chunk) {
+      p.io(true, at, static_cast<std::size_t>(std::min<std::uint64_t>(chunk, p.begin() + p.span() - at)));
+      if (progress) progress(0, "prefill");
+    }
+    p.flush();
+  }
   // Admission curves (Fig. 3.5): same-size IOs at random offsets; min/mean/max over runs.
   for (bool write : {false, true}) {
     Curve& c = write ? prof.random_write : prof.random_read;
@@ -112,14 +120,17 @@ DiskProfile profile_device(storage::Device& device, const storage::Clock& clock,
       tick(write ? "random writes" : "random reads");
     }
   }
-  // Chunk curves (Figs. 3.26/3.27): sequential IOs of one size back to back, queue depth 1.
+  // Chunk curves (Figs. 3.26/3.27): sequential IOs of one size back to back, queue depth 1,
+  // all sizes over the same stretch of the disk so that zones do not masquerade as chunk effects.
+  const double seq_bytes = std::max(per_run_bytes, 4 * sizes.back());
+  const std::uint64_t seq_start = p.random_offset(static_cast<std::size_t>(std::min<double>(seq_bytes, p.span() / 2)));
   for (bool write : {false, true}) {
     Curve& c = write ? prof.seq_write : prof.seq_read;
     for (double s : sizes) {
       const auto bytes = static_cast<std::size_t>(s);
-      const std::uint64_t count = static_cast<std::uint64_t>(std::max(4.0, per_run_bytes / s));
-      const std::uint64_t len = std::min<std::uint64_t>(count * bytes, p.span() / bytes * bytes);
-      std::uint64_t at = p.random_offset(static_cast<std::size_t>(len));
+      const std::uint64_t count = static_cast<std::uint64_t>(std::max(4.0, seq_bytes / s));
+      const std::uint64_t len = std::min<std::uint64_t>(count * bytes, p.span() / 2 / bytes * bytes);
+      std::uint64_t at = seq_start;
       Nanos total{0};
       for (std::uint64_t done = 0; done < len; done += bytes, at += bytes) total += p.io(write, at, bytes);
       const double rate = static_cast<double>(len) / std::max(1e-9, seconds(total));

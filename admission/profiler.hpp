@@ -20,6 +20,9 @@ struct ProfileOptions {
   std::uint64_t region_offset = 0;
   std::uint64_t region_bytes = 0;  // 0: from region_offset to the end of the device
   std::uint64_t seed = 1;
+  // Write the whole region once first: reads of never-written blocks of a fresh (fallocated)
+  // file are answered by the filesystem without touching the device.
+  bool prefill = false;
 };
 
 // FRACTION in [0, 1] and the phase being measured.
