@@ -37,6 +37,22 @@ std::optional<Policy> policy_from_name(std::string_view n) noexcept {
   return std::nullopt;
 }
 
+double normal_quantile_upper(double p) noexcept {
+  // Tabulated upper quantiles, interpolated in log(p): plenty for a configuration knob.
+  static constexpr std::pair<double, double> kTable[] = {
+      {0.5, 0.0}, {0.1, 1.2816}, {0.05, 1.6449}, {0.01, 2.3263}, {0.001, 3.0902}, {0.0001, 3.7190}};
+  p = std::clamp(p, 0.0001, 0.5);
+  for (std::size_t i = 1; i < std::size(kTable); ++i) {
+    if (p >= kTable[i].first) {
+      const auto [p0, z0] = kTable[i - 1];
+      const auto [p1, z1] = kTable[i];
+      const double f = (std::log(p) - std::log(p0)) / (std::log(p1) - std::log(p0));
+      return z0 + f * (z1 - z0);
+    }
+  }
+  return kTable[std::size(kTable) - 1].second;
+}
+
 double trick_play_rate(double rate, double keyframe_fraction, double speed) noexcept {
   return rate * std::clamp(keyframe_fraction, 0.0, 1.0) * std::max(speed, 0.0);
 }
@@ -47,7 +63,7 @@ AdmissionController::AdmissionController(DiskProfile profile, AdmissionConfig co
 double AdmissionController::rate_of(const StreamDemand& s) const noexcept {
   switch (config_.policy) {
     case Policy::aggressive_average: return s.average_rate > 0 ? s.average_rate : s.peak_rate;
-    case Policy::statistical: return s.measured_rate > 0 ? s.measured_rate : s.peak_rate;
+    case Policy::statistical: return s.measured_mean > 0 ? s.measured_mean : s.peak_rate;
     default: return s.peak_rate;
   }
 }
@@ -66,17 +82,20 @@ double AdmissionController::predicted_busy(std::span<const StreamDemand> set) co
   for (const auto& s : set) total += rate_of(s);
   const double s_avg = T * total / static_cast<double>(set.size());  // Eq. 3.16
   const Which w = config_.policy == Policy::conservative ? Which::min : Which::mean;
-  double busy = 0;
+  double busy = 0, variance = 0;
   for (const auto& s : set) {
     if (rate_of(s) <= 0) continue;
     const Curve& c = s.write && !profile_.random_write.empty() ? profile_.random_write : profile_.random_read;
-    busy += T * rate_of(s) / throughput_at(c, w, s_avg);
+    const double P = throughput_at(c, w, s_avg);
+    busy += T * rate_of(s) / P;
+    if (config_.policy == Policy::statistical && s.measured_mean > 0) variance += std::pow(T * s.measured_stddev / P, 2);
   }
+  if (config_.policy == Policy::statistical) busy += normal_quantile_upper(config_.overbooking) * std::sqrt(variance);
   return busy;
 }
 
 double AdmissionController::budget_s() const noexcept {
-  return config_.r_rt * config_.cycle_s * (config_.policy == Policy::statistical ? config_.overbooking : 1.0);
+  return config_.r_rt * config_.cycle_s;
 }
 
 std::size_t AdmissionController::max_streams(const StreamDemand& each, std::size_t limit) const {
@@ -126,7 +145,8 @@ Decision AdmissionController::decide(std::span<const StreamDemand> admitted, con
     double lo = 0, hi = std::max(candidate.peak_rate, profile_.peak_rate()) * 2;
     for (int i = 0; i < 50; ++i) {
       const double mid = (lo + hi) / 2;
-      probe.peak_rate = probe.average_rate = probe.measured_rate = mid;
+      probe.peak_rate = probe.average_rate = mid;
+      if (probe.measured_mean > 0) probe.measured_mean = mid;
       (fits(admitted, probe, nullptr) ? lo : hi) = mid;
     }
     d.max_rate = lo;

@@ -7,8 +7,9 @@
 //  - conservative, Adm1 (Eq. 3.16/3.17 on the min curve, peak rates) — the default: never
 //    over-admits as long as the profile is true;
 //  - aggressive, Adm2 (mean curve, peak rates); Adm3 (mean curve, average rates: for VBR);
-//  - statistical: mean curve with each stream's measured rate percentile (declared peak until
-//    measured), times an overbooking target.
+//  - statistical: mean curve with the measured mean rate of each stream (declared peak until
+//    measured), plus a margin for the aggregate's variation: the sum of N independent VBR
+//    streams exceeds Σ mean + z·√(Σ σ²) with probability `overbooking` per cycle (default 1 %).
 // With mixed directions, each stream is charged on the curve of its direction:
 //     busy = Σ_i T·BR_i / P_dir(i)(S_avg),  S_avg = T·Σ BR / (N + 1)      (Eq. 3.16)
 // and admit iff busy ≤ r_RT·T — which for one direction is Eq. 3.17, ΣBR ≤ r_RT·P(S_avg).
@@ -35,8 +36,12 @@ struct StreamDemand {
   bool write = true;          // recording (write) or playback (read)
   double peak_rate = 0;       // bytes/s
   double average_rate = 0;    // bytes/s; 0 = same as peak (CBR)
-  double measured_rate = 0;   // bytes/s, a percentile of the measured per-cycle rate; 0 = not yet
+  double measured_mean = 0;   // bytes/s, measured per-cycle rate over a window; 0 = not yet
+  double measured_stddev = 0; // bytes/s, its standard deviation
 };
+
+// z such that P(Z > z) = P for a standard normal (0.1 … 0.0001), for the statistical policy.
+double normal_quantile_upper(double p) noexcept;
 
 // Keyframes-only trick play at SPEED reads only the keyframes: charged at that rate.
 double trick_play_rate(double rate, double keyframe_fraction, double speed) noexcept;
@@ -45,7 +50,7 @@ struct AdmissionConfig {
   Policy policy = Policy::conservative;
   double cycle_s = 1.0;
   double r_rt = 0.9;           // 1 − r_RT is kept for interactive and best-effort IO
-  double overbooking = 1.0;    // statistical only: admit up to this × the real-time share
+  double overbooking = 0.01;   // statistical only: accepted probability that a cycle's demand exceeds the model
 };
 
 struct Decision {

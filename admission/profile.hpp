@@ -5,7 +5,8 @@
 //
 // Curves are throughput (bytes/s) against IO size (bytes), sizes ascending:
 //  - random_read / random_write: same-size IOs at random offsets, min/mean/max over repeated
-//    runs — the admission curve P(S) of Fig. 3.5 (each IO pays an access, as a stream IO does);
+//    runs — the admission curve P(S) of Fig. 3.5 (each IO pays an access, as a stream IO does).
+//    Each run is one cycle's worth of IOs swept in ascending order, as the scheduler issues them;
 //  - seq_read / seq_write: back-to-back sequential IOs of one size at queue depth 1 — the chunk
 //    curve of Figs. 3.26/3.27, whose near-peak range is [a, b].
 // Thread: plain values. Errors: from_json throws std::invalid_argument on a malformed document.

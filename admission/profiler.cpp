@@ -81,7 +81,7 @@ DiskProfile profile_device(storage::Device& device, const storage::Clock& clock,
   prof.quick = o.quick;
   const auto sizes = sizes_for(o.quick, p.block(), p.span());
   if (sizes.empty()) throw std::runtime_error("profile: the device is too small to profile");
-  const int runs = o.quick ? 2 : 3;
+  const int runs = o.quick ? 8 : 20;  // Adm1 uses the worst run: enough runs to see a bad cycle
   const double per_run_bytes = o.quick ? 16.0 * 1024 * 1024 : 64.0 * 1024 * 1024;
   const double total_steps = 4.0 * static_cast<double>(sizes.size()) + 2 + (o.full ? 1 : 0);
   double step = 0;
@@ -97,28 +97,6 @@ DiskProfile profile_device(storage::Device& device, const storage::Clock& clock,
       if (progress) progress(0, "prefill");
     }
     p.flush();
-  }
-  // Admission curves (Fig. 3.5): same-size IOs at random offsets; min/mean/max over runs.
-  for (bool write : {false, true}) {
-    Curve& c = write ? prof.random_write : prof.random_read;
-    for (double s : sizes) {
-      const auto bytes = static_cast<std::size_t>(s);
-      const int ios = static_cast<int>(std::clamp(per_run_bytes / s, o.quick ? 4.0 : 8.0, o.quick ? 64.0 : 256.0));
-      std::vector<double> rates;
-      for (int r = 0; r < runs; ++r) {
-        Nanos total{0};
-        for (int i = 0; i < ios; ++i) total += p.io(write, p.random_offset(bytes), bytes);
-        if (write) p.flush();  // write-back must not flatter the next size
-        rates.push_back(s * ios / std::max(1e-9, seconds(total)));
-      }
-      c.sizes.push_back(s);
-      c.min.push_back(*std::min_element(rates.begin(), rates.end()));
-      c.max.push_back(*std::max_element(rates.begin(), rates.end()));
-      double sum = 0;
-      for (double x : rates) sum += x;
-      c.mean.push_back(sum / static_cast<double>(rates.size()));
-      tick(write ? "random writes" : "random reads");
-    }
   }
   // Chunk curves (Figs. 3.26/3.27): sequential IOs of one size back to back, queue depth 1,
   // all sizes over the same stretch of the disk so that zones do not masquerade as chunk effects.
@@ -139,6 +117,43 @@ DiskProfile profile_device(storage::Device& device, const storage::Clock& clock,
       c.mean.push_back(rate);
       c.max.push_back(rate);
       tick(write ? "sequential writes" : "sequential reads");
+    }
+  }
+  // Admission curves (Fig. 3.5): same-size IOs at random offsets, issued the way a cycle issues
+  // stream IOs — one sweep of a cycle's worth of them in ascending offset order (C-LOOK) — so
+  // P(S) is the throughput a cycle of IOs of size S achieves. Min/mean/max over runs.
+  const double peak_seq = std::max(near_peak_range(prof.seq_read).peak, near_peak_range(prof.seq_write).peak);
+  for (bool write : {false, true}) {
+    Curve& c = write ? prof.random_write : prof.random_read;
+    for (double s : sizes) {
+      const auto bytes = static_cast<std::size_t>(s);
+      const double cap = o.quick ? 64.0 : 256.0;
+      auto sweep = [&](int ios) {
+        // Evenly spaced from a random phase: for a concave seek curve, equal gaps are the
+        // slowest way to place IOs with a given mean gap (Jensen), so streams placed anywhere
+        // do at least this well. Random gaps would flatter the curve.
+        std::vector<std::uint64_t> offsets(static_cast<std::size_t>(ios));
+        const std::uint64_t stride = (p.span() - bytes) / static_cast<std::uint64_t>(ios) / p.block() * p.block();
+        const std::uint64_t phase = p.random_offset(bytes) % std::max<std::uint64_t>(stride, p.block()) / p.block() * p.block();
+        for (std::size_t i = 0; i < offsets.size(); ++i) offsets[i] = p.begin() + phase + i * stride;
+        Nanos total{0};
+        for (auto off : offsets) total += p.io(write, off, bytes);
+        if (write) p.flush();  // write-back must not flatter the next size
+        return s * ios / std::max(1e-9, seconds(total));
+      };
+      // A cycle at this size holds about T·P(S)/S IOs: a pilot sweep estimates P(S), then the
+      // runs use that many (a denser sweep than the cycle's would seek less and flatter P).
+      const double pilot = sweep(static_cast<int>(std::clamp(o.cycle_s * peak_seq / s / 4, 4.0, cap)));
+      const int ios = static_cast<int>(std::clamp(std::floor(o.cycle_s * pilot / s), 1.0, cap));
+      std::vector<double> rates;
+      for (int r = 0; r < runs; ++r) rates.push_back(sweep(ios));
+      c.sizes.push_back(s);
+      c.min.push_back(*std::min_element(rates.begin(), rates.end()));
+      c.max.push_back(*std::max_element(rates.begin(), rates.end()));
+      double sum = 0;
+      for (double x : rates) sum += x;
+      c.mean.push_back(sum / static_cast<double>(rates.size()));
+      tick(write ? "random writes" : "random reads");
     }
   }
   prof.read_range = near_peak_range(prof.seq_read);

@@ -20,6 +20,7 @@ struct ProfileOptions {
   std::uint64_t region_offset = 0;
   std::uint64_t region_bytes = 0;  // 0: from region_offset to the end of the device
   std::uint64_t seed = 1;
+  double cycle_s = 1.0;     // the admission curve is measured as sweeps of one cycle's IOs
   // Write the whole region once first: reads of never-written blocks of a fresh (fallocated)
   // file are answered by the filesystem without touching the device.
   bool prefill = false;

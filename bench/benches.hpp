@@ -4,6 +4,7 @@
 
 namespace vigil::bench {
 
+BenchReport admission_bench(const BenchOptions& options);    // bench/admission_bench.cpp
 BenchReport store_bench(const BenchOptions& options);        // bench/store_bench.cpp
 BenchReport preempt_bench(const BenchOptions& options);      // bench/preempt_bench.cpp
 BenchReport interactive_bench(const BenchOptions& options);  // bench/interactive_bench.cpp

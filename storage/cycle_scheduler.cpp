@@ -160,6 +160,15 @@ void CycleScheduler::admit_arrivals() {
         j->arrival = at;
         head_.push_back(j);
         ++rt_open_;
+        // Many streams arriving at once (a restart, cameras reconnecting) are one sweep too:
+        // the not-yet-started first IOs in C-LOOK order from the head.
+        {
+          const auto first = std::find_if(head_.begin(), head_.end(), [](const Job* h) { return !h->started; });
+          const std::uint64_t from = head_offset_;
+          std::stable_sort(first, head_.end(), [from](const Job* a, const Job* b) {
+            return std::pair{a->next_offset() < from, a->next_offset()} < std::pair{b->next_offset() < from, b->next_offset()};
+          });
+        }
         break;
       }
       case Arrival::Kind::remove:

@@ -109,11 +109,20 @@ TEST_CASE("Adm3 charges VBR streams their average rate; statistical their measur
   const StreamDemand next{99, false, 4 * MB, 2 * MB, 0};
   CHECK_FALSE(AdmissionController(p, {.policy = Policy::aggressive, .r_rt = 1}).decide(vbr, next).admitted);  // 36 > 25
   CHECK(AdmissionController(p, {.policy = Policy::aggressive_average, .r_rt = 1}).decide(vbr, next).admitted);  // 18 ≤ 25
-  for (auto& s : vbr) s.measured_rate = 2.5 * MB;
-  const StreamDemand measured{99, false, 4 * MB, 2 * MB, 2.5 * MB};
-  CHECK(AdmissionController(p, {.policy = Policy::statistical, .r_rt = 1}).decide(vbr, measured).admitted);  // 22.5
-  CHECK_FALSE(
-      AdmissionController(p, {.policy = Policy::statistical, .r_rt = 0.8}).decide(vbr, measured).admitted);  // > 20
+  // Statistical: measured mean 2 MB/s, σ 1 MB/s each; 9 streams: 18 MB/s + z(1 %)·√9·1 MB/s = 24.98 MB/s.
+  for (auto& s : vbr) {
+    s.measured_mean = 2 * MB;
+    s.measured_stddev = 1 * MB;
+  }
+  const StreamDemand measured{99, false, 4 * MB, 2 * MB, 2 * MB, 1 * MB};
+  AdmissionController stat(p, {.policy = Policy::statistical, .r_rt = 1, .overbooking = 0.01});
+  const auto sd = stat.decide(vbr, measured);
+  CHECK(sd.admitted);
+  CHECK(sd.predicted_busy_s == Approx((18 * MB + 2.3263 * 3 * MB) / (25 * MB)).epsilon(1e-3));
+  CHECK_FALSE(AdmissionController(p, {.policy = Policy::statistical, .r_rt = 1, .overbooking = 0.001})
+                  .decide(vbr, measured)
+                  .admitted);  // z = 3.09: 27.3 MB/s > 25
+  CHECK(normal_quantile_upper(0.05) == Approx(1.6449));
   CHECK(policy_from_name("adm3") == Policy::aggressive_average);
   CHECK(std::string(policy_catalog_name(Policy::aggressive_average)) == "aggressive");
   CHECK_FALSE(policy_from_name("yolo").has_value());

@@ -98,3 +98,23 @@ TEST_CASE("vigil bench interactive runs both phases on a real file and cleans up
   for (auto& e : std::filesystem::directory_iterator(dir.path())) left += e.path().extension() == ".dat";
   CHECK(left == 0);
 }
+
+TEST_CASE("vigil bench admission reproduces Table 3.5's rows and writes its CSVs", "[bench][admission]") {
+  vigil::test::TempDir dir;
+  const auto json = dir.path() / "adm.json";
+  auto [code, out] = run_vigil({"bench", "admission", "--quick", "--cycles", "30", "--out", (dir.path() / "o").string(),
+                                "--json", json.string()},
+                               dir.path() / "out.log");
+  INFO(out);
+  REQUIRE(code == 0);
+  CHECK_THAT(out, ContainsSubstring("MaxN 2000 kB/s H"));
+  auto doc = read_json(json);
+  std::size_t rows = 0;
+  for (const auto& f : doc.at("figures").as_array()) {
+    rows += std::string(f.as_object().at("name").as_string()).starts_with("MaxN") ? 1 : 0;
+  }
+  CHECK(rows == 9);
+  for (const char* f : {"table-3.5.csv", "fig-3.28-misses.csv", "fig-3.28-misses.svg", "fig-3.29-start-latency.csv"}) {
+    CHECK(std::filesystem::exists(dir.path() / "o" / f));
+  }
+}

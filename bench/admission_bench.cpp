@@ -1,0 +1,305 @@
+// `vigil bench admission`: thesis Table 3.5 on the simulated WD400BB-like disk, T = 1 s, in
+// virtual time. For each average rate (250/1000/2000 kB/s, digest §4.4.6 on the units) and type
+// (C constant, V variable, H heterogeneous: rates 1/10–10× the average), MaxN is found by
+// search (largest N with 0 misses over the run), then each policy admits streams one by one
+// from the disk's profile until it refuses; the admitted set is run to check it never misses.
+// Also writes Fig. 3.28 (missed deadlines vs total rate) and Fig. 3.29 (start latency vs N) as
+// CSV and SVG into --out DIR.
+// Stream IOs are not chunked here, as in Xtream's chapter 3 (one IO per stream per cycle), and
+// r_RT = 1: the table measures how close admission gets to the disk's real capacity.
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <stdexcept>
+
+#include "admission/admission.hpp"
+#include "admission/profiler.hpp"
+#include "admission/svg_plot.hpp"
+#include "bench/benches.hpp"
+#include "bench/progress.hpp"
+#include "storage/cycle_scheduler.hpp"
+#include "storage/hdd_model.hpp"
+
+namespace fs = std::filesystem;
+using namespace vigil::storage;
+using namespace vigil::admission;
+using namespace std::chrono_literals;
+
+namespace vigil::bench {
+namespace {
+
+enum class Kind { C, V, H };
+const char* kind_name(Kind k) { return k == Kind::C ? "C" : k == Kind::V ? "V" : "H"; }
+
+// One dummy stream: each cycle reads its next IO from its own region of the disk.
+class DummyStream final : public CycleStream {
+ public:
+  DummyStream(std::uint64_t offset, std::uint64_t region, double rate, bool vbr, std::uint64_t seed)
+      : offset_(offset), region_(region), rate_(rate), vbr_(vbr), rng_(seed),
+        buf_(static_cast<std::size_t>(std::ceil(rate * (vbr ? 1.5 : 1.0) / 4096) + 1) * 4096) {}
+  StreamIo prepare(std::uint64_t) override {
+    // VBR: uniform in [0.5, 1.5] × the average each cycle (peak 1.5×).
+    const double f = vbr_ ? std::uniform_real_distribution<double>(0.5, 1.5)(rng_) : 1.0;
+    const auto bytes = std::max<std::size_t>(4096, static_cast<std::size_t>(rate_ * f / 4096) * 4096);
+    if (pos_ + bytes > region_) pos_ = 0;
+    const std::uint64_t at = offset_ + pos_;
+    pos_ += bytes;
+    sum_ += static_cast<double>(bytes);
+    sum_sq_ += static_cast<double>(bytes) * static_cast<double>(bytes);
+    ++n_;
+    return {.write = false, .pieces = {{at, buf_.span().first(bytes)}}};
+  }
+  void finished(std::uint64_t, Result<void>) override {}
+  double mean() const { return n_ ? sum_ / n_ : rate_; }
+  double stddev() const { return n_ > 1 ? std::sqrt(std::max(0.0, sum_sq_ / n_ - mean() * mean())) : 0; }
+
+ private:
+  std::uint64_t offset_, region_, pos_ = 0;
+  double rate_;
+  bool vbr_;
+  std::mt19937_64 rng_;
+  AlignedBuffer buf_;
+  double sum_ = 0, sum_sq_ = 0;
+  std::uint64_t n_ = 0;
+};
+
+// The streams of a row, in admission order: the set for N is always the first N.
+std::vector<StreamDemand> demands(Kind k, double avg, std::size_t n, std::uint64_t seed) {
+  std::vector<StreamDemand> out;
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<double> rates;
+  for (std::size_t i = 0; i < n; ++i) rates.push_back(k == Kind::H ? avg * std::pow(10.0, u(rng)) : avg);
+  if (k == Kind::H) {
+    // Rescale so the set's average is the row's average (as the thesis's H rows are).
+    double sum = 0;
+    for (double r : rates) sum += r;
+    for (double& r : rates) r *= avg * static_cast<double>(n) / sum;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    out.push_back({i + 1, false, k == Kind::V ? rates[i] * 1.5 : rates[i], rates[i], 0, 0});
+  }
+  return out;
+}
+
+struct Sim {
+  Sim() {
+    auto m = std::make_unique<HddModel>(hdd_preset("wd400bb"));
+    model = m.get();
+    disk = std::make_unique<SimulatedDisk>(
+        clock,
+        SimulatedDiskOptions{.size_bytes = model->capacity_bytes() / 4096 * 4096, .block_bytes = 512, .max_in_flight = 8,
+                             .store_data = false},
+        std::move(m));
+  }
+  VirtualClock clock;
+  HddModel* model = nullptr;
+  std::unique_ptr<SimulatedDisk> disk;
+};
+
+struct RunResult {
+  std::uint64_t misses = 0, stream_cycles = 0;
+  std::vector<std::pair<double, double>> measured;  // mean, stddev per stream
+};
+
+// Runs SET (rates from DEMANDS; VBR per KIND) for CYCLES cycles on a fresh simulated disk.
+RunResult run_set(const std::vector<StreamDemand>& set, Kind k, int cycles, const ServiceModel& model) {
+  Sim sim;
+  CycleScheduler sched(*sim.disk, sim.clock, model,
+                       {.cycle = 1s, .r_rt = 1.0, .chunk_bytes = 64 << 20, .background_budget = 0s}, &sim.clock);
+  std::vector<std::unique_ptr<DummyStream>> streams;
+  const std::uint64_t cap = sim.model->capacity_bytes() / 4096 * 4096;
+  const std::uint64_t region = std::max<std::uint64_t>(64ull << 20, cap / std::max<std::size_t>(set.size(), 1) / 4096 * 4096);
+  for (std::size_t i = 0; i < set.size(); ++i) {
+    // Streams spread over the disk like files of a filled volume.
+    const std::uint64_t offset = (i * 2654435761ull % set.size()) * region % (cap - region);
+    streams.push_back(std::make_unique<DummyStream>(offset / 4096 * 4096, region, set[i].average_rate, k == Kind::V, 1000 + i));
+    sched.add_stream(set[i].id, *streams.back(), sim.clock.now());
+  }
+  for (int c = 0; c < cycles; ++c) sched.run_cycle();
+  RunResult r;
+  r.misses = sched.totals().misses;
+  r.stream_cycles = set.size() * static_cast<std::uint64_t>(cycles);
+  for (const auto& s : streams) r.measured.emplace_back(s->mean(), s->stddev());
+  return r;
+}
+
+std::size_t admitted_count(const AdmissionController& adm, const std::vector<StreamDemand>& order) {
+  std::vector<StreamDemand> set;
+  for (const auto& s : order) {
+    if (!adm.decide(set, s).admitted) break;
+    set.push_back(s);
+  }
+  return set.size();
+}
+
+struct ThesisRow {
+  double avg_kBps;
+  Kind kind;
+  int max_n, adm1, adm2, adm3;  // adm3 = 0: n/a
+};
+constexpr ThesisRow kTable35[] = {{250, Kind::C, 44, 39, 43, 0},  {1000, Kind::C, 20, 14, 15, 0},
+                                  {2000, Kind::C, 12, 9, 10, 0},  {250, Kind::V, 44, 30, 34, 43},
+                                  {1000, Kind::V, 23, 11, 12, 15}, {2000, Kind::V, 11, 7, 8, 10},
+                                  {250, Kind::H, 44, 39, 43, 0},  {1000, Kind::H, 16, 14, 15, 0},
+                                  {2000, Kind::H, 10, 9, 10, 0}};
+
+}  // namespace
+
+BenchReport admission_bench(const BenchOptions& options) {
+  int cycles = options.quick ? 120 : 300;
+  fs::path out_dir = "bench-admission";
+  for (std::size_t i = 0; i + 1 < options.args.size(); i += 2) {
+    const auto& k = options.args[i];
+    const auto& v = options.args[i + 1];
+    if (k == "--cycles") cycles = std::stoi(v);
+    else if (k == "--out") out_dir = v;
+    else throw std::invalid_argument("unknown option " + k + " (--cycles N --out DIR)");
+  }
+  if (options.args.size() % 2) throw std::invalid_argument("option " + options.args.back() + " needs a value");
+  fs::create_directories(out_dir);
+
+  // The disk's profile, measured the way `vigil profile sim:wd400bb` does.
+  DiskProfile profile;
+  {
+    Sim sim;
+    profile = profile_device(*sim.disk, sim.clock, {.quick = false});  // virtual time: the full profile is cheap
+  }
+  ProfiledServiceModel service(profile);
+
+  BenchReport r;
+  r.name = "admission: thesis Table 3.5 on the simulated WD400BB-like disk (T = 1 s, virtual time)";
+  r.parameters = {{"disk", "sim:wd400bb"}, {"cycle_s", 1}, {"cycles_per_run", cycles}, {"r_rt", 1.0},
+                  {"stream_io", "one unchunked read per stream per cycle, streams spread over the disk"},
+                  {"V", "per-cycle size uniform in [0.5, 1.5] x average (peak 1.5x)"},
+                  {"H", "rates 10^U(-1,1) x average, rescaled to the row's average"},
+                  {"statistical", "measured mean + z(1 %) x aggregate stddev"},
+                  {"out", out_dir.string()}};
+  Progress progress("admission", std::size(kTable35) + 2);
+  double step = 0;
+  std::ofstream table(out_dir / "table-3.5.csv");
+  table << "avg_kBps,type,maxn,adm1,adm2,adm3,statistical,analytic,thesis_maxn,thesis_adm1,thesis_adm2,thesis_adm3\n";
+  bool over_admitted = false;
+  double worst_adm3 = 1e9, worst_stat = 1e9;
+  for (const auto& row : kTable35) {
+    const double avg = row.avg_kBps * 1000;
+    const auto order = demands(row.kind, avg, 200, 77);
+    auto misses_at = [&](std::size_t n) {
+      return run_set({order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n)}, row.kind, cycles, service).misses;
+    };
+    // MaxN: the largest N with no miss (grow, then bisect).
+    std::size_t lo = 1, hi = 2;
+    while (hi < order.size() && misses_at(hi) == 0) {
+      lo = hi;
+      hi *= 2;
+    }
+    while (hi - lo > 1) {
+      const std::size_t mid = (lo + hi) / 2;
+      (misses_at(mid) == 0 ? lo : hi) = mid;
+    }
+    const std::size_t max_n = lo;
+    // Statistical: rates measured over a run of MaxN + 10 streams.
+    auto measured_order = order;
+    {
+      const auto run = run_set({order.begin(), order.begin() + static_cast<std::ptrdiff_t>(std::min(order.size(), max_n + 10))},
+                               row.kind, 60, service);
+      for (std::size_t i = 0; i < run.measured.size(); ++i) {
+        measured_order[i].measured_mean = run.measured[i].first;
+        measured_order[i].measured_stddev = run.measured[i].second;
+      }
+    }
+    std::map<Policy, std::size_t> n;
+    for (Policy p : {Policy::analytic, Policy::conservative, Policy::aggressive, Policy::aggressive_average,
+                     Policy::statistical}) {
+      AdmissionController adm(profile, {.policy = p, .cycle_s = 1, .r_rt = 1.0});
+      n[p] = admitted_count(adm, p == Policy::statistical ? measured_order : order);
+      if (n[p] > 0 && misses_at(n[p]) > 0) over_admitted = true;
+    }
+    const std::string what = std::to_string(static_cast<int>(row.avg_kBps)) + " kB/s " + kind_name(row.kind);
+    const std::string t35 = "seed 002 Table 3.5";
+    r.figures.push_back({"MaxN " + what, "streams", static_cast<double>(max_n), static_cast<double>(row.max_n), t35, true});
+    r.figures.push_back({"Adm1 " + what, "streams", static_cast<double>(n[Policy::conservative]),
+                         static_cast<double>(row.adm1), t35, true});
+    r.figures.push_back({"Adm2 " + what, "streams", static_cast<double>(n[Policy::aggressive]),
+                         static_cast<double>(row.adm2), t35, true});
+    r.figures.push_back({"Adm3 " + what, "streams", static_cast<double>(n[Policy::aggressive_average]),
+                         static_cast<double>(row.adm3 ? row.adm3 : row.adm2), t35, true});
+    r.figures.push_back({"Adm3/MaxN " + what, "fraction", static_cast<double>(n[Policy::aggressive_average]) / max_n,
+                         static_cast<double>(row.adm3 ? row.adm3 : row.adm2) / row.max_n, t35, true});
+    r.figures.push_back({"statistical/MaxN " + what, "fraction", static_cast<double>(n[Policy::statistical]) / max_n,
+                         1.0, "target 1.0 (>= 0.95)", true});
+    r.figures.push_back({"analytic/MaxN " + what, "fraction", static_cast<double>(n[Policy::analytic]) / max_n,
+                         static_cast<double>(row.adm1) / row.max_n, "thesis Adm1/MaxN (analytic is below it)", true});
+    worst_adm3 = std::min(worst_adm3, static_cast<double>(n[Policy::aggressive_average]) / max_n);
+    worst_stat = std::min(worst_stat, static_cast<double>(n[Policy::statistical]) / max_n);
+    table << row.avg_kBps << "," << kind_name(row.kind) << "," << max_n << "," << n[Policy::conservative] << ","
+          << n[Policy::aggressive] << "," << n[Policy::aggressive_average] << "," << n[Policy::statistical] << ","
+          << n[Policy::analytic] << "," << row.max_n << "," << row.adm1 << "," << row.adm2 << ","
+          << (row.adm3 ? std::to_string(row.adm3) : "n/a") << "\n";
+    progress.update(++step);
+  }
+
+  // Fig. 3.28: missed deadlines vs total rate, equal CBR streams at three rates.
+  {
+    std::ofstream csv(out_dir / "fig-3.28-misses.csv");
+    csv << "stream_kBps,streams,total_MBps,missed_fraction\n";
+    std::vector<PlotSeries> series;
+    for (double kBps : {250.0, 1000.0, 2000.0}) {
+      PlotSeries s{std::to_string(static_cast<int>(kBps)) + " kB/s", {}, {}};
+      const auto order = demands(Kind::C, kBps * 1000, 80, 5);
+      const std::size_t top = kBps < 500 ? 60 : kBps < 1500 ? 30 : 18;
+      for (std::size_t n = 2; n <= top; n += (kBps < 500 ? 4 : 2)) {
+        const auto run = run_set({order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n)}, Kind::C,
+                                 std::min(cycles, 100), service);
+        const double frac = static_cast<double>(run.misses) / static_cast<double>(run.stream_cycles);
+        csv << kBps << "," << n << "," << n * kBps / 1000 << "," << frac << "\n";
+        s.x.push_back(n * kBps / 1000);
+        s.y.push_back(100 * frac);
+      }
+      series.push_back(std::move(s));
+    }
+    std::ofstream(out_dir / "fig-3.28-misses.svg")
+        << svg_plot({"Missed deadlines vs total rate (Fig. 3.28), sim:wd400bb, T = 1 s", "total rate (MB/s)",
+                     "missed deadlines (%)", false},
+                    series);
+    progress.update(++step);
+  }
+  // Fig. 3.29: start latency of a new stream vs the number already running (1000 kB/s CBR).
+  {
+    std::ofstream csv(out_dir / "fig-3.29-start-latency.csv");
+    csv << "streams,start_latency_ms\n";
+    PlotSeries s{"1000 kB/s", {}, {}};
+    for (std::size_t n = 0; n <= 18; n += 2) {
+      Sim sim;
+      CycleScheduler sched(*sim.disk, sim.clock, service, {.cycle = 1s, .r_rt = 1.0, .chunk_bytes = 64 << 20}, &sim.clock);
+      std::vector<std::unique_ptr<DummyStream>> streams;
+      for (std::size_t i = 0; i < n; ++i) {
+        streams.push_back(std::make_unique<DummyStream>((i * 37 % 19) * 2'000'000'000ull, 1ull << 30, 1e6, false, i));
+        sched.add_stream(i + 1, *streams.back(), sim.clock.now());
+      }
+      sched.run_cycle();
+      sched.run_cycle();
+      DummyStream fresh(39'000'000'000ull, 1ull << 30, 1e6, false, 99);
+      sched.add_stream(999, fresh, sim.clock.now() + 300ms);
+      sched.run_cycle();
+      const double ms = static_cast<double>(sched.start_latencies().at(999).count()) / 1e6;
+      csv << n << "," << ms << "\n";
+      s.x.push_back(static_cast<double>(n));
+      s.y.push_back(ms);
+    }
+    std::ofstream(out_dir / "fig-3.29-start-latency.svg")
+        << svg_plot({"Start latency of a new stream vs N (Fig. 3.29), sim:wd400bb", "streams running", "ms", false}, {s});
+    progress.update(++step);
+  }
+  progress.finish();
+  r.notes.push_back(std::string(over_admitted ? "OVER-ADMISSION: a policy admitted a set that missed a deadline"
+                                              : "no policy admitted a set that missed a deadline (target)"));
+  r.notes.push_back("worst Adm3/MaxN " + std::to_string(worst_adm3) + ", worst statistical/MaxN " +
+                    std::to_string(worst_stat) + " (target >= 0.95 on every row)");
+  r.notes.push_back("CSV and SVG: " + (out_dir / "table-3.5.csv").string() + ", fig-3.28-misses.*, fig-3.29-start-latency.*");
+  return r;
+}
+
+}  // namespace vigil::bench
