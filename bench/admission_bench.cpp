@@ -21,6 +21,7 @@
 #include "bench/benches.hpp"
 #include "bench/progress.hpp"
 #include "storage/cycle_scheduler.hpp"
+#include "storage/file_device.hpp"
 #include "storage/hdd_model.hpp"
 
 namespace fs = std::filesystem;
@@ -37,6 +38,7 @@ const char* kind_name(Kind k) { return k == Kind::C ? "C" : k == Kind::V ? "V" :
 // One dummy stream: each cycle reads its next IO from its own region of the disk.
 class DummyStream final : public CycleStream {
  public:
+  // RATE: average bytes per cycle.
   DummyStream(std::uint64_t offset, std::uint64_t region, double rate, bool vbr, std::uint64_t seed)
       : offset_(offset), region_(region), rate_(rate), vbr_(vbr), rng_(seed),
         buf_(static_cast<std::size_t>(std::ceil(rate * (vbr ? 1.5 : 1.0) / 4096) + 1) * 4096) {}
@@ -105,25 +107,62 @@ struct RunResult {
   std::vector<std::pair<double, double>> measured;  // mean, stddev per stream
 };
 
-// Runs SET (rates from DEMANDS; VBR per KIND) for CYCLES cycles on a fresh simulated disk.
-RunResult run_set(const std::vector<StreamDemand>& set, Kind k, int cycles, const ServiceModel& model) {
-  Sim sim;
-  CycleScheduler sched(*sim.disk, sim.clock, model,
-                       {.cycle = 1s, .r_rt = 1.0, .chunk_bytes = 64 << 20, .background_budget = 0s}, &sim.clock);
+// Where runs happen: the simulated WD400BB in virtual time, or a real file (O_DIRECT) in real time.
+struct Target {
+  bool real = false;
+  fs::path file;
+  std::uint64_t bytes = 0;
+  double cycle_s = 1.0;
+};
+
+struct Env {
+  explicit Env(const Target& t) {
+    if (!t.real) {
+      auto m = std::make_unique<HddModel>(hdd_preset("wd400bb"));
+      capacity = m->capacity_bytes() / 4096 * 4096;
+      device = std::make_unique<SimulatedDisk>(
+          vclock, SimulatedDiskOptions{.size_bytes = capacity, .block_bytes = 512, .max_in_flight = 8, .store_data = false},
+          std::move(m));
+      clock = &vclock;
+    } else {
+      auto dev = FileDevice::open(t.file, {.max_in_flight = 8});
+      if (!dev) throw std::runtime_error("cannot open " + t.file.string() + ": " + dev.error().message());
+      capacity = t.bytes;
+      device = std::move(*dev);
+      clock = &steady;
+    }
+  }
+  VirtualClock vclock;
+  SteadyClock steady;
+  Clock* clock = nullptr;
+  std::unique_ptr<Device> device;
+  std::uint64_t capacity = 0;
+  VirtualClock* virtual_clock(const Target& t) { return t.real ? nullptr : &vclock; }
+};
+
+// Runs SET (rates from DEMANDS; VBR per KIND) for CYCLES cycles on a fresh TARGET.
+RunResult run_set(const Target& target, const std::vector<StreamDemand>& set, Kind k, int cycles,
+                  const ServiceModel& model) {
+  Env env(target);
+  const Nanos T = std::chrono::duration_cast<Nanos>(std::chrono::duration<double>(target.cycle_s));
+  CycleScheduler sched(*env.device, *env.clock, model,
+                       {.cycle = T, .r_rt = 1.0, .chunk_bytes = 64 << 20, .background_budget = 0s},
+                       env.virtual_clock(target));
   std::vector<std::unique_ptr<DummyStream>> streams;
-  const std::uint64_t cap = sim.model->capacity_bytes() / 4096 * 4096;
+  const std::uint64_t cap = env.capacity;
   const std::uint64_t region = std::max<std::uint64_t>(64ull << 20, cap / std::max<std::size_t>(set.size(), 1) / 4096 * 4096);
   for (std::size_t i = 0; i < set.size(); ++i) {
     // Streams spread over the disk like files of a filled volume.
     const std::uint64_t offset = (i * 2654435761ull % set.size()) * region % (cap - region);
-    streams.push_back(std::make_unique<DummyStream>(offset / 4096 * 4096, region, set[i].average_rate, k == Kind::V, 1000 + i));
-    sched.add_stream(set[i].id, *streams.back(), sim.clock.now());
+    streams.push_back(std::make_unique<DummyStream>(offset / 4096 * 4096, region, set[i].average_rate * target.cycle_s,
+                                                    k == Kind::V, 1000 + i));
+    sched.add_stream(set[i].id, *streams.back(), env.clock->now());
   }
   for (int c = 0; c < cycles; ++c) sched.run_cycle();
   RunResult r;
   r.misses = sched.totals().misses;
   r.stream_cycles = set.size() * static_cast<std::uint64_t>(cycles);
-  for (const auto& s : streams) r.measured.emplace_back(s->mean(), s->stddev());
+  for (const auto& st : streams) r.measured.emplace_back(st->mean() / target.cycle_s, st->stddev() / target.cycle_s);
   return r;
 }
 
@@ -153,28 +192,61 @@ BenchReport admission_bench(const BenchOptions& options) {
   int cycles = options.quick ? 120 : 300;
   double r_rt = 1.0;
   fs::path out_dir = "bench-admission";
+  Target target;
+  double scale = 0;  // real device: rate multiplier (0 = chosen from the profile)
   for (std::size_t i = 0; i + 1 < options.args.size(); i += 2) {
     const auto& k = options.args[i];
     const auto& v = options.args[i + 1];
     if (k == "--cycles") cycles = std::stoi(v);
     else if (k == "--out") out_dir = v;
     else if (k == "--r-rt") r_rt = std::stod(v);
-    else throw std::invalid_argument("unknown option " + k + " (--cycles N --out DIR --r-rt F)");
+    else if (k == "--device") target.file = v, target.real = true;
+    else if (k == "--cycle-s") target.cycle_s = std::stod(v);
+    else if (k == "--scale") scale = std::stod(v);
+    else throw std::invalid_argument("unknown option " + k +
+                                     " (--cycles N --out DIR --r-rt F --device FILE --cycle-s T --scale X)");
   }
   if (options.args.size() % 2) throw std::invalid_argument("option " + options.args.back() + " needs a value");
   fs::create_directories(out_dir);
 
-  // The disk's profile, measured the way `vigil profile sim:wd400bb` does.
-  DiskProfile profile;
-  {
-    Sim sim;
-    profile = profile_device(*sim.disk, sim.clock, {.quick = false});  // virtual time: the full profile is cheap
+  // The real device: a 4 GiB file (2 GiB with --quick), prefilled so reads reach the device,
+  // removed at the end; short cycles so that hundreds of cycles take minutes.
+  struct Cleanup {
+    fs::path f;
+    ~Cleanup() {
+      std::error_code ec;
+      if (!f.empty()) fs::remove(f, ec);
+    }
+  } cleanup;
+  if (target.real) {
+    if (target.cycle_s == 1.0) target.cycle_s = 0.1;
+    target.bytes = (options.quick ? 2ull : 4ull) << 30;
+    if (!fs::exists(target.file)) cleanup.f = target.file;
+    else if (fs::file_size(target.file) < target.bytes) throw std::invalid_argument(target.file.string() + " is too small");
+    if (options.quick) cycles = std::min(cycles, 12);
   }
+  // The disk's profile, measured the way `vigil profile` does (virtual time: the full one is cheap).
+  DiskProfile profile;
+  if (target.real) {
+    auto dev = FileDevice::open(target.file, {.create_bytes = fs::exists(target.file) ? 0 : target.bytes});
+    if (!dev) throw std::runtime_error("cannot create " + target.file.string() + ": " + dev.error().message());
+    SteadyClock clock;
+    profile = profile_device(**dev, clock, {.quick = true, .region_bytes = target.bytes, .cycle_s = target.cycle_s, .prefill = true});
+  } else {
+    Env env(target);
+    profile = profile_device(*env.device, env.vclock, {.quick = false});
+  }
+  // Rates: the thesis's on the simulated disk; on the real one scaled so the 1000 kB/s C row
+  // holds about 30 streams (MaxN 15-120 over the rows).
+  if (!target.real) scale = 1.0;
+  else if (scale == 0) scale = profile.peak_rate() * 0.9 / 30 / 1e6;
   ProfiledServiceModel service(profile);
 
   BenchReport r;
-  r.name = "admission: thesis Table 3.5 on the simulated WD400BB-like disk (T = 1 s, virtual time)";
-  r.parameters = {{"disk", "sim:wd400bb"}, {"cycle_s", 1}, {"cycles_per_run", cycles}, {"r_rt", r_rt},
+  r.name = target.real ? "admission: Table 3.5's method on the real device (rates scaled, real time)"
+                        : "admission: thesis Table 3.5 on the simulated WD400BB-like disk (T = 1 s, virtual time)";
+  r.parameters = {{"disk", target.real ? target.file.string() : "sim:wd400bb"}, {"cycle_s", target.cycle_s},
+                  {"rate_scale", scale}, {"cycles_per_run", cycles}, {"r_rt", r_rt},
                   {"stream_io", "one unchunked read per stream per cycle, streams spread over the disk"},
                   {"V", "per-cycle size uniform in [0.5, 1.5] x average (peak 1.5x)"},
                   {"H", "rates 10^U(-1,1) x average, rescaled to the row's average"},
@@ -187,16 +259,31 @@ BenchReport admission_bench(const BenchOptions& options) {
   bool over_admitted = false;
   double worst_adm3 = 1e9, worst_stat = 1e9;
   for (const auto& row : kTable35) {
-    const double avg = row.avg_kBps * 1000;
-    const auto order = demands(row.kind, avg, 200, 77);
+    if (target.real && options.quick && row.kind != Kind::C) continue;
+    const double avg = row.avg_kBps * 1000 * scale;
+    const auto order = demands(row.kind, avg, 400, 77);
     auto misses_at = [&](std::size_t n) {
-      return run_set({order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n)}, row.kind, cycles, service).misses;
+      return run_set(target, {order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n)}, row.kind, cycles, service)
+          .misses;
     };
-    // MaxN: the largest N with no miss (grow, then bisect).
-    std::size_t lo = 1, hi = 2;
-    while (hi < order.size() && misses_at(hi) == 0) {
-      lo = hi;
-      hi *= 2;
+    // MaxN: the largest N with no miss. Gallop from what Adm2 predicts, then bisect.
+    const std::size_t guess = std::max<std::size_t>(
+        1, admitted_count(AdmissionController(profile, {.policy = Policy::aggressive, .cycle_s = target.cycle_s, .r_rt = 1.0}),
+                          order));
+    std::size_t lo = 0, hi = guess;
+    if (misses_at(guess) == 0) {
+      lo = guess;
+      for (std::size_t step = 1; hi < order.size(); step *= 2) {
+        hi = std::min(order.size(), lo + step);
+        if (misses_at(hi) != 0) break;
+        lo = hi;
+      }
+    } else {
+      for (std::size_t step = 1;; step *= 2) {
+        lo = guess > step ? guess - step : 0;
+        if (lo == 0 || misses_at(lo) == 0) break;
+        hi = lo;
+      }
     }
     while (hi - lo > 1) {
       const std::size_t mid = (lo + hi) / 2;
@@ -206,8 +293,8 @@ BenchReport admission_bench(const BenchOptions& options) {
     // Statistical: rates measured over a run of MaxN + 10 streams.
     auto measured_order = order;
     {
-      const auto run = run_set({order.begin(), order.begin() + static_cast<std::ptrdiff_t>(std::min(order.size(), max_n + 10))},
-                               row.kind, 60, service);
+      const auto run = run_set(target, {order.begin(), order.begin() + static_cast<std::ptrdiff_t>(std::min(order.size(), max_n + 10))},
+                               row.kind, target.real ? 20 : 60, service);
       for (std::size_t i = 0; i < run.measured.size(); ++i) {
         measured_order[i].measured_mean = run.measured[i].first;
         measured_order[i].measured_stddev = run.measured[i].second;
@@ -216,7 +303,7 @@ BenchReport admission_bench(const BenchOptions& options) {
     std::map<Policy, std::size_t> n;
     for (Policy p : {Policy::analytic, Policy::conservative, Policy::aggressive, Policy::aggressive_average,
                      Policy::statistical}) {
-      AdmissionController adm(profile, {.policy = p, .cycle_s = 1, .r_rt = r_rt});
+      AdmissionController adm(profile, {.policy = p, .cycle_s = target.cycle_s, .r_rt = r_rt});
       n[p] = admitted_count(adm, p == Policy::statistical ? measured_order : order);
       if (n[p] > 0 && misses_at(n[p]) > 0) over_admitted = true;
     }
@@ -245,7 +332,7 @@ BenchReport admission_bench(const BenchOptions& options) {
   }
 
   // Fig. 3.28: missed deadlines vs total rate, equal CBR streams at three rates.
-  {
+  if (!target.real) {
     std::ofstream csv(out_dir / "fig-3.28-misses.csv");
     csv << "stream_kBps,streams,total_MBps,missed_fraction\n";
     std::vector<PlotSeries> series;
@@ -254,7 +341,7 @@ BenchReport admission_bench(const BenchOptions& options) {
       const auto order = demands(Kind::C, kBps * 1000, 80, 5);
       const std::size_t top = kBps < 500 ? 60 : kBps < 1500 ? 30 : 18;
       for (std::size_t n = 2; n <= top; n += (kBps < 500 ? 4 : 2)) {
-        const auto run = run_set({order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n)}, Kind::C,
+        const auto run = run_set(target, {order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n)}, Kind::C,
                                  std::min(cycles, 100), service);
         const double frac = static_cast<double>(run.misses) / static_cast<double>(run.stream_cycles);
         csv << kBps << "," << n << "," << n * kBps / 1000 << "," << frac << "\n";
@@ -270,7 +357,7 @@ BenchReport admission_bench(const BenchOptions& options) {
     progress.update(++step);
   }
   // Fig. 3.29: start latency of a new stream vs the number already running (1000 kB/s CBR).
-  {
+  if (!target.real) {
     std::ofstream csv(out_dir / "fig-3.29-start-latency.csv");
     csv << "streams,start_latency_ms\n";
     PlotSeries s{"1000 kB/s", {}, {}};
