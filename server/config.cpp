@@ -1,5 +1,7 @@
 #include "server/config.hpp"
 
+#include "admission/admission.hpp"
+
 #include <boost/program_options.hpp>
 #include <fstream>
 #include <sstream>
@@ -69,7 +71,12 @@ ParsedArgs parse_server_args(int argc, const char* const argv[]) {
       ("cycle-ms", po::value(&cfg.cycle_ms)->value_name("MS")->default_value(cfg.cycle_ms),
        "cycle length T of each disk's scheduler: every admitted stream gets one IO of T x rate per cycle")
       ("chunk-bytes", po::value(&cfg.chunk_bytes)->value_name("BYTES")->default_value(cfg.chunk_bytes),
-       "largest non-preemptible command: stream IO is issued in chunks of this size (interactive IO waits at most one)")
+       "largest non-preemptible command: stream IO is issued in chunks of this size (interactive IO waits at most "
+       "one); 0 = the disk profile's chunk size, 512 KiB without a profile")
+      ("profile", po::value<std::string>()->value_name("FILE"),
+       "disk profile (from `vigil profile`) for volumes whose disk has none in the catalog; stored there")
+      ("admission-policy", po::value(&cfg.admission_policy)->value_name("NAME")->default_value(cfg.admission_policy),
+       "conservative (Adm1, never over-admits), aggressive (Adm2), adm3, statistical or analytic")
       ("io-depth", po::value(&cfg.io_depth)->value_name("N")->default_value(cfg.io_depth),
        "chunks in flight per disk (1 or 2)")
       ("catalog-threads", po::value(&cfg.catalog_threads)->value_name("N")->default_value(cfg.catalog_threads),
@@ -124,8 +131,13 @@ ParsedArgs parse_server_args(int argc, const char* const argv[]) {
     }
     if (cfg.max_frame_bytes < 1024) throw ConfigError("--max-frame-bytes must be at least 1024");
     if (cfg.cycle_ms < 100 || cfg.cycle_ms > 60'000) throw ConfigError("--cycle-ms must be between 100 and 60000");
-    if (cfg.chunk_bytes < 4096 || cfg.chunk_bytes % 4096) {
-      throw ConfigError("--chunk-bytes must be a positive multiple of 4096");
+    if (vm.count("profile")) cfg.profile = vm["profile"].as<std::string>();
+    if (!admission::policy_from_name(cfg.admission_policy)) {
+      throw ConfigError("--admission-policy: unknown policy '" + cfg.admission_policy +
+                        "' (conservative, aggressive, adm3, statistical, analytic)");
+    }
+    if (cfg.chunk_bytes % 4096) {
+      throw ConfigError("--chunk-bytes must be a multiple of 4096 (or 0 for the profile's)");
     }
     if (cfg.io_depth < 1 || cfg.io_depth > 2) throw ConfigError("--io-depth must be 1 or 2");
   } catch (const ConfigError& e) {

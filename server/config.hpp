@@ -33,8 +33,10 @@ struct ServerConfig {
   std::uint64_t volume_create_bytes = 0;       // create missing file volumes of this size
   std::uint64_t extent_bytes = 64ull << 20;
   std::uint32_t cycle_ms = 1000;               // T of every disk's cycle scheduler
-  std::size_t chunk_bytes = 512 * 1024;        // Semi-preemptible IO chunk
+  std::size_t chunk_bytes = 0;                 // Semi-preemptible IO chunk; 0: the profile's (else 512 KiB)
   std::size_t io_depth = 2;                    // D: chunks in flight per disk
+  std::optional<std::filesystem::path> profile;  // disk profile to use (and store) where the catalog has none
+  std::string admission_policy = "conservative";
 };
 
 struct ConfigError : std::runtime_error {

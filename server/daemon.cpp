@@ -12,6 +12,7 @@
 #include <fstream>
 #include <optional>
 #include <pqxx/pqxx>
+#include <sstream>
 #include <thread>
 
 #include "common/log.hpp"
@@ -20,6 +21,7 @@
 #include "server/embedded_postgres.hpp"
 #include "server/http_routes.hpp"
 #include "server/http_server.hpp"
+#include "server/catalog/profiles.hpp"
 #include "server/disk_io.hpp"
 #include "server/volume_startup.hpp"
 #include "server/wire_server.hpp"
@@ -82,6 +84,19 @@ asio::ip::tcp::endpoint resolve_numeric(const std::string& host, std::uint16_t p
   return {addr, port};
 }
 
+// A profile JSON given with --profile; a bad one stops the start with a one-line reason.
+admission::DiskProfile load_profile_file(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) throw std::runtime_error("--profile: cannot read " + file.string());
+  std::stringstream ss;
+  ss << in.rdbuf();
+  try {
+    return admission::profile_from_json(boost::json::parse(ss.str()));
+  } catch (const std::exception& e) {
+    throw std::runtime_error("--profile " + file.string() + ": " + e.what());
+  }
+}
+
 }  // namespace
 
 int run_daemon(const ServerConfig& cfg) {
@@ -133,14 +148,32 @@ int run_daemon(const ServerConfig& cfg) {
     volume_configs.push_back({fs::absolute(path), cfg.volume_create_bytes, cfg.extent_bytes});
   }
   auto volumes = bring_up_volumes(volume_configs, conninfo);
-  // From here on each volume's device belongs to its disk's IO thread.
+  // From here on each volume's device belongs to its disk's IO thread, which schedules with
+  // the disk's profile: the newest in the catalog, else --profile (then stored for next time).
   std::vector<std::unique_ptr<DiskIoThread>> disks;
-  for (auto& v : volumes) {
-    disks.push_back(std::make_unique<DiskIoThread>(
-        v, DiskIoConfig{.cycle = std::chrono::milliseconds(cfg.cycle_ms), .chunk_bytes = cfg.chunk_bytes,
-                        .depth = cfg.io_depth}));
+  {
+    std::optional<admission::DiskProfile> given;
+    if (cfg.profile) given = load_profile_file(*cfg.profile);
+    pqxx::connection conn(conninfo);
+    for (auto& v : volumes) {
+      std::optional<admission::DiskProfile> profile;
+      {
+        pqxx::work tx(conn);
+        const auto disk = catalog::disk_of_volume(tx, v.volume_id);
+        profile = catalog::latest_profile(tx, disk);
+        if (!profile && given) {
+          catalog::store_profile_for_disk(tx, *given, disk);
+          profile = given;
+        }
+        tx.commit();
+      }
+      disks.push_back(std::make_unique<DiskIoThread>(
+          v,
+          DiskIoConfig{.cycle = std::chrono::milliseconds(cfg.cycle_ms), .chunk_bytes = cfg.chunk_bytes,
+                       .depth = cfg.io_depth, .policy = *admission::policy_from_name(cfg.admission_policy)},
+          profile));
+    }
   }
-
   CatalogPool catalog(conninfo, cfg.catalog_threads);
   HttpServer http(io, resolve_numeric(cfg.http_address, cfg.http_port, "http-address"),
                   make_http_routes(RouteContext{catalog, mode}));

@@ -1,14 +1,21 @@
 #pragma once
 // One IO thread per disk (docs/scheduler.md): after recovery, each volume's Device belongs to
 // a CycleScheduler running on its own thread, the only thread that touches that device from
-// then on. Sessions ([E]) add streams and submit interactive IO to it; misses are logged per
-// stream and cycle (warn) as they happen, and the totals are readable from any thread for
-// /metrics ([F]). Start-up code throws; the IO thread itself does not.
+// then on. With the disk's profile (docs/admission.md) the scheduler predicts IO times from the
+// profiled curve and uses the profiled chunk size, and the disk's AdmissionController decides
+// on new streams; the online model check compares every cycle's predicted and observed stream
+// IO time and pauses admission (with a warning naming `vigil profile`) when the profile has
+// become optimistic. Without a profile a flat placeholder model is used and a warning says so.
+// Misses are logged per stream and cycle as they happen. Start-up code throws; the IO thread
+// itself does not.
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <thread>
 
+#include "admission/admission.hpp"
+#include "admission/model_check.hpp"
 #include "server/volume_startup.hpp"
 #include "storage/cycle_scheduler.hpp"
 
@@ -16,27 +23,36 @@ namespace vigil::server {
 
 struct DiskIoConfig {
   std::chrono::milliseconds cycle{1000};
-  std::size_t chunk_bytes = 512 * 1024;
+  std::size_t chunk_bytes = 0;  // 0: the profile's chunk size, else 512 KiB
   std::size_t depth = 2;
   double r_rt = 0.9;
+  admission::Policy policy = admission::Policy::conservative;
 };
 
 class DiskIoThread {
  public:
   // Takes over VOLUME's device; recovery must be finished.
-  DiskIoThread(OpenVolume& volume, const DiskIoConfig& config);
+  DiskIoThread(OpenVolume& volume, const DiskIoConfig& config, std::optional<admission::DiskProfile> profile);
   ~DiskIoThread();  // stops the thread after its current cycle
   DiskIoThread(const DiskIoThread&) = delete;
   DiskIoThread& operator=(const DiskIoThread&) = delete;
 
   storage::CycleScheduler& scheduler() noexcept { return *scheduler_; }
+  // Null without a profile: admission cannot be decided for this disk.
+  const admission::AdmissionController* admission() const noexcept { return admission_.get(); }
   std::uint64_t cycles() const noexcept { return cycles_.load(std::memory_order_relaxed); }
   std::uint64_t misses() const noexcept { return misses_.load(std::memory_order_relaxed); }
+  bool model_optimistic() const noexcept { return admission_ && admission_->model_optimistic(); }
 
  private:
+  void on_cycle(const storage::CycleReport& r);
+
   OpenVolume& volume_;
+  std::string path_;
   storage::SteadyClock clock_;
   std::unique_ptr<storage::ServiceModel> model_;
+  std::unique_ptr<admission::AdmissionController> admission_;
+  admission::ModelCheck check_;
   std::unique_ptr<storage::CycleScheduler> scheduler_;
   std::atomic<std::uint64_t> cycles_{0}, misses_{0};
   std::jthread thread_;

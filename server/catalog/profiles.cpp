@@ -16,6 +16,14 @@ std::int64_t store_profile(pqxx::work& tx, const admission::DiskProfile& p, cons
   } else {
     disk_id = disk[0][0].as<std::int64_t>();
   }
+  return store_profile_for_disk(tx, p, disk_id);
+}
+
+std::int64_t disk_of_volume(pqxx::work& tx, std::int64_t volume_id) {
+  return tx.exec_params1("SELECT disk_id FROM volumes WHERE id = $1", volume_id)[0].as<std::int64_t>();
+}
+
+std::int64_t store_profile_for_disk(pqxx::work& tx, const admission::DiskProfile& p, std::int64_t disk_id) {
   const auto range = p.write_range.a > 0 ? p.write_range : p.read_range;
   return tx
       .exec_params1("INSERT INTO disk_profiles (disk_id, format, peak_rate_bps, chunk_min_bytes, chunk_max_bytes, "

@@ -13,6 +13,9 @@ namespace vigil::catalog {
 
 // Returns the new disk_profiles id.
 std::int64_t store_profile(pqxx::work& tx, const admission::DiskProfile& profile, const std::string& node);
+std::int64_t store_profile_for_disk(pqxx::work& tx, const admission::DiskProfile& profile, std::int64_t disk_id);
+// The disk a volume lives on.
+std::int64_t disk_of_volume(pqxx::work& tx, std::int64_t volume_id);
 std::optional<admission::DiskProfile> latest_profile(pqxx::work& tx, std::int64_t disk_id);
 
 // One row of admission_decisions for DECISION about a stream on DISK_ID.

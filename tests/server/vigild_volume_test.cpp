@@ -57,6 +57,7 @@ TEST_CASE("vigild creates its volume and recovers crash leftovers on the next st
     REQUIRE(d.wait_ready());
     CHECK_THAT(d.output(), ContainsSubstring("volume formatted"));
     CHECK_THAT(d.output(), ContainsSubstring("disk IO thread started"));
+    CHECK_THAT(d.output(), ContainsSubstring("no disk profile"));
     // The volume is vigild's while it runs: fsck refuses to work on it.
     auto fsck = test::run_to_exit(VIGIL_CLI_PATH, {"fsck", volume.string()}, dir.path() / "fsck.log");
     CHECK(fsck.status == 3);
@@ -105,4 +106,37 @@ TEST_CASE("vigild refuses to start on a file that is not a volume, without touch
   std::string head(16, '\0');
   in.read(head.data(), 16);
   CHECK(head == std::string(16, 'x'));
+}
+
+TEST_CASE("vigild schedules with the disk profile: --profile the first time, the catalog after", "[vigild][volume][admission]") {
+  test::TempDir dir;
+  const auto data = dir.path() / "data";
+  const auto json = dir.path() / "wd.json";
+  auto prof = test::run_to_exit(VIGIL_CLI_PATH, {"profile", "sim:wd400bb", "--quick", "-o", json.string()},
+                                dir.path() / "p.log");
+  REQUIRE(prof.status == 0);
+  const std::vector<std::string> base = {"--volume", (dir.path() / "vol").string(), "--volume-size",
+                                         std::to_string(64 << 20), "--extent-bytes", std::to_string(4 << 20)};
+  {
+    auto args = base;
+    args.insert(args.end(), {"--profile", json.string(), "--admission-policy", "aggressive"});
+    test::VigildProcess d(data, args);
+    REQUIRE(d.wait_ready());
+    INFO(d.output());
+    CHECK_THAT(d.output(), ContainsSubstring("disk profile in use"));
+    CHECK_THAT(d.output(), ContainsSubstring("profiled=sim:wd400bb"));
+    CHECK_THAT(d.output(), ContainsSubstring("policy=adm2"));
+    REQUIRE(d.stop(SIGTERM) == 0);
+  }
+  test::VigildProcess again(data, base);
+  REQUIRE(again.wait_ready());
+  INFO(again.output());
+  CHECK_THAT(again.output(), ContainsSubstring("disk profile in use"));  // remembered in the catalog
+  pqxx::connection conn(catalog_of(data));
+  CHECK(pqxx::nontransaction(conn).exec1("SELECT count(*) FROM disk_profiles")[0].as<int>() == 1);
+
+  auto bad = test::run_to_exit(VIGILD_PATH, {"--data", (dir.path() / "d2").string(), "--admission-policy", "yolo"},
+                               dir.path() / "bad.log");
+  CHECK(bad.status == 2);
+  CHECK_THAT(bad.output, ContainsSubstring("unknown policy 'yolo'"));
 }
