@@ -88,7 +88,10 @@ double AdmissionController::predicted_busy(std::span<const StreamDemand> set) co
     const Curve& c = s.write && !profile_.random_write.empty() ? profile_.random_write : profile_.random_read;
     const double P = throughput_at(c, w, s_avg);
     busy += T * rate_of(s) / P;
-    if (config_.policy == Policy::statistical && s.measured_mean > 0) variance += std::pow(T * s.measured_stddev / P, 2);
+    // A cycle with more bytes than the means has the same number of IOs: the extra bytes cost
+    // transfer time only, at the media rate, not another access.
+    const double R = profile_.peak_rate() > 0 ? profile_.peak_rate() : P;
+    if (config_.policy == Policy::statistical && s.measured_mean > 0) variance += std::pow(T * s.measured_stddev / R, 2);
   }
   if (config_.policy == Policy::statistical) busy += normal_quantile_upper(config_.overbooking) * std::sqrt(variance);
   return busy;

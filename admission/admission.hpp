@@ -9,7 +9,9 @@
 //  - aggressive, Adm2 (mean curve, peak rates); Adm3 (mean curve, average rates: for VBR);
 //  - statistical: mean curve with the measured mean rate of each stream (declared peak until
 //    measured), plus a margin for the aggregate's variation: the sum of N independent VBR
-//    streams exceeds Σ mean + z·√(Σ σ²) with probability `overbooking` per cycle (default 1 %).
+//    streams exceeds Σ mean + z·√(Σ σ²) with probability `overbooking` per cycle (default 1 %);
+//    the margin is charged at the media (peak sequential) rate, since a cycle with more bytes
+//    has no more IOs — only longer transfers.
 // With mixed directions, each stream is charged on the curve of its direction:
 //     busy = Σ_i T·BR_i / P_dir(i)(S_avg),  S_avg = T·Σ BR / (N + 1)      (Eq. 3.16)
 // and admit iff busy ≤ r_RT·T — which for one direction is Eq. 3.17, ΣBR ≤ r_RT·P(S_avg).

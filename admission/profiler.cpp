@@ -147,12 +147,19 @@ DiskProfile profile_device(storage::Device& device, const storage::Clock& clock,
       const int ios = static_cast<int>(std::clamp(std::floor(o.cycle_s * pilot / s), 1.0, cap));
       std::vector<double> rates;
       for (int r = 0; r < runs; ++r) rates.push_back(sweep(ios));
+      double sum = 0, sum_sq = 0;
+      for (double x : rates) {
+        sum += x;
+        sum_sq += x * x;
+      }
+      const double mean = sum / static_cast<double>(rates.size());
+      const double sd = std::sqrt(std::max(0.0, sum_sq / static_cast<double>(rates.size()) - mean * mean));
       c.sizes.push_back(s);
-      c.min.push_back(*std::min_element(rates.begin(), rates.end()));
+      // The conservative curve must hold for the worst of thousands of cycles, not of a few
+      // runs: the slowest run, or three standard deviations below the mean if that is lower.
+      c.min.push_back(std::max(0.05 * mean, std::min(*std::min_element(rates.begin(), rates.end()), mean - 3 * sd)));
       c.max.push_back(*std::max_element(rates.begin(), rates.end()));
-      double sum = 0;
-      for (double x : rates) sum += x;
-      c.mean.push_back(sum / static_cast<double>(rates.size()));
+      c.mean.push_back(mean);
       tick(write ? "random writes" : "random reads");
     }
   }

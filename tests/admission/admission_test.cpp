@@ -109,7 +109,8 @@ TEST_CASE("Adm3 charges VBR streams their average rate; statistical their measur
   const StreamDemand next{99, false, 4 * MB, 2 * MB, 0};
   CHECK_FALSE(AdmissionController(p, {.policy = Policy::aggressive, .r_rt = 1}).decide(vbr, next).admitted);  // 36 > 25
   CHECK(AdmissionController(p, {.policy = Policy::aggressive_average, .r_rt = 1}).decide(vbr, next).admitted);  // 18 ≤ 25
-  // Statistical: measured mean 2 MB/s, σ 1 MB/s each; 9 streams: 18 MB/s + z(1 %)·√9·1 MB/s = 24.98 MB/s.
+  // Statistical: measured mean 2 MB/s, σ 1 MB/s each; 9 streams: 18 MB/s on the curve (25 MB/s)
+  // plus z(1 %)·√9·1 MB/s = 6.98 MB of extra transfer at the 30 MB/s sequential peak.
   for (auto& s : vbr) {
     s.measured_mean = 2 * MB;
     s.measured_stddev = 1 * MB;
@@ -118,10 +119,10 @@ TEST_CASE("Adm3 charges VBR streams their average rate; statistical their measur
   AdmissionController stat(p, {.policy = Policy::statistical, .r_rt = 1, .overbooking = 0.01});
   const auto sd = stat.decide(vbr, measured);
   CHECK(sd.admitted);
-  CHECK(sd.predicted_busy_s == Approx((18 * MB + 2.3263 * 3 * MB) / (25 * MB)).epsilon(1e-3));
-  CHECK_FALSE(AdmissionController(p, {.policy = Policy::statistical, .r_rt = 1, .overbooking = 0.001})
+  CHECK(sd.predicted_busy_s == Approx(18.0 / 25 + 2.3263 * 3 / 30.0).epsilon(1e-3));
+  CHECK_FALSE(AdmissionController(p, {.policy = Policy::statistical, .r_rt = 0.9, .overbooking = 0.001})
                   .decide(vbr, measured)
-                  .admitted);  // z = 3.09: 27.3 MB/s > 25
+                  .admitted);  // z = 3.09: 0.72 + 0.309 > 0.9
   CHECK(normal_quantile_upper(0.05) == Approx(1.6449));
   CHECK(policy_from_name("adm3") == Policy::aggressive_average);
   CHECK(std::string(policy_catalog_name(Policy::aggressive_average)) == "aggressive");
