@@ -44,11 +44,13 @@ struct CycleScheduler::Job {
   std::vector<std::uint64_t> subseeks;  // planned sub-seek targets (simulated HDD)
   bool jit_done = false;
   bool failed = false, missed = false, started = false;
+  bool durable = false;   // stream write to be acknowledged: finished() after a flush
+  bool is_flush = false;  // the cycle's flush for the durable writes
   boost::system::error_code error;
   Nanos arrival{0}, started_at{0};
   IoRequest request;
 
-  bool issued_all() const noexcept { return remaining == 0 && subseeks.empty(); }
+  bool issued_all() const noexcept { return remaining == 0 && subseeks.empty() && !is_flush; }
   bool done() const noexcept { return issued_all() && in_flight == 0; }
   std::uint64_t next_offset() const noexcept {
     return piece < pieces.size() ? pieces[piece].offset + pos : 0;
@@ -155,6 +157,7 @@ void CycleScheduler::admit_arrivals() {
         j->cycle = cycle_;
         j->first_io = true;
         j->write = io.write;
+        j->durable = io.write && io.durable;
         j->bytes = j->remaining = io.bytes();
         j->pieces = std::move(io.pieces);
         j->arrival = at;
@@ -223,6 +226,12 @@ CycleScheduler::Job* CycleScheduler::pick() {
   }
   if (!head_.empty()) return head_.front();
   if (!interactive_.empty() && slack_test(*interactive_.front())) return interactive_.front();
+  // One flush for all durable writes done so far, once no more of this sweep's writes wait.
+  if (!flush_wait_.empty() && !flush_job_ && !write_work_queued()) {
+    flush_job_ = make_job(IoClass::real_time);
+    flush_job_->is_flush = true;
+    return flush_job_;
+  }
   if (!rt_.empty()) return rt_.front();
   const Nanos now = clock_.now();
   const Nanos be_share = Nanos(static_cast<std::int64_t>((1.0 - config_.r_rt) * static_cast<double>(config_.cycle.count())));
@@ -240,7 +249,23 @@ CycleScheduler::Job* CycleScheduler::pick() {
   return nullptr;
 }
 
+bool CycleScheduler::write_work_queued() const {
+  for (const auto* q : {&head_, &rt_}) {
+    for (const Job* j : *q) {
+      if (j->write) return true;
+    }
+  }
+  return false;
+}
+
 bool CycleScheduler::issue(Job& j) {
+  if (j.is_flush) {
+    if (j.started) return true;  // already submitted; wait for it
+    j.started = true;
+    j.started_at = clock_.now();
+    submit_command(j, false);
+    return true;
+  }
   if (!j.started) {
     j.started = true;
     j.started_at = clock_.now();
@@ -291,7 +316,9 @@ void CycleScheduler::submit_command(Job& j, bool seek) {
   if (in_flight_ == 0 && now > last_completion_) meter_.idle(now - last_completion_);
   CommandTrace t{j.cls, j.write, seek, false, 0, 0, now, now};
   Result<void> submitted;
-  if (seek) {
+  if (j.is_flush) {
+    submitted = device_.submit_flush([this, &j, t](Result<std::size_t> r) { complete(j, t, r); });
+  } else if (seek) {
     t.offset = j.subseeks.front();
     j.subseeks.erase(j.subseeks.begin());
     submitted = mech_.disk->submit_seek(t.offset, [this, &j, t](Result<std::size_t> r) { complete(j, t, r); });
@@ -319,11 +346,11 @@ void CycleScheduler::submit_command(Job& j, bool seek) {
     head_offset_ = t.offset + size;
     j.jit_done = false;
   }
-  current_ = &j;
+  if (!j.is_flush) current_ = &j;
   ++j.in_flight;
   ++in_flight_;
   ++totals_.commands;
-  if (j.issued_all()) {
+  if (!j.is_flush && j.issued_all()) {
     auto& q = queue_of(j);
     q.erase(std::find(q.begin(), q.end(), &j));
   }
@@ -359,7 +386,29 @@ void CycleScheduler::complete(Job& j, CommandTrace t, Result<std::size_t> r) {
     t.completed = now;
     on_command(t);
   }
-  if (j.done()) finish_job(j);
+  if (j.is_flush) {
+    // Every durable write that completed before the flush is now on stable storage.
+    auto waiting = std::move(flush_wait_);
+    flush_wait_.clear();
+    flush_job_ = nullptr;
+    for (Job* w : waiting) {
+      if (!r) {
+        w->failed = true;
+        w->error = r.error();
+      }
+      finish_job(*w);
+    }
+    jobs_.erase(&j);
+    return;
+  }
+  if (j.done()) {
+    if (j.durable && !j.failed) {
+      flush_wait_.push_back(&j);  // acknowledged after the cycle's flush
+      if (current_ == &j) current_ = nullptr;
+    } else {
+      finish_job(j);
+    }
+  }
 }
 
 void CycleScheduler::finish_job(Job& j) {
@@ -443,6 +492,7 @@ CycleReport CycleScheduler::run_cycle() {
     j->owner = s;
     j->cycle = cycle_;
     j->write = io.write;
+    j->durable = io.write && io.durable;
     j->bytes = j->remaining = io.bytes();
     j->pieces = std::move(io.pieces);
     j->arrival = cycle_start_;
@@ -494,7 +544,7 @@ void CycleScheduler::end_cycle() {
   const Nanos share = Nanos(static_cast<std::int64_t>((1.0 - config_.r_rt) * static_cast<double>(T.count())));
   for (auto& [ptr, owned] : jobs_) {
     Job& j = *owned;
-    if (j.cls != IoClass::real_time || j.first_io || j.missed || j.cycle > cycle_) continue;
+    if (j.cls != IoClass::real_time || j.is_flush || j.first_io || j.missed || j.cycle > cycle_) continue;
     // Still open at the cycle's end: a deadline miss, never silent. Why: more stream work was
     // queued than a cycle holds, interactive work took more than its share, or the device was
     // slower than predicted.

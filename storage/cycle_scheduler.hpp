@@ -196,6 +196,7 @@ class CycleScheduler {
   void end_cycle();
   std::deque<Job*>& queue_of(const Job& j);
   Job* make_job(IoClass cls);
+  bool write_work_queued() const;
 
   Device& device_;
   Clock& clock_;
@@ -217,6 +218,8 @@ class CycleScheduler {
   // Jobs with commands still to issue, by class; the job in progress is at its queue's front.
   std::deque<Job*> head_, rt_, interactive_, best_effort_, background_;
   Job* current_ = nullptr;                     // the job whose command was issued last
+  std::vector<Job*> flush_wait_;               // durable writes done, waiting for the cycle's flush
+  Job* flush_job_ = nullptr;                   // the flush in progress
   Job* positioned_ = nullptr;                  // the job the head is positioned on (no access cost)
   std::size_t rt_open_ = 0;                    // stream IOs not yet complete
   std::uint64_t cycle_ = 0;

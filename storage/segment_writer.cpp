@@ -16,36 +16,53 @@ std::uint64_t SegmentWriter::data_start(std::uint32_t ordinal) const noexcept {
 
 Result<void> SegmentWriter::open_segment(std::uint64_t segment_id, std::span<const std::byte> codec_parameters,
                                          std::uint64_t first_sequence, std::int64_t start_us) noexcept {
+  if (auto r = open_segment_deferred(segment_id, codec_parameters, first_sequence, start_us); !r) return r;
+  if (auto r = write_header(); !r) {
+    open_ = false;
+    return r;
+  }
+  return {};
+}
+
+Result<void> SegmentWriter::open_segment_deferred(std::uint64_t segment_id, std::span<const std::byte> codec_parameters,
+                                                  std::uint64_t first_sequence, std::int64_t start_us) noexcept {
   if (open_ || codec_parameters.size() > kMaxCodecParametersBytes) return errc::invalid_argument;
   const std::size_t block = volume_.block_bytes();
   header_blocks_ = static_cast<std::uint32_t>(segment_header_blocks(codec_parameters.size(), block));
   // Every batch must fit in one extent, the first one included.
   if (buffer_bytes_ + data_start(0) > volume_.extent_bytes()) return errc::invalid_argument;
-
-  auto extent = volume_.allocate_extent(segment_id, stream_id_, 0);
-  if (!extent) return extent.error();
-  SegmentHeader sh;
-  sh.segment_id = segment_id;
-  sh.stream_id = stream_id_;
-  sh.first_sequence = first_sequence;
-  sh.start_us = start_us;
-  sh.codec_parameters.assign(codec_parameters.begin(), codec_parameters.end());
-  AlignedBuffer hdr(header_blocks_ * block, block);
-  if (auto r = encode_segment_header(hdr.span(), sh, block); !r) return r;
-  if (auto r = write_sync(volume_.device(), volume_.extent_offset(*extent) + block, hdr.span(), true); !r) return r;
-
+  header_ = SegmentHeader{};
+  header_.segment_id = segment_id;
+  header_.stream_id = stream_id_;
+  header_.first_sequence = first_sequence;
+  header_.start_us = start_us;
+  header_.codec_parameters.assign(codec_parameters.begin(), codec_parameters.end());
   open_ = true;
+  header_written_ = failed_ = false;
+  sealed_meta_.reset();
   summary_ = SegmentSummary{};
   summary_.segment_id = segment_id;
   summary_.stream_id = stream_id_;
   summary_.first_sequence = first_sequence;
-  summary_.extents = {*extent};
   write_offset_ = data_start(0);
   summary_.end_offset = write_offset_;
   next_sequence_ = first_sequence;
   written_.clear();
   batch_ = RecordBatch(halves_[filling_].span(), block);
   filling_meta_ = Pending{0, {}, 0, kNoTimestamp, kNoTimestamp};
+  return {};
+}
+
+// Takes the segment's first extent and writes its header durably (the IO thread's job).
+Result<void> SegmentWriter::write_header() noexcept {
+  const std::size_t block = volume_.block_bytes();
+  auto extent = volume_.allocate_extent(header_.segment_id, stream_id_, 0);
+  if (!extent) return extent.error();
+  AlignedBuffer hdr(header_blocks_ * block, block);
+  if (auto r = encode_segment_header(hdr.span(), header_, block); !r) return r;
+  if (auto r = write_sync(volume_.device(), volume_.extent_offset(*extent) + block, hdr.span(), true); !r) return r;
+  summary_.extents = {*extent};
+  header_written_ = true;
   return {};
 }
 
@@ -72,7 +89,24 @@ Result<void> SegmentWriter::append(const RecordHeader& header, std::span<const s
 }
 
 Result<void> SegmentWriter::write_cycle() noexcept {
-  if (!open_ || batch_.frame_count() == 0) return {};
+  auto sealed = seal_cycle();
+  if (!sealed) return sealed.error();
+  if (!*sealed) return {};
+  Result<void> r = write_sync(volume_.device(), (*sealed)->device_offset, (*sealed)->data, false);
+  batch_written(r);
+  return r;
+}
+
+Result<std::optional<SegmentWriter::SealedBatch>> SegmentWriter::seal_cycle() noexcept {
+  if (failed_) return errc::io_error;
+  if (!open_ || batch_.frame_count() == 0) return std::optional<SealedBatch>{};
+  if (sealed_meta_) return errc::unavailable;  // the previous batch is still being written
+  if (!header_written_) {
+    if (auto r = write_header(); !r) {
+      failed_ = true;
+      return r.error();
+    }
+  }
   const std::uint64_t extent_bytes = volume_.extent_bytes();
   const std::size_t bytes = batch_.finish();
   // The extent holding the last byte written so far (write_offset_ > 0: data never starts at 0).
@@ -82,24 +116,37 @@ Result<void> SegmentWriter::write_cycle() noexcept {
     // The batch does not fit in what is left of this extent: continue in a new one. The
     // rest of the old extent stays zero, which the scanner reads as its end of data.
     auto extent = volume_.allocate_extent(summary_.segment_id, stream_id_, ordinal + 1);
-    if (!extent) return extent.error();
+    if (!extent) {
+      failed_ = true;
+      return extent.error();
+    }
     summary_.extents.push_back(*extent);
     ++ordinal;
     write_offset_ = ordinal * extent_bytes + data_start(ordinal);
   }
-  const std::uint64_t device_offset = volume_.extent_offset(summary_.extents[ordinal]) + write_offset_ % extent_bytes;
-  if (auto r = write_sync(volume_.device(), device_offset, halves_[filling_].span().first(bytes), false); !r) {
-    return r;
-  }
+  SealedBatch out{volume_.extent_offset(summary_.extents[ordinal]) + write_offset_ % extent_bytes,
+                  halves_[filling_].span().first(bytes)};
   for (auto& k : filling_meta_.keyframes) k.offset += write_offset_;
-  written_.push_back(std::move(filling_meta_));
-  write_offset_ += bytes;
-  summary_.end_offset = write_offset_;
-  // Double buffering: the written half is free again, the other one fills next.
+  sealed_meta_ = std::move(filling_meta_);
+  sealed_end_ = write_offset_ + bytes;
+  // Double buffering: the network fills the other half while this one is written.
   filling_ ^= 1;
   batch_ = RecordBatch(halves_[filling_].span(), volume_.block_bytes());
   filling_meta_ = Pending{0, {}, 0, kNoTimestamp, kNoTimestamp};
-  return {};
+  return std::optional<SealedBatch>{out};
+}
+
+void SegmentWriter::batch_written(Result<void> result) noexcept {
+  if (!sealed_meta_) return;
+  if (!result) {
+    failed_ = true;  // the batch may be partly on disk: nothing after it may follow in this segment
+    sealed_meta_.reset();
+    return;
+  }
+  written_.push_back(std::move(*sealed_meta_));
+  sealed_meta_.reset();
+  write_offset_ = sealed_end_;
+  summary_.end_offset = write_offset_;
 }
 
 std::optional<std::uint64_t> SegmentWriter::mark_durable() noexcept {
@@ -117,6 +164,24 @@ std::optional<std::uint64_t> SegmentWriter::mark_durable() noexcept {
 }
 
 bool SegmentWriter::segment_full() const noexcept { return open_ && write_offset_ >= options_.max_segment_bytes; }
+
+SegmentSummary SegmentWriter::rotate_segment(std::uint64_t new_segment_id, std::int64_t start_us) noexcept {
+  SegmentSummary done = std::move(summary_);
+  const std::uint64_t first = next_sequence_ - filling_meta_.frames;
+  header_.segment_id = new_segment_id;
+  header_.first_sequence = first;
+  header_.start_us = start_us;
+  header_written_ = false;
+  failed_ = false;
+  written_.clear();
+  summary_ = SegmentSummary{};
+  summary_.segment_id = new_segment_id;
+  summary_.stream_id = stream_id_;
+  summary_.first_sequence = first;
+  write_offset_ = data_start(0);
+  summary_.end_offset = write_offset_;
+  return done;
+}
 
 SegmentSummary SegmentWriter::close_segment() noexcept {
   open_ = false;

@@ -50,6 +50,10 @@ class SegmentWriter {
   // Starts a segment: takes its first extent and writes the segment header (durably).
   Result<void> open_segment(std::uint64_t segment_id, std::span<const std::byte> codec_parameters,
                             std::uint64_t first_sequence, std::int64_t start_us) noexcept;
+  // The same without IO: frames can be appended at once (from the network side) and the
+  // extent and header are written by the first seal_cycle() on the IO thread.
+  Result<void> open_segment_deferred(std::uint64_t segment_id, std::span<const std::byte> codec_parameters,
+                                     std::uint64_t first_sequence, std::int64_t start_us) noexcept;
   bool segment_open() const noexcept { return open_; }
 
   // Buffers one frame into the filling half. errc::unavailable when the half is full for
@@ -60,6 +64,19 @@ class SegmentWriter {
   // The cycle's stream IO: seals the filling half and writes it (not yet durable).
   // A no-op when nothing was buffered.
   Result<void> write_cycle() noexcept;
+
+  // write_cycle() in two steps, for the cycle scheduler's asynchronous, chunked IO: seal the
+  // filling half and say where it goes (nullopt: nothing buffered), then report the write's
+  // outcome. The other half fills meanwhile; the sealed one must not be sealed again before
+  // batch_written(). A failed write fails the segment: later seals return io_error and the
+  // owner starts a new segment (the frames of the failed batch were never acknowledged).
+  struct SealedBatch {
+    std::uint64_t device_offset = 0;
+    std::span<std::byte> data{};
+  };
+  Result<std::optional<SealedBatch>> seal_cycle() noexcept;
+  void batch_written(Result<void> result) noexcept;
+  bool failed() const noexcept { return failed_; }
   // Call after the disk's flush completed: returns the last durable sequence, if any new.
   std::optional<std::uint64_t> mark_durable() noexcept;
 
@@ -67,6 +84,10 @@ class SegmentWriter {
   bool segment_full() const noexcept;
   // Ends the segment (after write_cycle + flush + mark_durable of its last frames).
   SegmentSummary close_segment() noexcept;
+  // Ends the segment and continues in a new one (its header written at the next seal); frames
+  // already buffered for the next cycle go to the new segment. Call between batch_written()
+  // and the next seal, after mark_durable().
+  SegmentSummary rotate_segment(std::uint64_t new_segment_id, std::int64_t start_us) noexcept;
 
   std::uint64_t durable_sequence() const noexcept { return durable_sequence_; }
   const SegmentSummary& current() const noexcept { return summary_; }
@@ -96,7 +117,12 @@ class SegmentWriter {
   };
   std::vector<Pending> written_;
   Pending filling_meta_{};
+  std::optional<Pending> sealed_meta_;  // the batch being written
+  std::uint64_t sealed_end_ = 0;         // write_offset_ after it
   std::uint64_t durable_sequence_ = 0;
+  bool header_written_ = false, failed_ = false;
+  SegmentHeader header_{};
+  Result<void> write_header() noexcept;
 };
 
 }  // namespace vigil::storage

@@ -22,6 +22,10 @@ struct StreamIo {
   bool write = false;
   std::vector<IoPiece> pieces{};  // empty: no IO this cycle (see skip_reason)
   const char* skip_reason = nullptr;  // e.g. "consumer_stalled", "no_data"; not a miss
+  // A write whose completion the stream acknowledges to its writer: finished() is called only
+  // once the data is on stable storage (the scheduler issues one flush after the sweep's
+  // writes, covering every durable write of the cycle).
+  bool durable = false;
   std::uint64_t bytes() const noexcept {
     std::uint64_t n = 0;
     for (const auto& p : pieces) n += p.buf.size();

@@ -1,0 +1,85 @@
+#include "storage/recording_stream.hpp"
+
+namespace vigil::storage {
+
+RecordingStream::RecordingStream(Volume& volume, std::uint64_t stream_id, std::vector<std::byte> codec_parameters,
+                                 std::uint64_t first_sequence, std::int64_t start_us, RecordingStreamOptions options,
+                                 NextSegmentId next_segment_id, DurableFn on_durable, SegmentFn on_segment_closed)
+    : writer_(volume, stream_id, {.buffer_bytes = options.io_bytes, .max_segment_bytes = options.max_segment_bytes}),
+      start_us_(start_us),
+      next_segment_id_(std::move(next_segment_id)),
+      on_durable_(std::move(on_durable)),
+      on_segment_closed_(std::move(on_segment_closed)) {
+  // No IO here (this may run on a network thread): the header goes out with the first write.
+  (void)writer_.open_segment_deferred(next_segment_id_(), codec_parameters, first_sequence, start_us);
+}
+
+Result<void> RecordingStream::append(const RecordHeader& header, std::span<const std::byte> payload) noexcept {
+  std::lock_guard lock(mu_);
+  auto r = writer_.append(header, payload);
+  if (!r && r.error() == errc::unavailable) {
+    ++refused_;
+    return errc::rate_exceeded;
+  }
+  if (r && header.pts != kNoTimestamp) last_end_us_ = header.pts + header.duration;
+  return r;
+}
+
+StreamIo RecordingStream::prepare(std::uint64_t) {
+  std::lock_guard lock(mu_);
+  auto sealed = writer_.seal_cycle();
+  if (!sealed) {
+    if (sealed.error() == errc::unavailable) return {.write = true, .skip_reason = "previous_write_pending"};
+    // The segment could not be started or extended (an IO error, or the volume is full):
+    // continue in a new segment next cycle; buffered frames stay buffered, nothing is acked.
+    ++failed_;
+    (void)writer_.rotate_segment(next_segment_id_(), last_end_us_);
+    return {.write = true, .skip_reason = "segment_failed"};
+  }
+  if (!*sealed) return {.write = true, .skip_reason = "no_data"};
+  return {.write = true, .pieces = {{(*sealed)->device_offset, (*sealed)->data}}, .durable = true};
+}
+
+void RecordingStream::finished(std::uint64_t, Result<void> result) {
+  std::optional<std::uint64_t> durable;
+  std::optional<SegmentSummary> closed;
+  {
+    std::lock_guard lock(mu_);
+    writer_.batch_written(result);
+    if (!result) {
+      // The batch may be partly on disk: this segment ends at its last durable frame and the
+      // stream continues in a new one (the frames of the failed batch were never acknowledged).
+      ++failed_;
+      closed = writer_.rotate_segment(next_segment_id_(), last_end_us_);
+    } else {
+      durable = writer_.mark_durable();
+      if (writer_.segment_full()) closed = writer_.rotate_segment(next_segment_id_(), last_end_us_);
+    }
+  }
+  // Callbacks outside the lock: they may take their time (catalog batcher, network ack queue).
+  if (durable && on_durable_) on_durable_(*durable);
+  if (closed && on_segment_closed_ && closed->frame_count > 0) on_segment_closed_(*closed);
+}
+
+std::optional<SegmentSummary> RecordingStream::close() {
+  std::lock_guard lock(mu_);
+  if (!writer_.segment_open()) return std::nullopt;
+  return writer_.close_segment();
+}
+
+std::uint64_t RecordingStream::durable_sequence() const {
+  std::lock_guard lock(mu_);
+  return writer_.durable_sequence();
+}
+
+std::uint64_t RecordingStream::refused_frames() const {
+  std::lock_guard lock(mu_);
+  return refused_;
+}
+
+std::uint64_t RecordingStream::failed_writes() const {
+  std::lock_guard lock(mu_);
+  return failed_;
+}
+
+}  // namespace vigil::storage

@@ -1,0 +1,62 @@
+#pragma once
+// A recording stream on the cycle scheduler (docs/scheduler.md, docs/durability.md): frames
+// arrive from the network side into the filling half of the stream's double buffer (the
+// SegmentWriter's); once per cycle the scheduler writes the full half as the stream IO, flushes,
+// and only then is the writer told which frames are durable — the acknowledgement. Segments
+// roll over at max_segment_bytes; each closed segment is reported for the catalog.
+// Policing: a frame that does not fit in this cycle's half is refused with rate_exceeded.
+// Thread: append() from one network thread; prepare()/finished()/close() and all callbacks on
+// the IO thread. One mutex guards the writer; it is held for a frame copy or a seal, never
+// for the device IO itself. Errors: values.
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "storage/segment_writer.hpp"
+#include "storage/stream_io.hpp"
+
+namespace vigil::storage {
+
+struct RecordingStreamOptions {
+  std::size_t io_bytes = 1 << 20;                   // S = T·BR: each half of the double buffer
+  std::uint64_t max_segment_bytes = 256ull << 20;
+};
+
+class RecordingStream final : public CycleStream {
+ public:
+  using NextSegmentId = std::function<std::uint64_t()>;
+  using DurableFn = std::function<void(std::uint64_t last_sequence)>;
+  using SegmentFn = std::function<void(const SegmentSummary& closed)>;
+
+  RecordingStream(Volume& volume, std::uint64_t stream_id, std::vector<std::byte> codec_parameters,
+                  std::uint64_t first_sequence, std::int64_t start_us, RecordingStreamOptions options,
+                  NextSegmentId next_segment_id, DurableFn on_durable, SegmentFn on_segment_closed);
+
+  // Network side. rate_exceeded: the cycle's half is full (the sender is told; nothing is
+  // dropped silently); invalid_argument: out-of-order sequence or a frame larger than S.
+  Result<void> append(const RecordHeader& header, std::span<const std::byte> payload) noexcept;
+
+  StreamIo prepare(std::uint64_t cycle) override;
+  void finished(std::uint64_t cycle, Result<void> result) override;
+
+  // Ends the stream: the open segment's summary (call after its last write was acknowledged).
+  std::optional<SegmentSummary> close();
+
+  std::size_t memory_bytes() const noexcept { return 2 * writer_.buffer_bytes(); }
+  std::uint64_t durable_sequence() const;
+  std::uint64_t refused_frames() const;
+  std::uint64_t failed_writes() const;
+
+ private:
+  mutable std::mutex mu_;
+  SegmentWriter writer_;
+  std::int64_t start_us_;
+  NextSegmentId next_segment_id_;
+  DurableFn on_durable_;
+  SegmentFn on_segment_closed_;
+  std::uint64_t refused_ = 0, failed_ = 0;
+  std::int64_t last_end_us_ = 0;
+};
+
+}  // namespace vigil::storage
