@@ -87,21 +87,6 @@ std::vector<StreamDemand> demands(Kind k, double avg, std::size_t n, std::uint64
   return out;
 }
 
-struct Sim {
-  Sim() {
-    auto m = std::make_unique<HddModel>(hdd_preset("wd400bb"));
-    model = m.get();
-    disk = std::make_unique<SimulatedDisk>(
-        clock,
-        SimulatedDiskOptions{.size_bytes = model->capacity_bytes() / 4096 * 4096, .block_bytes = 512, .max_in_flight = 8,
-                             .store_data = false},
-        std::move(m));
-  }
-  VirtualClock clock;
-  HddModel* model = nullptr;
-  std::unique_ptr<SimulatedDisk> disk;
-};
-
 struct RunResult {
   std::uint64_t misses = 0, stream_cycles = 0;
   std::vector<std::pair<double, double>> measured;  // mean, stddev per stream
@@ -118,12 +103,9 @@ struct Target {
 struct Env {
   explicit Env(const Target& t) {
     if (!t.real) {
-      auto m = std::make_unique<HddModel>(hdd_preset("wd400bb"));
-      capacity = m->capacity_bytes() / 4096 * 4096;
-      device = std::make_unique<SimulatedDisk>(
-          vclock, SimulatedDiskOptions{.size_bytes = capacity, .block_bytes = 512, .max_in_flight = 8, .store_data = false},
-          std::move(m));
-      clock = &vclock;
+      sim = std::make_unique<SimulatedHdd>(hdd_preset("wd400bb"));
+      capacity = sim->capacity;
+      clock = &sim->clock;
     } else {
       auto dev = FileDevice::open(t.file, {.max_in_flight = 8});
       if (!dev) throw std::runtime_error("cannot open " + t.file.string() + ": " + dev.error().message());
@@ -132,12 +114,13 @@ struct Env {
       clock = &steady;
     }
   }
-  VirtualClock vclock;
+  std::unique_ptr<SimulatedHdd> sim;
   SteadyClock steady;
   Clock* clock = nullptr;
-  std::unique_ptr<Device> device;
+  std::unique_ptr<Device> device;  // the real device
   std::uint64_t capacity = 0;
-  VirtualClock* virtual_clock(const Target& t) { return t.real ? nullptr : &vclock; }
+  Device& dev() { return sim ? static_cast<Device&>(*sim->disk) : *device; }
+  VirtualClock* virtual_clock() { return sim ? &sim->clock : nullptr; }
 };
 
 // Runs SET (rates from DEMANDS; VBR per KIND) for CYCLES cycles on a fresh TARGET.
@@ -145,9 +128,8 @@ RunResult run_set(const Target& target, const std::vector<StreamDemand>& set, Ki
                   const ServiceModel& model) {
   Env env(target);
   const Nanos T = std::chrono::duration_cast<Nanos>(std::chrono::duration<double>(target.cycle_s));
-  CycleScheduler sched(*env.device, *env.clock, model,
-                       {.cycle = T, .r_rt = 1.0, .chunk_bytes = 64 << 20, .background_budget = 0s},
-                       env.virtual_clock(target));
+  CycleScheduler sched(env.dev(), *env.clock, model,
+                       {.cycle = T, .r_rt = 1.0, .chunk_bytes = 64 << 20, .background_budget = 0s}, env.virtual_clock());
   std::vector<std::unique_ptr<DummyStream>> streams;
   const std::uint64_t cap = env.capacity;
   const std::uint64_t region = std::max<std::uint64_t>(64ull << 20, cap / std::max<std::size_t>(set.size(), 1) / 4096 * 4096);
@@ -233,8 +215,8 @@ BenchReport admission_bench(const BenchOptions& options) {
     SteadyClock clock;
     profile = profile_device(**dev, clock, {.quick = true, .region_bytes = target.bytes, .cycle_s = target.cycle_s, .prefill = true});
   } else {
-    Env env(target);
-    profile = profile_device(*env.device, env.vclock, {.quick = false});
+    SimulatedHdd hdd(hdd_preset("wd400bb"));
+    profile = profile_device(*hdd.disk, hdd.clock, {.quick = false});
   }
   // Rates: the thesis's on the simulated disk; on the real one scaled so the 1000 kB/s C row
   // holds about 30 streams (MaxN 15-120 over the rows).
@@ -362,7 +344,7 @@ BenchReport admission_bench(const BenchOptions& options) {
     csv << "streams,start_latency_ms\n";
     PlotSeries s{"1000 kB/s", {}, {}};
     for (std::size_t n = 0; n <= 18; n += 2) {
-      Sim sim;
+      SimulatedHdd sim(hdd_preset("wd400bb"));
       CycleScheduler sched(*sim.disk, sim.clock, service, {.cycle = 1s, .r_rt = 1.0, .chunk_bytes = 64 << 20}, &sim.clock);
       std::vector<std::unique_ptr<DummyStream>> streams;
       for (std::size_t i = 0; i < n; ++i) {

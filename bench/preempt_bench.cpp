@@ -32,15 +32,14 @@ std::size_t sectors_for(double kb) { return static_cast<std::size_t>(std::ceil(k
 
 // A timing-only ST318437LW and a scheduler in npIO or spIO configuration.
 struct Rig {
-  Rig(bool sp, std::uint64_t seed) {
-    auto g = hdd_preset("st318437lw");
-    g.seed = seed;
-    auto m = std::make_unique<HddModel>(g);
-    model = m.get();
-    capacity = m->capacity_bytes() / 4096 * 4096;
-    disk = std::make_unique<SimulatedDisk>(
-        clock, SimulatedDiskOptions{.size_bytes = capacity, .block_bytes = kSector, .max_in_flight = 8, .store_data = false},
-        std::move(m));
+  Rig(bool sp, std::uint64_t seed) : hdd([seed] {
+      auto g = hdd_preset("st318437lw");
+      g.seed = seed;
+      return g;
+    }()) {
+    model = hdd.model;
+    capacity = hdd.capacity;
+    const auto& g = model->geometry();
     // The slack test's model: average access (a third-stroke seek + half a rotation) + outer-zone rate.
     const Nanos access = model->seek_time(model->cylinders() / 3) + g.rotation / 2 + g.command_overhead;
     service = std::make_unique<LinearServiceModel>(access, model->media_rate(0));
@@ -52,13 +51,13 @@ struct Rig {
                         .background_budget = 1s,
                         .durable_last_write_chunk = sp};
     Mechanics mech{};
-    if (sp) mech = {model, disk.get(), true, 1ms, model->cylinders() / 2};
-    sched = std::make_unique<CycleScheduler>(*disk, clock, *service, cfg, &clock, mech);
+    if (sp) mech = {model, hdd.disk.get(), true, 1ms, model->cylinders() / 2};
+    sched = std::make_unique<CycleScheduler>(*hdd.disk, hdd.clock, *service, cfg, &hdd.clock, mech);
   }
-  VirtualClock clock;
+  SimulatedHdd hdd;
+  VirtualClock& clock = hdd.clock;
   HddModel* model = nullptr;
   std::uint64_t capacity = 0;
-  std::unique_ptr<SimulatedDisk> disk;
   std::unique_ptr<LinearServiceModel> service;
   std::unique_ptr<CycleScheduler> sched;
 };

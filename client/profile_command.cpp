@@ -204,12 +204,8 @@ int profile_main(const std::vector<std::string>& args) {
   auto on_progress = [&](double f, const std::string&) { progress.update(f); };
   try {
     if (target.rfind("sim:", 0) == 0) {
-      storage::VirtualClock clock;
-      auto model = std::make_unique<storage::HddModel>(storage::hdd_preset(target.substr(4)));
-      const auto bytes = model->capacity_bytes() / 4096 * 4096;
-      storage::SimulatedDisk disk(clock, {.size_bytes = bytes, .block_bytes = 512, .max_in_flight = 8, .store_data = false},
-                                  std::move(model));
-      profile = admission::profile_device(disk, clock, {.quick = quick, .full = full}, on_progress);
+      storage::SimulatedHdd hdd(storage::hdd_preset(target.substr(4)));
+      profile = admission::profile_device(*hdd.disk, hdd.clock, {.quick = quick, .full = full}, on_progress);
       profile.device = target;
     } else {
       const fs::path path = target;

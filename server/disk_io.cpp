@@ -26,7 +26,7 @@ DiskIoThread::DiskIoThread(OpenVolume& volume, const DiskIoConfig& config, std::
     // Until the disk is profiled, the slack test uses a flat model: 1 ms per access and
     // 100 MB/s, pessimistic for SSDs and about right for one spinning disk.
     model_ = std::make_unique<storage::LinearServiceModel>(std::chrono::milliseconds(1), 100e6);
-    log::warn("no disk profile: the scheduler uses a flat placeholder model and streams cannot be admitted; "
+    log::warn("no disk profile: the scheduler uses a flat default model and streams cannot be admitted; "
               "run `vigil profile` on the disk and start vigild with --profile FILE",
               {{"volume", path_}});
   }

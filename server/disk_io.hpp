@@ -5,7 +5,7 @@
 // profiled curve and uses the profiled chunk size, and the disk's AdmissionController decides
 // on new streams; the online model check compares every cycle's predicted and observed stream
 // IO time and pauses admission (with a warning naming `vigil profile`) when the profile has
-// become optimistic. Without a profile a flat placeholder model is used and a warning says so.
+// become optimistic. Without a profile a flat default model is used and a warning says so.
 // Misses are logged per stream and cycle as they happen. Start-up code throws; the IO thread
 // itself does not.
 #include <atomic>

@@ -122,6 +122,29 @@ CycleScheduler::Job* CycleScheduler::make_job(IoClass cls) {
   return j;
 }
 
+CycleScheduler::Job* CycleScheduler::stream_job(std::uint64_t id, CycleStream& stream, StreamIo io, Nanos arrival) {
+  Job* j = make_job(IoClass::real_time);
+  j->stream = id;
+  j->owner = &stream;
+  j->cycle = cycle_;
+  j->write = io.write;
+  j->durable = io.write && io.durable;
+  j->bytes = j->remaining = io.bytes();
+  j->pieces = std::move(io.pieces);
+  j->arrival = arrival;
+  ++rt_open_;
+  return j;
+}
+
+namespace {
+// C-LOOK: offsets at or after the head first, ascending, then from the lowest.
+auto clook_order(std::uint64_t head) {
+  return [head](const auto* a, const auto* b) {
+    return std::pair{a->next_offset() < head, a->next_offset()} < std::pair{b->next_offset() < head, b->next_offset()};
+  };
+}
+}  // namespace
+
 std::deque<CycleScheduler::Job*>& CycleScheduler::queue_of(const Job& j) {
   switch (j.cls) {
     case IoClass::real_time: return j.first_io ? head_ : rt_;
@@ -151,27 +174,13 @@ void CycleScheduler::admit_arrivals() {
         joined_[a->id] = cycle_;  // its first IO counts as this cycle's
         StreamIo io = a->stream->prepare(cycle_);
         if (io.pieces.empty()) break;  // nothing to read or write yet: it joins the next cycle
-        Job* j = make_job(IoClass::real_time);
-        j->stream = a->id;
-        j->owner = a->stream;
-        j->cycle = cycle_;
+        Job* j = stream_job(a->id, *a->stream, std::move(io), at);
         j->first_io = true;
-        j->write = io.write;
-        j->durable = io.write && io.durable;
-        j->bytes = j->remaining = io.bytes();
-        j->pieces = std::move(io.pieces);
-        j->arrival = at;
         head_.push_back(j);
-        ++rt_open_;
         // Many streams arriving at once (a restart, cameras reconnecting) are one sweep too:
         // the not-yet-started first IOs in C-LOOK order from the head.
-        {
-          const auto first = std::find_if(head_.begin(), head_.end(), [](const Job* h) { return !h->started; });
-          const std::uint64_t from = head_offset_;
-          std::stable_sort(first, head_.end(), [from](const Job* a, const Job* b) {
-            return std::pair{a->next_offset() < from, a->next_offset()} < std::pair{b->next_offset() < from, b->next_offset()};
-          });
-        }
+        const auto first = std::find_if(head_.begin(), head_.end(), [](const Job* h) { return !h->started; });
+        std::stable_sort(first, head_.end(), clook_order(head_offset_));
         break;
       }
       case Arrival::Kind::remove:
@@ -487,24 +496,9 @@ CycleReport CycleScheduler::run_cycle() {
       ++report_.skipped;
       continue;
     }
-    Job* j = make_job(IoClass::real_time);
-    j->stream = id;
-    j->owner = s;
-    j->cycle = cycle_;
-    j->write = io.write;
-    j->durable = io.write && io.durable;
-    j->bytes = j->remaining = io.bytes();
-    j->pieces = std::move(io.pieces);
-    j->arrival = cycle_start_;
-    fresh.push_back(j);
-    ++rt_open_;
+    fresh.push_back(stream_job(id, *s, std::move(io), cycle_start_));
   }
-  const std::uint64_t from = head_offset_;
-  std::sort(fresh.begin(), fresh.end(), [from](const Job* a, const Job* b) {
-    const auto ka = std::pair{a->next_offset() < from, a->next_offset()};
-    const auto kb = std::pair{b->next_offset() < from, b->next_offset()};
-    return ka < kb;
-  });
+  std::sort(fresh.begin(), fresh.end(), clook_order(head_offset_));
   rt_.insert(rt_.end(), fresh.begin(), fresh.end());
   report_.predicted_rt = predicted_remaining_rt();
 

@@ -196,6 +196,7 @@ class CycleScheduler {
   void end_cycle();
   std::deque<Job*>& queue_of(const Job& j);
   Job* make_job(IoClass cls);
+  Job* stream_job(std::uint64_t id, CycleStream& stream, StreamIo io, Nanos arrival);
   bool write_work_queued() const;
 
   Device& device_;

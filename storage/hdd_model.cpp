@@ -372,4 +372,13 @@ Nanos HddModel::service_time(const TimedCommand& cmd) {
   return (t - cmd.start) + next_jitter();
 }
 
+SimulatedHdd::SimulatedHdd(HddGeometry geometry, std::uint32_t block_bytes) {
+  auto m = std::make_unique<HddModel>(std::move(geometry));
+  model = m.get();
+  capacity = m->capacity_bytes() / 4096 * 4096;
+  disk = std::make_unique<SimulatedDisk>(
+      clock, SimulatedDiskOptions{.size_bytes = capacity, .block_bytes = block_bytes, .max_in_flight = 8, .store_data = false},
+      std::move(m));
+}
+
 }  // namespace vigil::storage

@@ -143,4 +143,14 @@ class HddModel final : public TimingModel {
   std::mt19937_64 rng_;
 };
 
+// A timing-only simulated hard disk (no data kept) of GEOMETRY on its own virtual clock: what
+// the scheduler's benchmarks, the profiler's `sim:PRESET` and their tests run on.
+struct SimulatedHdd {
+  explicit SimulatedHdd(HddGeometry geometry, std::uint32_t block_bytes = 512);
+  VirtualClock clock;
+  HddModel* model = nullptr;   // owned by disk
+  std::uint64_t capacity = 0;  // usable bytes (4 KiB multiple)
+  std::unique_ptr<SimulatedDisk> disk;
+};
+
 }  // namespace vigil::storage

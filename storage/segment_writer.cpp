@@ -40,17 +40,21 @@ Result<void> SegmentWriter::open_segment_deferred(std::uint64_t segment_id, std:
   open_ = true;
   header_written_ = failed_ = false;
   sealed_meta_.reset();
+  start_summary(segment_id, first_sequence);
+  next_sequence_ = first_sequence;
+  written_.clear();
+  batch_ = RecordBatch(halves_[filling_].span(), block);
+  filling_meta_ = Pending{0, {}, 0, kNoTimestamp, kNoTimestamp};
+  return {};
+}
+
+void SegmentWriter::start_summary(std::uint64_t segment_id, std::uint64_t first_sequence) noexcept {
   summary_ = SegmentSummary{};
   summary_.segment_id = segment_id;
   summary_.stream_id = stream_id_;
   summary_.first_sequence = first_sequence;
   write_offset_ = data_start(0);
   summary_.end_offset = write_offset_;
-  next_sequence_ = first_sequence;
-  written_.clear();
-  batch_ = RecordBatch(halves_[filling_].span(), block);
-  filling_meta_ = Pending{0, {}, 0, kNoTimestamp, kNoTimestamp};
-  return {};
 }
 
 // Takes the segment's first extent and writes its header durably (the IO thread's job).
@@ -174,12 +178,7 @@ SegmentSummary SegmentWriter::rotate_segment(std::uint64_t new_segment_id, std::
   header_written_ = false;
   failed_ = false;
   written_.clear();
-  summary_ = SegmentSummary{};
-  summary_.segment_id = new_segment_id;
-  summary_.stream_id = stream_id_;
-  summary_.first_sequence = first;
-  write_offset_ = data_start(0);
-  summary_.end_offset = write_offset_;
+  start_summary(new_segment_id, first);
   return done;
 }
 

@@ -123,6 +123,7 @@ class SegmentWriter {
   bool header_written_ = false, failed_ = false;
   SegmentHeader header_{};
   Result<void> write_header() noexcept;
+  void start_summary(std::uint64_t segment_id, std::uint64_t first_sequence) noexcept;
 };
 
 }  // namespace vigil::storage

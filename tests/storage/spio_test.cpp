@@ -17,21 +17,21 @@ namespace {
 constexpr std::size_t kSector = 512;
 
 struct HddRig {
-  HddRig(bool jit, std::uint32_t max_subseek, std::uint64_t seed = 1, Nanos jitter = 0ns) {
-    auto g = hdd_preset("st318437lw");
-    g.seed = seed;
-    g.jitter = jitter;
-    auto m = std::make_unique<HddModel>(g);
-    model = m.get();
-    capacity = m->capacity_bytes() / 4096 * 4096;
-    disk = std::make_unique<SimulatedDisk>(
-        clock, SimulatedDiskOptions{.size_bytes = capacity, .block_bytes = kSector, .max_in_flight = 8, .store_data = false},
-        std::move(m));
+  HddRig(bool jit, std::uint32_t max_subseek, std::uint64_t seed = 1, Nanos jitter = 0ns)
+      : hdd([&] {
+          auto g = hdd_preset("st318437lw");
+          g.seed = seed;
+          g.jitter = jitter;
+          return g;
+        }()) {
+    model = hdd.model;
+    capacity = hdd.capacity;
+    disk = hdd.disk.get();
     service = std::make_unique<LinearServiceModel>(12ms, 30e6);
     sched = std::make_unique<CycleScheduler>(
         *disk, clock, *service,
         SchedulerConfig{.cycle = 1s, .chunk_bytes = 50 * kSector, .background_budget = 1s}, &clock,
-        Mechanics{model, disk.get(), jit, 1ms, max_subseek});
+        Mechanics{model, disk, jit, 1ms, max_subseek});
     sched->on_command = [this](const CommandTrace& t) { trace.push_back(t); };
   }
   // N random background reads of BYTES, one after another.
@@ -47,10 +47,11 @@ struct HddRig {
     }
     while (done < n) sched->run_cycle();
   }
-  VirtualClock clock;
+  SimulatedHdd hdd;
+  VirtualClock& clock = hdd.clock;
   HddModel* model = nullptr;
   std::uint64_t capacity = 0;
-  std::unique_ptr<SimulatedDisk> disk;
+  SimulatedDisk* disk = nullptr;
   std::unique_ptr<LinearServiceModel> service;
   std::unique_ptr<CycleScheduler> sched;
   std::vector<CommandTrace> trace;
