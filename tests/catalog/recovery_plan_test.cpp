@@ -10,31 +10,12 @@
 #include "storage/retention.hpp"
 #include "storage/segment_writer.hpp"
 #include "storage/simulated_disk.hpp"
-#include "tests/support/script_frames.hpp"
+#include "tests/support/segment_fixture.hpp"
 #include "tests/support/temp_cluster.hpp"
 
 using namespace vigil;
 using namespace vigil::storage;
 
-namespace {
-
-// Writes FRAMES script frames of STREAM as segment ID; closes it unless LEAVE_OPEN.
-void write_segment(Volume& vol, std::uint64_t id, std::uint64_t stream, int frames) {
-  SegmentWriter w(vol, stream, {.buffer_bytes = 16 * 1024});
-  REQUIRE(w.open_segment(id, {}, 1, 0).has_value());
-  for (int seq = 1; seq <= frames; ++seq) {
-    auto f = test::script_frame(static_cast<std::uint64_t>(seq), stream);
-    if (!w.append(f.header, f.payload)) {
-      REQUIRE(w.write_cycle().has_value());
-      REQUIRE(w.append(f.header, f.payload).has_value());
-    }
-  }
-  REQUIRE(w.write_cycle().has_value());
-  REQUIRE(flush_sync(vol.device()).has_value());
-  w.mark_durable();
-}
-
-}  // namespace
 
 TEST_CASE("recovery reconciles a volume and the catalog in both directions", "[recovery][catalog]") {
   pqxx::connection conn(test::shared_cluster().create_database("recovery_plan"));
@@ -65,10 +46,10 @@ TEST_CASE("recovery reconciles a volume and the catalog in both directions", "[r
   SimulatedDisk disk(clock, {.size_bytes = 4 << 20});
   REQUIRE(Volume::format(disk, {.extent_bytes = 64 * 1024}).has_value());
   auto vol = std::move(*Volume::open(disk));
-  write_segment(*vol, 10, static_cast<std::uint64_t>(stream), 30);  // the open one
-  write_segment(*vol, 11, static_cast<std::uint64_t>(other), 10);
-  write_segment(*vol, 13, static_cast<std::uint64_t>(stream), 12);  // orphan on disk, known stream
-  write_segment(*vol, 14, 999, 5);                                    // orphan on disk, unknown stream
+  test::write_script_segment(*vol, 10, static_cast<std::uint64_t>(stream), 30);  // the open one
+  test::write_script_segment(*vol, 11, static_cast<std::uint64_t>(other), 10);
+  test::write_script_segment(*vol, 13, static_cast<std::uint64_t>(stream), 12);  // orphan on disk, known stream
+  test::write_script_segment(*vol, 14, 999, 5);                                    // orphan on disk, unknown stream
   disk.crash();
   vol = std::move(*Volume::open(disk));
 

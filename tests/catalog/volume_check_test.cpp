@@ -10,7 +10,7 @@
 #include "storage/retention.hpp"
 #include "storage/segment_writer.hpp"
 #include "storage/simulated_disk.hpp"
-#include "tests/support/script_frames.hpp"
+#include "tests/support/segment_fixture.hpp"
 #include "tests/support/temp_cluster.hpp"
 
 using namespace vigil;
@@ -19,21 +19,6 @@ using Kind = catalog::CatalogProblem::Kind;
 
 namespace {
 
-void write_closed_segment(Volume& vol, std::uint64_t id, std::uint64_t stream, int frames) {
-  SegmentWriter w(vol, stream, {.buffer_bytes = 16 * 1024});
-  REQUIRE(w.open_segment(id, {}, 1, 0).has_value());
-  for (int seq = 1; seq <= frames; ++seq) {
-    auto f = test::script_frame(static_cast<std::uint64_t>(seq), stream);
-    if (!w.append(f.header, f.payload)) {
-      REQUIRE(w.write_cycle().has_value());
-      REQUIRE(w.append(f.header, f.payload).has_value());
-    }
-  }
-  REQUIRE(w.write_cycle().has_value());
-  REQUIRE(flush_sync(vol.device()).has_value());
-  w.mark_durable();
-  w.close_segment();
-}
 
 std::int64_t make_stream(pqxx::connection& conn, const std::string& camera) {
   pqxx::work tx(conn);
@@ -60,7 +45,7 @@ TEST_CASE("fsck's catalog check finds each disagreement and repair resolves it",
   SimulatedDisk disk(clock, {.size_bytes = 4 << 20});
   REQUIRE(Volume::format(disk, {.extent_bytes = 64 * 1024}).has_value());
   auto vol = std::move(*Volume::open(disk));
-  for (std::uint64_t id = 1; id <= 3; ++id) write_closed_segment(*vol, id, static_cast<std::uint64_t>(stream), 20);
+  for (std::uint64_t id = 1; id <= 3; ++id) test::write_script_segment(*vol, id, static_cast<std::uint64_t>(stream), 20);
 
   std::int64_t volume_id = 0;
   {
@@ -121,7 +106,7 @@ TEST_CASE("evidence locks live in the catalog and keep retention away", "[retent
   SimulatedDisk disk(clock, {.size_bytes = 4 << 20});
   REQUIRE(Volume::format(disk, {.extent_bytes = 64 * 1024}).has_value());
   auto vol = std::move(*Volume::open(disk));
-  write_closed_segment(*vol, 1, static_cast<std::uint64_t>(stream), 10);
+  test::write_script_segment(*vol, 1, static_cast<std::uint64_t>(stream), 10);
   std::int64_t volume_id = 0;
   {
     pqxx::work tx(conn);
