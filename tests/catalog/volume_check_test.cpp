@@ -19,7 +19,6 @@ using Kind = catalog::CatalogProblem::Kind;
 
 namespace {
 
-
 std::int64_t make_stream(pqxx::connection& conn, const std::string& camera) {
   pqxx::work tx(conn);
   auto cam = tx.exec_params1("INSERT INTO cameras (name) VALUES ($1) RETURNING id", camera)[0].as<std::int64_t>();
