@@ -113,6 +113,14 @@ std::optional<ScannedRecord> RecordScanner::next() noexcept {
       break;
     }
     const std::size_t to_boundary = block_bytes_ - pos_ % block_bytes_;
+    // A batch's zero tail can be 1-3 bytes: then the next 4 bytes straddle the block boundary
+    // and include the next batch's magic. Such a tail is all zeros up to the boundary, whereas
+    // a record of the same batch starting there has its (non-zero) magic in those bytes.
+    if (to_boundary < 4 && left > to_boundary && all_zero(data_.subspan(pos_, to_boundary))) {
+      pos_ += to_boundary;
+      valid_end_ = pos_;
+      continue;
+    }
     if (left < 4 || le::get<std::uint32_t>(data_, pos_) == 0) {
       // Zeros: the end of what was written (at a block start), or a batch's short zero tail.
       const auto rest_of_block = data_.subspan(pos_, std::min(left, to_boundary));

@@ -208,3 +208,27 @@ TEST_CASE("random bytes never crash the scanner and are never taken for records"
     REQUIRE(yielded == 0);
   }
 }
+
+TEST_CASE("a zero tail of 1 to 3 bytes before the next batch does not stop the scan", "[format][record]") {
+  // Regression: the scanner read 4 bytes across the block boundary, saw the next batch's magic
+  // and stopped with bad_magic, hiding every later frame of the segment.
+  for (std::size_t tail : {1u, 2u, 3u, 4u, 10u}) {
+    INFO("tail " << tail);
+    AlignedBuffer extent(8 * kBlock);
+    RecordHeader h;
+    h.stream_id = 7;
+    h.sequence = 1;
+    RecordBatch first(extent.span().subspan(0, 2 * kBlock), kBlock);
+    std::vector<std::byte> payload(kBlock - tail - kRecordHeaderBytes, std::byte{0x5a});
+    REQUIRE(first.append(h, payload).has_value());
+    REQUIRE(first.finish() == kBlock);
+    RecordBatch second(extent.span().subspan(kBlock, 2 * kBlock), kBlock);
+    h.sequence = 2;
+    REQUIRE(second.append(h, std::vector<std::byte>(100, std::byte{1})).has_value());
+    second.finish();
+    RecordScanner s(extent.span(), kBlock, 7, 1);
+    auto got = scan_all(s);
+    CHECK(got.size() == 2);
+    CHECK(s.stop() == ScanStop::end_of_data);
+  }
+}

@@ -1,0 +1,53 @@
+#pragma once
+// The catalog rows a recording produces (docs/catalog.md): the camera (registered by name when a
+// recording client pushes it), the stream (one recording session with fixed codec parameters),
+// each closed segment with its extents and GOP index blob, gaps with their reason, and the end
+// of the stream. Sessions run these through the Batcher, so neither a network nor an IO thread
+// waits on PostgreSQL; every function here takes the batcher's transaction.
+// Times are wall-clock microseconds (record pts are mapped to them at ingest).
+// Thread: the batcher's or the catalog pool's. Errors: throws (pqxx; std::invalid_argument).
+#include <cstdint>
+#include <pqxx/transaction>
+#include <string>
+#include <vector>
+
+#include "storage/segment_writer.hpp"
+#include "storage/volume.hpp"
+
+namespace vigil::catalog {
+
+// The id of camera NAME, registering it (pushed: no URL) if new.
+std::int64_t ensure_camera(pqxx::work& tx, const std::string& name);
+
+struct StreamOpening {
+  std::int64_t camera_id = 0;
+  std::string codec;                  // FFmpeg codec name
+  std::string extradata{};            // bytes, as FFmpeg's extradata
+  int width = 0, height = 0;          // 0: not video / unknown
+  std::int64_t declared_rate_bps = 0;
+  std::int64_t admitted_rate_bps = 0;
+  std::int64_t disk_id = 0;
+  std::int64_t started_at_us = 0;
+};
+// A new stream row in state recording; returns its id.
+std::int64_t open_stream(pqxx::work& tx, const StreamOpening& s);
+
+// A closed segment on VOLUME_ID, from the writer's summary: the segment row (closed, with the
+// CRC of its record bytes unknown = 0 until the scrubber computes it), its extents in ordinal
+// order (EXTENT_OFFSETS: device offsets, computed by the caller from the volume), and its GOP
+// index blob.
+void record_closed_segment(pqxx::work& tx, std::int64_t volume_id, const storage::SegmentSummary& segment,
+                           const std::vector<std::uint64_t>& extent_offsets, std::uint64_t extent_bytes,
+                           std::int64_t closed_at_us);
+
+// reason: source_lost, deadline_missed, rate_exceeded, crash_recovery, io_error, corruption.
+void record_gap(pqxx::work& tx, std::int64_t stream_id, std::int64_t from_us, std::int64_t to_us,
+                const std::string& reason, const std::string& detail);
+
+// stopped (ended cleanly) or interrupted (source lost, server stopping).
+void end_stream(pqxx::work& tx, std::int64_t stream_id, const std::string& state, std::int64_t ended_at_us);
+
+// The first segment id not used on VOLUME or in the catalog: where a disk's id counter starts.
+std::uint64_t next_segment_id(pqxx::work& tx, const storage::Volume& volume);
+
+}  // namespace vigil::catalog
