@@ -1,6 +1,12 @@
 #include "admission/svg_plot.hpp"
 
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <fstream>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -72,6 +78,58 @@ std::string svg_plot(const PlotSpec& spec, const std::vector<PlotSeries>& series
   }
   out += "</svg>\n";
   return out;
+}
+
+namespace {
+
+// gnuplot's string literals: single quotes, with '' for a quote.
+std::string gp_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("''") : std::string(1, c);
+  return out + "'";
+}
+
+}  // namespace
+
+bool png_plot(const PlotSpec& spec, const std::vector<PlotSeries>& series, const std::string& png_path) {
+  const std::string script_path = png_path + ".gp";
+  {
+    std::ofstream gp(script_path);
+    gp << "set terminal pngcairo size 900,520 noenhanced\n"
+       << "set output " << gp_quote(png_path) << "\n"
+       << "set title " << gp_quote(spec.title) << "\n"
+       << "set xlabel " << gp_quote(spec.x_label) << "\nset ylabel " << gp_quote(spec.y_label) << "\n"
+       << "set grid\nset key outside right\n" << (spec.log_x ? "set logscale x 2\n" : "");
+    for (std::size_t k = 0; k < series.size(); ++k) {
+      gp << "$d" << k << " << EOD\n";
+      for (std::size_t i = 0; i < series[k].x.size() && i < series[k].y.size(); ++i) {
+        gp << num(series[k].x[i]) << " " << num(series[k].y[i]) << "\n";
+      }
+      gp << "EOD\n";
+    }
+    gp << "plot ";
+    for (std::size_t k = 0; k < series.size(); ++k) {
+      gp << (k ? ", " : "") << "$d" << k << " with linespoints title " << gp_quote(series[k].name);
+    }
+    gp << "\n";
+    if (!gp) return false;
+  }
+  // No shell: the paths are passed as they are.
+  pid_t pid = 0;
+  char* argv[] = {const_cast<char*>("gnuplot"), const_cast<char*>(script_path.c_str()), nullptr};
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+  const int rc = posix_spawnp(&pid, "gnuplot", &fa, nullptr, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  bool ok = false;
+  if (rc == 0) {
+    int status = 0;
+    ok = ::waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  }
+  ::unlink(script_path.c_str());
+  if (!ok) ::unlink(png_path.c_str());
+  return ok;
 }
 
 }  // namespace vigil::admission

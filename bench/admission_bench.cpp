@@ -332,10 +332,10 @@ BenchReport admission_bench(const BenchOptions& options) {
       }
       series.push_back(std::move(s));
     }
-    std::ofstream(out_dir / "fig-3.28-misses.svg")
-        << svg_plot({"Missed deadlines vs total rate (Fig. 3.28), sim:wd400bb, T = 1 s", "total rate (MB/s)",
-                     "missed deadlines (%)", false},
-                    series);
+    const PlotSpec spec{"Missed deadlines vs total rate (Fig. 3.28), sim:wd400bb, T = 1 s", "total rate (MB/s)",
+                        "missed deadlines (%)", false};
+    std::ofstream(out_dir / "fig-3.28-misses.svg") << svg_plot(spec, series);
+    png_plot(spec, series, (out_dir / "fig-3.28-misses.png").string());  // where gnuplot is installed
     progress.update(++step);
   }
   // Fig. 3.29: start latency of a new stream vs the number already running (1000 kB/s CBR).
@@ -361,8 +361,9 @@ BenchReport admission_bench(const BenchOptions& options) {
       s.x.push_back(static_cast<double>(n));
       s.y.push_back(ms);
     }
-    std::ofstream(out_dir / "fig-3.29-start-latency.svg")
-        << svg_plot({"Start latency of a new stream vs N (Fig. 3.29), sim:wd400bb", "streams running", "ms", false}, {s});
+    const PlotSpec spec{"Start latency of a new stream vs N (Fig. 3.29), sim:wd400bb", "streams running", "ms", false};
+    std::ofstream(out_dir / "fig-3.29-start-latency.svg") << svg_plot(spec, {s});
+    png_plot(spec, {s}, (out_dir / "fig-3.29-start-latency.png").string());
     progress.update(++step);
   }
   progress.finish();

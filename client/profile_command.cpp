@@ -36,7 +36,7 @@ constexpr const char* kUsage =
     "  --size BYTES     size of a file TARGET to create (default 1 GiB)\n"
     "  --force          profile a device or file that holds a filesystem or a Vigil volume\n"
     "  -o FILE          where to write the profile JSON (default vigil-profile.json)\n"
-    "  --svg DIR        also draw the curves as SVG files in DIR\n"
+    "  --svg DIR        also draw the curves as SVG (and PNG, where gnuplot is installed) in DIR\n"
     "  --db URL         store the profile in the catalog at URL (as vigild --db)\n\n"
     "show prints the derived parameters: chunk size (smallest size within 5 % of peak), the optimal\n"
     "range [a, b], and how many streams of --rate-mbps (default 4) fit per policy and cycle length.\n"
@@ -139,7 +139,8 @@ int show_main(const std::vector<std::string>& args) {
   return 0;
 }
 
-void write_svgs(const admission::DiskProfile& p, const fs::path& dir) {
+// Returns whether PNGs were drawn as well.
+bool write_svgs(const admission::DiskProfile& p, const fs::path& dir) {
   fs::create_directories(dir);
   auto mbs = [](std::vector<double> v) {
     for (auto& x : v) x /= 1e6;
@@ -151,15 +152,21 @@ void write_svgs(const admission::DiskProfile& p, const fs::path& dir) {
   };
   const auto& rr = p.random_read;
   const auto& rw = p.random_write;
-  std::ofstream(dir / "admission-curve.svg") << admission::svg_plot(
-      {"Admission curve P(S): same-size IOs at random offsets (" + p.device + ")", "IO size (KiB)", "MB/s", true},
-      {{"read min", kib(rr.sizes), mbs(rr.min)},
-       {"read mean", kib(rr.sizes), mbs(rr.mean)},
-       {"write min", kib(rw.sizes), mbs(rw.min)},
-       {"write mean", kib(rw.sizes), mbs(rw.mean)}});
-  std::ofstream(dir / "chunk-curve.svg") << admission::svg_plot(
-      {"Sequential throughput vs chunk size, queue depth 1 (" + p.device + ")", "chunk (KiB)", "MB/s", true},
-      {{"read", kib(p.seq_read.sizes), mbs(p.seq_read.mean)}, {"write", kib(p.seq_write.sizes), mbs(p.seq_write.mean)}});
+  const admission::PlotSpec adm{"Admission curve P(S): cycles of same-size IOs at spread offsets (" + p.device + ")",
+                                "IO size (KiB)", "MB/s", true};
+  const std::vector<admission::PlotSeries> adm_series{{"read min", kib(rr.sizes), mbs(rr.min)},
+                                                      {"read mean", kib(rr.sizes), mbs(rr.mean)},
+                                                      {"write min", kib(rw.sizes), mbs(rw.min)},
+                                                      {"write mean", kib(rw.sizes), mbs(rw.mean)}};
+  const admission::PlotSpec seq{"Sequential throughput vs chunk size, queue depth 1 (" + p.device + ")", "chunk (KiB)",
+                                "MB/s", true};
+  const std::vector<admission::PlotSeries> seq_series{{"read", kib(p.seq_read.sizes), mbs(p.seq_read.mean)},
+                                                      {"write", kib(p.seq_write.sizes), mbs(p.seq_write.mean)}};
+  std::ofstream(dir / "admission-curve.svg") << admission::svg_plot(adm, adm_series);
+  std::ofstream(dir / "chunk-curve.svg") << admission::svg_plot(seq, seq_series);
+  // PNG too where gnuplot is installed.
+  return admission::png_plot(adm, adm_series, (dir / "admission-curve.png").string()) &&
+         admission::png_plot(seq, seq_series, (dir / "chunk-curve.png").string());
 }
 
 }  // namespace
@@ -251,8 +258,9 @@ int profile_main(const std::vector<std::string>& args) {
   }
   std::cout << "profile written to " << out << "\n\n";
   if (!svg_dir.empty()) {
-    write_svgs(profile, svg_dir);
-    std::cout << "curves drawn in " << svg_dir << "/admission-curve.svg and chunk-curve.svg\n\n";
+    const bool png = write_svgs(profile, svg_dir);
+    std::cout << "curves drawn in " << svg_dir << "/admission-curve.svg and chunk-curve.svg"
+              << (png ? " (and .png)" : " (no PNG: gnuplot is not installed)") << "\n\n";
   }
   if (!db.empty()) {
     try {

@@ -12,6 +12,7 @@ packages=(
   libpq-dev libpqxx-dev postgresql-15
   liburing-dev libisal-dev
   curl procps
+  gnuplot-nox
 )
 # Catch2 v3 lives in bookworm-backports only (main has v2.13, whose single-header main TU
 # costs ~22 s to compile); backports is pinned low, so nothing else moves unless asked with -t.

@@ -30,6 +30,12 @@ TEST_CASE("vigil profile sim:wd400bb writes a profile that show explains", "[pro
   CHECK_THAT(r.output, ContainsSubstring("chunk size"));
   CHECK_THAT(r.output, ContainsSubstring("recommended cycle"));
   CHECK(std::filesystem::exists(dir.path() / "svg" / "admission-curve.svg"));
+  if (std::filesystem::exists("/usr/bin/gnuplot")) {  // deploy/install-deps.sh installs it
+    std::ifstream png(dir.path() / "svg" / "admission-curve.png", std::ios::binary);
+    std::string magic(8, '\0');
+    png.read(magic.data(), 8);
+    CHECK(magic == "\x89PNG\r\n\x1a\n");
+  }
   std::ifstream in(json);
   std::stringstream ss;
   ss << in.rdbuf();
