@@ -143,7 +143,8 @@ DiskProfile profile_device(storage::Device& device, const storage::Clock& clock,
       };
       // A cycle at this size holds about T·P(S)/S IOs: a pilot sweep estimates P(S), then the
       // runs use that many (a denser sweep than the cycle's would seek less and flatter P).
-      const double pilot = sweep(static_cast<int>(std::clamp(o.cycle_s * peak_seq / s / 4, 4.0, cap)));
+      double pilot = sweep(static_cast<int>(std::clamp(o.cycle_s * peak_seq / s / 4, 4.0, cap)));
+      pilot = sweep(static_cast<int>(std::clamp(std::floor(o.cycle_s * pilot / s), 1.0, cap)));  // converge
       const int ios = static_cast<int>(std::clamp(std::floor(o.cycle_s * pilot / s), 1.0, cap));
       std::vector<double> rates;
       for (int r = 0; r < runs; ++r) rates.push_back(sweep(ios));
