@@ -1,5 +1,8 @@
 #include "storage/recording_stream.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 namespace vigil::storage {
 
 RecordingStream::RecordingStream(Volume& volume, std::uint64_t stream_id, std::vector<std::byte> codec_parameters,
@@ -21,12 +24,20 @@ Result<void> RecordingStream::append(const RecordHeader& header, std::span<const
     ++refused_;
     return errc::rate_exceeded;
   }
-  if (r && header.pts != kNoTimestamp) last_end_us_ = header.pts + header.duration;
+  if (r) {
+    cycle_bytes_ += kRecordHeaderBytes + payload.size();
+    if (header.pts != kNoTimestamp) last_end_us_ = header.pts + header.duration;
+  }
   return r;
 }
 
 StreamIo RecordingStream::prepare(std::uint64_t) {
   std::lock_guard lock(mu_);
+  // One sample per cycle, idle cycles included: the rate is what arrived, not what was written.
+  if (window_.size() < kRateWindow) window_.push_back(static_cast<double>(cycle_bytes_));
+  else window_[window_next_] = static_cast<double>(cycle_bytes_);
+  window_next_ = (window_next_ + 1) % kRateWindow;
+  cycle_bytes_ = 0;
   auto sealed = writer_.seal_cycle();
   if (!sealed) {
     if (sealed.error() == errc::unavailable) return {.write = true, .skip_reason = "previous_write_pending"};
@@ -65,6 +76,21 @@ std::optional<SegmentSummary> RecordingStream::close() {
   std::lock_guard lock(mu_);
   if (!writer_.segment_open()) return std::nullopt;
   return writer_.close_segment();
+}
+
+RecordingStream::MeasuredRate RecordingStream::measured_rate() const {
+  std::lock_guard lock(mu_);
+  MeasuredRate m;
+  m.cycles = window_.size();
+  if (window_.empty()) return m;
+  double sum = 0, sum_sq = 0;
+  for (double x : window_) {
+    sum += x;
+    sum_sq += x * x;
+  }
+  m.mean = sum / static_cast<double>(window_.size());
+  m.stddev = std::sqrt(std::max(0.0, sum_sq / static_cast<double>(window_.size()) - m.mean * m.mean));
+  return m;
 }
 
 std::uint64_t RecordingStream::durable_sequence() const {

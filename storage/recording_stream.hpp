@@ -8,6 +8,7 @@
 // Thread: append() from one network thread; prepare()/finished()/close() and all callbacks on
 // the IO thread. One mutex guards the writer; it is held for a frame copy or a seal, never
 // for the device IO itself. Errors: values.
+#include <cstddef>
 #include <functional>
 #include <mutex>
 #include <optional>
@@ -44,6 +45,14 @@ class RecordingStream final : public CycleStream {
   std::optional<SegmentSummary> close();
 
   std::size_t memory_bytes() const noexcept { return 2 * writer_.buffer_bytes(); }
+  // The stream's measured rate over the last kRateWindow cycles (bytes per cycle): what the
+  // statistical admission policy charges a VBR stream with, instead of its declared peak.
+  static constexpr std::size_t kRateWindow = 60;
+  struct MeasuredRate {
+    double mean = 0, stddev = 0;
+    std::size_t cycles = 0;
+  };
+  MeasuredRate measured_rate() const;
   std::uint64_t durable_sequence() const;
   std::uint64_t refused_frames() const;
   std::uint64_t failed_writes() const;
@@ -56,6 +65,9 @@ class RecordingStream final : public CycleStream {
   DurableFn on_durable_;
   SegmentFn on_segment_closed_;
   std::uint64_t refused_ = 0, failed_ = 0;
+  std::uint64_t cycle_bytes_ = 0;              // payload + headers appended since the last seal
+  std::vector<double> window_;                 // bytes per cycle, ring of kRateWindow
+  std::size_t window_next_ = 0;
   std::int64_t last_end_us_ = 0;
 };
 

@@ -95,6 +95,12 @@ TEST_CASE("recording through the scheduler acknowledges only flushed frames and 
     }
     CHECK(r->rec->refused_frames() > 0);  // 30 frames a cycle is more than 48 KiB holds
     CHECK(r->rec->memory_bytes() == 2 * 48 * 1024);
+    // Measured over the last 60 cycles: close to a full half per cycle, and it varies (VBR frames).
+    const auto rate = r->rec->measured_rate();
+    CHECK(rate.cycles == 40);
+    CHECK(rate.mean > 0.6 * 48 * 1024);
+    CHECK(rate.mean <= 48 * 1024);
+    CHECK(rate.stddev > 0);
   }
   CHECK(rig.disk.counters().flushes >= 39);  // one per cycle, not one per stream
   CHECK(rig.disk.counters().flushes < 60);
