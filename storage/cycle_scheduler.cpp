@@ -62,6 +62,7 @@ struct CycleScheduler::Arrival {
   std::uint64_t id = 0;
   CycleStream* stream = nullptr;
   IoRequest request{};
+  std::function<void()> on_idle{};
 };
 
 CycleScheduler::CycleScheduler(Device& device, Clock& clock, const ServiceModel& model, SchedulerConfig config,
@@ -91,8 +92,8 @@ void CycleScheduler::add_stream(std::uint64_t id, CycleStream& stream, std::opti
   inbox_cv_.notify_one();
 }
 
-void CycleScheduler::remove_stream(std::uint64_t id) {
-  auto a = std::make_unique<Arrival>(Arrival{Arrival::Kind::remove, id, nullptr, {}});
+void CycleScheduler::remove_stream(std::uint64_t id, std::function<void()> on_idle) {
+  auto a = std::make_unique<Arrival>(Arrival{Arrival::Kind::remove, id, nullptr, {}, std::move(on_idle)});
   {
     std::lock_guard lock(inbox_mu_);
     inbox_.emplace(clock_.now(), std::move(a));
@@ -186,6 +187,10 @@ void CycleScheduler::admit_arrivals() {
       case Arrival::Kind::remove:
         streams_.erase(a->id);
         joined_.erase(a->id);
+        if (a->on_idle) {
+          retiring_[a->id] = std::move(a->on_idle);
+          retire_if_idle(a->id);
+        }
         break;
       case Arrival::Kind::request: {
         IoRequest& r = a->request;
@@ -204,6 +209,17 @@ void CycleScheduler::admit_arrivals() {
       }
     }
   }
+}
+
+void CycleScheduler::retire_if_idle(std::uint64_t stream) {
+  auto it = retiring_.find(stream);
+  if (it == retiring_.end()) return;
+  for (const auto& [ptr, job] : jobs_) {
+    if (job->cls == IoClass::real_time && !job->is_flush && job->stream == stream) return;  // still busy
+  }
+  auto done = std::move(it->second);
+  retiring_.erase(it);
+  done();
 }
 
 Nanos CycleScheduler::predict_job(const Job& j) const {
@@ -454,7 +470,10 @@ void CycleScheduler::finish_job(Job& j) {
   }
   if (current_ == &j) current_ = nullptr;
   if (positioned_ == &j) positioned_ = nullptr;
+  const bool stream_io = j.cls == IoClass::real_time;
+  const std::uint64_t stream = j.stream;
   jobs_.erase(&j);
+  if (stream_io && !retiring_.empty()) retire_if_idle(stream);
 }
 
 bool CycleScheduler::wait_idle(Nanos until) {

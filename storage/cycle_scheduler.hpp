@@ -159,7 +159,9 @@ class CycleScheduler {
   // --- any thread. ARRIVAL (virtual time only; real time uses now) is when the request
   // reaches the disk's scheduler.
   void add_stream(std::uint64_t id, CycleStream& stream, std::optional<Nanos> arrival = {});
-  void remove_stream(std::uint64_t id);  // takes effect at the next cycle
+  // The stream gets no more IOs; ON_IDLE runs on the IO thread once no IO of it is queued or
+  // in flight (its last write acknowledged), after which the stream object may be destroyed.
+  void remove_stream(std::uint64_t id, std::function<void()> on_idle = {});
   void submit(IoRequest request, std::optional<Nanos> arrival = {});
 
   // --- IO thread ---
@@ -213,6 +215,8 @@ class CycleScheduler {
   // nothing is due, which is almost every chunk boundary.
   std::atomic<Nanos::rep> next_arrival_{std::numeric_limits<Nanos::rep>::max()};
   std::map<std::uint64_t, std::uint64_t> joined_;  // stream → the cycle its first IO was in
+  std::map<std::uint64_t, std::function<void()>> retiring_;  // removed streams with IO still open
+  void retire_if_idle(std::uint64_t stream);
 
   std::map<std::uint64_t, CycleStream*> streams_;
   std::map<const Job*, std::unique_ptr<Job>> jobs_;  // every job until its last command completes

@@ -246,3 +246,17 @@ TEST_CASE("the meter sees every command and idle gap of a cycle", "[scheduler][m
   CHECK(m.expected_waiting() < 1ms);
   CHECK(m.busy() + m.idle_time() <= rig.clock.now());
 }
+
+TEST_CASE("a removed stream gets no more IOs and is released once none of its IO is open", "[scheduler]") {
+  Rig rig({.chunk_bytes = 1 * MiB});
+  rig.add_streams(3, 4 * MiB);
+  rig.sched.run_cycle();
+  bool released = false;
+  rig.sched.remove_stream(1, [&] { released = true; });
+  rig.sched.run_cycle();
+  CHECK(released);
+  const auto done = rig.streams[0]->done;
+  rig.sched.run_cycle();
+  CHECK(rig.streams[0]->done == done);  // no IO after removal
+  CHECK(rig.streams[1]->done == 3);     // the others go on
+}
