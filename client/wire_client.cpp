@@ -45,7 +45,9 @@ Received WireClient::receive() {
     if (!next) throw std::runtime_error("bad frame from vigild: " + next.error().message());
     if (*next) {
       Received r{std::move((*next)->msg), {(*next)->payload.begin(), (*next)->payload.end()}};
-      if (r.msg.has_error()) throw ServerError(r.msg.error().code(), r.msg.error().message());
+      if (r.msg.has_error()) {
+        throw ServerError(r.msg.error().code(), r.msg.error().message(), r.msg.error().related_sequence());
+      }
       return r;
     }
     boost::system::error_code ec;

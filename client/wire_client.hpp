@@ -15,8 +15,10 @@
 namespace vigil::client {
 
 struct ServerError : std::runtime_error {
-  ServerError(proto::ErrorCode c, const std::string& message) : std::runtime_error(message), code(c) {}
+  ServerError(proto::ErrorCode c, const std::string& message, std::uint64_t related = 0)
+      : std::runtime_error(message), code(c), related_sequence(related) {}
   proto::ErrorCode code;
+  std::uint64_t related_sequence;  // the media packet an error refers to (RATE_EXCEEDED)
 };
 
 struct Received {
@@ -32,6 +34,8 @@ class WireClient {
   void send(const proto::Envelope& msg, std::span<const std::byte> payload = {});
   Received receive();  // throws ServerError for an Error frame
   proto::HelloReply hello(const std::string& client_name, const std::string& token);
+  // The socket, for a client that half-closes (shutdown of its sending side) to end a recording.
+  int native_handle() { return socket_.native_handle(); }
 
  private:
   boost::asio::io_context io_;

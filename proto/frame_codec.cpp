@@ -121,6 +121,8 @@ ErrorCode to_wire(errc code) noexcept {
     case errc::admission_refused: return ERROR_CODE_ADMISSION_REFUSED;
     case errc::unavailable: return ERROR_CODE_UNAVAILABLE;
     case errc::not_found: return ERROR_CODE_NOT_FOUND;
+    case errc::rate_exceeded: return ERROR_CODE_RATE_EXCEEDED;
+    case errc::busy: return ERROR_CODE_UNAVAILABLE;
     default: return ERROR_CODE_INTERNAL;
   }
 }

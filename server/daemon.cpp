@@ -22,7 +22,10 @@
 #include "server/http_routes.hpp"
 #include "server/http_server.hpp"
 #include "server/catalog/profiles.hpp"
+#include "server/catalog/batcher.hpp"
+#include "server/catalog/recording_rows.hpp"
 #include "server/disk_io.hpp"
+#include "server/recording_service.hpp"
 #include "server/volume_startup.hpp"
 #include "server/wire_server.hpp"
 #include "proto/frame_codec.hpp"
@@ -150,7 +153,10 @@ int run_daemon(const ServerConfig& cfg) {
   auto volumes = bring_up_volumes(volume_configs, conninfo);
   // From here on each volume's device belongs to its disk's IO thread, which schedules with
   // the disk's profile: the newest in the catalog, else --profile (then stored for next time).
+  // Declared before the disks: their IO threads hand closed segments to it until they stop.
+  catalog::Batcher batcher(conninfo);
   std::vector<std::unique_ptr<DiskIoThread>> disks;
+  std::vector<std::unique_ptr<RecordingService::Disk>> recording_disks;
   {
     std::optional<admission::DiskProfile> given;
     if (cfg.profile) given = load_profile_file(*cfg.profile);
@@ -167,18 +173,32 @@ int run_daemon(const ServerConfig& cfg) {
         }
         tx.commit();
       }
+      std::uint64_t next_segment = 1;
+      std::int64_t disk_id = 0;
+      {
+        pqxx::work tx(conn);
+        next_segment = catalog::next_segment_id(tx, *v.volume);
+        disk_id = catalog::disk_of_volume(tx, v.volume_id);
+      }
       disks.push_back(std::make_unique<DiskIoThread>(
           v,
           DiskIoConfig{.cycle = std::chrono::milliseconds(cfg.cycle_ms), .chunk_bytes = cfg.chunk_bytes,
                        .depth = cfg.io_depth, .policy = *admission::policy_from_name(cfg.admission_policy)},
           profile));
+      auto slot = std::make_unique<RecordingService::Disk>();
+      slot->volume = &v;
+      slot->io = disks.back().get();
+      slot->disk_id = disk_id;
+      slot->next_segment = next_segment;
+      recording_disks.push_back(std::move(slot));
     }
   }
   CatalogPool catalog(conninfo, cfg.catalog_threads);
+  RecordingService recording(std::move(recording_disks), catalog, batcher);
   HttpServer http(io, resolve_numeric(cfg.http_address, cfg.http_port, "http-address"),
                   make_http_routes(RouteContext{catalog, mode}));
   WireServer wire(io, resolve_numeric(cfg.listen.host, cfg.listen.port, "listen"),
-                  WireOptions{.max_payload_bytes = cfg.max_frame_bytes});
+                  WireOptions{.max_payload_bytes = cfg.max_frame_bytes, .recording = volumes.empty() ? nullptr : &recording});
   http.start();
   wire.start();
   write_endpoints(cfg.data_dir, wire.local_endpoint(), http.local_endpoint());

@@ -2,6 +2,7 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -35,7 +36,9 @@ asio::awaitable<void> Listener::accept_loop() {
       co_await backoff.async_wait(asio::as_tuple(asio::use_awaitable));
       continue;
     }
-    asio::co_spawn(io_, session_(std::move(socket)), asio::detached);
+    // Each session on its own strand: its coroutine and the wake-ups posted to it never run
+    // at the same time on two threads.
+    asio::co_spawn(asio::make_strand(io_), session_(std::move(socket)), asio::detached);
   }
 }
 

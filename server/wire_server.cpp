@@ -1,6 +1,10 @@
 #include "server/wire_server.hpp"
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
@@ -9,6 +13,7 @@
 #include "common/log.hpp"
 #include "proto/frame_codec.hpp"
 #include "proto/vigil.pb.h"
+#include "server/recording_service.hpp"
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
@@ -55,7 +60,8 @@ Reply handle(const proto::Frame& frame, bool& said_hello, std::uint64_t session_
       return {proto::make_error(errc::invalid_argument, "hello was already received on this connection"), false};
     case proto::Envelope::kOpenRecord:
     case proto::Envelope::kMediaPacket:
-      return {proto::make_error(errc::unsupported, "this server does not accept recordings yet"), false};
+      // Served by the session itself when a recording service is configured.
+      return {proto::make_error(errc::unsupported, "this server has no volume to record on"), false};
     case proto::Envelope::kOpenPlayback:
     case proto::Envelope::kControl:
       return {proto::make_error(errc::unsupported, "this server does not serve playback yet"), false};
@@ -93,10 +99,50 @@ asio::awaitable<void> WireServer::session(asio::ip::tcp::socket socket) {
     co_return !ec;
   };
 
+  // Acknowledgements come from the disk's IO thread at any time: it stores the durable
+  // sequence and posts a wake-up that cancels this timer, so a session waiting for the
+  // client's next bytes still sends them at once. Sessions run on their own strand.
+  struct Wake {
+    explicit Wake(asio::any_io_executor ex) : timer(ex) {}
+    asio::steady_timer timer;
+    std::atomic<bool> pending{false};
+  };
+  auto executor = co_await asio::this_coro::executor;
+  auto wake = std::make_shared<Wake>(executor);
+  std::weak_ptr<Wake> weak_wake = wake;
+  auto notify = [weak_wake, executor] {
+    if (auto w = weak_wake.lock()) {
+      w->pending = true;
+      asio::post(executor, [weak_wake] {
+        if (auto w2 = weak_wake.lock()) w2->timer.cancel();
+      });
+    }
+  };
+  std::shared_ptr<RecordingService::Recording> recording;
+  std::uint64_t acked_sent = 0;
+  auto send_acks = [&]() -> asio::awaitable<bool> {
+    if (!recording) co_return true;
+    const auto durable = recording->durable.load(std::memory_order_acquire);
+    if (durable <= acked_sent) co_return true;
+    proto::Envelope ack;
+    ack.mutable_durable_ack()->set_stream_id(recording->stream_id);
+    ack.mutable_durable_ack()->set_last_sequence(durable);
+    acked_sent = durable;
+    co_return co_await send(ack);
+  };
+
+  using namespace asio::experimental::awaitable_operators;
+  bool clean_end = false;
   for (bool open = true; open;) {
+    if (!co_await send_acks()) break;
+    if (wake->pending.exchange(false)) continue;  // an ack arrived while we were busy
     if (!said_hello) stream.expires_after(options_.hello_timeout);
     else stream.expires_never();
-    auto [ec, n] = co_await stream.async_read_some(asio::buffer(buf), asio::as_tuple(asio::use_awaitable));
+    wake->timer.expires_at(asio::steady_timer::time_point::max());
+    auto result = co_await (stream.async_read_some(asio::buffer(buf), asio::as_tuple(asio::use_awaitable)) ||
+                            wake->timer.async_wait(asio::as_tuple(asio::use_awaitable)));
+    if (result.index() == 1) continue;  // woken: acknowledgements to send
+    auto [ec, n] = std::get<0>(result);
     if (ec) {
       if (ec == beast::error::timeout) {
         // tcp_stream has already closed the socket: nothing can be said to this peer.
@@ -105,6 +151,8 @@ asio::awaitable<void> WireServer::session(asio::ip::tcp::socket socket) {
         // The peer may only have shut down its sending side: tell it why its data was dropped.
         log::warn("wire peer closed mid-frame", {{"session", id}, {"peer", peer_text}});
         co_await send(proto::make_error(errc::truncated_frame, fin.error().message()));
+      } else {
+        clean_end = true;  // end of the client's data at a frame boundary
       }
       break;
     }
@@ -120,12 +168,54 @@ asio::awaitable<void> WireServer::session(asio::ip::tcp::socket socket) {
         break;
       }
       if (!*next) break;
-      auto reply = handle(**next, said_hello, id, options_);
+      const auto& frame = **next;
+      if (said_hello && options_.recording && frame.msg.has_open_record()) {
+        proto::Envelope reply;
+        if (recording) {
+          reply = proto::make_error(errc::invalid_argument, "this session already records a stream");
+        } else {
+          std::shared_ptr<RecordingService::Recording> opened;
+          auto r = co_await options_.recording->open(frame.msg.open_record(), notify, opened);
+          if (auto* a = std::get_if<proto::Admit>(&r)) *reply.mutable_admit() = *a;
+          else *reply.mutable_refuse() = std::get<proto::Refuse>(r);
+          recording = std::move(opened);
+        }
+        if (!co_await send(reply)) {
+          open = false;
+          break;
+        }
+        continue;
+      }
+      if (said_hello && options_.recording && frame.msg.has_media_packet()) {
+        const auto& m = frame.msg.media_packet();
+        Result<void> r = errc::invalid_argument;
+        if (recording && m.stream_id() == recording->stream_id) r = options_.recording->packet(*recording, m, frame.payload);
+        if (!r) {
+          // Policing and bad packets are told to the sender, packet by packet; nothing silent.
+          const auto code = static_cast<errc>(r.error().value());
+          auto err = proto::make_error(code, code == errc::rate_exceeded
+                                                 ? "packet refused: more than the admitted rate in this cycle"
+                                                 : "packet refused: no such stream, or sequence out of order");
+          err.mutable_error()->set_related_sequence(m.sequence());
+          if (!co_await send(err)) {
+            open = false;
+            break;
+          }
+        }
+        continue;
+      }
+      auto reply = handle(frame, said_hello, id, options_);
       if (!co_await send(reply.msg) || reply.close) {
         open = false;
         break;
       }
     }
+  }
+  if (recording) {
+    // The client is gone or done: its last packets are written by the next cycle; wait for
+    // them, acknowledge what became durable (a half-closed client still reads), and end.
+    co_await options_.recording->close(recording, clean_end);
+    co_await send_acks();
   }
   stream.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
   log::debug("wire session closed", {{"session", id}});

@@ -347,6 +347,7 @@ TEST_CASE("vigil error codes map to wire error codes", "[proto]") {
   CHECK(to_wire(errc::unauthenticated) == ERROR_CODE_UNAUTHENTICATED);
   CHECK(to_wire(errc::truncated_frame) == ERROR_CODE_TRUNCATED_FRAME);
   CHECK(to_wire(errc::unknown_message) == ERROR_CODE_UNKNOWN_MESSAGE);
+  CHECK(to_wire(errc::rate_exceeded) == ERROR_CODE_RATE_EXCEEDED);
   CHECK(to_wire(errc::malformed_frame) == ERROR_CODE_MALFORMED_FRAME);
   CHECK(to_wire(errc::corruption) == ERROR_CODE_INTERNAL);
 }

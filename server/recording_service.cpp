@@ -1,0 +1,215 @@
+#include "server/recording_service.hpp"
+
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <chrono>
+#include <pqxx/pqxx>
+
+#include "common/log.hpp"
+#include "server/catalog/recording_rows.hpp"
+#include "storage/stream_buffer.hpp"
+
+namespace asio = boost::asio;
+
+namespace vigil::server {
+namespace {
+
+std::int64_t now_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+proto::Refuse refuse(proto::RefuseReason code, std::string reason, std::uint64_t largest_bps = 0) {
+  proto::Refuse r;
+  r.set_reason(std::move(reason));
+  r.set_reason_code(code);
+  r.set_largest_rate_bps(largest_bps);
+  return r;
+}
+
+}  // namespace
+
+RecordingService::RecordingService(std::vector<std::unique_ptr<Disk>> disks, CatalogPool& catalog,
+                                   catalog::Batcher& batcher)
+    : disks_(std::move(disks)), catalog_(catalog), batcher_(batcher) {}
+
+asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto::OpenRecord& req,
+                                                                     std::function<void()> notify,
+                                                                     std::shared_ptr<Recording>& out) {
+  const auto& codec = req.codec();
+  if (req.stream_name().empty() || codec.codec_name().empty() || codec.time_base_num() <= 0 ||
+      codec.time_base_den() <= 0) {
+    co_return refuse(proto::REFUSE_REASON_INVALID_REQUEST, "open-record needs a stream name, a codec and a time base");
+  }
+  const std::uint64_t peak_bps = req.declared_peak_rate_bps() ? req.declared_peak_rate_bps() : req.declared_average_rate_bps();
+  if (peak_bps == 0) co_return refuse(proto::REFUSE_REASON_INVALID_REQUEST, "open-record needs a declared rate");
+  admission::StreamDemand demand{0, true, static_cast<double>(peak_bps) / 8,
+                                 static_cast<double>(req.declared_average_rate_bps()) / 8, 0, 0};
+
+  // Admission: the first disk whose controller admits the stream (disks in configuration order).
+  Disk* chosen = nullptr;
+  admission::Decision last;
+  std::string why = "no disk is configured (start vigild with --volume)";
+  for (auto& d : disks_) {
+    const auto* adm = d->io->admission();
+    if (!adm) {
+      why = "the disk is not profiled: run `vigil profile` and start vigild with --profile";
+      continue;
+    }
+    std::lock_guard lock(d->mu);
+    last = adm->decide(d->admitted, demand);
+    if (last.admitted) {
+      demand.id = d->admitted.size() + 1;
+      d->admitted.push_back(demand);
+      chosen = d.get();
+      break;
+    }
+    why = last.reason;
+  }
+  if (!chosen) {
+    const auto code = last.reason.find("vigil profile") != std::string::npos && last.max_rate == 0 && !disks_.empty() &&
+                              disks_.front()->io->admission()
+                          ? proto::REFUSE_REASON_PROFILE_STALE
+                          : proto::REFUSE_REASON_DISK_FULL_LOAD;
+    co_return refuse(code, why, static_cast<std::uint64_t>(last.max_rate * 8));
+  }
+
+  // Catalog rows, on the catalog pool.
+  const std::int64_t disk_id = chosen->disk_id;
+  std::int64_t stream_id = 0;
+  try {
+    stream_id = co_await catalog_.run([&, disk_id](pqxx::connection& c) {
+      pqxx::work tx(c);
+      const auto cam = catalog::ensure_camera(tx, req.stream_name());
+      const auto id = catalog::open_stream(
+          tx, {.camera_id = cam, .codec = codec.codec_name(), .extradata = codec.extradata(), .width = codec.width(),
+               .height = codec.height(), .declared_rate_bps = static_cast<std::int64_t>(peak_bps),
+               .admitted_rate_bps = static_cast<std::int64_t>(peak_bps), .disk_id = disk_id, .started_at_us = now_us()});
+      tx.commit();
+      return id;
+    });
+  } catch (const std::exception& e) {
+    std::lock_guard lock(chosen->mu);
+    std::erase_if(chosen->admitted, [&](const auto& s) { return s.id == demand.id; });
+    co_return refuse(proto::REFUSE_REASON_INVALID_REQUEST, std::string("catalog: ") + e.what());
+  }
+
+  auto r = std::make_shared<Recording>();
+  r->stream_id = static_cast<std::uint64_t>(stream_id);
+  r->disk = chosen;
+  r->demand = demand;
+  r->time_num = codec.time_base_num();
+  r->time_den = codec.time_base_den();
+  r->notify = std::move(notify);
+  const auto& sched_cfg = chosen->io->scheduler().config();
+  const double cycle_s = std::chrono::duration<double>(sched_cfg.cycle).count();
+  const std::size_t io_bytes = storage::stream_io_bytes(demand.peak_rate, cycle_s, chosen->volume->volume->block_bytes());
+  const std::int64_t volume_id = chosen->volume->volume_id;
+  storage::Volume* vol = chosen->volume->volume.get();
+  std::weak_ptr<Recording> weak = r;
+  r->stream = std::make_shared<storage::RecordingStream>(
+      *vol, r->stream_id, std::vector<std::byte>(), 1, now_us(),
+      storage::RecordingStreamOptions{.io_bytes = io_bytes},
+      [chosen] { return chosen->next_segment.fetch_add(1); },
+      [weak](std::uint64_t seq) {
+        // The IO thread: store and wake the session; never wait for it.
+        if (auto rec = weak.lock()) {
+          rec->durable.store(seq, std::memory_order_release);
+          if (rec->notify) rec->notify();
+        }
+      },
+      [batcher = &batcher_, volume_id, vol](const storage::SegmentSummary& s) {
+        std::vector<std::uint64_t> offsets;
+        for (auto e : s.extents) offsets.push_back(vol->extent_offset(e));
+        batcher->enqueue("close segment " + std::to_string(s.segment_id),
+                         [s, offsets, volume_id, eb = vol->extent_bytes()](pqxx::work& tx) {
+                           catalog::record_closed_segment(tx, volume_id, s, offsets, eb, now_us());
+                         });
+      });
+  chosen->io->scheduler().add_stream(r->stream_id, *r->stream);
+
+  proto::Admit a;
+  a.set_stream_id(r->stream_id);
+  a.set_admitted_rate_bps(peak_bps);
+  a.set_cycle_us(static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(sched_cfg.cycle).count()));
+  a.set_buffer_bytes(io_bytes);
+  a.set_chunk_bytes(sched_cfg.chunk_bytes);
+  log::info("recording admitted", {{"stream", r->stream_id},
+                                   {"name", req.stream_name()},
+                                   {"rate_bps", peak_bps},
+                                   {"volume", chosen->volume->path.string()},
+                                   {"buffer_bytes", io_bytes}});
+  out = std::move(r);
+  co_return a;
+}
+
+Result<void> RecordingService::packet(Recording& r, const proto::MediaPacket& m, std::span<const std::byte> payload) {
+  if (m.sequence() != r.last_sequence + 1) return errc::invalid_argument;
+  storage::RecordHeader h;
+  h.sequence = m.sequence();
+  const auto to_us = [&](std::int64_t t) { return t * r.time_num * 1'000'000 / r.time_den; };
+  h.duration = to_us(m.duration());
+  // Wall-clock microseconds: the first timestamp is pinned to now; packets without one (RTSP
+  // B-frame sources) continue from the previous packet's end.
+  if (m.has_pts()) {
+    if (!r.have_offset) {
+      r.wall_offset_us = now_us() - to_us(m.pts());
+      r.have_offset = true;
+    }
+    h.pts = to_us(m.pts()) + r.wall_offset_us;
+  } else {
+    h.pts = r.last_end_us ? r.last_end_us : now_us();
+  }
+  h.dts = m.has_dts() && r.have_offset ? to_us(m.dts()) + r.wall_offset_us : h.pts;
+  if (m.keyframe()) h.flags |= storage::kRecordKeyframe;
+  auto ok = r.stream->append(h, payload);
+  if (!ok) return ok;
+  r.last_sequence = m.sequence();
+  r.last_end_us = h.pts + h.duration;
+  return {};
+}
+
+asio::awaitable<void> RecordingService::close(std::shared_ptr<Recording> r, bool clean) {
+  if (!r) co_return;
+  // The frames still in the filling half are written by the next cycle: give them up to three
+  // cycles to become durable, so a clean end loses nothing.
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  const auto cycle = r->disk->io->scheduler().config().cycle;
+  for (int i = 0; i < 30 && r->durable.load() < r->last_sequence; ++i) {
+    timer.expires_after(std::chrono::duration_cast<std::chrono::steady_clock::duration>(cycle / 10));
+    co_await timer.async_wait(asio::use_awaitable);
+  }
+  clean = clean && r->durable.load() >= r->last_sequence;  // everything sent became durable
+  Disk* disk = r->disk;
+  const std::int64_t volume_id = disk->volume->volume_id;
+  storage::Volume* vol = disk->volume->volume.get();
+  const std::int64_t stream_id = static_cast<std::int64_t>(r->stream_id);
+  const auto demand_id = r->demand.id;
+  {
+    std::lock_guard lock(disk->mu);
+    std::erase_if(disk->admitted, [&](const auto& s) { return s.id == demand_id; });
+  }
+  // On the IO thread once the stream's last IO is done: its last segment and its end.
+  disk->io->scheduler().remove_stream(r->stream_id, [batcher = &batcher_, r, volume_id, vol, stream_id, clean] {
+    auto last = r->stream->close();
+    const auto ended = now_us();
+    if (last && last->frame_count > 0) {
+      std::vector<std::uint64_t> offsets;
+      for (auto e : last->extents) offsets.push_back(vol->extent_offset(e));
+      batcher->enqueue("close segment " + std::to_string(last->segment_id),
+                       [s = *last, offsets, volume_id, eb = vol->extent_bytes(), ended](pqxx::work& tx) {
+                         catalog::record_closed_segment(tx, volume_id, s, offsets, eb, ended);
+                       });
+    }
+    batcher->enqueue("end stream " + std::to_string(stream_id), [stream_id, clean, ended](pqxx::work& tx) {
+      catalog::end_stream(tx, stream_id, clean ? "stopped" : "interrupted", ended);
+    });
+  });
+  log::info("recording ended", {{"stream", r->stream_id},
+                                {"clean", clean ? "yes" : "no"},
+                                {"last_sequence", r->last_sequence},
+                                {"durable", r->durable.load()}});
+}
+
+}  // namespace vigil::server
