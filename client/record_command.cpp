@@ -1,0 +1,281 @@
+#include "client/record_command.hpp"
+
+extern "C" {
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <libavutil/avutil.h>
+}
+#include <sys/socket.h>
+
+#include <chrono>
+#include <deque>
+#include <iostream>
+#include <memory>
+#include <thread>
+
+#include "client/wire_client.hpp"
+
+namespace vigil::client {
+namespace {
+
+constexpr int kExitOk = 0, kExitFailure = 1, kExitUsage = 2, kExitUnreachable = 3, kExitRefused = 4;
+
+constexpr const char* kUsage =
+    "Usage: vigil [--server HOST:PORT] record --stream NAME INPUT [options]\n\n"
+    "Records INPUT (anything FFmpeg opens: a file, an rtsp:// camera URL) into vigild without\n"
+    "decoding: codec parameters and packets of its video stream go over the wire protocol, paced at\n"
+    "real time. Packets are kept until vigild acknowledges them as durable; packets refused for\n"
+    "exceeding the admitted rate are sent again after the next acknowledgement.\n\n"
+    "  --stream NAME     camera/stream name (letters, digits, . _ -)\n"
+    "  --rate MBPS       declared rate in Mbit/s (default: measured over the first 2 s of INPUT)\n"
+    "  --duration S      stop after S seconds of media\n"
+    "  --fast            do not pace at real time (files only; vigild still polices the rate)\n\n"
+    "Exit: 0 every packet acknowledged, 1 failed, 2 usage, 3 server unreachable, 4 refused by admission\n"
+    "(the reason and the largest rate that would fit are printed).\n";
+
+struct FormatCloser {
+  void operator()(AVFormatContext* c) const { avformat_close_input(&c); }
+};
+struct PacketFree {
+  void operator()(AVPacket* p) const { av_packet_free(&p); }
+};
+
+struct Pending {
+  proto::Envelope env;
+  std::vector<std::byte> payload;
+};
+
+}  // namespace
+
+int record_main(const std::string& server, const std::string& token, const std::vector<std::string>& args) {
+  std::string name, input;
+  double rate_mbps = 0, duration_s = 0;
+  bool fast = false;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const auto& a = args[i];
+    auto value = [&]() -> std::string { return i + 1 < args.size() ? args[++i] : std::string(); };
+    if (a == "--help" || a == "-h") {
+      std::cout << kUsage;
+      return kExitOk;
+    } else if (a == "--stream") name = value();
+    else if (a == "--rate") rate_mbps = std::atof(value().c_str());
+    else if (a == "--duration") duration_s = std::atof(value().c_str());
+    else if (a == "--fast") fast = true;
+    else if (!a.empty() && a[0] == '-') {
+      std::cerr << "vigil record: unknown option " << a << "\n" << kUsage;
+      return kExitUsage;
+    } else if (input.empty()) input = a;
+    else {
+      std::cerr << "vigil record: one INPUT at a time\n";
+      return kExitUsage;
+    }
+  }
+  if (name.empty() || input.empty()) {
+    std::cerr << kUsage;
+    return kExitUsage;
+  }
+
+  // Demux only: no decoder is ever opened.
+  AVFormatContext* raw = nullptr;
+  AVDictionary* opts = nullptr;
+  if (input.rfind("rtsp://", 0) == 0) av_dict_set(&opts, "rtsp_transport", "tcp", 0);
+  const int open_rc = avformat_open_input(&raw, input.c_str(), nullptr, &opts);
+  av_dict_free(&opts);
+  if (open_rc < 0) {
+    char err[256];
+    av_strerror(open_rc, err, sizeof err);
+    std::cerr << "vigil record: cannot open " << input << ": " << err << "\n";
+    return kExitFailure;
+  }
+  std::unique_ptr<AVFormatContext, FormatCloser> fmt(raw);
+  if (avformat_find_stream_info(fmt.get(), nullptr) < 0) {
+    std::cerr << "vigil record: cannot read stream information from " << input << "\n";
+    return kExitFailure;
+  }
+  const int vindex = av_find_best_stream(fmt.get(), AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
+  if (vindex < 0) {
+    std::cerr << "vigil record: " << input << " has no video stream\n";
+    return kExitFailure;
+  }
+  AVStream* vs = fmt->streams[vindex];
+  const AVCodecParameters* par = vs->codecpar;
+
+  // Read ahead: packets of the first 2 s measure the rate (when not declared) and are sent first.
+  std::deque<std::unique_ptr<AVPacket, PacketFree>> ahead;
+  double ahead_bytes = 0, ahead_span_s = 0;
+  bool input_done = false;
+  auto read_packet = [&]() -> std::unique_ptr<AVPacket, PacketFree> {
+    for (;;) {
+      std::unique_ptr<AVPacket, PacketFree> pkt(av_packet_alloc());
+      if (av_read_frame(fmt.get(), pkt.get()) < 0) {
+        input_done = true;
+        return nullptr;
+      }
+      if (pkt->stream_index == vindex) return pkt;
+    }
+  };
+  const double tb = av_q2d(vs->time_base);
+  std::int64_t first_ts = AV_NOPTS_VALUE;
+  while (ahead_span_s < 2.0) {
+    auto p = read_packet();
+    if (!p) break;
+    const std::int64_t ts = p->pts != AV_NOPTS_VALUE ? p->pts : p->dts;
+    if (ts != AV_NOPTS_VALUE) {
+      if (first_ts == AV_NOPTS_VALUE) first_ts = ts;
+      ahead_span_s = static_cast<double>(ts - first_ts) * tb;
+    }
+    ahead_bytes += p->size;
+    ahead.push_back(std::move(p));
+  }
+  double rate_bps = rate_mbps * 1e6;
+  if (rate_bps <= 0) {
+    // Measured, with headroom for the record headers and for VBR above the average.
+    const double span = std::max(ahead_span_s, 0.5);
+    rate_bps = std::max(64e3, ahead_bytes * 8 / span * 1.5);
+  }
+
+  std::unique_ptr<WireClient> client;
+  try {
+    client = std::make_unique<WireClient>(server, std::chrono::seconds(30));
+    client->hello("vigil-record", token);
+  } catch (const std::exception& e) {
+    std::cerr << "vigil record: " << e.what() << "\n";
+    return kExitUnreachable;
+  }
+  proto::Envelope open;
+  auto* o = open.mutable_open_record();
+  o->set_stream_name(name);
+  auto* c = o->mutable_codec();
+  c->set_codec_name(avcodec_get_name(par->codec_id));
+  c->set_codec_id(par->codec_id);
+  c->set_width(par->width);
+  c->set_height(par->height);
+  c->set_time_base_num(vs->time_base.num);
+  c->set_time_base_den(vs->time_base.den);
+  if (par->extradata_size > 0) c->set_extradata(par->extradata, static_cast<std::size_t>(par->extradata_size));
+  c->set_bit_rate(par->bit_rate);
+  o->set_declared_average_rate_bps(static_cast<std::uint64_t>(rate_bps));
+  o->set_declared_peak_rate_bps(static_cast<std::uint64_t>(rate_bps));
+  std::uint64_t stream_id = 0;
+  try {
+    client->send(open);
+    auto reply = client->receive();
+    if (reply.msg.has_refuse()) {
+      std::cerr << "vigil record: refused by admission: " << reply.msg.refuse().reason() << " (largest rate that fits: "
+                << static_cast<double>(reply.msg.refuse().largest_rate_bps()) / 1e6 << " Mbit/s)\n";
+      return kExitRefused;
+    }
+    if (!reply.msg.has_admit()) throw std::runtime_error("unexpected reply to open-record");
+    stream_id = reply.msg.admit().stream_id();
+    std::cerr << "vigil record: admitted as stream " << stream_id << " at " << rate_bps / 1e6 << " Mbit/s, cycle "
+              << static_cast<double>(reply.msg.admit().cycle_us()) / 1e3 << " ms\n";
+  } catch (const std::exception& e) {
+    std::cerr << "vigil record: " << e.what() << "\n";
+    return kExitFailure;
+  }
+
+  // Send loop: bursts of ~100 ms of media, a ping as barrier, refused packets resent after
+  // the next acknowledgement. Everything not yet acknowledged stays in `unacked`.
+  std::deque<Pending> unacked;  // sequence = index + base
+  std::uint64_t base = 1, next_seq = 1, acked = 0, sent_upto = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  std::int64_t media_t0 = AV_NOPTS_VALUE;
+  auto take = [&](const Received& r) {
+    if (r.msg.has_durable_ack()) acked = std::max<std::uint64_t>(acked, r.msg.durable_ack().last_sequence());
+    while (!unacked.empty() && base <= acked) {
+      unacked.pop_front();
+      ++base;
+    }
+  };
+  auto next_packet = [&]() -> std::unique_ptr<AVPacket, PacketFree> {
+    if (!ahead.empty()) {
+      auto p = std::move(ahead.front());
+      ahead.pop_front();
+      return p;
+    }
+    return input_done ? nullptr : read_packet();
+  };
+  try {
+    bool more = true;
+    while (more || sent_upto < next_seq - 1) {
+      // Take the next ~100 ms of media into the unacked queue.
+      double burst_end = -1;
+      while (more) {
+        auto p = next_packet();
+        if (!p) {
+          more = false;
+          break;
+        }
+        const std::int64_t ts = p->pts != AV_NOPTS_VALUE ? p->pts : p->dts;
+        if (ts != AV_NOPTS_VALUE && media_t0 == AV_NOPTS_VALUE) media_t0 = ts;
+        const double at = ts != AV_NOPTS_VALUE ? static_cast<double>(ts - media_t0) * tb : 0;
+        if (duration_s > 0 && at >= duration_s) {
+          more = false;
+          break;
+        }
+        Pending pd;
+        auto* m = pd.env.mutable_media_packet();
+        m->set_stream_id(stream_id);
+        m->set_sequence(next_seq++);
+        m->set_has_pts(p->pts != AV_NOPTS_VALUE);
+        m->set_pts(p->pts != AV_NOPTS_VALUE ? p->pts : 0);
+        m->set_has_dts(p->dts != AV_NOPTS_VALUE);
+        m->set_dts(p->dts != AV_NOPTS_VALUE ? p->dts : 0);
+        m->set_duration(p->duration);
+        m->set_keyframe((p->flags & AV_PKT_FLAG_KEY) != 0);
+        m->set_payload_bytes(static_cast<std::uint32_t>(p->size));
+        pd.payload.assign(reinterpret_cast<const std::byte*>(p->data), reinterpret_cast<const std::byte*>(p->data) + p->size);
+        unacked.push_back(std::move(pd));
+        if (burst_end < 0) burst_end = at + 0.1;
+        if (at >= burst_end) break;
+      }
+      // Real-time pacing: do not send media before its time.
+      if (!fast && burst_end > 0) {
+        std::this_thread::sleep_until(t0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                               std::chrono::duration<double>(burst_end - 0.1)));
+      }
+      // Send what has not been sent (or was refused), then a ping as barrier.
+      for (std::uint64_t seq = sent_upto + 1; seq < next_seq; ++seq) {
+        const auto& pd = unacked[seq - base];
+        client->send(pd.env, pd.payload);
+      }
+      sent_upto = next_seq - 1;
+      proto::Envelope ping;
+      ping.mutable_ping()->set_nonce(sent_upto);
+      client->send(ping);
+      std::uint64_t first_refused = 0;
+      for (;;) {
+        try {
+          auto r = client->receive();
+          take(r);
+          if (r.msg.has_pong()) break;
+        } catch (const ServerError& e) {
+          if (e.code != proto::ERROR_CODE_RATE_EXCEEDED && e.code != proto::ERROR_CODE_INVALID_ARGUMENT) throw;
+          if (first_refused == 0) first_refused = e.related_sequence;
+        }
+      }
+      if (first_refused) {
+        // Policed: wait for the next cycle to take data, then resend from the refused packet.
+        const auto before = acked;
+        while (acked == before) take(client->receive());
+        sent_upto = std::max(first_refused, base) - 1;
+      }
+    }
+    // Everything sent: half-close and read acknowledgements until vigild ends the stream.
+    ::shutdown(client->native_handle(), SHUT_WR);
+    try {
+      for (;;) take(client->receive());
+    } catch (const std::exception&) {
+      // the server closed after its last acknowledgement
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "vigil record: " << e.what() << " (last acknowledged packet " << acked << ")\n";
+    return kExitFailure;
+  }
+  const std::uint64_t total = next_seq - 1;
+  std::cout << "recorded " << total << " packets of " << name << " as stream " << stream_id << "; " << acked
+            << " acknowledged as durable\n";
+  return acked == total ? kExitOk : kExitFailure;
+}
+
+}  // namespace vigil::client
