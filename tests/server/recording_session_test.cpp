@@ -156,3 +156,82 @@ TEST_CASE("a recording session is admitted, acknowledged and lands in the catalo
   CHECK_THAT(refusal.msg.refuse().reason(), ContainsSubstring("largest rate that fits"));
   REQUIRE(d.stop(SIGTERM) == 0);
 }
+
+TEST_CASE("recording sessions: bad packets are refused one by one, a vanished client ends its stream",
+          "[vigild][recording]") {
+  test::TempDir dir;
+  const auto data = dir.path() / "data";
+  const auto profile = dir.path() / "wd.json";
+  REQUIRE(test::run_to_exit(VIGIL_CLI_PATH, {"profile", "sim:wd400bb", "--quick", "-o", profile.string()},
+                            dir.path() / "p.log")
+              .status == 0);
+  test::VigildProcess d(data, {"--volume", (dir.path() / "vol").string(), "--volume-size", std::to_string(128 << 20),
+                               "--extent-bytes", std::to_string(4 << 20), "--profile", profile.string(),
+                               "--cycle-ms", "200"});
+  REQUIRE(d.wait_ready());
+  std::uint64_t stream = 0, acked = 0;
+  {
+    client::WireClient c(d.wire(), 20s);
+    c.hello("bad client", "");
+    c.send(open_record("gate", 2'000'000));
+    auto a = c.receive();
+    REQUIRE(a.msg.has_admit());
+    stream = a.msg.admit().stream_id();
+    auto packet = [&](std::uint64_t id, std::uint64_t seq) {
+      auto f = test::script_frame(seq, stream);
+      proto::Envelope p;
+      auto* m = p.mutable_media_packet();
+      m->set_stream_id(id);
+      m->set_sequence(seq);
+      m->set_pts(static_cast<std::int64_t>(seq) * 3600);
+      m->set_has_pts(true);
+      m->set_duration(3600);
+      m->set_payload_bytes(static_cast<std::uint32_t>(f.payload.size()));
+      c.send(p, f.payload);
+    };
+    auto expect_error = [&](proto::ErrorCode code, std::uint64_t seq) {
+      try {
+        c.receive();
+        FAIL("expected an error");
+      } catch (const client::ServerError& e) {
+        CHECK(e.code == code);
+        CHECK(e.related_sequence == seq);
+      }
+    };
+    packet(stream + 100, 1);  // another stream's id
+    expect_error(proto::ERROR_CODE_INVALID_ARGUMENT, 1);
+    packet(stream, 5);  // out of order: 1 is expected
+    expect_error(proto::ERROR_CODE_INVALID_ARGUMENT, 5);
+    c.send(open_record("gate-2", 1'000'000));  // one recording per session
+    try {
+      c.receive();
+      FAIL("expected an error");
+    } catch (const client::ServerError& e) {
+      CHECK(e.code == proto::ERROR_CODE_INVALID_ARGUMENT);
+    }
+    // The session survived all that: record 10 packets and see them acknowledged.
+    for (std::uint64_t seq = 1; seq <= 10; ++seq) packet(stream, seq);
+    while (acked < 10) {
+      auto r = c.receive();
+      if (r.msg.has_durable_ack()) acked = r.msg.durable_ack().last_sequence();
+    }
+    packet(stream, 11);  // then the client vanishes without a word
+  }
+  // The stream is ended by the server; what was acknowledged is in the catalog.
+  pqxx::connection conn("host=" + (data / "pg" / "run").string() + " port=5432 user=vigil dbname=vigil");
+  std::string state;
+  std::uint64_t frames = 0;
+  for (int i = 0; i < 100; ++i) {
+    pqxx::nontransaction q(conn);
+    state = q.exec_params1("SELECT state FROM streams WHERE id = $1", static_cast<std::int64_t>(stream))[0]
+                .as<std::string>();
+    frames = q.exec_params1("SELECT COALESCE(sum(frame_count), 0) FROM segments WHERE stream_id = $1",
+                            static_cast<std::int64_t>(stream))[0]
+                 .as<std::uint64_t>();
+    if (state != "recording" && frames >= acked) break;
+    std::this_thread::sleep_for(100ms);  // bounded wait for the batcher
+  }
+  CHECK(state != "recording");
+  CHECK(frames >= acked);
+  REQUIRE(d.stop(SIGTERM) == 0);
+}
