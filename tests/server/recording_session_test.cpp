@@ -10,6 +10,7 @@
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 #include <pqxx/pqxx>
+#include <memory>
 #include <thread>
 
 #include "client/wire_client.hpp"
@@ -35,20 +36,49 @@ proto::Envelope open_record(const std::string& name, std::uint64_t rate_bps) {
   return e;
 }
 
+// One script frame as a media packet of STREAM_ID (90 kHz time base, 25 fps).
+std::pair<proto::Envelope, std::vector<std::byte>> media_packet(std::uint64_t stream_id, std::uint64_t seq,
+                                                                std::uint64_t frame_stream) {
+  auto f = test::script_frame(seq, frame_stream);
+  proto::Envelope p;
+  auto* m = p.mutable_media_packet();
+  m->set_stream_id(stream_id);
+  m->set_sequence(seq);
+  m->set_pts(static_cast<std::int64_t>(seq) * 3600);
+  m->set_has_pts(true);
+  m->set_dts(static_cast<std::int64_t>(seq) * 3600);
+  m->set_has_dts(true);
+  m->set_duration(3600);
+  m->set_keyframe(seq % 25 == 1);
+  m->set_payload_bytes(static_cast<std::uint32_t>(f.payload.size()));
+  return {std::move(p), std::move(f.payload)};
+}
+
+// vigild with a volume, the simulated WD400BB's profile and 200 ms cycles.
+struct Rig {
+  Rig() {
+    REQUIRE(test::run_to_exit(VIGIL_CLI_PATH, {"profile", "sim:wd400bb", "--quick", "-o", (dir.path() / "wd.json").string()},
+                              dir.path() / "p.log")
+                .status == 0);
+    vigild = std::make_unique<test::VigildProcess>(
+        dir.path() / "data",
+        std::vector<std::string>{"--volume", (dir.path() / "vol").string(), "--volume-size", std::to_string(256 << 20),
+                                 "--extent-bytes", std::to_string(4 << 20), "--profile",
+                                 (dir.path() / "wd.json").string(), "--cycle-ms", "200"});
+    REQUIRE(vigild->wait_ready());
+  }
+  std::string catalog() const {
+    return "host=" + (dir.path() / "data" / "pg" / "run").string() + " port=5432 user=vigil dbname=vigil";
+  }
+  test::TempDir dir;
+  std::unique_ptr<test::VigildProcess> vigild;
+};
+
 }  // namespace
 
 TEST_CASE("a recording session is admitted, acknowledged and lands in the catalog", "[vigild][recording]") {
-  test::TempDir dir;
-  const auto data = dir.path() / "data";
-  const auto profile = dir.path() / "wd.json";
-  REQUIRE(test::run_to_exit(VIGIL_CLI_PATH, {"profile", "sim:wd400bb", "--quick", "-o", profile.string()},
-                            dir.path() / "p.log")
-              .status == 0);
-  test::VigildProcess d(data, {"--volume", (dir.path() / "vol").string(), "--volume-size", std::to_string(256 << 20),
-                               "--extent-bytes", std::to_string(4 << 20), "--profile", profile.string(),
-                               "--cycle-ms", "200"});
-  REQUIRE(d.wait_ready());
-
+  Rig rig;
+  auto& d = *rig.vigild;
   client::WireClient c(d.wire(), 20s);
   c.hello("recording test", "");
   c.send(open_record("door-cam", 2'000'000));
@@ -75,19 +105,8 @@ TEST_CASE("a recording session is admitted, acknowledged and lands in the catalo
   while (next <= total) {
     const std::uint64_t end = std::min(total, next + 39);
     for (std::uint64_t seq = next; seq <= end; ++seq) {
-      auto f = test::script_frame(seq, stream);
-      proto::Envelope p;
-      auto* m = p.mutable_media_packet();
-      m->set_stream_id(stream);
-      m->set_sequence(seq);
-      m->set_pts(static_cast<std::int64_t>(seq) * 3600);
-      m->set_has_pts(true);
-      m->set_dts(static_cast<std::int64_t>(seq) * 3600);
-      m->set_has_dts(true);
-      m->set_duration(3600);
-      m->set_keyframe(seq % 25 == 1);
-      m->set_payload_bytes(static_cast<std::uint32_t>(f.payload.size()));
-      c.send(p, f.payload);
+      auto [p, payload] = media_packet(stream, seq, stream);
+      c.send(p, payload);
     }
     // A ping as barrier: every answer to the burst comes before its pong.
     proto::Envelope ping;
@@ -128,7 +147,7 @@ TEST_CASE("a recording session is admitted, acknowledged and lands in the catalo
   CHECK(acked == total);
 
   // The catalog gets the stream's segments through the batcher (bounded delay).
-  pqxx::connection conn("host=" + (data / "pg" / "run").string() + " port=5432 user=vigil dbname=vigil");
+  pqxx::connection conn(rig.catalog());
   std::uint64_t frames = 0;
   std::string state;
   for (int i = 0; i < 100; ++i) {
@@ -159,16 +178,8 @@ TEST_CASE("a recording session is admitted, acknowledged and lands in the catalo
 
 TEST_CASE("recording sessions: bad packets are refused one by one, a vanished client ends its stream",
           "[vigild][recording]") {
-  test::TempDir dir;
-  const auto data = dir.path() / "data";
-  const auto profile = dir.path() / "wd.json";
-  REQUIRE(test::run_to_exit(VIGIL_CLI_PATH, {"profile", "sim:wd400bb", "--quick", "-o", profile.string()},
-                            dir.path() / "p.log")
-              .status == 0);
-  test::VigildProcess d(data, {"--volume", (dir.path() / "vol").string(), "--volume-size", std::to_string(128 << 20),
-                               "--extent-bytes", std::to_string(4 << 20), "--profile", profile.string(),
-                               "--cycle-ms", "200"});
-  REQUIRE(d.wait_ready());
+  Rig rig;
+  auto& d = *rig.vigild;
   std::uint64_t stream = 0, acked = 0;
   {
     client::WireClient c(d.wire(), 20s);
@@ -178,16 +189,8 @@ TEST_CASE("recording sessions: bad packets are refused one by one, a vanished cl
     REQUIRE(a.msg.has_admit());
     stream = a.msg.admit().stream_id();
     auto packet = [&](std::uint64_t id, std::uint64_t seq) {
-      auto f = test::script_frame(seq, stream);
-      proto::Envelope p;
-      auto* m = p.mutable_media_packet();
-      m->set_stream_id(id);
-      m->set_sequence(seq);
-      m->set_pts(static_cast<std::int64_t>(seq) * 3600);
-      m->set_has_pts(true);
-      m->set_duration(3600);
-      m->set_payload_bytes(static_cast<std::uint32_t>(f.payload.size()));
-      c.send(p, f.payload);
+      auto [p, payload] = media_packet(id, seq, stream);
+      c.send(p, payload);
     };
     auto expect_error = [&](proto::ErrorCode code, std::uint64_t seq) {
       try {
@@ -218,7 +221,7 @@ TEST_CASE("recording sessions: bad packets are refused one by one, a vanished cl
     packet(stream, 11);  // then the client vanishes without a word
   }
   // The stream is ended by the server; what was acknowledged is in the catalog.
-  pqxx::connection conn("host=" + (data / "pg" / "run").string() + " port=5432 user=vigil dbname=vigil");
+  pqxx::connection conn(rig.catalog());
   std::string state;
   std::uint64_t frames = 0;
   for (int i = 0; i < 100; ++i) {
