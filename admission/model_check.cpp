@@ -4,7 +4,7 @@ namespace vigil::admission {
 
 bool ModelCheck::observe(double predicted_s, double observed_s) noexcept {
   if (predicted_s <= 0) return false;  // an idle cycle says nothing about the model
-  if (observed_s > predicted_s * (1 + tolerance_)) {
+  if (observed_s > predicted_s * (1 + tolerance_) && observed_s - predicted_s > min_excess_s_) {
     good_ = 0;
     if (++bad_ >= k_ && !optimistic_) {
       optimistic_ = true;

@@ -11,7 +11,10 @@ namespace vigil::admission {
 
 class ModelCheck {
  public:
-  explicit ModelCheck(int k = 5, double tolerance = 0.10) : k_(k), tolerance_(tolerance) {}
+  // MIN_EXCESS_S: an excess below this absolute time is noise, not a wrong model (a cycle whose
+  // stream IO is predicted at 0.5 ms is not "optimistic" when it takes 0.7 ms).
+  explicit ModelCheck(int k = 5, double tolerance = 0.10, double min_excess_s = 0)
+      : k_(k), tolerance_(tolerance), min_excess_s_(min_excess_s) {}
   // Returns true on the cycle the check trips (optimistic() becomes true).
   bool observe(double predicted_s, double observed_s) noexcept;
   bool optimistic() const noexcept { return optimistic_; }
@@ -21,6 +24,7 @@ class ModelCheck {
  private:
   int k_;
   double tolerance_;
+  double min_excess_s_;
   int bad_ = 0, good_ = 0;
   bool optimistic_ = false;
   std::uint64_t trips_ = 0;

@@ -19,7 +19,7 @@
 #include "admission/profiler.hpp"
 #include "admission/svg_plot.hpp"
 #include "bench/benches.hpp"
-#include "bench/progress.hpp"
+#include "common/progress.hpp"
 #include "storage/cycle_scheduler.hpp"
 #include "storage/file_device.hpp"
 #include "storage/hdd_model.hpp"

@@ -8,5 +8,6 @@ BenchReport admission_bench(const BenchOptions& options);    // bench/admission_
 BenchReport store_bench(const BenchOptions& options);        // bench/store_bench.cpp
 BenchReport preempt_bench(const BenchOptions& options);      // bench/preempt_bench.cpp
 BenchReport interactive_bench(const BenchOptions& options);  // bench/interactive_bench.cpp
+BenchReport ingest_bench(const BenchOptions& options);       // bench/ingest_bench.cpp
 
 }  // namespace vigil::bench

@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "bench/benches.hpp"
-#include "bench/progress.hpp"
+#include "common/progress.hpp"
 #include "storage/cycle_scheduler.hpp"
 #include "storage/file_device.hpp"
 

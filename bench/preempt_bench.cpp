@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "bench/benches.hpp"
-#include "bench/progress.hpp"
+#include "common/progress.hpp"
 #include "storage/cycle_scheduler.hpp"
 #include "storage/hdd_model.hpp"
 

@@ -7,6 +7,7 @@ const std::map<std::string, BenchEntry>& registry() {
       {"admission", {"thesis Table 3.5 on the simulated WD400BB: MaxN vs what each policy admits; Figs. 3.28/3.29", admission_bench}},
       {"store", {"N streams written through the storage engine vs a plain O_DIRECT writer", store_bench}},
       {"preempt", {"Semi-preemptible IO on the simulated ST318437LW: thesis Tables 4.2-4.4", preempt_bench}},
+      {"ingest", {"K pre-encoded streams replayed at real time into vigild: streams sustained, CPU per Gbit/s", ingest_bench}},
       {"interactive", {"64 KiB interactive reads under admitted recording load vs page-cache writers", interactive_bench}},
   };
   return table;

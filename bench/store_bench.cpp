@@ -17,7 +17,7 @@
 
 #include "bench/bench.hpp"
 #include "bench/benches.hpp"
-#include "bench/progress.hpp"
+#include "common/progress.hpp"
 #include "storage/file_device.hpp"
 #include "storage/segment_writer.hpp"
 #include "storage/volume.hpp"

@@ -16,7 +16,7 @@
 #include "admission/admission.hpp"
 #include "admission/profiler.hpp"
 #include "admission/svg_plot.hpp"
-#include "bench/progress.hpp"
+#include "common/progress.hpp"
 #include "server/catalog/profiles.hpp"
 #include "storage/file_device.hpp"
 #include "storage/hdd_model.hpp"
@@ -207,7 +207,7 @@ int profile_main(const std::vector<std::string>& args) {
   }
 
   admission::DiskProfile profile;
-  bench::Progress progress("profile " + target, 1.0);
+  Progress progress("profile " + target, 1.0);
   auto on_progress = [&](double f, const std::string&) { progress.update(f); };
   try {
     if (target.rfind("sim:", 0) == 0) {

@@ -8,7 +8,9 @@ double ms(storage::Nanos t) { return std::chrono::duration<double, std::milli>(t
 }  // namespace
 
 DiskIoThread::DiskIoThread(OpenVolume& volume, const DiskIoConfig& config, std::optional<admission::DiskProfile> profile)
-    : volume_(volume), path_(volume.path.string()) {
+    : volume_(volume), path_(volume.path.string()),
+      // Excess below 1 % of the cycle is jitter, not a wrong model.
+      check_(5, 0.10, 0.01 * std::chrono::duration<double>(config.cycle).count()) {
   std::size_t chunk = config.chunk_bytes;
   if (profile) {
     model_ = std::make_unique<admission::ProfiledServiceModel>(*profile);

@@ -52,7 +52,7 @@ class DiskIoThread {
   storage::SteadyClock clock_;
   std::unique_ptr<storage::ServiceModel> model_;
   std::unique_ptr<admission::AdmissionController> admission_;
-  admission::ModelCheck check_;
+  admission::ModelCheck check_{5, 0.10, 0.0};  // absolute floor set from the cycle in the constructor
   std::unique_ptr<storage::CycleScheduler> scheduler_;
   std::atomic<std::uint64_t> cycles_{0}, misses_{0};
   std::jthread thread_;

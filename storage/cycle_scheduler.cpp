@@ -396,7 +396,9 @@ void CycleScheduler::complete(Job& j, CommandTrace t, Result<std::size_t> r) {
     j.failed = true;
     j.error = r.error();
   }
-  if (j.cls == IoClass::real_time) {
+  if (j.is_flush) {
+    report_.flush_busy += duration;  // the profile predicts transfers, not flushes: kept apart
+  } else if (j.cls == IoClass::real_time) {
     report_.rt_busy += duration;
   } else if (j.cls == IoClass::background) {
     bg_used_ += duration;

@@ -122,6 +122,7 @@ struct CycleReport {
   Nanos predicted_rt{0};   // Σ predicted stream IO time at the cycle's start
   Nanos busy{0};           // device time of all commands completed in this cycle
   Nanos rt_busy{0};        // of which stream IO (the online model check compares it with predicted_rt)
+  Nanos flush_busy{0};     // of which the flush that makes durable stream writes durable (not in rt_busy)
   Nanos rt_done{0};        // when the last stream IO of the cycle finished, from the start
   Nanos slack{0};          // T − rt_done (negative: the cycle overran)
   double utilisation = 0;  // busy / T

@@ -118,3 +118,22 @@ TEST_CASE("vigil bench admission reproduces Table 3.5's rows and writes its CSVs
     CHECK(std::filesystem::exists(dir.path() / "o" / f));
   }
 }
+
+TEST_CASE("vigil bench ingest starts its own vigild, replays real H.264 streams and cleans up", "[bench][ingest]") {
+  vigil::test::TempDir dir;
+  const auto json = dir.path() / "ingest.json";
+  auto [code, out] = run_vigil({"bench", "ingest", "--max-streams", "2", "--seconds", "2", "--dir", dir.path().string(),
+                                "--json", json.string()},
+                               dir.path() / "out.log");
+  INFO(out);
+  REQUIRE(code == 0);
+  CHECK_THAT(out, ContainsSubstring("vigild CPU per Gbit/s"));
+  auto doc = read_json(json);
+  const auto& figures = doc.at("figures").as_array();
+  CHECK(figures.at(0).as_object().at("ours").to_number<double>() == 2);  // both steps sustained
+  std::size_t left = 0;
+  for (auto& e : std::filesystem::directory_iterator(dir.path())) {
+    left += e.path().filename().string().starts_with("vigil-bench-ingest") ? 1 : 0;
+  }
+  CHECK(left == 0);
+}

@@ -1,10 +1,10 @@
-#include "bench/progress.hpp"
+#include "common/progress.hpp"
 
 #include <unistd.h>
 
 #include <cstdio>
 
-namespace vigil::bench {
+namespace vigil {
 
 Progress::Progress(std::string label, double total)
     : label_(std::move(label)), total_(total > 0 ? total : 1), tty_(::isatty(STDERR_FILENO)),
@@ -29,4 +29,4 @@ void Progress::finish() {
   if (tty_) std::fputc('\n', stderr);
 }
 
-}  // namespace vigil::bench
+}  // namespace vigil

@@ -4,7 +4,7 @@
 #include <chrono>
 #include <string>
 
-namespace vigil::bench {
+namespace vigil {
 
 class Progress {
  public:
@@ -20,4 +20,4 @@ class Progress {
   std::chrono::steady_clock::time_point start_;
 };
 
-}  // namespace vigil::bench
+}  // namespace vigil
