@@ -82,6 +82,8 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
     stream_id = co_await catalog_.run([&, disk_id](pqxx::connection& c) {
       pqxx::work tx(c);
       const auto cam = catalog::ensure_camera(tx, req.stream_name());
+      // Reconnecting continues the camera's recording: the hole since its last stream is a gap.
+      catalog::record_reconnect_gap(tx, cam, now_us());
       const auto id = catalog::open_stream(
           tx, {.camera_id = cam, .codec = codec.codec_name(), .extradata = codec.extradata(), .width = codec.width(),
                .height = codec.height(), .declared_rate_bps = static_cast<std::int64_t>(peak_bps),

@@ -58,6 +58,22 @@ void record_gap(pqxx::work& tx, std::int64_t stream_id, std::int64_t from_us, st
                   stream_id, from_us, to_us, reason, detail);
 }
 
+bool record_reconnect_gap(pqxx::work& tx, std::int64_t camera_id, std::int64_t now_us) {
+  auto prev = tx.exec_params(
+      "SELECT s.id, s.state, GREATEST(COALESCE((SELECT max(end_us) FROM segments WHERE stream_id = s.id), 0), "
+      "s.started_at_us) FROM streams s WHERE s.camera_id = $1 ORDER BY s.started_at_us DESC, s.id DESC LIMIT 1",
+      camera_id);
+  if (prev.empty()) return false;
+  const auto state = prev[0][1].as<std::string>();
+  if (state != "stopped" && state != "interrupted") return false;
+  const auto from = prev[0][2].as<std::int64_t>();
+  if (now_us <= from) return false;
+  record_gap(tx, prev[0][0].as<std::int64_t>(), from, now_us, "source_lost",
+             state == "interrupted" ? "client disconnected; recording continues in a new stream"
+                                    : "recording stopped by the client; continues in a new stream");
+  return true;
+}
+
 void end_stream(pqxx::work& tx, std::int64_t stream_id, const std::string& state, std::int64_t ended_at_us) {
   tx.exec_params0("UPDATE streams SET state = $2, ended_at_us = GREATEST(started_at_us, $3) WHERE id = $1", stream_id,
                   state, ended_at_us);

@@ -44,6 +44,13 @@ void record_closed_segment(pqxx::work& tx, std::int64_t volume_id, const storage
 void record_gap(pqxx::work& tx, std::int64_t stream_id, std::int64_t from_us, std::int64_t to_us,
                 const std::string& reason, const std::string& detail);
 
+// A camera recording again after its previous stream ended: the hole between them is a gap on
+// the previous stream, [its last recorded instant, NOW_US), reason source_lost, with DETAIL (e.g.
+// "client disconnected"). Nothing when there is no ended previous stream, or when that stream
+// is still 'recording' in the catalog (its end has not been committed yet). Returns whether a
+// gap was recorded.
+bool record_reconnect_gap(pqxx::work& tx, std::int64_t camera_id, std::int64_t now_us);
+
 // stopped (ended cleanly) or interrupted (source lost, server stopping).
 void end_stream(pqxx::work& tx, std::int64_t stream_id, const std::string& state, std::int64_t ended_at_us);
 

@@ -97,3 +97,24 @@ TEST_CASE("a recording's segments land in the catalog and agree with the volume"
   INFO(said);
   CHECK(problems.empty());
 }
+
+TEST_CASE("a reconnect records the hole since the camera's last stream, once that stream has ended",
+          "[catalog][recording]") {
+  pqxx::connection conn(test::shared_cluster().create_database("reconnect_gap"));
+  catalog::migrate(conn);
+  pqxx::work tx(conn);
+  const auto cam = catalog::ensure_camera(tx, "yard");
+  CHECK_FALSE(catalog::record_reconnect_gap(tx, cam, 5'000'000));  // no previous stream
+  const auto disk = tx.exec1("INSERT INTO disks (node, device_path, capacity_bytes) VALUES ('n1', 'sim:0', 1) "
+                             "RETURNING id")[0].as<std::int64_t>();
+  const auto first = catalog::open_stream(tx, {.camera_id = cam, .codec = "h264", .declared_rate_bps = 1'000'000,
+                                               .admitted_rate_bps = 1'000'000, .disk_id = disk, .started_at_us = 1'000'000});
+  CHECK_FALSE(catalog::record_reconnect_gap(tx, cam, 5'000'000));  // still recording: its end is not known yet
+  catalog::end_stream(tx, first, "interrupted", 2'000'000);
+  CHECK(catalog::record_reconnect_gap(tx, cam, 5'000'000));
+  auto gap = tx.exec_params1("SELECT start_us, end_us, reason, detail FROM gaps WHERE stream_id = $1", first);
+  CHECK(gap[0].as<std::int64_t>() == 1'000'000);  // no segment: from the stream's start
+  CHECK(gap[1].as<std::int64_t>() == 5'000'000);
+  CHECK(gap[2].as<std::string>() == "source_lost");
+  CHECK(gap[3].as<std::string>().find("client disconnected") != std::string::npos);
+}

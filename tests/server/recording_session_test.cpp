@@ -236,5 +236,22 @@ TEST_CASE("recording sessions: bad packets are refused one by one, a vanished cl
   }
   CHECK(state != "recording");
   CHECK(frames >= acked);
+
+  // The camera records again: a new stream, and the hole in between is a gap with its reason.
+  {
+    client::WireClient c(d.wire(), 20s);
+    c.hello("back again", "");
+    c.send(open_record("gate", 2'000'000));
+    auto a = c.receive();
+    REQUIRE(a.msg.has_admit());
+    CHECK(a.msg.admit().stream_id() != stream);
+  }
+  pqxx::nontransaction q(conn);
+  auto gap = q.exec_params("SELECT reason, detail, end_us > start_us FROM gaps WHERE stream_id = $1",
+                           static_cast<std::int64_t>(stream));
+  REQUIRE(gap.size() == 1);
+  CHECK(gap[0][0].as<std::string>() == "source_lost");
+  CHECK_THAT(gap[0][1].as<std::string>(), ContainsSubstring("continues in a new stream"));
+  CHECK(gap[0][2].as<bool>());
   REQUIRE(d.stop(SIGTERM) == 0);
 }
