@@ -21,22 +21,30 @@ constexpr std::size_t kCompactThreshold = 64 * 1024;
 
 }  // namespace
 
+void append_frame_header(std::string& out, const Envelope& msg) {
+  const std::size_t header = msg.ByteSizeLong();
+  if (header > kMaxHeaderBytes) throw std::invalid_argument("append_frame: header exceeds kMaxHeaderBytes");
+  const auto len = static_cast<std::uint32_t>(header);
+  const std::size_t prefix = CodedOutputStream::VarintSize32(len);
+  const std::size_t old = out.size();
+  out.resize(old + prefix + header);
+  auto* p = reinterpret_cast<std::uint8_t*>(out.data() + old);
+  p = CodedOutputStream::WriteVarint32ToArray(len, p);
+  msg.SerializeWithCachedSizesToArray(p);
+}
+
 void append_frame(std::string& out, const Envelope& msg, std::span<const std::byte> payload) {
   const std::size_t declared = msg.has_media_packet() ? msg.media_packet().payload_bytes() : 0;
   if (declared != payload.size()) {
     throw std::invalid_argument("append_frame: payload of " + std::to_string(payload.size()) +
                                 " bytes does not match the declared " + std::to_string(declared));
   }
-  const std::size_t header = msg.ByteSizeLong();
-  if (header > kMaxHeaderBytes) throw std::invalid_argument("append_frame: header exceeds kMaxHeaderBytes");
-  const auto len = static_cast<std::uint32_t>(header);
-  const std::size_t prefix = CodedOutputStream::VarintSize32(len);
-  const std::size_t old = out.size();
-  out.resize(old + prefix + header + payload.size());
-  auto* p = reinterpret_cast<std::uint8_t*>(out.data() + old);
-  p = CodedOutputStream::WriteVarint32ToArray(len, p);
-  p = msg.SerializeWithCachedSizesToArray(p);
-  if (!payload.empty()) std::memcpy(p, payload.data(), payload.size());
+  append_frame_header(out, msg);
+  if (!payload.empty()) {
+    const std::size_t old = out.size();
+    out.resize(old + payload.size());
+    std::memcpy(out.data() + old, payload.data(), payload.size());
+  }
 }
 
 std::string encode_frame(const Envelope& msg, std::span<const std::byte> payload) {

@@ -36,6 +36,9 @@ struct FrameLimits {
 // other messages carry no payload. Throws std::invalid_argument when that is violated
 // (a programming error, never peer input).
 void append_frame(std::string& out, const Envelope& msg, std::span<const std::byte> payload = {});
+// The length prefix and Envelope only: the caller sends the MediaPacket's payload_bytes of
+// payload right after it (a gather write, so served video is never copied into a frame).
+void append_frame_header(std::string& out, const Envelope& msg);
 std::string encode_frame(const Envelope& msg, std::span<const std::byte> payload = {});
 
 // One decoded frame. PAYLOAD points into the decoder's buffer and stays valid until the next

@@ -25,6 +25,7 @@
 #include "server/catalog/batcher.hpp"
 #include "server/catalog/recording_rows.hpp"
 #include "server/disk_io.hpp"
+#include "server/playback_service.hpp"
 #include "server/recording_service.hpp"
 #include "server/volume_startup.hpp"
 #include "server/wire_server.hpp"
@@ -195,10 +196,12 @@ int run_daemon(const ServerConfig& cfg) {
   }
   CatalogPool catalog(conninfo, cfg.catalog_threads);
   RecordingService recording(std::move(recording_disks), catalog, batcher);
+  PlaybackService playback(recording, catalog);
   HttpServer http(io, resolve_numeric(cfg.http_address, cfg.http_port, "http-address"),
                   make_http_routes(RouteContext{catalog, mode}));
   WireServer wire(io, resolve_numeric(cfg.listen.host, cfg.listen.port, "listen"),
-                  WireOptions{.max_payload_bytes = cfg.max_frame_bytes, .recording = volumes.empty() ? nullptr : &recording});
+                  WireOptions{.max_payload_bytes = cfg.max_frame_bytes, .recording = volumes.empty() ? nullptr : &recording,
+                              .playback = volumes.empty() ? nullptr : &playback});
   http.start();
   wire.start();
   write_endpoints(cfg.data_dir, wire.local_endpoint(), http.local_endpoint());

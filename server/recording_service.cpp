@@ -60,7 +60,7 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
     std::lock_guard lock(d->mu);
     last = adm->decide(d->admitted, demand);
     if (last.admitted) {
-      demand.id = d->admitted.size() + 1;
+      demand.id = d->next_demand++;
       d->admitted.push_back(demand);
       chosen = d.get();
       break;
@@ -170,6 +170,13 @@ Result<void> RecordingService::packet(Recording& r, const proto::MediaPacket& m,
   r.last_sequence = m.sequence();
   r.last_end_us = h.pts + h.duration;
   return {};
+}
+
+RecordingService::Disk* RecordingService::disk_of_volume(std::int64_t volume_id) noexcept {
+  for (auto& d : disks_) {
+    if (d->volume && d->volume->volume_id == volume_id) return d.get();
+  }
+  return nullptr;
 }
 
 asio::awaitable<void> RecordingService::close(std::shared_ptr<Recording> r, bool clean) {

@@ -36,6 +36,7 @@ class RecordingService {
     std::atomic<std::uint64_t> next_segment{1};
     std::mutex mu;
     std::vector<admission::StreamDemand> admitted;  // guarded by mu
+    std::uint64_t next_demand = 1;                  // guarded by mu: ids of admitted demands
   };
 
   // One stream being recorded by one session.
@@ -65,6 +66,9 @@ class RecordingService {
   // ended at a frame boundary (the stream is 'stopped' if all it sent became durable, else
   // 'interrupted').
   boost::asio::awaitable<void> close(std::shared_ptr<Recording> r, bool clean);
+
+  // The disk that holds volume VOLUME_ID on this node, or null (playback reads there).
+  Disk* disk_of_volume(std::int64_t volume_id) noexcept;
 
  private:
   std::vector<std::unique_ptr<Disk>> disks_;

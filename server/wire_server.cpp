@@ -8,11 +8,13 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
+#include <array>
 #include <vector>
 
 #include "common/log.hpp"
 #include "proto/frame_codec.hpp"
 #include "proto/vigil.pb.h"
+#include "server/playback_channel.hpp"
 #include "server/recording_service.hpp"
 
 namespace asio = boost::asio;
@@ -64,7 +66,8 @@ Reply handle(const proto::Frame& frame, bool& said_hello, std::uint64_t session_
       return {proto::make_error(errc::unsupported, "this server has no volume to record on"), false};
     case proto::Envelope::kOpenPlayback:
     case proto::Envelope::kControl:
-      return {proto::make_error(errc::unsupported, "this server does not serve playback yet"), false};
+      // Served by the session itself when a playback service is configured.
+      return {proto::make_error(errc::unsupported, "this server has no volume to play from"), false};
     case proto::Envelope::kQueryRequest:
       return {proto::make_error(errc::unsupported, "this server does not answer queries yet"), false};
     default:
@@ -131,14 +134,35 @@ asio::awaitable<void> WireServer::session(asio::ip::tcp::socket socket) {
     co_return co_await send(ack);
   };
 
+  // Playback: frames go out when the pacer says they are due, straight from the read buffers
+  // (header and payload in one gather write). The same wake-up brings newly read GOPs.
+  std::optional<PlaybackChannel> playback;
+  if (options_.playback) playback.emplace(*options_.playback, notify);
+  auto next_due = asio::steady_timer::time_point::max();
+  auto pump_playback = [&]() -> asio::awaitable<bool> {
+    next_due = asio::steady_timer::time_point::max();
+    while (playback && playback->active()) {
+      auto out = playback->next(PlaybackChannel::Clock::now(), next_due);
+      if (!out) break;
+      std::array<asio::const_buffer, 2> bufs{asio::buffer(out->header),
+                                             asio::buffer(out->payload.data(), out->payload.size())};
+      stream.expires_after(std::chrono::seconds(30));
+      auto [ec, n] = co_await asio::async_write(stream, bufs, asio::as_tuple(asio::use_awaitable));
+      (void)n;
+      if (ec) co_return false;
+    }
+    co_return true;
+  };
+
   using namespace asio::experimental::awaitable_operators;
   bool clean_end = false;
   for (bool open = true; open;) {
     if (!co_await send_acks()) break;
-    if (wake->pending.exchange(false)) continue;  // an ack arrived while we were busy
+    if (!co_await pump_playback()) break;
+    if (wake->pending.exchange(false)) continue;  // an ack or GOP arrived while we were busy
     if (!said_hello) stream.expires_after(options_.hello_timeout);
     else stream.expires_never();
-    wake->timer.expires_at(asio::steady_timer::time_point::max());
+    wake->timer.expires_at(next_due);
     auto result = co_await (stream.async_read_some(asio::buffer(buf), asio::as_tuple(asio::use_awaitable)) ||
                             wake->timer.async_wait(asio::as_tuple(asio::use_awaitable)));
     if (result.index() == 1) continue;  // woken: acknowledgements to send
@@ -186,6 +210,16 @@ asio::awaitable<void> WireServer::session(asio::ip::tcp::socket socket) {
         }
         continue;
       }
+      if (said_hello && playback && (frame.msg.has_open_playback() || frame.msg.has_control())) {
+        std::optional<proto::Envelope> reply;
+        if (frame.msg.has_open_playback()) reply = co_await playback->open(frame.msg.open_playback());
+        else reply = co_await playback->control(frame.msg.control());
+        if (reply && !co_await send(*reply)) {
+          open = false;
+          break;
+        }
+        continue;
+      }
       if (said_hello && options_.recording && frame.msg.has_media_packet()) {
         const auto& m = frame.msg.media_packet();
         Result<void> r = errc::invalid_argument;
@@ -211,6 +245,7 @@ asio::awaitable<void> WireServer::session(asio::ip::tcp::socket socket) {
       }
     }
   }
+  if (playback) playback->close();
   if (recording) {
     // The client is gone or done: its last packets are written by the next cycle; wait for
     // them, acknowledge what became durable (a half-closed client still reads), and end.

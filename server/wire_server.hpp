@@ -15,11 +15,13 @@
 namespace vigil::server {
 
 class RecordingService;
+class PlaybackService;
 
 struct WireOptions {
   std::size_t max_payload_bytes = 16u << 20;
   std::chrono::seconds hello_timeout{10};  // a connection must say hello this soon
   RecordingService* recording = nullptr;    // null: recordings are refused as unsupported
+  PlaybackService* playback = nullptr;      // null: playbacks are refused as unsupported
 };
 
 class WireServer {

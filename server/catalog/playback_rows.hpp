@@ -1,0 +1,33 @@
+#pragma once
+// What a playback reads, from the catalog (docs/catalog.md): the closed segments of a camera that
+// intersect a time range, with their extents and GOP index, and the codec parameters of the
+// stream they belong to. One playback serves segments of one codec configuration on one volume:
+// the plan stops where the codec parameters or the volume change (a new playback continues
+// from there), so a viewer's decoder never sees parameters change under it.
+// Thread: the catalog pool. Errors: throws (pqxx; std::runtime_error for a bad GOP index blob).
+#include <cstdint>
+#include <pqxx/transaction>
+#include <string>
+#include <vector>
+
+#include "storage/playback_stream.hpp"
+
+namespace vigil::catalog {
+
+struct PlaybackPlan {
+  std::int64_t camera_id = 0;
+  std::int64_t volume_id = 0;
+  std::string codec{};
+  std::string extradata{};
+  int width = 0, height = 0;
+  std::int64_t rate_bps = 0;     // the highest admitted rate among the streams served
+  std::int64_t from_us = 0, to_us = 0;  // what the segments cover of the request
+  std::vector<storage::PlaybackSegment> segments{};  // in time order
+  bool camera_exists = false;
+};
+
+// Segments of camera NAME intersecting [FROM_US, TO_US), at most LIMIT.
+PlaybackPlan plan_playback(pqxx::work& tx, const std::string& camera, std::int64_t from_us, std::int64_t to_us,
+                           int limit = 10'000);
+
+}  // namespace vigil::catalog

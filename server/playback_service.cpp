@@ -1,0 +1,140 @@
+#include "server/playback_service.hpp"
+
+#include <pqxx/pqxx>
+
+#include "common/log.hpp"
+#include "server/catalog/playback_rows.hpp"
+#include "storage/stream_buffer.hpp"
+
+namespace asio = boost::asio;
+
+namespace vigil::server {
+namespace {
+
+// Playback ids live apart from recording stream ids on a disk's scheduler.
+constexpr std::uint64_t kPlaybackIdBase = 1ull << 62;
+
+proto::Refuse refuse(proto::RefuseReason code, std::string reason, std::uint64_t largest_bps = 0) {
+  proto::Refuse r;
+  r.set_reason(std::move(reason));
+  r.set_reason_code(code);
+  r.set_largest_rate_bps(largest_bps);
+  return r;
+}
+
+}  // namespace
+
+asio::awaitable<PlaybackService::OpenResult> PlaybackService::open(const proto::OpenPlayback& req,
+                                                                   std::function<void()> notify,
+                                                                   std::shared_ptr<Playback>& out, std::uint64_t id) {
+  const double speed = req.rate() == 0 ? 1.0 : req.rate();
+  if (req.stream_name().empty()) co_return refuse(proto::REFUSE_REASON_INVALID_REQUEST, "open-playback needs a stream name");
+  if (!(speed > 0 && speed <= kMaxPlaybackRate)) {
+    co_return refuse(proto::REFUSE_REASON_INVALID_REQUEST, "rate must be in (0, 64]");
+  }
+  if (req.live()) {
+    co_return refuse(proto::REFUSE_REASON_INVALID_REQUEST,
+                     "live playback is not served yet: give an end time within what is recorded");
+  }
+  if (req.end_us() <= req.start_us()) {
+    co_return refuse(proto::REFUSE_REASON_INVALID_REQUEST, "the end of the range must be after its start");
+  }
+
+  catalog::PlaybackPlan plan;
+  try {
+    plan = co_await catalog_.run([name = req.stream_name(), from = req.start_us(), to = req.end_us()](pqxx::connection& c) {
+      pqxx::work tx(c);
+      auto p = catalog::plan_playback(tx, name, from, to);
+      tx.commit();
+      return p;
+    });
+  } catch (const std::exception& e) {
+    co_return refuse(proto::REFUSE_REASON_INVALID_REQUEST, std::string("catalog: ") + e.what());
+  }
+  if (!plan.camera_exists) {
+    co_return refuse(proto::REFUSE_REASON_NO_SUCH_STREAM, "no camera named '" + req.stream_name() + "'");
+  }
+  if (plan.segments.empty()) {
+    co_return refuse(proto::REFUSE_REASON_NO_SUCH_STREAM,
+                     "nothing of '" + req.stream_name() + "' is recorded in that range (or it is still being written)");
+  }
+  auto* disk = disks_.disk_of_volume(plan.volume_id);
+  if (!disk) {
+    co_return refuse(proto::REFUSE_REASON_NO_SUCH_STREAM,
+                     "the recording is on volume " + std::to_string(plan.volume_id) + ", which this server has not opened");
+  }
+  const auto* adm = disk->io->admission();
+  if (!adm) {
+    co_return refuse(proto::REFUSE_REASON_PROFILE_STALE,
+                     "the disk is not profiled: run `vigil profile` and start vigild with --profile");
+  }
+
+  // The disk time this playback takes: the recording's rate at SPEED; trick play reads keyframes only.
+  const bool key_only = req.keyframes_only() || req.direction() == proto::DIRECTION_REVERSE;
+  const double base = static_cast<double>(plan.rate_bps) / 8;
+  const double rate = key_only ? admission::trick_play_rate(base, kKeyframeShare, speed) : base * speed;
+  admission::StreamDemand demand{0, false, rate, rate, 0, 0};
+  {
+    std::lock_guard lock(disk->mu);
+    auto d = adm->decide(disk->admitted, demand);
+    if (!d.admitted) {
+      co_return refuse(proto::REFUSE_REASON_DISK_FULL_LOAD, "playback: " + d.reason,
+                       static_cast<std::uint64_t>(d.max_rate * 8));
+    }
+    demand.id = disk->next_demand++;
+    disk->admitted.push_back(demand);
+  }
+
+  auto p = std::make_shared<Playback>();
+  p->id = id ? id : kPlaybackIdBase + next_id_.fetch_add(1);
+  p->disk = disk;
+  p->demand = demand;
+  p->request = req;
+  p->from_us = std::max(plan.from_us, req.start_us());
+  p->to_us = std::min(plan.to_us, req.end_us());
+  const auto& cfg = disk->io->scheduler().config();
+  const double cycle_s = std::chrono::duration<double>(cfg.cycle).count();
+  const std::size_t block = disk->volume->volume->block_bytes();
+  const std::size_t cycle_bytes = storage::stream_io_bytes(rate, cycle_s, block);
+  p->stream = std::make_shared<storage::PlaybackStream>(
+      std::move(plan.segments),
+      storage::PlaybackRange{.from_pts = req.start_us(), .to_pts = req.end_us(), .keyframes_only = key_only,
+                             .direction = req.direction() == proto::DIRECTION_REVERSE ? storage::ReadDirection::reverse
+                                                                                       : storage::ReadDirection::forward},
+      cycle_bytes, block, std::move(notify));
+  disk->io->scheduler().add_stream(p->id, *p->stream);
+
+  proto::PlaybackStarted started;
+  started.set_stream_id(p->id);
+  started.set_admitted_rate_bps(static_cast<std::uint64_t>(rate * 8));
+  auto* codec = started.mutable_codec();
+  codec->set_codec_name(plan.codec);
+  codec->set_width(plan.width);
+  codec->set_height(plan.height);
+  codec->set_time_base_num(1);  // served timestamps are wall-clock microseconds
+  codec->set_time_base_den(1'000'000);
+  codec->set_extradata(plan.extradata);
+  codec->set_bit_rate(plan.rate_bps);
+  log::info("playback admitted", {{"playback", p->id},
+                                  {"name", req.stream_name()},
+                                  {"from_us", p->from_us},
+                                  {"to_us", p->to_us},
+                                  {"speed", speed},
+                                  {"keyframes_only", key_only ? "yes" : "no"},
+                                  {"rate_bps", static_cast<std::uint64_t>(rate * 8)},
+                                  {"gops", p->stream->gop_total()}});
+  out = std::move(p);
+  co_return started;
+}
+
+void PlaybackService::close(const std::shared_ptr<Playback>& p) {
+  if (!p) return;
+  {
+    std::lock_guard lock(p->disk->mu);
+    std::erase_if(p->disk->admitted, [&](const auto& s) { return s.id == p->demand.id; });
+  }
+  // The stream object lives until its last read is done.
+  p->disk->io->scheduler().remove_stream(p->id, [keep = p->stream] {});
+}
+
+}  // namespace vigil::server
