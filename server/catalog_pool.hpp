@@ -30,7 +30,10 @@ class CatalogPool {
     using R = std::invoke_result_t<Fn&, pqxx::connection&>;
     // co_spawn onto the pool: the body runs on a pool thread, and the awaiting coroutine
     // resumes on its own executor with the value or the exception.
-    co_return co_await boost::asio::co_spawn(
+    // FN must capture only references (to what outlives the co_await) or trivially
+    // destructible values: GCC 12 destroys the captures of a function object passed by value
+    // into a coroutine (co_spawn's entry point) twice; a captured std::string crashed vigild.
+    return boost::asio::co_spawn(
         pool_,
         [this, fn = std::move(fn)]() mutable -> boost::asio::awaitable<R> {
           Lease lease(*this);

@@ -42,9 +42,10 @@ asio::awaitable<PlaybackService::OpenResult> PlaybackService::open(const proto::
 
   catalog::PlaybackPlan plan;
   try {
-    plan = co_await catalog_.run([name = req.stream_name(), from = req.start_us(), to = req.end_us()](pqxx::connection& c) {
+    // By reference: see CatalogPool::run. REQ outlives the co_await.
+    plan = co_await catalog_.run([&req](pqxx::connection& c) {
       pqxx::work tx(c);
-      auto p = catalog::plan_playback(tx, name, from, to);
+      auto p = catalog::plan_playback(tx, req.stream_name(), req.start_us(), req.end_us());
       tx.commit();
       return p;
     });
