@@ -72,7 +72,12 @@ asio::awaitable<PlaybackService::OpenResult> PlaybackService::open(const proto::
 
   // The disk time this playback takes: the recording's rate at SPEED; trick play reads keyframes only.
   const bool key_only = req.keyframes_only() || req.direction() == proto::DIRECTION_REVERSE;
-  const double base = static_cast<double>(plan.rate_bps) / 8;
+  // The recording's own data rate (with headroom for bursts within a segment) when it is known,
+  // rather than the peak its recorder declared: a camera declared at 8 Mbit/s that records
+  // 2 Mbit/s is played back at what it stored.
+  const double admitted = static_cast<double>(plan.rate_bps) / 8;
+  const double stored = static_cast<double>(plan.data_rate_bps) / 8 * kPlaybackHeadroom;
+  const double base = stored > 0 ? std::min(admitted, stored) : admitted;
   const double rate = key_only ? admission::trick_play_rate(base, kKeyframeShare, speed) : base * speed;
   admission::StreamDemand demand{0, false, rate, rate, 0, 0};
   {

@@ -29,6 +29,8 @@ namespace vigil::server {
 // charged for per cycle.
 inline constexpr double kKeyframeShare = 0.35;
 inline constexpr double kMaxPlaybackRate = 64.0;
+// Playback is charged at the stored data rate × this (VBR bursts within a segment).
+inline constexpr double kPlaybackHeadroom = 1.5;
 
 class PlaybackService {
  public:

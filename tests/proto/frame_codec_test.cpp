@@ -148,6 +148,16 @@ std::vector<Envelope> every_message() {
   });
   add([](Envelope& e) { e.mutable_ping()->set_nonce(42); });
   add([](Envelope& e) { e.mutable_pong()->set_nonce(42); });
+  add([](Envelope& e) {
+    auto* m = e.mutable_playback_end();
+    m->set_stream_id(9);
+    m->set_packets(250);
+    m->set_reason("end of range");
+    auto* g = m->add_gaps();
+    g->set_from_us(1);
+    g->set_to_us(2);
+    g->set_reason("corruption");
+  });
   return all;
 }
 
@@ -350,4 +360,20 @@ TEST_CASE("vigil error codes map to wire error codes", "[proto]") {
   CHECK(to_wire(errc::rate_exceeded) == ERROR_CODE_RATE_EXCEEDED);
   CHECK(to_wire(errc::malformed_frame) == ERROR_CODE_MALFORMED_FRAME);
   CHECK(to_wire(errc::corruption) == ERROR_CODE_INTERNAL);
+}
+
+TEST_CASE("a frame header followed by its payload decodes as one media frame", "[proto]") {
+  Envelope e;
+  auto* m = e.mutable_media_packet();
+  m->set_stream_id(1);
+  m->set_sequence(1);
+  const std::string payload = "payload sent from the read buffer itself";
+  m->set_payload_bytes(static_cast<std::uint32_t>(payload.size()));
+  std::string wire;
+  append_frame_header(wire, e);
+  CHECK(wire + payload == encode_frame(e, bytes_of(payload)));
+  FrameDecoder d;
+  d.feed(bytes_of(wire + payload));
+  auto f = expect_frame(d);
+  CHECK(std::string(reinterpret_cast<const char*>(f.payload.data()), f.payload.size()) == payload);
 }

@@ -1,0 +1,197 @@
+// A playback session against a real vigild over loopback: a recorded stream (script frames,
+// 25 fps, a keyframe every 25) plays back exactly as recorded; VCR control — seek lands on the
+// keyframe at or before the target, pause/resume continue without losing a frame, a rate
+// change continues without repeating one — and the end of the range is announced. A playback
+// the disk cannot take is refused with a reason and the largest rate that fits, and nothing
+// admitted misses a deadline.
+#include <signal.h>
+#include <sys/socket.h>
+
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+#include <chrono>
+#include <pqxx/pqxx>
+#include <thread>
+
+#include "client/wire_client.hpp"
+#include "tests/support/recording_rig.hpp"
+#include "tests/support/script_frames.hpp"
+
+using Catch::Matchers::ContainsSubstring;
+using namespace vigil;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr std::uint64_t kFrames = 250;       // 10 s
+constexpr std::int64_t kFrameUs = 40'000;    // 25 fps
+
+// Records kFrames script frames as camera NAME (declared 64 Mbit/s, so all fit in one cycle:
+// no policing) and waits
+// until they are all in closed segments in the catalog. Returns the recording's stream id.
+std::uint64_t record(test::RecordingRig& rig, const std::string& name) {
+  client::WireClient c(rig.vigild->wire(), 20s);
+  c.hello("playback test recorder", "");
+  c.send(test::open_record(name, 64'000'000));
+  auto a = c.receive();
+  REQUIRE(a.msg.has_admit());
+  const auto stream = a.msg.admit().stream_id();
+  for (std::uint64_t seq = 1; seq <= kFrames; ++seq) {
+    auto [p, payload] = test::media_packet(stream, seq, stream);
+    c.send(p, payload);
+  }
+  ::shutdown(c.native_handle(), SHUT_WR);
+  std::uint64_t acked = 0;
+  try {
+    for (;;) {
+      auto r = c.receive();
+      if (r.msg.has_durable_ack()) acked = r.msg.durable_ack().last_sequence();
+    }
+  } catch (const std::exception&) {
+  }
+  REQUIRE(acked == kFrames);
+  pqxx::connection conn(rig.catalog());
+  std::uint64_t frames = 0;
+  for (int i = 0; i < 100 && frames < kFrames; ++i) {
+    pqxx::nontransaction q(conn);
+    frames = q.exec_params1("SELECT COALESCE(sum(frame_count), 0) FROM segments WHERE stream_id = $1 AND state = 'closed'",
+                            static_cast<std::int64_t>(stream))[0]
+                 .as<std::uint64_t>();
+    if (frames < kFrames) std::this_thread::sleep_for(100ms);  // a bounded wait for the batcher, not timing
+  }
+  REQUIRE(frames == kFrames);
+  return stream;
+}
+
+proto::Envelope open_playback(const std::string& name, double rate, std::int64_t from_us, std::int64_t to_us) {
+  proto::Envelope e;
+  auto* o = e.mutable_open_playback();
+  o->set_stream_name(name);
+  o->set_start_us(from_us);
+  o->set_end_us(to_us);
+  o->set_rate(rate);
+  return e;
+}
+
+proto::Envelope control(std::uint64_t id, proto::ControlOp op, std::int64_t seek_to = 0, double rate = 0) {
+  proto::Envelope e;
+  auto* c = e.mutable_control();
+  c->set_stream_id(id);
+  c->set_op(op);
+  c->set_seek_to_us(seek_to);
+  c->set_rate(rate);
+  return e;
+}
+
+std::int64_t now_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+TEST_CASE("playback sessions: exact frames, seek, pause, rate change, end of range", "[vigild][playback]") {
+  test::RecordingRig rig;
+  const auto stream = record(rig, "aisle");
+
+  client::WireClient c(rig.vigild->wire(), 20s);
+  c.hello("playback test viewer", "");
+  c.send(open_playback("aisle", 8.0, now_us() - 3'600'000'000, now_us() + 3'600'000'000));
+  auto started = c.receive();
+  INFO(rig.vigild->output());
+  REQUIRE(started.msg.has_playback_started());
+  const auto id = started.msg.playback_started().stream_id();
+  CHECK(started.msg.playback_started().codec().codec_name() == "h264");
+  CHECK(started.msg.playback_started().codec().time_base_den() == 1'000'000);
+
+  // Every packet is identified by its timestamp and checked against the script.
+  std::int64_t first_pts = 0;
+  std::vector<std::uint64_t> order;  // source sequences in the order received
+  auto take = [&](const client::Received& r) -> std::uint64_t {
+    REQUIRE(r.msg.has_media_packet());
+    const auto& m = r.msg.media_packet();
+    REQUIRE(m.has_pts());
+    if (order.empty()) first_pts = m.pts();
+    const auto seq = 1 + static_cast<std::uint64_t>((m.pts() - first_pts + kFrameUs / 2) / kFrameUs);
+    const auto expected = test::script_frame(seq, stream).payload;
+    CHECK(r.payload == expected);
+    CHECK(m.keyframe() == (seq % 25 == 1));
+    order.push_back(seq);
+    return seq;
+  };
+  for (int i = 0; i < 30; ++i) take(c.receive());
+  CHECK(order.front() == 1);
+  CHECK(order.back() == 30);
+
+  // Seek to frame 150 (+10 ms): playback continues from the keyframe at or before it, 126.
+  c.send(control(id, proto::CONTROL_OP_SEEK, first_pts + 149 * kFrameUs + 10'000));
+  for (;;) {
+    auto r = c.receive();
+    if (r.msg.has_playback_started()) break;
+    take(r);  // packets sent before the seek was read
+  }
+  CHECK(take(c.receive()) == 126);
+  for (int i = 0; i < 10; ++i) take(c.receive());
+  CHECK(order.back() == 136);
+
+  // Pause, then resume: nothing is lost or repeated across it.
+  c.send(control(id, proto::CONTROL_OP_PAUSE));
+  proto::Envelope ping;
+  ping.mutable_ping()->set_nonce(1);
+  c.send(ping);
+  for (;;) {
+    auto r = c.receive();
+    if (r.msg.has_pong()) break;
+    take(r);
+  }
+  const auto before_resume = order.back();
+  c.send(control(id, proto::CONTROL_OP_RESUME));
+  CHECK(take(c.receive()) == before_resume + 1);
+
+  // Rate change to 16x: re-admitted; no frame is sent twice.
+  c.send(control(id, proto::CONTROL_OP_SET_RATE, 0, 16.0));
+  bool restarted = false;
+  for (;;) {
+    auto r = c.receive();
+    if (r.msg.has_playback_end()) {
+      CHECK(r.msg.playback_end().reason() == "end of range");
+      CHECK_FALSE(r.msg.playback_end().failed());
+      CHECK(r.msg.playback_end().gaps_size() == 0);
+      break;
+    }
+    if (r.msg.has_playback_started()) {
+      restarted = true;
+      CHECK(r.msg.playback_started().admitted_rate_bps() > started.msg.playback_started().admitted_rate_bps());
+      continue;
+    }
+    take(r);
+  }
+  CHECK(restarted);
+  CHECK(order.back() == kFrames);
+  // From the seek on, every frame exactly once and in order.
+  const auto at_seek = std::find(order.begin(), order.end(), 126);
+  REQUIRE(at_seek != order.end());
+  for (auto it = at_seek + 1; it != order.end(); ++it) CHECK(*it == *(it - 1) + 1);
+
+  // With a heavy recording admitted, a playback the disk cannot take on top of it is refused
+  // with the largest rate that fits.
+  client::WireClient load(rig.vigild->wire(), 20s);
+  load.hello("playback test load", "");
+  load.send(test::open_record("loading-dock", 100'000'000));
+  REQUIRE(load.receive().msg.has_admit());
+  client::WireClient c2(rig.vigild->wire(), 20s);
+  c2.hello("playback test greedy viewer", "");
+  c2.send(open_playback("aisle", 64.0, now_us() - 3'600'000'000, now_us() + 3'600'000'000));
+  auto refused = c2.receive();
+  REQUIRE(refused.msg.has_refuse());
+  CHECK(refused.msg.refuse().reason_code() == proto::REFUSE_REASON_DISK_FULL_LOAD);
+  CHECK(refused.msg.refuse().largest_rate_bps() > 0);
+  CHECK_THAT(refused.msg.refuse().reason(), ContainsSubstring("playback"));
+  // Bad requests are refused, not served.
+  c2.send(open_playback("aisle", 1.0, now_us(), now_us() - 1));
+  auto bad = c2.receive();
+  REQUIRE(bad.msg.has_refuse());
+  CHECK(bad.msg.refuse().reason_code() == proto::REFUSE_REASON_INVALID_REQUEST);
+
+  REQUIRE(rig.vigild->stop(SIGTERM) == 0);
+  CHECK_THAT(rig.vigild->output(), !ContainsSubstring("deadline missed"));
+}

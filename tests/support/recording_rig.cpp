@@ -1,0 +1,54 @@
+#include "tests/support/recording_rig.hpp"
+
+#include <catch2/catch_test_macros.hpp>
+
+#include "tests/support/script_frames.hpp"
+
+namespace vigil::test {
+
+proto::Envelope open_record(const std::string& name, std::uint64_t rate_bps) {
+  proto::Envelope e;
+  auto* o = e.mutable_open_record();
+  o->set_stream_name(name);
+  o->mutable_codec()->set_codec_name("h264");
+  o->mutable_codec()->set_time_base_num(1);
+  o->mutable_codec()->set_time_base_den(90000);
+  o->set_declared_average_rate_bps(rate_bps);
+  o->set_declared_peak_rate_bps(rate_bps);
+  return e;
+}
+
+std::pair<proto::Envelope, std::vector<std::byte>> media_packet(std::uint64_t stream_id, std::uint64_t seq,
+                                                                std::uint64_t frame_stream) {
+  auto f = script_frame(seq, frame_stream);
+  proto::Envelope p;
+  auto* m = p.mutable_media_packet();
+  m->set_stream_id(stream_id);
+  m->set_sequence(seq);
+  m->set_pts(static_cast<std::int64_t>(seq) * 3600);
+  m->set_has_pts(true);
+  m->set_dts(static_cast<std::int64_t>(seq) * 3600);
+  m->set_has_dts(true);
+  m->set_duration(3600);
+  m->set_keyframe(seq % 25 == 1);
+  m->set_payload_bytes(static_cast<std::uint32_t>(f.payload.size()));
+  return {std::move(p), std::move(f.payload)};
+}
+
+RecordingRig::RecordingRig() {
+  REQUIRE(run_to_exit(VIGIL_CLI_PATH, {"profile", "sim:wd400bb", "--quick", "-o", (dir.path() / "wd.json").string()},
+                      dir.path() / "p.log")
+              .status == 0);
+  vigild = std::make_unique<VigildProcess>(
+      dir.path() / "data",
+      std::vector<std::string>{"--volume", (dir.path() / "vol").string(), "--volume-size", std::to_string(256 << 20),
+                               "--extent-bytes", std::to_string(4 << 20), "--profile", (dir.path() / "wd.json").string(),
+                               "--cycle-ms", "200"});
+  REQUIRE(vigild->wait_ready());
+}
+
+std::string RecordingRig::catalog() const {
+  return "host=" + (dir.path() / "data" / "pg" / "run").string() + " port=5432 user=vigil dbname=vigil";
+}
+
+}  // namespace vigil::test

@@ -1,0 +1,30 @@
+#pragma once
+// What the wire-level session tests share: a vigild with a volume, the simulated WD400BB's
+// profile and 200 ms cycles; open-record requests; script frames as media packets.
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "proto/vigil.pb.h"
+#include "tests/support/temp_dir.hpp"
+#include "tests/support/vigild_process.hpp"
+
+namespace vigil::test {
+
+proto::Envelope open_record(const std::string& name, std::uint64_t rate_bps);
+
+// Script frame SEQ as a media packet of STREAM_ID (90 kHz time base, 25 fps, a keyframe every
+// 25 frames starting with frame 1); its payload is script_frame(SEQ, FRAME_STREAM)'s.
+std::pair<proto::Envelope, std::vector<std::byte>> media_packet(std::uint64_t stream_id, std::uint64_t seq,
+                                                                std::uint64_t frame_stream);
+
+struct RecordingRig {
+  RecordingRig();
+  // libpq connection string of vigild's embedded catalog.
+  std::string catalog() const;
+  TempDir dir;
+  std::unique_ptr<VigildProcess> vigild;
+};
+
+}  // namespace vigil::test
