@@ -32,9 +32,11 @@ constexpr const char* kUsage =
     "  --to TIME         end (default: now)\n"
     "                    TIME: now, -90s / -5m / -2h / -1d (before now), @UNIX_SECONDS,\n"
     "                    or 2026-11-23T21:00:00 (local time; append Z for UTC)\n"
-    "  --rate R          speed, 0 < R <= 64 (default 1); the output's timestamps run at that speed\n"
-    "  --keyframes       keyframes only (fast-forward: far less disk time per second of video)\n"
-    "  --reverse         backwards from --to to --from (keyframes only)\n"
+    "  --rate R          delivery speed, 0 < R <= 64 (default 1): an export at --rate 8 takes 1/8 of\n"
+    "                    the clip's length and is the same file\n"
+    "  --keyframes       keyframes only (fast-forward: far less disk time per second of video);\n"
+    "                    the output is re-timed to play at RATE\n"
+    "  --reverse         backwards from --to to --from (keyframes only, re-timed to play at RATE)\n"
     "  --format F        mp4, matroska, mpegts (default: from the file name)\n"
     "  -o FILE|-         where to write\n\n"
     "Exit: 0 the range was played, 1 failed, 2 usage, 3 server unreachable, 4 refused by admission\n"
@@ -199,8 +201,11 @@ int play_main(const std::string& server, const std::string& token, const std::ve
   }
   AVStream* st = oc->streams[0];
   std::unique_ptr<AVPacket, void (*)(AVPacket*)> pkt(av_packet_alloc(), [](AVPacket* p) { av_packet_free(&p); });
-  // Output time: the media distance from the first packet divided by the speed, so a 4x or
-  // reverse playback is a file that plays as the viewer saw it.
+  // Output time: the media distance from the first packet. A full-frame playback keeps it (the
+  // file is the recorded clip, however fast it was delivered); a trick-play rendition
+  // (keyframes-only, reverse) is re-timed at 1/RATE, so it plays as the viewer saw it.
+  const bool trick = keyframes || reverse;
+  const double time_scale = trick ? rate : 1.0;
   std::optional<std::int64_t> base;
   std::int64_t last_dts = std::numeric_limits<std::int64_t>::min();
   std::uint64_t packets = 0, keyframes_seen = 0, bytes = 0;
@@ -234,7 +239,7 @@ int play_main(const std::string& server, const std::string& token, const std::ve
     if (!base) base = reverse ? pts : std::min(pts, dts);
     auto out_time = [&](std::int64_t t) {
       const double d = reverse ? static_cast<double>(*base - t) : static_cast<double>(t - *base);
-      return static_cast<std::int64_t>(d / rate);
+      return static_cast<std::int64_t>(d / time_scale);
     };
     av_packet_unref(pkt.get());
     if (av_new_packet(pkt.get(), static_cast<int>(msg.payload.size())) < 0) {
@@ -249,7 +254,7 @@ int play_main(const std::string& server, const std::string& token, const std::ve
     if (pkt->dts <= last_dts) pkt->dts = last_dts + 1;  // muxers need strictly rising dts
     if (pkt->pts < pkt->dts) pkt->pts = pkt->dts;
     last_dts = pkt->dts;
-    pkt->duration = static_cast<std::int64_t>(static_cast<double>(m.duration()) / rate);
+    pkt->duration = static_cast<std::int64_t>(static_cast<double>(m.duration()) / time_scale);
     if (m.keyframe()) pkt->flags |= AV_PKT_FLAG_KEY;
     av_packet_rescale_ts(pkt.get(), AVRational{1, 1'000'000}, st->time_base);
     if (int err = av_write_frame(oc.get(), pkt.get()); err < 0) {

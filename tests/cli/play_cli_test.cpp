@@ -127,8 +127,8 @@ TEST_CASE("vigil play returns what vigil record stored: full, keyframes-only and
     const auto stream = probe_stream(dir.path() / "full.mp4", dir.path());
     CHECK_THAT(stream, ContainsSubstring("codec_name=h264"));
     CHECK_THAT(stream, ContainsSubstring("width=320"));
-    // At rate 2 the file plays as the viewer saw it: twice as fast.
-    CHECK(std::abs(field(stream, "duration") - 2.0) < 0.5);
+    // Delivered at twice real time, the file is still the recorded clip.
+    CHECK(std::abs(field(stream, "duration") - 4.0) < 1.0);  // within one GOP
     const auto out = probe_packets(dir.path() / "full.mp4", dir.path());
     REQUIRE(out.size() == source.size());
     for (std::size_t i = 0; i < out.size(); ++i) {
