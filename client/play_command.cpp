@@ -22,7 +22,8 @@ namespace {
 constexpr int kExitOk = 0, kExitFailure = 1, kExitUsage = 2, kExitUnreachable = 3, kExitRefused = 4, kExitNotFound = 5;
 
 constexpr const char* kUsage =
-    "Usage: vigil [--server HOST:PORT] play --stream NAME --from TIME [--to TIME] [options] -o FILE|-\n\n"
+    "Usage: vigil [--server HOST:PORT] play --stream NAME --from TIME [--to TIME] [options] -o FILE|-\n"
+    "       vigil [--server HOST:PORT] play --stream NAME --live [--duration S] -o FILE|-\n\n"
     "Plays a recorded range of a camera out of vigild and remuxes it, without re-encoding, to FILE\n"
     "(MP4, MKV or MPEG-TS by its extension) or to standard output for a player (MPEG-TS unless\n"
     "--format says otherwise): vigil play --stream cam1 --from -5m -o - | ffplay -\n"
@@ -37,6 +38,8 @@ constexpr const char* kUsage =
     "  --keyframes       keyframes only (fast-forward: far less disk time per second of video);\n"
     "                    the output is re-timed to play at RATE\n"
     "  --reverse         backwards from --to to --from (keyframes only, re-timed to play at RATE)\n"
+    "  --live            the camera as it records now (from its next keyframe) until it stops, or\n"
+    "  --duration S      for S seconds\n"
     "  --format F        mp4, matroska, mpegts (default: from the file name)\n"
     "  -o FILE|-         where to write\n\n"
     "Exit: 0 the range was played, 1 failed, 2 usage, 3 server unreachable, 4 refused by admission\n"
@@ -113,8 +116,8 @@ std::unique_ptr<AVFormatContext, OutputCloser> open_output(const std::string& fi
 
 int play_main(const std::string& server, const std::string& token, const std::vector<std::string>& args) {
   std::string name, from_text, to_text = "now", output, format;
-  double rate = 1.0;
-  bool keyframes = false, reverse = false;
+  double rate = 1.0, duration_s = 0;
+  bool keyframes = false, reverse = false, live = false;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const auto& a = args[i];
     auto value = [&]() -> std::string { return i + 1 < args.size() ? args[++i] : std::string(); };
@@ -128,11 +131,21 @@ int play_main(const std::string& server, const std::string& token, const std::ve
     else if (a == "--keyframes") keyframes = true;
     else if (a == "--reverse") reverse = true;
     else if (a == "--format") format = value();
+    else if (a == "--live") live = true;
+    else if (a == "--duration") duration_s = std::atof(value().c_str());
     else if (a == "-o") output = value();
     else {
       std::cerr << "vigil play: unknown argument " << a << "\n" << kUsage;
       return kExitUsage;
     }
+  }
+  if (live) {
+    if (!from_text.empty() || keyframes || reverse || rate != 1.0) {
+      std::cerr << "vigil play: --live plays forward at rate 1 from now: no --from, --keyframes, --reverse or --rate\n";
+      return kExitUsage;
+    }
+    from_text = "now";
+    to_text = "now";
   }
   if (name.empty() || from_text.empty() || output.empty()) {
     std::cerr << kUsage;
@@ -151,7 +164,7 @@ int play_main(const std::string& server, const std::string& token, const std::ve
     std::cerr << "vigil play: " << e.what() << "\n";
     return kExitUsage;
   }
-  if (to_us <= from_us) {
+  if (!live && to_us <= from_us) {
     std::cerr << "vigil play: --to must be after --from\n";
     return kExitUsage;
   }
@@ -173,6 +186,7 @@ int play_main(const std::string& server, const std::string& token, const std::ve
   op->set_rate(rate);
   op->set_keyframes_only(keyframes || reverse);
   op->set_direction(reverse ? proto::DIRECTION_REVERSE : proto::DIRECTION_FORWARD);
+  op->set_live(live);
   client->send(open);
   auto first = client->receive();
   if (first.msg.has_refuse()) {
@@ -265,6 +279,7 @@ int play_main(const std::string& server, const std::string& token, const std::ve
     ++packets;
     bytes += msg.payload.size();
     if (m.keyframe()) ++keyframes_seen;
+    if (duration_s > 0 && static_cast<double>(pts - *base) >= duration_s * 1e6) break;
   }
   if (int err = av_write_trailer(oc.get()); err < 0 && exit_code == kExitOk) {
     std::cerr << "vigil play: finishing the output failed: " << av_error(err) << "\n";

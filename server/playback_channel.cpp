@@ -46,6 +46,9 @@ asio::awaitable<std::optional<proto::Envelope>> PlaybackChannel::control(const p
       co_return std::nullopt;
     case proto::CONTROL_OP_SEEK:
     case proto::CONTROL_OP_SET_RATE: {
+      if (playback_->live) {
+        co_return error(errc::invalid_argument, "live view cannot seek or change rate: open a recorded range");
+      }
       const bool seek = c.op() == proto::CONTROL_OP_SEEK;
       if (!seek && !(c.rate() > 0 && c.rate() <= kMaxPlaybackRate)) {
         co_return error(errc::invalid_argument, "rate must be in (0, 64]");
@@ -107,6 +110,7 @@ asio::awaitable<std::optional<proto::Envelope>> PlaybackChannel::control(const p
 std::optional<PlaybackChannel::Out> PlaybackChannel::next(Clock::time_point now, Clock::time_point& wake) {
   wake = Clock::time_point::max();
   if (!playback_) return std::nullopt;
+  if (playback_->live) return next_live(now);
   auto& stream = *playback_->stream;
   for (;;) {
     if (!gop_ || frame_ >= gop_->frames.size()) {
@@ -172,6 +176,48 @@ std::optional<PlaybackChannel::Out> PlaybackChannel::next(Clock::time_point now,
   proto::append_frame_header(out.header, env);
   out.last = true;
   log::info("playback ended", {{"playback", playback_->id}, {"packets", sequence_}, {"reason", e->reason()}});
+  close();
+  return out;
+}
+
+std::optional<PlaybackChannel::Out> PlaybackChannel::next_live(Clock::time_point now) {
+  // Live frames go out as they come: the camera paces them. Paused, the tap fills and drops to
+  // the next keyframe; resuming continues from there.
+  auto& tap = *playback_->live;
+  if (pacer_.paused()) {
+    while (tap.pop()) {
+    }
+    return std::nullopt;
+  }
+  (void)now;
+  if (auto f = tap.pop()) {
+    proto::Envelope env;
+    auto* m = env.mutable_media_packet();
+    m->set_stream_id(playback_->id);
+    m->set_sequence(++sequence_);
+    m->set_has_pts(f->header.pts != storage::kNoTimestamp);
+    m->set_has_dts(f->header.dts != storage::kNoTimestamp);
+    if (m->has_pts()) m->set_pts(f->header.pts);
+    if (m->has_dts()) m->set_dts(f->header.dts);
+    m->set_duration(f->header.duration);
+    m->set_keyframe(f->header.keyframe());
+    m->set_payload_bytes(static_cast<std::uint32_t>(f->payload.size()));
+    Out out;
+    proto::append_frame_header(out.header, env);
+    out.payload = f->payload;
+    out.keep_live = std::move(f);
+    return out;
+  }
+  if (!tap.ended()) return std::nullopt;
+  proto::Envelope env;
+  auto* e = env.mutable_playback_end();
+  e->set_stream_id(playback_->id);
+  e->set_packets(sequence_);
+  e->set_reason("recording ended");
+  Out out;
+  proto::append_frame_header(out.header, env);
+  out.last = true;
+  log::info("live view ended", {{"playback", playback_->id}, {"packets", sequence_}, {"dropped", tap.dropped()}});
   close();
   return out;
 }

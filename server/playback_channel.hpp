@@ -40,6 +40,7 @@ class PlaybackChannel {
     std::string header;                            // the frame's prefix and Envelope
     std::span<const std::byte> payload{};          // sent right after it
     std::shared_ptr<const storage::PlaybackGop> keep{};  // owns PAYLOAD until it is written
+    std::shared_ptr<const LiveFrame> keep_live{};         // (live view)
     bool last = false;                             // PlaybackEnd: the playback is over
   };
   // What to send at NOW, or nullopt with WAKE set to when something is next due (max while
@@ -48,6 +49,8 @@ class PlaybackChannel {
   void close();
 
  private:
+  std::optional<Out> next_live(Clock::time_point now);
+
   PlaybackService& service_;
   std::function<void()> notify_;
   std::shared_ptr<PlaybackService::Playback> playback_;

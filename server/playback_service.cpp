@@ -32,10 +32,7 @@ asio::awaitable<PlaybackService::OpenResult> PlaybackService::open(const proto::
   if (!(speed > 0 && speed <= kMaxPlaybackRate)) {
     co_return refuse(proto::REFUSE_REASON_INVALID_REQUEST, "rate must be in (0, 64]");
   }
-  if (req.live()) {
-    co_return refuse(proto::REFUSE_REASON_INVALID_REQUEST,
-                     "live playback is not served yet: give an end time within what is recorded");
-  }
+  if (req.live()) co_return open_live(req, std::move(notify), out, id);
   if (req.end_us() <= req.start_us()) {
     co_return refuse(proto::REFUSE_REASON_INVALID_REQUEST, "the end of the range must be after its start");
   }
@@ -133,8 +130,35 @@ asio::awaitable<PlaybackService::OpenResult> PlaybackService::open(const proto::
   co_return started;
 }
 
+PlaybackService::OpenResult PlaybackService::open_live(const proto::OpenPlayback& req, std::function<void()> notify,
+                                                       std::shared_ptr<Playback>& out, std::uint64_t id) {
+  if (req.direction() == proto::DIRECTION_REVERSE || req.keyframes_only() || (req.rate() != 0 && req.rate() != 1.0)) {
+    return refuse(proto::REFUSE_REASON_INVALID_REQUEST, "live view plays forward at rate 1, every frame");
+  }
+  auto feed = disks_.live_feed(req.stream_name());
+  std::shared_ptr<LiveTap> tap;
+  if (feed) {
+    // Two cycles' worth of the camera's rate, like a stream's double buffer, plus a keyframe's room.
+    const std::size_t bound = static_cast<std::size_t>(2.0 * static_cast<double>(feed->rate_bps()) / 8) + (1u << 20);
+    tap = feed->subscribe(bound, std::move(notify));
+  }
+  if (!tap) return refuse(proto::REFUSE_REASON_NO_SUCH_STREAM, "camera '" + req.stream_name() + "' is not recording now");
+  auto p = std::make_shared<Playback>();
+  p->id = id ? id : kPlaybackIdBase + next_id_.fetch_add(1);
+  p->request = req;
+  p->live = std::move(tap);
+  proto::PlaybackStarted started;
+  started.set_stream_id(p->id);
+  *started.mutable_codec() = feed->codec();
+  started.set_admitted_rate_bps(0);  // no disk time
+  log::info("live view opened", {{"playback", p->id}, {"name", req.stream_name()}});
+  out = std::move(p);
+  return started;
+}
+
 void PlaybackService::close(const std::shared_ptr<Playback>& p) {
   if (!p) return;
+  if (p->live) return;  // the tap goes with the playback; the feed forgets it
   {
     std::lock_guard lock(p->disk->mu);
     std::erase_if(p->disk->admitted, [&](const auto& s) { return s.id == p->demand.id; });

@@ -8,7 +8,8 @@
 // one chunk of stream IO, not a cycle (the preemption of Semi-preemptible IO).
 // Thread: open() is awaited by network coroutines; close() from any thread; the stream's
 // callbacks run on the IO thread and only post a wake-up. Errors: open() answers
-// PlaybackStarted or Refuse.
+// PlaybackStarted or Refuse. A live playback (OpenPlayback.live) is served from the camera's
+// LiveFeed while it records: no disk IO, so nothing to admit on a disk.
 #include <atomic>
 #include <boost/asio/awaitable.hpp>
 #include <functional>
@@ -41,6 +42,7 @@ class PlaybackService {
     std::shared_ptr<storage::PlaybackStream> stream;
     proto::OpenPlayback request;
     std::int64_t from_us = 0, to_us = 0;  // what the recording covers of the request
+    std::shared_ptr<LiveTap> live;        // live view: frames from the recording session, no disk
   };
 
   PlaybackService(RecordingService& disks, CatalogPool& catalog) : disks_(disks), catalog_(catalog) {}
@@ -54,6 +56,9 @@ class PlaybackService {
   void close(const std::shared_ptr<Playback>& p);
 
  private:
+  OpenResult open_live(const proto::OpenPlayback& request, std::function<void()> notify,
+                       std::shared_ptr<Playback>& out, std::uint64_t id);
+
   RecordingService& disks_;
   CatalogPool& catalog_;
   std::atomic<std::uint64_t> next_id_{1};

@@ -130,6 +130,15 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
                          });
       });
   chosen->io->scheduler().add_stream(r->stream_id, *r->stream);
+  {
+    // Live viewers see this recording's frames, with timestamps in wall-clock microseconds.
+    proto::CodecParameters live_codec = codec;
+    live_codec.set_time_base_num(1);
+    live_codec.set_time_base_den(1'000'000);
+    r->feed = std::make_shared<LiveFeed>(req.stream_name(), std::move(live_codec), peak_bps);
+    std::lock_guard lock(live_mu_);
+    live_[req.stream_name()] = r->feed;
+  }
 
   proto::Admit a;
   a.set_stream_id(r->stream_id);
@@ -169,6 +178,7 @@ Result<void> RecordingService::packet(Recording& r, const proto::MediaPacket& m,
   if (!ok) return ok;
   r.last_sequence = m.sequence();
   r.last_end_us = h.pts + h.duration;
+  if (r.feed) r.feed->publish(h, payload);
   return {};
 }
 
@@ -179,8 +189,19 @@ RecordingService::Disk* RecordingService::disk_of_volume(std::int64_t volume_id)
   return nullptr;
 }
 
+std::shared_ptr<LiveFeed> RecordingService::live_feed(const std::string& name) {
+  std::lock_guard lock(live_mu_);
+  auto it = live_.find(name);
+  return it == live_.end() ? nullptr : it->second.lock();
+}
+
 asio::awaitable<void> RecordingService::close(std::shared_ptr<Recording> r, bool clean) {
   if (!r) co_return;
+  if (r->feed) {
+    r->feed->end();  // live viewers finish with the frames they have
+    std::lock_guard lock(live_mu_);
+    if (auto it = live_.find(r->feed->camera()); it != live_.end() && it->second.lock() == r->feed) live_.erase(it);
+  }
   // The frames still in the filling half are written by the next cycle: give them up to three
   // cycles to become durable, so a clean end loses nothing.
   asio::steady_timer timer(co_await asio::this_coro::executor);

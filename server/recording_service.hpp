@@ -13,6 +13,8 @@
 #include <atomic>
 #include <boost/asio/awaitable.hpp>
 #include <functional>
+#include <map>
+#include <string>
 #include <memory>
 #include <mutex>
 #include <variant>
@@ -23,6 +25,7 @@
 #include "server/catalog/batcher.hpp"
 #include "server/catalog_pool.hpp"
 #include "server/disk_io.hpp"
+#include "server/live_feed.hpp"
 #include "storage/recording_stream.hpp"
 
 namespace vigil::server {
@@ -52,6 +55,7 @@ class RecordingService {
     std::uint64_t last_sequence = 0;                  // last packet accepted
     std::atomic<std::uint64_t> durable{0};            // set by the IO thread
     std::function<void()> notify;                     // wakes the session (posted to its strand)
+    std::shared_ptr<LiveFeed> feed;                   // live viewers of this camera
   };
 
   RecordingService(std::vector<std::unique_ptr<Disk>> disks, CatalogPool& catalog, catalog::Batcher& batcher);
@@ -69,11 +73,15 @@ class RecordingService {
 
   // The disk that holds volume VOLUME_ID on this node, or null (playback reads there).
   Disk* disk_of_volume(std::int64_t volume_id) noexcept;
+  // The live feed of camera NAME while it records, or null.
+  std::shared_ptr<LiveFeed> live_feed(const std::string& name);
 
  private:
   std::vector<std::unique_ptr<Disk>> disks_;
   CatalogPool& catalog_;
   catalog::Batcher& batcher_;
+  std::mutex live_mu_;
+  std::map<std::string, std::weak_ptr<LiveFeed>> live_;  // guarded by live_mu_
 };
 
 }  // namespace vigil::server

@@ -195,3 +195,49 @@ TEST_CASE("playback sessions: exact frames, seek, pause, rate change, end of ran
   REQUIRE(rig.vigild->stop(SIGTERM) == 0);
   CHECK_THAT(rig.vigild->output(), !ContainsSubstring("deadline missed"));
 }
+
+TEST_CASE("live view follows a recording as it arrives and ends with it", "[vigild][playback][live]") {
+  test::RecordingRig rig;
+  client::WireClient viewer(rig.vigild->wire(), 20s);
+  viewer.hello("live viewer", "");
+  auto live = open_playback("porch", 1.0, 0, 0);
+  live.mutable_open_playback()->set_live(true);
+  viewer.send(live);
+  auto none = viewer.receive();
+  REQUIRE(none.msg.has_refuse());
+  CHECK(none.msg.refuse().reason_code() == proto::REFUSE_REASON_NO_SUCH_STREAM);
+  CHECK_THAT(none.msg.refuse().reason(), ContainsSubstring("not recording now"));
+
+  client::WireClient cam(rig.vigild->wire(), 20s);
+  cam.hello("live camera", "");
+  cam.send(test::open_record("porch", 64'000'000));
+  auto a = cam.receive();
+  REQUIRE(a.msg.has_admit());
+  const auto stream = a.msg.admit().stream_id();
+  viewer.send(live);
+  auto started = viewer.receive();
+  REQUIRE(started.msg.has_playback_started());
+  CHECK(started.msg.playback_started().codec().codec_name() == "h264");
+  // A ping through the viewer's session orders its subscription before the camera's packets.
+  proto::Envelope ping;
+  ping.mutable_ping()->set_nonce(7);
+  viewer.send(ping);
+  REQUIRE(viewer.receive().msg.has_pong());
+
+  for (std::uint64_t seq = 1; seq <= 60; ++seq) {
+    auto [p, payload] = test::media_packet(stream, seq, stream);
+    cam.send(p, payload);
+  }
+  // Every frame from the first keyframe, in order, exactly as sent.
+  for (std::uint64_t seq = 1; seq <= 60; ++seq) {
+    auto r = viewer.receive();
+    REQUIRE(r.msg.has_media_packet());
+    CHECK(r.payload == test::script_frame(seq, stream).payload);
+    CHECK(r.msg.media_packet().keyframe() == (seq % 25 == 1));
+  }
+  ::shutdown(cam.native_handle(), SHUT_WR);
+  auto end = viewer.receive();
+  REQUIRE(end.msg.has_playback_end());
+  CHECK(end.msg.playback_end().reason() == "recording ended");
+  CHECK(end.msg.playback_end().packets() == 60);
+}
