@@ -5,12 +5,14 @@ extern "C" {
 #include <libavformat/avformat.h>
 #include <libavutil/avutil.h>
 }
+#include <signal.h>
 #include <sys/socket.h>
 
 #include <chrono>
 #include <deque>
 #include <iostream>
 #include <memory>
+#include <atomic>
 #include <thread>
 
 #include "client/wire_client.hpp"
@@ -29,7 +31,11 @@ constexpr const char* kUsage =
     "  --stream NAME     camera/stream name (letters, digits, . _ -)\n"
     "  --rate MBPS       declared rate in Mbit/s (default: measured over the first 2 s of INPUT)\n"
     "  --duration S      stop after S seconds of media\n"
-    "  --fast            do not pace at real time (files only; vigild still polices the rate)\n\n"
+    "  --fast            do not pace at real time (files only; vigild still polices the rate)\n"
+    "  --gap-reason TEXT why this camera's previous recording ended (recorded as the gap's detail;\n"
+    "                    the camera manager passes it when it restarts a pull)\n\n"
+    "SIGINT/SIGTERM stop reading the input; what was read is still sent and acknowledged.\n"
+    "rtsp:// inputs use TCP and give up after 10 s without data.\n\n"
     "Exit: 0 every packet acknowledged, 1 failed, 2 usage, 3 server unreachable, 4 refused by admission\n"
     "(the reason and the largest rate that would fit are printed).\n";
 
@@ -40,6 +46,12 @@ struct PacketFree {
   void operator()(AVPacket* p) const { av_packet_free(&p); }
 };
 
+// Set by SIGINT/SIGTERM: stop reading the input, finish sending, exit.
+std::atomic<bool> g_stop{false};
+extern "C" void on_stop_signal(int) { g_stop.store(true); }
+// libavformat polls this while it waits on the network: a stop is not held up by a silent camera.
+int interrupt_cb(void*) { return g_stop.load() ? 1 : 0; }
+
 struct Pending {
   proto::Envelope env;
   std::vector<std::byte> payload;
@@ -48,7 +60,7 @@ struct Pending {
 }  // namespace
 
 int record_main(const std::string& server, const std::string& token, const std::vector<std::string>& args) {
-  std::string name, input;
+  std::string name, input, gap_reason;
   double rate_mbps = 0, duration_s = 0;
   bool fast = false;
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -61,6 +73,7 @@ int record_main(const std::string& server, const std::string& token, const std::
     else if (a == "--rate") rate_mbps = std::atof(value().c_str());
     else if (a == "--duration") duration_s = std::atof(value().c_str());
     else if (a == "--fast") fast = true;
+    else if (a == "--gap-reason") gap_reason = value();
     else if (!a.empty() && a[0] == '-') {
       std::cerr << "vigil record: unknown option " << a << "\n" << kUsage;
       return kExitUsage;
@@ -76,9 +89,22 @@ int record_main(const std::string& server, const std::string& token, const std::
   }
 
   // Demux only: no decoder is ever opened.
-  AVFormatContext* raw = nullptr;
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  AVFormatContext* raw = avformat_alloc_context();
+  if (!raw) {
+    std::cerr << "vigil record: out of memory\n";
+    return kExitFailure;
+  }
+  raw->interrupt_callback = AVIOInterruptCB{interrupt_cb, nullptr};
   AVDictionary* opts = nullptr;
-  if (input.rfind("rtsp://", 0) == 0) av_dict_set(&opts, "rtsp_transport", "tcp", 0);
+  if (input.rfind("rtsp://", 0) == 0) {
+    av_dict_set(&opts, "rtsp_transport", "tcp", 0);
+    av_dict_set(&opts, "timeout", "10000000", 0);  // socket IO timeout, microseconds: a vanished camera
+  }
   const int open_rc = avformat_open_input(&raw, input.c_str(), nullptr, &opts);
   av_dict_free(&opts);
   if (open_rc < 0) {
@@ -103,11 +129,21 @@ int record_main(const std::string& server, const std::string& token, const std::
   // Read ahead: packets of the first 2 s measure the rate (when not declared) and are sent first.
   std::deque<std::unique_ptr<AVPacket, PacketFree>> ahead;
   double ahead_bytes = 0, ahead_span_s = 0;
-  bool input_done = false;
+  bool input_done = false, input_lost = false;
   auto read_packet = [&]() -> std::unique_ptr<AVPacket, PacketFree> {
     for (;;) {
       std::unique_ptr<AVPacket, PacketFree> pkt(av_packet_alloc());
-      if (av_read_frame(fmt.get(), pkt.get()) < 0) {
+      if (g_stop.load()) {
+        input_done = true;
+        return nullptr;
+      }
+      if (const int rc = av_read_frame(fmt.get(), pkt.get()); rc < 0) {
+        if (rc != AVERROR_EOF && !g_stop.load()) {
+          char err[256];
+          av_strerror(rc, err, sizeof err);
+          std::cerr << "vigil record: input lost: " << err << "\n";
+          input_lost = true;
+        }
         input_done = true;
         return nullptr;
       }
@@ -156,6 +192,7 @@ int record_main(const std::string& server, const std::string& token, const std::
   c->set_bit_rate(par->bit_rate);
   o->set_declared_average_rate_bps(static_cast<std::uint64_t>(rate_bps));
   o->set_declared_peak_rate_bps(static_cast<std::uint64_t>(rate_bps));
+  o->set_gap_reason(gap_reason);
   std::uint64_t stream_id = 0;
   try {
     client->send(open);
@@ -275,6 +312,10 @@ int record_main(const std::string& server, const std::string& token, const std::
   const std::uint64_t total = next_seq - 1;
   std::cout << "recorded " << total << " packets of " << name << " as stream " << stream_id << "; " << acked
             << " acknowledged as durable\n";
+  if (g_stop.load()) std::cerr << "vigil record: stopped by signal\n";
+  // A camera that went away is a failure for whoever restarts the recorder, even if everything
+  // read from it was stored.
+  if (input_lost) return kExitFailure;
   return acked == total ? kExitOk : kExitFailure;
 }
 

@@ -13,6 +13,9 @@ packages=(
   liburing-dev libisal-dev
   curl procps
   gnuplot-nox
+  # Test peers: a real RTSP camera (GStreamer's RTSP server, run with Debian's /usr/bin/python3).
+  python3-gi gir1.2-gst-rtsp-server-1.0 gstreamer1.0-plugins-base gstreamer1.0-plugins-good
+  gstreamer1.0-plugins-ugly gstreamer1.0-plugins-bad
 )
 # Catch2 v3 lives in bookworm-backports only (main has v2.13, whose single-header main TU
 # costs ~22 s to compile); backports is pinned low, so nothing else moves unless asked with -t.

@@ -20,6 +20,12 @@ std::int64_t now_us() {
       .count();
 }
 
+// Timestamps further than this from the previous frame's end are a discontinuity, not time
+// passing: B-frame reordering stays well within a second back, and a camera that stalls for
+// longer than 10 s without closing its connection is treated as having restarted its clock.
+constexpr std::int64_t kMaxBackwardsUs = 1'000'000;
+constexpr std::int64_t kMaxForwardUs = 10'000'000;
+
 proto::Refuse refuse(proto::RefuseReason code, std::string reason, std::uint64_t largest_bps = 0) {
   proto::Refuse r;
   r.set_reason(std::move(reason));
@@ -83,7 +89,7 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
       pqxx::work tx(c);
       const auto cam = catalog::ensure_camera(tx, req.stream_name());
       // Reconnecting continues the camera's recording: the hole since its last stream is a gap.
-      catalog::record_reconnect_gap(tx, cam, now_us());
+      catalog::record_reconnect_gap(tx, cam, now_us(), req.gap_reason());
       const auto id = catalog::open_stream(
           tx, {.camera_id = cam, .codec = codec.codec_name(), .extradata = codec.extradata(), .width = codec.width(),
                .height = codec.height(), .declared_rate_bps = static_cast<std::int64_t>(peak_bps),
@@ -167,6 +173,17 @@ Result<void> RecordingService::packet(Recording& r, const proto::MediaPacket& m,
     if (!r.have_offset) {
       r.wall_offset_us = now_us() - to_us(m.pts());
       r.have_offset = true;
+    } else if (r.last_end_us) {
+      // A timestamp jump or wrap (a camera restarting its clock, a 33-bit RTP wrap) is a
+      // discontinuity: wall-clock time continues from the previous frame's end instead of
+      // jumping, so segments stay ordered and the GOP index searchable.
+      const std::int64_t at = to_us(m.pts()) + r.wall_offset_us;
+      if (at < r.last_end_us - kMaxBackwardsUs || at > r.last_end_us + kMaxForwardUs) {
+        log::warn("timestamp discontinuity: wall-clock time continues from the previous frame",
+                  {{"stream", r.stream_id}, {"sequence", m.sequence()}, {"jump_us", at - r.last_end_us}});
+        r.wall_offset_us = r.last_end_us - to_us(m.pts());
+        ++r.discontinuities;
+      }
     }
     h.pts = to_us(m.pts()) + r.wall_offset_us;
   } else {

@@ -53,6 +53,7 @@ class RecordingService {
     bool have_offset = false;
     std::int64_t last_end_us = 0;
     std::uint64_t last_sequence = 0;                  // last packet accepted
+    std::uint64_t discontinuities = 0;                // timestamp jumps re-pinned to wall time
     std::atomic<std::uint64_t> durable{0};            // set by the IO thread
     std::function<void()> notify;                     // wakes the session (posted to its strand)
     std::shared_ptr<LiveFeed> feed;                   // live viewers of this camera

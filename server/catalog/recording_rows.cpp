@@ -58,7 +58,7 @@ void record_gap(pqxx::work& tx, std::int64_t stream_id, std::int64_t from_us, st
                   stream_id, from_us, to_us, reason, detail);
 }
 
-bool record_reconnect_gap(pqxx::work& tx, std::int64_t camera_id, std::int64_t now_us) {
+bool record_reconnect_gap(pqxx::work& tx, std::int64_t camera_id, std::int64_t now_us, const std::string& why) {
   auto prev = tx.exec_params(
       "SELECT s.id, s.state, GREATEST(COALESCE((SELECT max(end_us) FROM segments WHERE stream_id = s.id), 0), "
       "s.started_at_us) FROM streams s WHERE s.camera_id = $1 ORDER BY s.started_at_us DESC, s.id DESC LIMIT 1",
@@ -68,9 +68,10 @@ bool record_reconnect_gap(pqxx::work& tx, std::int64_t camera_id, std::int64_t n
   if (state != "stopped" && state != "interrupted") return false;
   const auto from = prev[0][2].as<std::int64_t>();
   if (now_us <= from) return false;
-  record_gap(tx, prev[0][0].as<std::int64_t>(), from, now_us, "source_lost",
-             state == "interrupted" ? "client disconnected; recording continues in a new stream"
-                                    : "recording stopped by the client; continues in a new stream");
+  std::string detail = state == "interrupted" ? "client disconnected; recording continues in a new stream"
+                                              : "recording stopped by the client; continues in a new stream";
+  if (!why.empty()) detail = why.substr(0, 500);
+  record_gap(tx, prev[0][0].as<std::int64_t>(), from, now_us, "source_lost", detail);
   return true;
 }
 

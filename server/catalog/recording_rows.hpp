@@ -49,7 +49,8 @@ void record_gap(pqxx::work& tx, std::int64_t stream_id, std::int64_t from_us, st
 // "client disconnected"). Nothing when there is no ended previous stream, or when that stream
 // is still 'recording' in the catalog (its end has not been committed yet). Returns whether a
 // gap was recorded.
-bool record_reconnect_gap(pqxx::work& tx, std::int64_t camera_id, std::int64_t now_us);
+// WHY, when given, replaces the detail (the recorder knows the cause, e.g. "camera unreachable").
+bool record_reconnect_gap(pqxx::work& tx, std::int64_t camera_id, std::int64_t now_us, const std::string& why = {});
 
 // stopped (ended cleanly) or interrupted (source lost, server stopping).
 void end_stream(pqxx::work& tx, std::int64_t stream_id, const std::string& state, std::int64_t ended_at_us);

@@ -29,7 +29,8 @@ constexpr std::int64_t kFrameUs = 40'000;    // 25 fps
 // Records kFrames script frames as camera NAME (declared 64 Mbit/s, so all fit in one cycle:
 // no policing) and waits
 // until they are all in closed segments in the catalog. Returns the recording's stream id.
-std::uint64_t record(test::RecordingRig& rig, const std::string& name) {
+// From frame RESTART_AT on (0: never), the camera's clock starts again from 0.
+std::uint64_t record(test::RecordingRig& rig, const std::string& name, std::uint64_t restart_at = 0) {
   client::WireClient c(rig.vigild->wire(), 20s);
   c.hello("playback test recorder", "");
   c.send(test::open_record(name, 64'000'000));
@@ -38,6 +39,10 @@ std::uint64_t record(test::RecordingRig& rig, const std::string& name) {
   const auto stream = a.msg.admit().stream_id();
   for (std::uint64_t seq = 1; seq <= kFrames; ++seq) {
     auto [p, payload] = test::media_packet(stream, seq, stream);
+    if (restart_at && seq >= restart_at) {
+      p.mutable_media_packet()->set_pts(static_cast<std::int64_t>(seq - restart_at) * 3600);
+      p.mutable_media_packet()->set_dts(static_cast<std::int64_t>(seq - restart_at) * 3600);
+    }
     c.send(p, payload);
   }
   ::shutdown(c.native_handle(), SHUT_WR);
@@ -240,4 +245,26 @@ TEST_CASE("live view follows a recording as it arrives and ends with it", "[vigi
   REQUIRE(end.msg.has_playback_end());
   CHECK(end.msg.playback_end().reason() == "recording ended");
   CHECK(end.msg.playback_end().packets() == 60);
+}
+
+TEST_CASE("a camera clock that jumps back is a discontinuity: every frame plays, in order", "[vigild][playback]") {
+  test::RecordingRig rig;
+  const auto stream = record(rig, "restarting", 120);
+  client::WireClient c(rig.vigild->wire(), 20s);
+  c.hello("playback test viewer", "");
+  c.send(open_playback("restarting", 32.0, now_us() - 3'600'000'000, now_us() + 3'600'000'000));
+  REQUIRE(c.receive().msg.has_playback_started());
+  std::vector<std::int64_t> pts;
+  std::size_t n = 0;
+  for (;;) {
+    auto r = c.receive();
+    if (r.msg.has_playback_end()) break;
+    REQUIRE(r.msg.has_media_packet());
+    ++n;
+    CHECK(r.payload == test::script_frame(n, stream).payload);  // frame n, in recording order
+    pts.push_back(r.msg.media_packet().pts());
+  }
+  CHECK(n == kFrames);
+  for (std::size_t i = 1; i < pts.size(); ++i) CHECK(pts[i] > pts[i - 1]);
+  CHECK_THAT(rig.vigild->output(), ContainsSubstring("timestamp discontinuity"));
 }
