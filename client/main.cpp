@@ -10,6 +10,7 @@
 #include "bench/bench.hpp"
 #include "client/fsck_command.hpp"
 #include "client/profile_command.hpp"
+#include "client/camera_command.hpp"
 #include "client/play_command.hpp"
 #include "client/record_command.hpp"
 #include "client/wire_client.hpp"
@@ -55,6 +56,7 @@ int cmd_status(const Globals& g, const std::vector<std::string>& args) {
 int cmd_bench(const Globals&, const std::vector<std::string>& args) { return vigil::bench::bench_main(args); }
 int cmd_fsck(const Globals&, const std::vector<std::string>& args) { return vigil::client::fsck_main(args); }
 int cmd_profile(const Globals&, const std::vector<std::string>& args) { return vigil::client::profile_main(args); }
+int cmd_camera(const Globals&, const std::vector<std::string>& args) { return vigil::client::camera_main(args); }
 int cmd_play(const Globals& g, const std::vector<std::string>& args) {
   return vigil::client::play_main(g.server, g.token, args);
 }
@@ -65,6 +67,7 @@ int cmd_record(const Globals& g, const std::vector<std::string>& args) {
 const std::map<std::string, Command>& commands() {
   static const std::map<std::string, Command> table{
       {"bench", {"run a benchmark: vigil bench NAME [--quick] [--json FILE] (vigil bench --help lists them)", cmd_bench}},
+      {"camera", {"cameras vigild pulls: vigil camera add NAME URL | list | remove NAME [--data DIR | --db URL]", cmd_camera}},
       {"fsck", {"check a volume offline: vigil fsck VOLUME [--db URL] [--repair]", cmd_fsck}},
       {"play", {"play a recorded range to a file or stdout: vigil play --stream NAME --from TIME [--to TIME] -o FILE|-", cmd_play}},
       {"record", {"record a camera or file into vigild: vigil record --stream NAME INPUT [--rate MBPS] [--duration S]", cmd_record}},

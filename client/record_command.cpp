@@ -130,6 +130,7 @@ int record_main(const std::string& server, const std::string& token, const std::
   std::deque<std::unique_ptr<AVPacket, PacketFree>> ahead;
   double ahead_bytes = 0, ahead_span_s = 0;
   bool input_done = false, input_lost = false;
+  const bool live_source = input.find("://") != std::string::npos && input.rfind("file://", 0) != 0;
   auto read_packet = [&]() -> std::unique_ptr<AVPacket, PacketFree> {
     for (;;) {
       std::unique_ptr<AVPacket, PacketFree> pkt(av_packet_alloc());
@@ -138,7 +139,8 @@ int record_main(const std::string& server, const std::string& token, const std::
         return nullptr;
       }
       if (const int rc = av_read_frame(fmt.get(), pkt.get()); rc < 0) {
-        if (rc != AVERROR_EOF && !g_stop.load()) {
+        // The end of a live camera stream is a lost camera, not the end of a recording.
+        if ((rc != AVERROR_EOF || live_source) && !g_stop.load()) {
           char err[256];
           av_strerror(rc, err, sizeof err);
           std::cerr << "vigil record: input lost: " << err << "\n";

@@ -79,6 +79,11 @@ ParsedArgs parse_server_args(int argc, const char* const argv[]) {
        "conservative (Adm1, never over-admits), aggressive (Adm2), adm3, statistical or analytic")
       ("io-depth", po::value(&cfg.io_depth)->value_name("N")->default_value(cfg.io_depth),
        "chunks in flight per disk (1 or 2)")
+      ("recorder", po::value<std::string>()->value_name("PATH"),
+       "the `vigil` binary that records pulled cameras (`vigil camera add`); default: beside vigild, or the "
+       "build tree's")
+      ("no-camera-pull", po::bool_switch(),
+       "do not record the cameras configured in the catalog (recording clients still can)")
       ("catalog-threads", po::value(&cfg.catalog_threads)->value_name("N")->default_value(cfg.catalog_threads),
        "threads (and PostgreSQL connections) of the catalog pool")
       ("log-level", po::value(&cfg.log_level)->value_name("LEVEL")->default_value(cfg.log_level),
@@ -132,6 +137,8 @@ ParsedArgs parse_server_args(int argc, const char* const argv[]) {
     if (cfg.max_frame_bytes < 1024) throw ConfigError("--max-frame-bytes must be at least 1024");
     if (cfg.cycle_ms < 100 || cfg.cycle_ms > 60'000) throw ConfigError("--cycle-ms must be between 100 and 60000");
     if (vm.count("profile")) cfg.profile = vm["profile"].as<std::string>();
+    if (vm.count("recorder")) cfg.recorder = vm["recorder"].as<std::string>();
+    if (vm.count("no-camera-pull") && vm["no-camera-pull"].as<bool>()) cfg.pull_cameras = false;
     if (!admission::policy_from_name(cfg.admission_policy)) {
       throw ConfigError("--admission-policy: unknown policy '" + cfg.admission_policy +
                         "' (conservative, aggressive, adm3, statistical, analytic)");

@@ -37,6 +37,8 @@ struct ServerConfig {
   std::size_t io_depth = 2;                    // D: chunks in flight per disk
   std::optional<std::filesystem::path> profile;  // disk profile to use (and store) where the catalog has none
   std::string admission_policy = "conservative";
+  std::optional<std::filesystem::path> recorder;  // `vigil` binary for pulled cameras; none: beside vigild
+  bool pull_cameras = true;                       // run the camera manager (needs a volume)
 };
 
 struct ConfigError : std::runtime_error {

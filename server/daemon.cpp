@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/json.hpp>
@@ -25,6 +26,7 @@
 #include "server/catalog/batcher.hpp"
 #include "server/catalog/recording_rows.hpp"
 #include "server/disk_io.hpp"
+#include "server/camera_manager.hpp"
 #include "server/playback_service.hpp"
 #include "server/recording_service.hpp"
 #include "server/volume_startup.hpp"
@@ -212,12 +214,31 @@ int run_daemon(const ServerConfig& cfg) {
                                  {"data", fs::absolute(cfg.data_dir).string()},
                                  {"version", VIGIL_VERSION}});
 
+  // Pulled cameras: recorders that connect to the wire port just opened.
+  std::unique_ptr<CameraManager> cameras;
+  if (cfg.pull_cameras && !volumes.empty()) {
+    const auto ep = wire.local_endpoint();
+    cameras = std::make_unique<CameraManager>(CameraManagerConfig{
+        .conninfo = conninfo,
+        .wire = ep.address().to_string() + ":" + std::to_string(ep.port()),
+        .recorder = cfg.recorder ? *cfg.recorder : default_recorder_path(),
+        .log_dir = fs::absolute(cfg.data_dir) / "log"});
+  }
+
+  // Stopping: recorders first (they end their streams cleanly through the still-running
+  // network threads), then the listeners and the network threads.
+  std::jthread stopper;
   signals.async_wait([&](const boost::system::error_code& ec, int sig) {
     if (ec) return;
     log::info("stopping", {{"signal", sig == SIGINT ? "SIGINT" : "SIGTERM"}});
-    http.stop();
-    wire.stop();
-    io.stop();
+    stopper = std::jthread([&] {
+      if (cameras) cameras->stop();
+      boost::asio::post(io, [&] {
+        http.stop();
+        wire.stop();
+        io.stop();
+      });
+    });
   });
 
   // The network threads: a couple are plenty; blocking work lives elsewhere.
@@ -226,6 +247,7 @@ int run_daemon(const ServerConfig& cfg) {
   for (unsigned i = 0; i < extra && i < 3; ++i) threads.emplace_back([&io] { io.run(); });
   io.run();
   threads.clear();  // joins
+  stopper = {};     // joins
 
   catalog.stop();
   std::error_code ignored;

@@ -1,0 +1,167 @@
+// Pulled cameras end to end with a real RTSP camera (GStreamer's RTSP server): `vigil camera add`
+// puts it in the catalog, vigild's camera manager records it (live view shows its frames), the
+// camera going away and coming back is a gap with its reason on the first stream and a new
+// stream after it, `vigil camera remove` stops the recording cleanly, and what was recorded plays
+// back. A source whose first RTP packets carry no timestamps records and plays back too.
+#include <signal.h>
+
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+#include <chrono>
+#include <fstream>
+#include <pqxx/pqxx>
+#include <thread>
+
+#include "server/child_process.hpp"
+#include "tests/support/temp_dir.hpp"
+#include "tests/support/vigild_process.hpp"
+
+using Catch::Matchers::ContainsSubstring;
+using namespace vigil;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Polls CONDITION (a bounded wait for another process, not timing) for up to LIMIT.
+template <class F>
+bool eventually(F condition, std::chrono::seconds limit = 60s) {
+  const auto until = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < until) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(100ms);
+  }
+  return condition();
+}
+
+// The GStreamer RTSP camera on PORT (0: any); returns the process and its port.
+std::pair<server::ChildProcess, int> start_camera(const std::filesystem::path& dir, int port) {
+  const auto log = dir / ("camera-" + std::to_string(port) + "-" +
+                          std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()) + ".log");
+  server::SpawnOptions o;
+  o.argv = {"/usr/bin/python3", VIGIL_SOURCE_DIR "/tests/support/rtsp_camera.py", std::to_string(port)};
+  o.output_file = log;
+  auto child = server::ChildProcess::spawn(o);
+  int bound = 0;
+  REQUIRE(eventually([&] {
+    const auto text = slurp(log);
+    const auto at = text.find("ready ");
+    if (at == std::string::npos) return false;
+    bound = std::stoi(text.substr(at + 6));
+    return true;
+  }, 30s));
+  return {std::move(child), bound};
+}
+
+}  // namespace
+
+TEST_CASE("vigild records a pulled RTSP camera, across an outage, until it is removed", "[camera][cli][rtsp]") {
+  test::TempDir dir;
+  const auto data = dir.path() / "data";
+  const auto profile = dir.path() / "wd.json";
+  REQUIRE(test::run_to_exit(VIGIL_CLI_PATH, {"profile", "sim:wd400bb", "--quick", "-o", profile.string()},
+                            dir.path() / "p.log")
+              .status == 0);
+  auto [camera, port] = start_camera(dir.path(), 0);
+  test::VigildProcess d(data, {"--volume", (dir.path() / "vol").string(), "--volume-size", std::to_string(256 << 20),
+                               "--extent-bytes", std::to_string(4 << 20), "--profile", profile.string(), "--cycle-ms",
+                               "200", "--recorder", VIGIL_CLI_PATH});
+  REQUIRE(d.wait_ready());
+  auto cli = [&](std::vector<std::string> args, const std::string& log) {
+    return test::run_to_exit(VIGIL_CLI_PATH, std::move(args), dir.path() / log);
+  };
+  const std::string url = "rtsp://127.0.0.1:" + std::to_string(port) + "/cam1";
+
+  // Bad names and URLs never reach the catalog.
+  CHECK(cli({"camera", "add", "../etc", url, "--data", data.string()}, "bad1.log").status == 2);
+  auto bad_url = cli({"camera", "add", "porch", "rtsp://x y; rm -rf /", "--data", data.string()}, "bad2.log");
+  CHECK(bad_url.status == 2);
+  CHECK_THAT(bad_url.output, ContainsSubstring("camera URL"));
+
+  auto add = cli({"camera", "add", "porch", url, "--data", data.string()}, "add.log");
+  INFO(add.output);
+  REQUIRE(add.status == 0);
+  pqxx::connection db("host=" + (data / "pg" / "run").string() + " port=5432 user=vigil dbname=vigil");
+  auto scalar = [&](const std::string& sql) {
+    pqxx::nontransaction q(db);
+    auto r = q.exec(sql);
+    return r.empty() || r[0][0].is_null() ? std::string() : r[0][0].as<std::string>();
+  };
+  const std::string streams_of_porch =
+      "SELECT count(*) FROM streams s JOIN cameras c ON c.id = s.camera_id WHERE c.name = 'porch'";
+  const std::string newest_state =
+      "SELECT s.state FROM streams s JOIN cameras c ON c.id = s.camera_id WHERE c.name = 'porch' "
+      "ORDER BY s.id DESC LIMIT 1";
+  INFO(d.output());
+  REQUIRE(eventually([&] { return scalar(newest_state) == "recording"; }));
+
+  // Live view shows the camera's frames as they are recorded.
+  auto live = cli({"--server", d.wire(), "play", "--stream", "porch", "--live", "--duration", "2", "-o",
+                   (dir.path() / "live.ts").string()},
+                  "live.log");
+  INFO(live.output);
+  CHECK(live.status == 0);
+  CHECK_THAT(live.output, ContainsSubstring("keyframes"));
+
+  // The camera goes away: the recorder fails to reconnect (the camera manager logs why) ...
+  camera.terminate(SIGTERM, 5s);
+  const auto recorder_log = data / "log" / "camera-porch.log";
+  REQUIRE(eventually([&] { return slurp(recorder_log).find("cannot open") != std::string::npos; }, 90s));
+  CHECK_THAT(d.output(), ContainsSubstring("camera recorder stopped; retrying"));
+  // ... and comes back on the same port: recording resumes in a new stream, the outage is a gap.
+  auto [camera2, port2] = start_camera(dir.path(), port);
+  REQUIRE(port2 == port);
+  REQUIRE(eventually([&] { return scalar(streams_of_porch) == "2" && scalar(newest_state) == "recording"; }, 90s));
+  const auto gap = scalar(
+      "SELECT g.reason || ': ' || g.detail FROM gaps g JOIN streams s ON s.id = g.stream_id JOIN cameras c "
+      "ON c.id = s.camera_id WHERE c.name = 'porch' ORDER BY g.id DESC LIMIT 1");
+  INFO(gap);
+  CHECK_THAT(gap, ContainsSubstring("source_lost: camera unreachable"));
+
+  auto list = cli({"camera", "list", "--data", data.string()}, "list.log");
+  CHECK(list.status == 0);
+  CHECK_THAT(list.output, ContainsSubstring("porch"));
+  CHECK_THAT(list.output, ContainsSubstring(url));
+
+  // Removed: the recorder stops cleanly and the stream ends as stopped.
+  REQUIRE(cli({"camera", "remove", "porch", "--data", data.string()}, "rm.log").status == 0);
+  REQUIRE(eventually([&] { return scalar(newest_state) == "stopped"; }));
+  CHECK(cli({"camera", "remove", "nobody", "--data", data.string()}, "rm2.log").status == 1);
+
+  // Everything recorded plays back.
+  REQUIRE(eventually([&] {
+    return scalar("SELECT count(*) FROM segments g JOIN streams s ON s.id = g.stream_id JOIN cameras c ON "
+                  "c.id = s.camera_id WHERE c.name = 'porch' AND g.state = 'closed'") != "0";
+  }));
+  auto play = cli({"--server", d.wire(), "play", "--stream", "porch", "--from", "-1h", "--rate", "16", "-o",
+                   (dir.path() / "porch.mkv").string()},
+                  "play.log");
+  INFO(play.output);
+  CHECK(play.status == 0);
+
+  // A source whose first packets have no timestamps records and plays back with rising ones.
+  REQUIRE(cli({"camera", "add", "yard", "rtsp://127.0.0.1:" + std::to_string(port) + "/bframes", "--data",
+               data.string()},
+              "add2.log")
+              .status == 0);
+  const std::string yard_state =
+      "SELECT s.state FROM streams s JOIN cameras c ON c.id = s.camera_id WHERE c.name = 'yard' ORDER BY s.id DESC LIMIT 1";
+  REQUIRE(eventually([&] { return scalar(yard_state) == "recording"; }));
+  auto yard_live = cli({"--server", d.wire(), "play", "--stream", "yard", "--live", "--duration", "2", "-o",
+                        (dir.path() / "yard.mkv").string()},
+                       "yard.log");
+  INFO(yard_live.output);
+  CHECK(yard_live.status == 0);
+  REQUIRE(cli({"camera", "remove", "yard", "--data", data.string()}, "rm3.log").status == 0);
+  REQUIRE(eventually([&] { return scalar(yard_state) == "stopped"; }));
+  auto probe = test::run_to_exit("/usr/bin/ffprobe", {"-v", "error", "-show_entries", "packet=pts", "-of", "csv=p=0",
+                                                      (dir.path() / "yard.mkv").string()},
+                                 dir.path() / "probe.log");
+  CHECK(probe.status == 0);
+  camera2.terminate(SIGTERM, 5s);
+  REQUIRE(d.stop(SIGTERM) == 0);
+}

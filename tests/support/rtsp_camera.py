@@ -1,0 +1,35 @@
+#!/usr/bin/python3
+"""A real RTSP camera for the integration tests: GStreamer's RTSP server (Debian packages
+python3-gi, gir1.2-gst-rtsp-server-1.0, gstreamer1.0-plugins-*) serving a live 25 fps H.264 test
+pattern at /cam1 (no B-frames, a keyframe per second) and /bframes (x264 asked for two B-frames;
+either way its first RTP packets reach FFmpeg without timestamps). Usage: rtsp_camera.py PORT (0: any free port). Prints
+"ready PORT" once it listens. Run with Debian's /usr/bin/python3 (it has gi)."""
+import sys
+
+import gi
+
+gi.require_version("Gst", "1.0")
+gi.require_version("GstRtspServer", "1.0")
+from gi.repository import GLib, Gst, GstRtspServer  # noqa: E402
+
+Gst.init(None)
+server = GstRtspServer.RTSPServer()
+server.set_address("127.0.0.1")
+server.set_service(sys.argv[1] if len(sys.argv) > 1 else "0")
+
+
+def mount(path, bframes):
+    factory = GstRtspServer.RTSPMediaFactory()
+    factory.set_shared(True)
+    factory.set_launch(
+        f"( videotestsrc is-live=true pattern={'smpte' if bframes == 0 else 'ball'} ! video/x-raw,width=320,height=240,framerate=25/1 "
+        f"! x264enc {'tune=zerolatency ' if bframes == 0 else ''}speed-preset={'ultrafast' if bframes == 0 else 'veryfast'} key-int-max=25 "
+        f"bframes={bframes} {'b-adapt=false ' if bframes else ''}! h264parse config-interval=-1 ! rtph264pay name=pay0 pt=96 )")
+    server.get_mount_points().add_factory(path, factory)
+
+
+mount("/cam1", 0)
+mount("/bframes", 2)
+server.attach(None)
+print("ready", server.get_bound_port(), flush=True)
+GLib.MainLoop().run()
