@@ -89,7 +89,10 @@ asio::awaitable<PlaybackService::OpenResult> PlaybackService::open(const proto::
   }
 
   auto p = std::make_shared<Playback>();
-  p->id = id ? id : kPlaybackIdBase + next_id_.fetch_add(1);
+  // A fresh scheduler id every time, also when a seek or rate change keeps the client's id: the
+  // previous read stream may still have an IO in flight under its own id.
+  p->sched_id = kPlaybackIdBase + next_id_.fetch_add(1);
+  p->id = id ? id : p->sched_id;
   p->disk = disk;
   p->demand = demand;
   p->request = req;
@@ -105,7 +108,7 @@ asio::awaitable<PlaybackService::OpenResult> PlaybackService::open(const proto::
                              .direction = req.direction() == proto::DIRECTION_REVERSE ? storage::ReadDirection::reverse
                                                                                        : storage::ReadDirection::forward},
       cycle_bytes, block, std::move(notify));
-  disk->io->scheduler().add_stream(p->id, *p->stream);
+  disk->io->scheduler().add_stream(p->sched_id, *p->stream);
 
   proto::PlaybackStarted started;
   started.set_stream_id(p->id);
@@ -164,7 +167,7 @@ void PlaybackService::close(const std::shared_ptr<Playback>& p) {
     std::erase_if(p->disk->admitted, [&](const auto& s) { return s.id == p->demand.id; });
   }
   // The stream object lives until its last read is done.
-  p->disk->io->scheduler().remove_stream(p->id, [keep = p->stream] {});
+  p->disk->io->scheduler().remove_stream(p->sched_id, [keep = p->stream] {});
 }
 
 }  // namespace vigil::server

@@ -36,7 +36,8 @@ inline constexpr double kPlaybackHeadroom = 1.5;
 class PlaybackService {
  public:
   struct Playback {
-    std::uint64_t id = 0;  // on the disk's scheduler and in MediaPackets
+    std::uint64_t id = 0;        // in MediaPackets and Control: the same across seeks and rate changes
+    std::uint64_t sched_id = 0;  // on the disk's scheduler: new for every read stream
     RecordingService::Disk* disk = nullptr;
     admission::StreamDemand demand;
     std::shared_ptr<storage::PlaybackStream> stream;

@@ -162,6 +162,7 @@ class CycleScheduler {
   void add_stream(std::uint64_t id, CycleStream& stream, std::optional<Nanos> arrival = {});
   // The stream gets no more IOs; ON_IDLE runs on the IO thread once no IO of it is queued or
   // in flight (its last write acknowledged), after which the stream object may be destroyed.
+  // ID must not be added again before ON_IDLE ran (its IO in flight is matched by id).
   void remove_stream(std::uint64_t id, std::function<void()> on_idle = {});
   void submit(IoRequest request, std::optional<Nanos> arrival = {});
 
