@@ -196,6 +196,19 @@ int run_daemon(const ServerConfig& cfg) {
       recording_disks.push_back(std::move(slot));
     }
   }
+  {
+    // Streams a previous run never ended (it was killed): ended now, the hole a gap.
+    std::vector<std::int64_t> disk_ids;
+    for (const auto& d : recording_disks) disk_ids.push_back(d->disk_id);
+    pqxx::connection conn(conninfo);
+    pqxx::work tx(conn);
+    const auto restart = std::chrono::duration_cast<std::chrono::microseconds>(
+                             std::chrono::system_clock::now().time_since_epoch()).count();
+    if (const int n = catalog::end_streams_after_crash(tx, disk_ids, restart); n > 0) {
+      log::warn("streams left recording by an unclean stop were ended; their gaps are recorded", {{"streams", n}});
+    }
+    tx.commit();
+  }
   CatalogPool catalog(conninfo, cfg.catalog_threads);
   RecordingService recording(std::move(recording_disks), catalog, batcher);
   PlaybackService playback(recording, catalog);

@@ -61,7 +61,8 @@ void record_gap(pqxx::work& tx, std::int64_t stream_id, std::int64_t from_us, st
 bool record_reconnect_gap(pqxx::work& tx, std::int64_t camera_id, std::int64_t now_us, const std::string& why) {
   auto prev = tx.exec_params(
       "SELECT s.id, s.state, GREATEST(COALESCE((SELECT max(end_us) FROM segments WHERE stream_id = s.id), 0), "
-      "s.started_at_us) FROM streams s WHERE s.camera_id = $1 ORDER BY s.started_at_us DESC, s.id DESC LIMIT 1",
+      "COALESCE((SELECT max(end_us) FROM gaps WHERE stream_id = s.id), 0), s.started_at_us) "
+      "FROM streams s WHERE s.camera_id = $1 ORDER BY s.started_at_us DESC, s.id DESC LIMIT 1",
       camera_id);
   if (prev.empty()) return false;
   const auto state = prev[0][1].as<std::string>();
@@ -73,6 +74,22 @@ bool record_reconnect_gap(pqxx::work& tx, std::int64_t camera_id, std::int64_t n
   if (!why.empty()) detail = why.substr(0, 500);
   record_gap(tx, prev[0][0].as<std::int64_t>(), from, now_us, "source_lost", detail);
   return true;
+}
+
+int end_streams_after_crash(pqxx::work& tx, const std::vector<std::int64_t>& disk_ids, std::int64_t restart_us) {
+  std::string ids = "{";
+  for (std::size_t i = 0; i < disk_ids.size(); ++i) ids += (i ? "," : "") + std::to_string(disk_ids[i]);
+  ids += "}";
+  const auto ended = tx.exec_params(
+      "UPDATE streams s SET state = 'interrupted', ended_at_us = GREATEST(s.started_at_us, "
+      "  COALESCE((SELECT max(end_us) FROM segments g WHERE g.stream_id = s.id), s.started_at_us)) "
+      "WHERE s.state IN ('pending', 'recording') AND s.disk_id = ANY($1::bigint[]) RETURNING s.id, s.ended_at_us",
+      ids);
+  for (const auto& row : ended) {
+    record_gap(tx, row[0].as<std::int64_t>(), row[1].as<std::int64_t>(), restart_us, "crash_recovery",
+               "vigild stopped while recording (crash, kill or power loss); the stream was not ended");
+  }
+  return static_cast<int>(ended.size());
 }
 
 void end_stream(pqxx::work& tx, std::int64_t stream_id, const std::string& state, std::int64_t ended_at_us) {

@@ -52,6 +52,12 @@ void record_gap(pqxx::work& tx, std::int64_t stream_id, std::int64_t from_us, st
 // WHY, when given, replaces the detail (the recorder knows the cause, e.g. "camera unreachable").
 bool record_reconnect_gap(pqxx::work& tx, std::int64_t camera_id, std::int64_t now_us, const std::string& why = {});
 
+// After an unclean stop (kill -9, power loss): streams on DISK_IDS still 'recording' were never
+// ended. Each becomes 'interrupted' at its last recorded instant, and the time from there to
+// RESTART_US is a crash_recovery gap. Returns how many streams were ended. Run after volume
+// recovery (which puts their last segments into the catalog) and before sessions open.
+int end_streams_after_crash(pqxx::work& tx, const std::vector<std::int64_t>& disk_ids, std::int64_t restart_us);
+
 // stopped (ended cleanly) or interrupted (source lost, server stopping).
 void end_stream(pqxx::work& tx, std::int64_t stream_id, const std::string& state, std::int64_t ended_at_us);
 
