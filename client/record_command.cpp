@@ -32,6 +32,8 @@ constexpr const char* kUsage =
     "  --rate MBPS       declared rate in Mbit/s (default: measured over the first 2 s of INPUT)\n"
     "  --duration S      stop after S seconds of media\n"
     "  --fast            do not pace at real time (files only; vigild still polices the rate)\n"
+    "  --retry-for S     when vigild goes away, reconnect (backoff 1 s to 30 s) for up to S seconds and\n"
+    "                    resend everything not acknowledged (default 300)\n"
     "  --gap-reason TEXT why this camera's previous recording ended (recorded as the gap's detail;\n"
     "                    the camera manager passes it when it restarts a pull)\n\n"
     "SIGINT/SIGTERM stop reading the input; what was read is still sent and acknowledged.\n"
@@ -61,7 +63,7 @@ struct Pending {
 
 int record_main(const std::string& server, const std::string& token, const std::vector<std::string>& args) {
   std::string name, input, gap_reason;
-  double rate_mbps = 0, duration_s = 0;
+  double rate_mbps = 0, duration_s = 0, retry_for_s = 300;
   bool fast = false;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const auto& a = args[i];
@@ -74,6 +76,7 @@ int record_main(const std::string& server, const std::string& token, const std::
     else if (a == "--duration") duration_s = std::atof(value().c_str());
     else if (a == "--fast") fast = true;
     else if (a == "--gap-reason") gap_reason = value();
+    else if (a == "--retry-for") retry_for_s = std::atof(value().c_str());
     else if (!a.empty() && a[0] == '-') {
       std::cerr << "vigil record: unknown option " << a << "\n" << kUsage;
       return kExitUsage;
@@ -154,6 +157,9 @@ int record_main(const std::string& server, const std::string& token, const std::
   };
   const double tb = av_q2d(vs->time_base);
   std::int64_t first_ts = AV_NOPTS_VALUE;
+  // When the first packet was read: with a live camera, about when it was captured.
+  const std::int64_t read_start_wall_us =
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   while (ahead_span_s < 2.0) {
     auto p = read_packet();
     if (!p) break;
@@ -172,14 +178,12 @@ int record_main(const std::string& server, const std::string& token, const std::
     rate_bps = std::max(64e3, ahead_bytes * 8 / span * 1.5);
   }
 
-  std::unique_ptr<WireClient> client;
-  try {
-    client = std::make_unique<WireClient>(server, std::chrono::seconds(30));
-    client->hello("vigil-record", token);
-  } catch (const std::exception& e) {
-    std::cerr << "vigil record: " << e.what() << "\n";
-    return kExitUnreachable;
-  }
+  // The recorder's clock for every packet: wall = pts + offset, pinned at the first packet read,
+  // so packets resent after a reconnect keep the time they were captured.
+  std::int64_t wall_offset_us = 0;
+  bool have_wall = false;
+  const auto to_us = [&](std::int64_t ts) { return static_cast<std::int64_t>(static_cast<double>(ts) * tb * 1e6); };
+
   proto::Envelope open;
   auto* o = open.mutable_open_record();
   o->set_stream_name(name);
@@ -195,28 +199,75 @@ int record_main(const std::string& server, const std::string& token, const std::
   o->set_declared_average_rate_bps(static_cast<std::uint64_t>(rate_bps));
   o->set_declared_peak_rate_bps(static_cast<std::uint64_t>(rate_bps));
   o->set_gap_reason(gap_reason);
-  std::uint64_t stream_id = 0;
-  try {
-    client->send(open);
-    auto reply = client->receive();
-    if (reply.msg.has_refuse()) {
-      std::cerr << "vigil record: refused by admission: " << reply.msg.refuse().reason() << " (largest rate that fits: "
-                << static_cast<double>(reply.msg.refuse().largest_rate_bps()) / 1e6 << " Mbit/s)\n";
-      return kExitRefused;
-    }
-    if (!reply.msg.has_admit()) throw std::runtime_error("unexpected reply to open-record");
-    stream_id = reply.msg.admit().stream_id();
-    std::cerr << "vigil record: admitted as stream " << stream_id << " at " << rate_bps / 1e6 << " Mbit/s, cycle "
-              << static_cast<double>(reply.msg.admit().cycle_us()) / 1e3 << " ms\n";
-  } catch (const std::exception& e) {
-    std::cerr << "vigil record: " << e.what() << "\n";
-    return kExitFailure;
-  }
 
-  // Send loop: bursts of ~100 ms of media, a ping as barrier, refused packets resent after
-  // the next acknowledgement. Everything not yet acknowledged stays in `unacked`.
-  std::deque<Pending> unacked;  // sequence = index + base
+  // Everything not yet acknowledged stays in `unacked` (sequence = index + base), across
+  // reconnects: a new session renumbers it from 1 and sends it again.
+  std::deque<Pending> unacked;
   std::uint64_t base = 1, next_seq = 1, acked = 0, sent_upto = 0;
+  std::uint64_t total_read = 0, acked_total = 0;  // over all sessions
+  std::unique_ptr<WireClient> client;
+  std::uint64_t stream_id = 0;
+  int sessions = 0;
+
+  // Connects and opens the stream; nullopt on success, else the exit code (refusal is final;
+  // an unreachable server is retried by the caller when this is a reconnect).
+  auto connect = [&]() -> std::optional<int> {
+    try {
+      client = std::make_unique<WireClient>(server, std::chrono::seconds(30));
+      client->hello("vigil-record", token);
+    } catch (const std::exception& e) {
+      std::cerr << "vigil record: cannot reach vigild at " << server << ": " << e.what() << "\n";
+      return kExitUnreachable;
+    }
+    if (sessions > 0 && !unacked.empty()) {
+      const auto& first = unacked.front().env.media_packet();
+      if (have_wall && first.has_pts()) o->set_first_wall_us(to_us(first.pts()) + wall_offset_us);
+      o->set_gap_reason(gap_reason.empty() ? "recorder lost its connection to vigild; reconnected" : gap_reason);
+    } else if (have_wall && !ahead.empty() && ahead.front()->pts != AV_NOPTS_VALUE) {
+      o->set_first_wall_us(to_us(ahead.front()->pts) + wall_offset_us);
+    }
+    try {
+      client->send(open);
+      auto reply = client->receive();
+      if (reply.msg.has_refuse()) {
+        std::cerr << "vigil record: refused by admission: " << reply.msg.refuse().reason()
+                  << " (largest rate that fits: " << static_cast<double>(reply.msg.refuse().largest_rate_bps()) / 1e6
+                  << " Mbit/s)\n";
+        return kExitRefused;
+      }
+      if (!reply.msg.has_admit()) throw std::runtime_error("unexpected reply to open-record");
+      stream_id = reply.msg.admit().stream_id();
+      std::cerr << "vigil record: admitted as stream " << stream_id << " at " << rate_bps / 1e6 << " Mbit/s, cycle "
+                << static_cast<double>(reply.msg.admit().cycle_us()) / 1e3 << " ms\n";
+    } catch (const std::exception& e) {
+      std::cerr << "vigil record: " << e.what() << "\n";
+      return kExitUnreachable;
+    }
+    // Renumber what is still unacknowledged for the new stream.
+    acked_total += acked;
+    acked = 0;
+    base = 1;
+    std::uint64_t seq = 1;
+    for (auto& pd : unacked) {
+      pd.env.mutable_media_packet()->set_stream_id(stream_id);
+      pd.env.mutable_media_packet()->set_sequence(seq++);
+    }
+    next_seq = seq;
+    sent_upto = 0;
+    ++sessions;
+    return std::nullopt;
+  };
+  // The first packet read pins the recorder's clock.
+  if (!ahead.empty()) {
+    const auto& p = ahead.front();
+    const std::int64_t ts = p->pts != AV_NOPTS_VALUE ? p->pts : p->dts;
+    if (ts != AV_NOPTS_VALUE) {
+      wall_offset_us = read_start_wall_us - to_us(ts);
+      have_wall = true;
+    }
+  }
+  if (auto rc = connect()) return *rc;
+
   const auto t0 = std::chrono::steady_clock::now();
   std::int64_t media_t0 = AV_NOPTS_VALUE;
   auto take = [&](const Received& r) {
@@ -234,91 +285,118 @@ int record_main(const std::string& server, const std::string& token, const std::
     }
     return input_done ? nullptr : read_packet();
   };
-  try {
-    bool more = true;
-    while (more || sent_upto < next_seq - 1) {
-      // Take the next ~100 ms of media into the unacked queue.
-      double burst_end = -1;
-      while (more) {
-        auto p = next_packet();
-        if (!p) {
-          more = false;
-          break;
-        }
-        const std::int64_t ts = p->pts != AV_NOPTS_VALUE ? p->pts : p->dts;
-        if (ts != AV_NOPTS_VALUE && media_t0 == AV_NOPTS_VALUE) media_t0 = ts;
-        const double at = ts != AV_NOPTS_VALUE ? static_cast<double>(ts - media_t0) * tb : 0;
-        if (duration_s > 0 && at >= duration_s) {
-          more = false;
-          break;
-        }
-        Pending pd;
-        auto* m = pd.env.mutable_media_packet();
-        m->set_stream_id(stream_id);
-        m->set_sequence(next_seq++);
-        m->set_has_pts(p->pts != AV_NOPTS_VALUE);
-        m->set_pts(p->pts != AV_NOPTS_VALUE ? p->pts : 0);
-        m->set_has_dts(p->dts != AV_NOPTS_VALUE);
-        m->set_dts(p->dts != AV_NOPTS_VALUE ? p->dts : 0);
-        m->set_duration(p->duration);
-        m->set_keyframe((p->flags & AV_PKT_FLAG_KEY) != 0);
-        m->set_payload_bytes(static_cast<std::uint32_t>(p->size));
-        pd.payload.assign(reinterpret_cast<const std::byte*>(p->data), reinterpret_cast<const std::byte*>(p->data) + p->size);
-        unacked.push_back(std::move(pd));
-        if (burst_end < 0) burst_end = at + 0.1;
-        if (at >= burst_end) break;
-      }
-      // Real-time pacing: do not send media before its time.
-      if (!fast && burst_end > 0) {
-        std::this_thread::sleep_until(t0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                               std::chrono::duration<double>(burst_end - 0.1)));
-      }
-      // Send what has not been sent (or was refused), then a ping as barrier.
-      for (std::uint64_t seq = sent_upto + 1; seq < next_seq; ++seq) {
-        const auto& pd = unacked[seq - base];
-        client->send(pd.env, pd.payload);
-      }
-      sent_upto = next_seq - 1;
-      proto::Envelope ping;
-      ping.mutable_ping()->set_nonce(sent_upto);
-      client->send(ping);
-      std::uint64_t first_refused = 0;
-      for (;;) {
-        try {
-          auto r = client->receive();
-          take(r);
-          if (r.msg.has_pong()) break;
-        } catch (const ServerError& e) {
-          if (e.code != proto::ERROR_CODE_RATE_EXCEEDED && e.code != proto::ERROR_CODE_INVALID_ARGUMENT) throw;
-          if (first_refused == 0) first_refused = e.related_sequence;
-        }
-      }
-      if (first_refused) {
-        // Policed: wait for the next cycle to take data, then resend from the refused packet.
-        const auto before = acked;
-        while (acked == before) take(client->receive());
-        sent_upto = std::max(first_refused, base) - 1;
-      }
-    }
-    // Everything sent: half-close and read acknowledgements until vigild ends the stream.
-    ::shutdown(client->native_handle(), SHUT_WR);
+  bool more = true;
+  for (;;) {
     try {
-      for (;;) take(client->receive());
-    } catch (const std::exception&) {
-      // the server closed after its last acknowledgement
+      // Send loop: bursts of ~100 ms of media, a ping as barrier, refused packets resent after
+      // the next acknowledgement.
+      while (more || sent_upto < next_seq - 1) {
+        double burst_end = -1;
+        while (more) {
+          auto p = next_packet();
+          if (!p) {
+            more = false;
+            break;
+          }
+          const std::int64_t ts = p->pts != AV_NOPTS_VALUE ? p->pts : p->dts;
+          if (ts != AV_NOPTS_VALUE && media_t0 == AV_NOPTS_VALUE) media_t0 = ts;
+          const double at = ts != AV_NOPTS_VALUE ? static_cast<double>(ts - media_t0) * tb : 0;
+          if (duration_s > 0 && at >= duration_s) {
+            more = false;
+            break;
+          }
+          Pending pd;
+          auto* m = pd.env.mutable_media_packet();
+          m->set_stream_id(stream_id);
+          m->set_sequence(next_seq++);
+          m->set_has_pts(p->pts != AV_NOPTS_VALUE);
+          m->set_pts(p->pts != AV_NOPTS_VALUE ? p->pts : 0);
+          m->set_has_dts(p->dts != AV_NOPTS_VALUE);
+          m->set_dts(p->dts != AV_NOPTS_VALUE ? p->dts : 0);
+          m->set_duration(p->duration);
+          m->set_keyframe((p->flags & AV_PKT_FLAG_KEY) != 0);
+          m->set_payload_bytes(static_cast<std::uint32_t>(p->size));
+          pd.payload.assign(reinterpret_cast<const std::byte*>(p->data),
+                            reinterpret_cast<const std::byte*>(p->data) + p->size);
+          unacked.push_back(std::move(pd));
+          ++total_read;
+          if (burst_end < 0) burst_end = at + 0.1;
+          if (at >= burst_end) break;
+        }
+        // Real-time pacing: do not send media before its time.
+        if (!fast && burst_end > 0) {
+          std::this_thread::sleep_until(t0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                 std::chrono::duration<double>(burst_end - 0.1)));
+        }
+        // Send what has not been sent (or was refused), then a ping as barrier.
+        for (std::uint64_t seq = sent_upto + 1; seq < next_seq; ++seq) {
+          const auto& pd = unacked[seq - base];
+          client->send(pd.env, pd.payload);
+        }
+        sent_upto = next_seq - 1;
+        proto::Envelope ping;
+        ping.mutable_ping()->set_nonce(sent_upto);
+        client->send(ping);
+        std::uint64_t first_refused = 0;
+        for (;;) {
+          try {
+            auto r = client->receive();
+            take(r);
+            if (r.msg.has_pong()) break;
+          } catch (const ServerError& e) {
+            if (e.code != proto::ERROR_CODE_RATE_EXCEEDED && e.code != proto::ERROR_CODE_INVALID_ARGUMENT) throw;
+            if (first_refused == 0) first_refused = e.related_sequence;
+          }
+        }
+        if (first_refused) {
+          // Policed: wait for the next cycle to take data, then resend from the refused packet.
+          const auto before = acked;
+          while (acked == before) take(client->receive());
+          sent_upto = std::max(first_refused, base) - 1;
+        }
+      }
+      // Everything sent: half-close and read acknowledgements until vigild ends the stream.
+      ::shutdown(client->native_handle(), SHUT_WR);
+      try {
+        for (;;) take(client->receive());
+      } catch (const std::exception&) {
+        // the server closed after its last acknowledgement
+      }
+      if (unacked.empty() || g_stop.load()) break;
+      throw std::runtime_error("vigild closed the stream before acknowledging everything");
+    } catch (const ServerError& e) {
+      std::cerr << "vigil record: " << e.what() << " (last acknowledged packet " << acked << ")\n";
+      acked_total += acked;
+      return kExitFailure;
+    } catch (const std::exception& e) {
+      // The connection to vigild is gone: keep what is not acknowledged and reconnect with
+      // backoff (1 s doubling to 30 s) for up to --retry-for seconds.
+      std::cerr << "vigil record: lost vigild (" << e.what() << "); " << unacked.size()
+                << " packets kept for resending\n";
+      const auto give_up = std::chrono::steady_clock::now() + std::chrono::duration<double>(retry_for_s);
+      auto delay = std::chrono::milliseconds(1000);
+      std::optional<int> rc = kExitUnreachable;
+      while (rc && !g_stop.load() && std::chrono::steady_clock::now() < give_up) {
+        std::this_thread::sleep_for(delay);
+        delay = std::min(delay * 2, std::chrono::milliseconds(30'000));
+        rc = connect();
+        if (rc && *rc != kExitUnreachable) return *rc;  // refused: final
+      }
+      if (rc) {
+        std::cerr << "vigil record: gave up reconnecting; " << unacked.size() << " packets were not stored\n";
+        return kExitFailure;
+      }
     }
-  } catch (const std::exception& e) {
-    std::cerr << "vigil record: " << e.what() << " (last acknowledged packet " << acked << ")\n";
-    return kExitFailure;
   }
-  const std::uint64_t total = next_seq - 1;
-  std::cout << "recorded " << total << " packets of " << name << " as stream " << stream_id << "; " << acked
-            << " acknowledged as durable\n";
+  acked_total += acked;
   if (g_stop.load()) std::cerr << "vigil record: stopped by signal\n";
+  std::cout << "recorded " << total_read << " packets of " << name << " as stream " << stream_id << "; " << acked_total
+            << " acknowledged as durable" << (sessions > 1 ? " (over " + std::to_string(sessions) + " connections)" : "")
+            << "\n";
   // A camera that went away is a failure for whoever restarts the recorder, even if everything
   // read from it was stored.
   if (input_lost) return kExitFailure;
-  return acked == total ? kExitOk : kExitFailure;
+  return acked_total == total_read ? kExitOk : kExitFailure;
 }
 
 }  // namespace vigil::client

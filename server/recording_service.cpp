@@ -25,6 +25,8 @@ std::int64_t now_us() {
 // longer than 10 s without closing its connection is treated as having restarted its clock.
 constexpr std::int64_t kMaxBackwardsUs = 1'000'000;
 constexpr std::int64_t kMaxForwardUs = 10'000'000;
+// A recorder's clock further than this from ours is not trusted for timestamps.
+constexpr std::int64_t kMaxClockSkewUs = 3'600'000'000;
 
 proto::Refuse refuse(proto::RefuseReason code, std::string reason, std::uint64_t largest_bps = 0) {
   proto::Refuse r;
@@ -81,6 +83,12 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
     co_return refuse(code, why, static_cast<std::uint64_t>(last.max_rate * 8));
   }
 
+  // The recorder's clock, if it gives one and it is sane: its first packet's capture time.
+  const std::int64_t opened_at = now_us();
+  std::int64_t first_wall = 0;
+  if (req.first_wall_us() != 0 && std::llabs(req.first_wall_us() - opened_at) < kMaxClockSkewUs) {
+    first_wall = req.first_wall_us();
+  }
   // Catalog rows, on the catalog pool.
   const std::int64_t disk_id = chosen->disk_id;
   std::int64_t stream_id = 0;
@@ -89,11 +97,13 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
       pqxx::work tx(c);
       const auto cam = catalog::ensure_camera(tx, req.stream_name());
       // Reconnecting continues the camera's recording: the hole since its last stream is a gap.
-      catalog::record_reconnect_gap(tx, cam, now_us(), req.gap_reason());
+      catalog::record_reconnect_gap(tx, cam, first_wall ? std::min(first_wall, opened_at) : opened_at,
+                                    req.gap_reason());
       const auto id = catalog::open_stream(
           tx, {.camera_id = cam, .codec = codec.codec_name(), .extradata = codec.extradata(), .width = codec.width(),
                .height = codec.height(), .declared_rate_bps = static_cast<std::int64_t>(peak_bps),
-               .admitted_rate_bps = static_cast<std::int64_t>(peak_bps), .disk_id = disk_id, .started_at_us = now_us()});
+               .admitted_rate_bps = static_cast<std::int64_t>(peak_bps), .disk_id = disk_id,
+               .started_at_us = first_wall ? std::min(first_wall, opened_at) : opened_at});
       tx.commit();
       return id;
     });
@@ -109,6 +119,7 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
   r->demand = demand;
   r->time_num = codec.time_base_num();
   r->time_den = codec.time_base_den();
+  r->first_wall_us = first_wall;
   r->notify = std::move(notify);
   const auto& sched_cfg = chosen->io->scheduler().config();
   const double cycle_s = std::chrono::duration<double>(sched_cfg.cycle).count();
@@ -171,7 +182,7 @@ Result<void> RecordingService::packet(Recording& r, const proto::MediaPacket& m,
   // B-frame sources) continue from the previous packet's end.
   if (m.has_pts()) {
     if (!r.have_offset) {
-      r.wall_offset_us = now_us() - to_us(m.pts());
+      r.wall_offset_us = (r.first_wall_us ? r.first_wall_us : now_us()) - to_us(m.pts());
       r.have_offset = true;
     } else if (r.last_end_us) {
       // A timestamp jump or wrap (a camera restarting its clock, a 33-bit RTP wrap) is a

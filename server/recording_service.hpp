@@ -51,6 +51,7 @@ class RecordingService {
     std::int64_t time_num = 1, time_den = 1'000'000;  // codec time base
     std::int64_t wall_offset_us = 0;                  // wall clock = pts_us + offset
     bool have_offset = false;
+    std::int64_t first_wall_us = 0;                   // the recorder's wall time of its first packet (0: arrival)
     std::int64_t last_end_us = 0;
     std::uint64_t last_sequence = 0;                  // last packet accepted
     std::uint64_t discontinuities = 0;                // timestamp jumps re-pinned to wall time

@@ -1,5 +1,7 @@
 #include "tests/support/vigild_process.hpp"
 
+#include <algorithm>
+
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -15,7 +17,12 @@ namespace vigil::test {
 VigildProcess::VigildProcess(const fs::path& data_dir, std::vector<std::string> extra_args)
     : data_dir_(data_dir), log_path_(data_dir.parent_path() / (data_dir.filename().string() + "-vigild.log")) {
   server::SpawnOptions opts;
-  opts.argv = {VIGILD_PATH, "--data", data_dir.string(), "--listen", "127.0.0.1:0", "--http-port", "0"};
+  opts.argv = {VIGILD_PATH, "--data", data_dir.string(), "--http-port", "0"};
+  // Any free port, unless the test needs a fixed one (a client reconnecting after a restart).
+  if (std::find(extra_args.begin(), extra_args.end(), "--listen") == extra_args.end()) {
+    opts.argv.push_back("--listen");
+    opts.argv.push_back("127.0.0.1:0");
+  }
   for (auto& a : extra_args) opts.argv.push_back(std::move(a));
   opts.output_file = log_path_;
   opts.new_session = false;
