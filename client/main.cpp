@@ -83,7 +83,9 @@ void usage(std::ostream& out) {
       << "Commands:\n";
   for (const auto& [name, cmd] : commands()) out << "  " << name << std::string(12 - name.size(), ' ') << cmd.summary << "\n";
   out << "\nOptions:\n"
-      << "  --server HOST:PORT  vigild's wire-protocol address (env VIGIL_SERVER; default 127.0.0.1:7070)\n"
+      << "  --server HOST:PORT  vigild's wire-protocol address (env VIGIL_SERVER; default 127.0.0.1:7070);\n"
+      << "                      tls://HOST:PORT for a vigild started with --tls-cert\n"
+      << "  --tls-ca FILE       PEM certificate(s) to trust for tls:// (env VIGIL_TLS_CA; default: the system's)\n"
       << "  --token TOKEN       access token (env VIGIL_TOKEN)\n"
       << "  -h, --help          show this help\n"
       << "  --version           print the version\n\n"
@@ -106,6 +108,10 @@ int main(int argc, char** argv) {
     if (a == "--version") {
       std::cout << "vigil " VIGIL_VERSION "\n";
       return kExitOk;
+    }
+    if (a == "--tls-ca" && i + 1 < argc) {
+      ::setenv("VIGIL_TLS_CA", argv[++i], 1);  // read by every wire connection of this process
+      continue;
     }
     if ((a == "--server" || a == "--token") && i + 1 < argc) {
       (a == "--server" ? g.server : g.token) = argv[++i];

@@ -355,8 +355,8 @@ int record_main(const std::string& server, const std::string& token, const std::
           sent_upto = std::max(first_refused, base) - 1;
         }
       }
-      // Everything sent: half-close and read acknowledgements until vigild ends the stream.
-      ::shutdown(client->native_handle(), SHUT_WR);
+      // Everything sent: say so and read acknowledgements until vigild ends the stream.
+      client->end_recording(stream_id);
       try {
         for (;;) take(client->receive());
       } catch (const std::exception&) {

@@ -4,14 +4,19 @@
 #include <sys/time.h>
 
 #include <boost/asio/connect.hpp>
+#include <boost/asio/ssl/error.hpp>
+#include <boost/asio/ssl/host_name_verification.hpp>
 #include <boost/asio/write.hpp>
+#include <cstdlib>
 #include <array>
 
 namespace asio = boost::asio;
 
 namespace vigil::client {
 
-WireClient::WireClient(const std::string& host_port, std::chrono::milliseconds timeout) : socket_(io_) {
+WireClient::WireClient(const std::string& address, std::chrono::milliseconds timeout) : socket_(io_) {
+  const bool use_tls = address.rfind("tls://", 0) == 0;
+  const std::string host_port = use_tls ? address.substr(6) : address;
   auto colon = host_port.rfind(':');
   if (colon == std::string::npos) throw std::invalid_argument("server address must be HOST:PORT, got '" + host_port + "'");
   std::string host = host_port.substr(0, colon);
@@ -28,13 +33,36 @@ WireClient::WireClient(const std::string& host_port, std::chrono::milliseconds t
   tv.tv_usec = (timeout.count() % 1000) * 1000;
   ::setsockopt(socket_.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   ::setsockopt(socket_.native_handle(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  if (!use_tls) return;
+  tls_context_ = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
+  tls_context_->set_options(asio::ssl::context::no_sslv2 | asio::ssl::context::no_sslv3 |
+                            asio::ssl::context::no_tlsv1 | asio::ssl::context::no_tlsv1_1);
+  if (const char* ca = std::getenv("VIGIL_TLS_CA"); ca && *ca) {
+    tls_context_->load_verify_file(ca, ec);
+    if (ec) throw std::runtime_error(std::string("cannot read VIGIL_TLS_CA ") + ca + ": " + ec.message());
+  } else {
+    tls_context_->set_default_verify_paths();
+  }
+  tls_ = std::make_unique<asio::ssl::stream<asio::ip::tcp::socket&>>(socket_, *tls_context_);
+  tls_->set_verify_mode(asio::ssl::verify_peer);
+  tls_->set_verify_callback(asio::ssl::host_name_verification(host));
+  SSL_set_tlsext_host_name(tls_->native_handle(), host.c_str());  // SNI: a courtesy; verification does not rely on it
+  tls_->handshake(asio::ssl::stream_base::client, ec);
+  if (ec) throw std::runtime_error("TLS handshake with vigild at " + host_port + " failed: " + ec.message());
+}
+
+void WireClient::end_recording(std::uint64_t stream_id) {
+  proto::Envelope end;
+  end.mutable_end_record()->set_stream_id(stream_id);
+  send(end);
 }
 
 void WireClient::send(const proto::Envelope& msg, std::span<const std::byte> payload) {
   out_.clear();
   proto::append_frame(out_, msg, payload);
   boost::system::error_code ec;
-  asio::write(socket_, asio::buffer(out_), ec);
+  if (tls_) asio::write(*tls_, asio::buffer(out_), ec);
+  else asio::write(socket_, asio::buffer(out_), ec);
   if (ec) throw std::runtime_error("sending to vigild failed: " + ec.message());
 }
 
@@ -51,8 +79,10 @@ Received WireClient::receive() {
       return r;
     }
     boost::system::error_code ec;
-    std::size_t n = socket_.read_some(asio::buffer(buf), ec);
-    if (ec == asio::error::eof) throw std::runtime_error("vigild closed the connection");
+    std::size_t n = tls_ ? tls_->read_some(asio::buffer(buf), ec) : socket_.read_some(asio::buffer(buf), ec);
+    if (ec == asio::error::eof || ec == asio::ssl::error::stream_truncated) {
+      throw std::runtime_error("vigild closed the connection");
+    }
     if (ec == asio::error::would_block || ec == asio::error::try_again) {
       throw std::runtime_error("vigild did not answer in time");
     }

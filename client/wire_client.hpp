@@ -1,9 +1,14 @@
 #pragma once
 // A blocking wire-protocol client for the `vigil` CLI: one TCP connection to vigild,
-// frames encoded and decoded by proto/frame_codec. Errors: throws (CLI layer policy);
+// frames encoded and decoded by proto/frame_codec. "tls://HOST:PORT" connects over TLS and
+// verifies the server's certificate and name against VIGIL_TLS_CA (a PEM file) or the system's
+// trusted CAs. Errors: throws (CLI layer policy);
 // a server Error frame becomes a ServerError carrying its code.
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/stream.hpp>
+#include <memory>
 #include <chrono>
 #include <stdexcept>
 #include <string>
@@ -36,10 +41,15 @@ class WireClient {
   proto::HelloReply hello(const std::string& client_name, const std::string& token);
   // The socket, for a client that half-closes (shutdown of its sending side) to end a recording.
   int native_handle() { return socket_.native_handle(); }
+  // Ends recording STREAM_ID: EndRecord (over plain TCP or TLS alike); then read until closed.
+  void end_recording(std::uint64_t stream_id);
+  bool tls() const noexcept { return tls_ != nullptr; }
 
  private:
   boost::asio::io_context io_;
   boost::asio::ip::tcp::socket socket_;
+  std::unique_ptr<boost::asio::ssl::context> tls_context_;
+  std::unique_ptr<boost::asio::ssl::stream<boost::asio::ip::tcp::socket&>> tls_;
   proto::FrameDecoder decoder_;
   std::string out_;
 };

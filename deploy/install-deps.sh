@@ -10,7 +10,7 @@ packages=(
   libavformat-dev libavcodec-dev libavutil-dev libswscale-dev ffmpeg
   libprotobuf-dev protobuf-compiler
   libpq-dev libpqxx-dev postgresql-15
-  liburing-dev libisal-dev
+  liburing-dev libisal-dev libssl-dev openssl
   curl procps
   gnuplot-nox
   # Test peers: a real RTSP camera (GStreamer's RTSP server, run with Debian's /usr/bin/python3).

@@ -79,6 +79,9 @@ ParsedArgs parse_server_args(int argc, const char* const argv[]) {
        "conservative (Adm1, never over-admits), aggressive (Adm2), adm3, statistical or analytic")
       ("io-depth", po::value(&cfg.io_depth)->value_name("N")->default_value(cfg.io_depth),
        "chunks in flight per disk (1 or 2)")
+      ("tls-cert", po::value<std::string>()->value_name("FILE"),
+       "PEM certificate chain: the wire protocol is served over TLS only (clients use --server tls://HOST:PORT)")
+      ("tls-key", po::value<std::string>()->value_name("FILE"), "PEM private key of --tls-cert")
       ("recorder", po::value<std::string>()->value_name("PATH"),
        "the `vigil` binary that records pulled cameras (`vigil camera add`); default: beside vigild, or the "
        "build tree's")
@@ -138,6 +141,9 @@ ParsedArgs parse_server_args(int argc, const char* const argv[]) {
     if (cfg.cycle_ms < 100 || cfg.cycle_ms > 60'000) throw ConfigError("--cycle-ms must be between 100 and 60000");
     if (vm.count("profile")) cfg.profile = vm["profile"].as<std::string>();
     if (vm.count("recorder")) cfg.recorder = vm["recorder"].as<std::string>();
+    if (vm.count("tls-cert")) cfg.tls_cert = vm["tls-cert"].as<std::string>();
+    if (vm.count("tls-key")) cfg.tls_key = vm["tls-key"].as<std::string>();
+    if (cfg.tls_cert.has_value() != cfg.tls_key.has_value()) throw ConfigError("--tls-cert and --tls-key go together");
     if (vm.count("no-camera-pull") && vm["no-camera-pull"].as<bool>()) cfg.pull_cameras = false;
     if (!admission::policy_from_name(cfg.admission_policy)) {
       throw ConfigError("--admission-policy: unknown policy '" + cfg.admission_policy +

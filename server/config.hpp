@@ -38,7 +38,8 @@ struct ServerConfig {
   std::optional<std::filesystem::path> profile;  // disk profile to use (and store) where the catalog has none
   std::string admission_policy = "conservative";
   std::optional<std::filesystem::path> recorder;  // `vigil` binary for pulled cameras; none: beside vigild
-  bool pull_cameras = true;                       // run the camera manager (needs a volume)
+  bool pull_cameras = true;
+  std::optional<std::filesystem::path> tls_cert, tls_key;  // both: the wire protocol is TLS only                       // run the camera manager (needs a volume)
 };
 
 struct ConfigError : std::runtime_error {

@@ -6,6 +6,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/json.hpp>
@@ -214,13 +215,28 @@ int run_daemon(const ServerConfig& cfg) {
   PlaybackService playback(recording, catalog);
   HttpServer http(io, resolve_numeric(cfg.http_address, cfg.http_port, "http-address"),
                   make_http_routes(RouteContext{catalog, mode}));
+  std::shared_ptr<boost::asio::ssl::context> tls;
+  if (cfg.tls_cert) {
+    tls = std::make_shared<boost::asio::ssl::context>(boost::asio::ssl::context::tls_server);
+    tls->set_options(boost::asio::ssl::context::no_sslv2 | boost::asio::ssl::context::no_sslv3 |
+                     boost::asio::ssl::context::no_tlsv1 | boost::asio::ssl::context::no_tlsv1_1);
+    try {
+      tls->use_certificate_chain_file(cfg.tls_cert->string());
+      tls->use_private_key_file(cfg.tls_key->string(), boost::asio::ssl::context::pem);
+    } catch (const std::exception& e) {
+      throw std::runtime_error("TLS: cannot use --tls-cert " + cfg.tls_cert->string() + " / --tls-key " +
+                               cfg.tls_key->string() + ": " + e.what());
+    }
+    // Pulled cameras' recorders connect to this server over TLS and trust its certificate.
+    if (!std::getenv("VIGIL_TLS_CA")) ::setenv("VIGIL_TLS_CA", fs::absolute(*cfg.tls_cert).c_str(), 1);
+  }
   WireServer wire(io, resolve_numeric(cfg.listen.host, cfg.listen.port, "listen"),
                   WireOptions{.max_payload_bytes = cfg.max_frame_bytes, .recording = volumes.empty() ? nullptr : &recording,
-                              .playback = volumes.empty() ? nullptr : &playback});
+                              .playback = volumes.empty() ? nullptr : &playback, .tls = tls});
   http.start();
   wire.start();
   write_endpoints(cfg.data_dir, wire.local_endpoint(), http.local_endpoint());
-  log::info("vigild listening", {{"wire", wire.local_endpoint().address().to_string() + ":" +
+  log::info("vigild listening", {{"wire", std::string(tls ? "tls://" : "") + wire.local_endpoint().address().to_string() + ":" +
                                               std::to_string(wire.local_endpoint().port())},
                                  {"http", "http://" + http.local_endpoint().address().to_string() + ":" +
                                               std::to_string(http.local_endpoint().port())},
@@ -233,7 +249,7 @@ int run_daemon(const ServerConfig& cfg) {
     const auto ep = wire.local_endpoint();
     cameras = std::make_unique<CameraManager>(CameraManagerConfig{
         .conninfo = conninfo,
-        .wire = ep.address().to_string() + ":" + std::to_string(ep.port()),
+        .wire = std::string(tls ? "tls://" : "") + ep.address().to_string() + ":" + std::to_string(ep.port()),
         .recorder = cfg.recorder ? *cfg.recorder : default_recorder_path(),
         .log_dir = fs::absolute(cfg.data_dir) / "log"});
   }

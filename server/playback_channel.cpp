@@ -121,8 +121,9 @@ std::optional<PlaybackChannel::Out> PlaybackChannel::next(Clock::time_point now,
         auto* g = end_.add_gaps();
         g->set_from_us(gop_->from_pts);
         g->set_to_us(gop_->to_pts);
-        g->set_reason("corruption: a GOP failed its checksum and was skipped");
-        log::warn("playback skipped a damaged GOP", {{"playback", playback_->id}, {"from_us", gop_->from_pts}});
+        g->set_reason(std::string("corruption: a GOP failed verification (") + gop_->damage + ") and was skipped");
+        log::warn("playback skipped a damaged GOP",
+                  {{"playback", playback_->id}, {"from_us", gop_->from_pts}, {"why", gop_->damage}});
         gop_.reset();
         continue;
       }

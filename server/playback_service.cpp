@@ -25,14 +25,14 @@ proto::Refuse refuse(proto::RefuseReason code, std::string reason, std::uint64_t
 }  // namespace
 
 asio::awaitable<PlaybackService::OpenResult> PlaybackService::open(const proto::OpenPlayback& req,
-                                                                   std::function<void()> notify,
+                                                                   const std::function<void()>& notify,
                                                                    std::shared_ptr<Playback>& out, std::uint64_t id) {
   const double speed = req.rate() == 0 ? 1.0 : req.rate();
   if (req.stream_name().empty()) co_return refuse(proto::REFUSE_REASON_INVALID_REQUEST, "open-playback needs a stream name");
   if (!(speed > 0 && speed <= kMaxPlaybackRate)) {
     co_return refuse(proto::REFUSE_REASON_INVALID_REQUEST, "rate must be in (0, 64]");
   }
-  if (req.live()) co_return open_live(req, std::move(notify), out, id);
+  if (req.live()) co_return open_live(req, notify, out, id);
   if (req.end_us() <= req.start_us()) {
     co_return refuse(proto::REFUSE_REASON_INVALID_REQUEST, "the end of the range must be after its start");
   }
@@ -107,7 +107,7 @@ asio::awaitable<PlaybackService::OpenResult> PlaybackService::open(const proto::
       storage::PlaybackRange{.from_pts = req.start_us(), .to_pts = req.end_us(), .keyframes_only = key_only,
                              .direction = req.direction() == proto::DIRECTION_REVERSE ? storage::ReadDirection::reverse
                                                                                        : storage::ReadDirection::forward},
-      cycle_bytes, block, std::move(notify));
+      cycle_bytes, block, notify);
   disk->io->scheduler().add_stream(p->sched_id, *p->stream);
 
   proto::PlaybackStarted started;
@@ -133,7 +133,7 @@ asio::awaitable<PlaybackService::OpenResult> PlaybackService::open(const proto::
   co_return started;
 }
 
-PlaybackService::OpenResult PlaybackService::open_live(const proto::OpenPlayback& req, std::function<void()> notify,
+PlaybackService::OpenResult PlaybackService::open_live(const proto::OpenPlayback& req, const std::function<void()>& notify,
                                                        std::shared_ptr<Playback>& out, std::uint64_t id) {
   if (req.direction() == proto::DIRECTION_REVERSE || req.keyframes_only() || (req.rate() != 0 && req.rate() != 1.0)) {
     return refuse(proto::REFUSE_REASON_INVALID_REQUEST, "live view plays forward at rate 1, every frame");
@@ -143,7 +143,7 @@ PlaybackService::OpenResult PlaybackService::open_live(const proto::OpenPlayback
   if (feed) {
     // Two cycles' worth of the camera's rate, like a stream's double buffer, plus a keyframe's room.
     const std::size_t bound = static_cast<std::size_t>(2.0 * static_cast<double>(feed->rate_bps()) / 8) + (1u << 20);
-    tap = feed->subscribe(bound, std::move(notify));
+    tap = feed->subscribe(bound, notify);
   }
   if (!tap) return refuse(proto::REFUSE_REASON_NO_SUCH_STREAM, "camera '" + req.stream_name() + "' is not recording now");
   auto p = std::make_shared<Playback>();

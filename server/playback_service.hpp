@@ -51,13 +51,13 @@ class PlaybackService {
   using OpenResult = std::variant<proto::PlaybackStarted, proto::Refuse>;
   // ID: reuse this playback id (a seek or rate change continues the same client-visible
   // playback); 0 for a new one.
-  boost::asio::awaitable<OpenResult> open(const proto::OpenPlayback& request, std::function<void()> notify,
+  boost::asio::awaitable<OpenResult> open(const proto::OpenPlayback& request, const std::function<void()>& notify,
                                           std::shared_ptr<Playback>& out, std::uint64_t id = 0);
   // Takes the playback off its disk and releases its admitted share.
   void close(const std::shared_ptr<Playback>& p);
 
  private:
-  OpenResult open_live(const proto::OpenPlayback& request, std::function<void()> notify,
+  OpenResult open_live(const proto::OpenPlayback& request, const std::function<void()>& notify,
                        std::shared_ptr<Playback>& out, std::uint64_t id);
 
   RecordingService& disks_;

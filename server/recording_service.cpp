@@ -43,7 +43,7 @@ RecordingService::RecordingService(std::vector<std::unique_ptr<Disk>> disks, Cat
     : disks_(std::move(disks)), catalog_(catalog), batcher_(batcher) {}
 
 asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto::OpenRecord& req,
-                                                                     std::function<void()> notify,
+                                                                     const std::function<void()>& notify,
                                                                      std::shared_ptr<Recording>& out) {
   const auto& codec = req.codec();
   if (req.stream_name().empty() || codec.codec_name().empty() || codec.time_base_num() <= 0 ||
@@ -120,7 +120,7 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
   r->time_num = codec.time_base_num();
   r->time_den = codec.time_base_den();
   r->first_wall_us = first_wall;
-  r->notify = std::move(notify);
+  r->notify = notify;
   const auto& sched_cfg = chosen->io->scheduler().config();
   const double cycle_s = std::chrono::duration<double>(sched_cfg.cycle).count();
   const std::size_t io_bytes = storage::stream_io_bytes(demand.peak_rate, cycle_s, chosen->volume->volume->block_bytes());
@@ -223,7 +223,10 @@ std::shared_ptr<LiveFeed> RecordingService::live_feed(const std::string& name) {
   return it == live_.end() ? nullptr : it->second.lock();
 }
 
-asio::awaitable<void> RecordingService::close(std::shared_ptr<Recording> r, bool clean) {
+asio::awaitable<void> RecordingService::close(const std::shared_ptr<Recording>& recording, bool clean) {
+  // A local copy (the caller's lives on, but this frame owns what it uses). No by-value
+  // non-trivial parameters on awaited calls: GCC 12 may destroy them twice.
+  auto r = recording;
   if (!r) co_return;
   if (r->feed) {
     r->feed->end();  // live viewers finish with the frames they have

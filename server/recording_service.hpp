@@ -63,7 +63,7 @@ class RecordingService {
   RecordingService(std::vector<std::unique_ptr<Disk>> disks, CatalogPool& catalog, catalog::Batcher& batcher);
 
   using OpenResult = std::variant<proto::Admit, proto::Refuse>;
-  boost::asio::awaitable<OpenResult> open(const proto::OpenRecord& request, std::function<void()> notify,
+  boost::asio::awaitable<OpenResult> open(const proto::OpenRecord& request, const std::function<void()>& notify,
                                           std::shared_ptr<Recording>& out);
   // rate_exceeded (policed), invalid_argument (sequence out of order, frame larger than a cycle).
   Result<void> packet(Recording& r, const proto::MediaPacket& m, std::span<const std::byte> payload);
@@ -71,7 +71,7 @@ class RecordingService {
   // takes it off the disk; its last segment and its end go to the catalog. CLEAN: the client
   // ended at a frame boundary (the stream is 'stopped' if all it sent became durable, else
   // 'interrupted').
-  boost::asio::awaitable<void> close(std::shared_ptr<Recording> r, bool clean);
+  boost::asio::awaitable<void> close(const std::shared_ptr<Recording>& recording, bool clean);
 
   // The disk that holds volume VOLUME_ID on this node, or null (playback reads there).
   Disk* disk_of_volume(std::int64_t volume_id) noexcept;

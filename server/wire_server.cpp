@@ -6,6 +6,8 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/ssl/error.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <array>
@@ -86,7 +88,26 @@ asio::awaitable<void> WireServer::session(asio::ip::tcp::socket socket) {
   boost::system::error_code ignored;
   const auto peer = socket.remote_endpoint(ignored);
   const std::string peer_text = peer.address().to_string() + ":" + std::to_string(peer.port());
-  beast::tcp_stream stream(std::move(socket));
+  if (!options_.tls) {
+    beast::tcp_stream stream(std::move(socket));
+    co_await serve(stream, id, peer_text);
+    co_return;
+  }
+  // TLS: the handshake must finish within the hello timeout, like the hello itself.
+  asio::ssl::stream<beast::tcp_stream> stream(beast::tcp_stream(std::move(socket)), *options_.tls);
+  beast::get_lowest_layer(stream).expires_after(options_.hello_timeout);
+  auto [ec] = co_await stream.async_handshake(asio::ssl::stream_base::server, asio::as_tuple(asio::use_awaitable));
+  if (ec) {
+    log::warn("wire TLS handshake failed, closed", {{"session", id}, {"peer", peer_text}, {"error", ec.message()}});
+    co_return;
+  }
+  co_await serve(stream, id, peer_text);
+}
+
+template <class Stream>
+asio::awaitable<void> WireServer::serve(Stream& stream, std::uint64_t id, const std::string& peer_text) {
+  boost::system::error_code ignored;
+  auto& tcp = beast::get_lowest_layer(stream);
   proto::FrameDecoder decoder(proto::FrameLimits{.max_payload_bytes = options_.max_payload_bytes});
   std::vector<std::byte> buf(64 * 1024);
   std::string out;
@@ -96,7 +117,7 @@ asio::awaitable<void> WireServer::session(asio::ip::tcp::socket socket) {
   auto send = [&](const proto::Envelope& msg) -> asio::awaitable<bool> {
     out.clear();
     proto::append_frame(out, msg);
-    stream.expires_after(std::chrono::seconds(30));
+    tcp.expires_after(std::chrono::seconds(30));
     auto [ec, n] = co_await asio::async_write(stream, asio::buffer(out), asio::as_tuple(asio::use_awaitable));
     (void)n;
     co_return !ec;
@@ -121,6 +142,9 @@ asio::awaitable<void> WireServer::session(asio::ip::tcp::socket socket) {
       });
     }
   };
+  // A named std::function: GCC 12 destroys non-trivial temporaries of a co_await expression
+  // twice, so nothing converted on the fly is passed to an awaited call.
+  const std::function<void()> notify_fn = notify;
   std::shared_ptr<RecordingService::Recording> recording;
   std::uint64_t acked_sent = 0;
   auto send_acks = [&]() -> asio::awaitable<bool> {
@@ -137,7 +161,7 @@ asio::awaitable<void> WireServer::session(asio::ip::tcp::socket socket) {
   // Playback: frames go out when the pacer says they are due, straight from the read buffers
   // (header and payload in one gather write). The same wake-up brings newly read GOPs.
   std::optional<PlaybackChannel> playback;
-  if (options_.playback) playback.emplace(*options_.playback, notify);
+  if (options_.playback) playback.emplace(*options_.playback, notify_fn);
   auto next_due = asio::steady_timer::time_point::max();
   auto pump_playback = [&]() -> asio::awaitable<bool> {
     next_due = asio::steady_timer::time_point::max();
@@ -146,7 +170,7 @@ asio::awaitable<void> WireServer::session(asio::ip::tcp::socket socket) {
       if (!out) break;
       std::array<asio::const_buffer, 2> bufs{asio::buffer(out->header),
                                              asio::buffer(out->payload.data(), out->payload.size())};
-      stream.expires_after(std::chrono::seconds(30));
+      tcp.expires_after(std::chrono::seconds(30));
       auto [ec, n] = co_await asio::async_write(stream, bufs, asio::as_tuple(asio::use_awaitable));
       (void)n;
       if (ec) co_return false;
@@ -160,8 +184,8 @@ asio::awaitable<void> WireServer::session(asio::ip::tcp::socket socket) {
     if (!co_await send_acks()) break;
     if (!co_await pump_playback()) break;
     if (wake->pending.exchange(false)) continue;  // an ack or GOP arrived while we were busy
-    if (!said_hello) stream.expires_after(options_.hello_timeout);
-    else stream.expires_never();
+    if (!said_hello) tcp.expires_after(options_.hello_timeout);
+    else tcp.expires_never();
     wake->timer.expires_at(next_due);
     auto result = co_await (stream.async_read_some(asio::buffer(buf), asio::as_tuple(asio::use_awaitable)) ||
                             wake->timer.async_wait(asio::as_tuple(asio::use_awaitable)));
@@ -171,10 +195,13 @@ asio::awaitable<void> WireServer::session(asio::ip::tcp::socket socket) {
       if (ec == beast::error::timeout) {
         // tcp_stream has already closed the socket: nothing can be said to this peer.
         log::warn("wire peer sent no hello in time, closed", {{"session", id}, {"peer", peer_text}});
+      } else if (ec != asio::error::eof && ec != asio::ssl::error::stream_truncated) {
+        log::warn("wire connection failed", {{"session", id}, {"peer", peer_text}, {"error", ec.message()}});
       } else if (auto fin = decoder.finish(); !fin) {
         // The peer may only have shut down its sending side: tell it why its data was dropped.
         log::warn("wire peer closed mid-frame", {{"session", id}, {"peer", peer_text}});
-        co_await send(proto::make_error(errc::truncated_frame, fin.error().message()));
+        const auto err = proto::make_error(errc::truncated_frame, fin.error().message());
+        co_await send(err);
       } else {
         clean_end = true;  // end of the client's data at a frame boundary
       }
@@ -187,7 +214,8 @@ asio::awaitable<void> WireServer::session(asio::ip::tcp::socket socket) {
         auto code = static_cast<errc>(next.error().value());
         log::warn("wire protocol error, closing", {{"session", id}, {"peer", peer_text},
                                                    {"error", errc_name(code)}});
-        co_await send(proto::make_error(code, next.error().message()));
+        const auto err = proto::make_error(code, next.error().message());
+        co_await send(err);
         open = false;
         break;
       }
@@ -199,7 +227,7 @@ asio::awaitable<void> WireServer::session(asio::ip::tcp::socket socket) {
           reply = proto::make_error(errc::invalid_argument, "this session already records a stream");
         } else {
           std::shared_ptr<RecordingService::Recording> opened;
-          auto r = co_await options_.recording->open(frame.msg.open_record(), notify, opened);
+          auto r = co_await options_.recording->open(frame.msg.open_record(), notify_fn, opened);
           if (auto* a = std::get_if<proto::Admit>(&r)) *reply.mutable_admit() = *a;
           else *reply.mutable_refuse() = std::get<proto::Refuse>(r);
           recording = std::move(opened);
@@ -219,6 +247,11 @@ asio::awaitable<void> WireServer::session(asio::ip::tcp::socket socket) {
           break;
         }
         continue;
+      }
+      if (said_hello && recording && frame.msg.has_end_record() && frame.msg.end_record().stream_id() == recording->stream_id) {
+        clean_end = true;  // the client's explicit end (what a TCP half-close says)
+        open = false;
+        break;
       }
       if (said_hello && options_.recording && frame.msg.has_media_packet()) {
         const auto& m = frame.msg.media_packet();
@@ -252,7 +285,7 @@ asio::awaitable<void> WireServer::session(asio::ip::tcp::socket socket) {
     co_await options_.recording->close(recording, clean_end);
     co_await send_acks();
   }
-  stream.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+  tcp.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
   log::debug("wire session closed", {{"session", id}});
 }
 

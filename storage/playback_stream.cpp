@@ -100,7 +100,10 @@ StreamIo PlaybackStream::prepare(std::uint64_t) {
       budget += len;
       pos = (ordinal + 1) * eb + block_;  // data of the next extent starts after its header
     }
-    if (bad) r.gop->damaged = true;
+    if (bad) {
+      r.gop->damaged = true;
+      r.gop->damage = end <= begin ? "GOP index and data length disagree" : "GOP outside the segment's extents";
+    }
     reading_.push_back(std::move(r));
   }
   if (io.pieces.empty()) {
@@ -134,18 +137,21 @@ void PlaybackStream::scan(Reading& r) {
           return;
         }
         gop.damaged = true;
+        gop.damage = scan_stop_name(scanner.stop());
         return;
       }
       break;
     }
     if (scanner.stop() != ScanStop::end_of_data) {
       gop.damaged = true;
+      gop.damage = scan_stop_name(scanner.stop());
       return;
     }
     next_sequence = *scanner.next_sequence();
   }
   if (frames.empty() || !frames.front().header.keyframe()) {
     gop.damaged = true;
+    gop.damage = frames.empty() ? "no frame" : "does not start with a keyframe";
     return;
   }
   if (range_.keyframes_only) {

@@ -58,6 +58,7 @@ struct PlaybackGop {
   std::vector<AlignedBuffer> buffers{};
   std::vector<ScannedRecord> frames{};  // the frames to serve, in serving order; views into buffers
   bool damaged = false;
+  const char* damage = "";                // why (a ScanStop name, or what was inconsistent)
   std::int64_t from_pts = 0, to_pts = 0;  // the GOP's time span
   std::size_t bytes = 0;                  // read from the device
 };
