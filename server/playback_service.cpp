@@ -3,6 +3,7 @@
 #include <pqxx/pqxx>
 
 #include "common/log.hpp"
+#include "server/refusal.hpp"
 #include "server/catalog/playback_rows.hpp"
 #include "storage/stream_buffer.hpp"
 
@@ -14,13 +15,6 @@ namespace {
 // Playback ids live apart from recording stream ids on a disk's scheduler.
 constexpr std::uint64_t kPlaybackIdBase = 1ull << 62;
 
-proto::Refuse refuse(proto::RefuseReason code, std::string reason, std::uint64_t largest_bps = 0) {
-  proto::Refuse r;
-  r.set_reason(std::move(reason));
-  r.set_reason_code(code);
-  r.set_largest_rate_bps(largest_bps);
-  return r;
-}
 
 }  // namespace
 

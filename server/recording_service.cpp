@@ -7,6 +7,7 @@
 #include <pqxx/pqxx>
 
 #include "common/log.hpp"
+#include "server/refusal.hpp"
 #include "server/catalog/recording_rows.hpp"
 #include "storage/stream_buffer.hpp"
 
@@ -28,13 +29,6 @@ constexpr std::int64_t kMaxForwardUs = 10'000'000;
 // A recorder's clock further than this from ours is not trusted for timestamps.
 constexpr std::int64_t kMaxClockSkewUs = 3'600'000'000;
 
-proto::Refuse refuse(proto::RefuseReason code, std::string reason, std::uint64_t largest_bps = 0) {
-  proto::Refuse r;
-  r.set_reason(std::move(reason));
-  r.set_reason_code(code);
-  r.set_largest_rate_bps(largest_bps);
-  return r;
-}
 
 }  // namespace
 

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "server/child_process.hpp"
+#include "tests/support/media_fixture.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/vigild_process.hpp"
 
@@ -62,10 +63,7 @@ std::pair<server::ChildProcess, int> start_camera(const std::filesystem::path& d
 TEST_CASE("vigild records a pulled RTSP camera, across an outage, until it is removed", "[camera][cli][rtsp]") {
   test::TempDir dir;
   const auto data = dir.path() / "data";
-  const auto profile = dir.path() / "wd.json";
-  REQUIRE(test::run_to_exit(VIGIL_CLI_PATH, {"profile", "sim:wd400bb", "--quick", "-o", profile.string()},
-                            dir.path() / "p.log")
-              .status == 0);
+  const auto profile = test::make_sim_profile(dir.path());
   auto [camera, port] = start_camera(dir.path(), 0);
   test::VigildProcess d(data, {"--volume", (dir.path() / "vol").string(), "--volume-size", std::to_string(256 << 20),
                                "--extent-bytes", std::to_string(4 << 20), "--profile", profile.string(), "--cycle-ms",
@@ -171,10 +169,7 @@ TEST_CASE("vigild killed mid-recording: the camera is recorded again after resta
           "[camera][cli][rtsp][crash]") {
   test::TempDir dir;
   const auto data = dir.path() / "data";
-  const auto profile = dir.path() / "wd.json";
-  REQUIRE(test::run_to_exit(VIGIL_CLI_PATH, {"profile", "sim:wd400bb", "--quick", "-o", profile.string()},
-                            dir.path() / "p.log")
-              .status == 0);
+  const auto profile = test::make_sim_profile(dir.path());
   auto [camera, port] = start_camera(dir.path(), 0);
   const std::vector<std::string> args{"--volume", (dir.path() / "vol").string(), "--volume-size",
                                       std::to_string(256 << 20), "--extent-bytes", std::to_string(4 << 20), "--profile",

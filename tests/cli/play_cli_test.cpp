@@ -12,6 +12,7 @@
 #include <sstream>
 #include <thread>
 
+#include "tests/support/media_fixture.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/vigild_process.hpp"
 
@@ -69,12 +70,7 @@ double field(const std::string& text, const std::string& key) {
 
 TEST_CASE("vigil play returns what vigil record stored: full, keyframes-only and reverse", "[play][cli][ffmpeg]") {
   test::TempDir dir;
-  const auto clip = dir.path() / "clip.mp4";
-  REQUIRE(test::run_to_exit("/usr/bin/ffmpeg",
-                            {"-loglevel", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=320x240:rate=25", "-t", "4",
-                             "-c:v", "libx264", "-g", "25", "-bf", "0", "-pix_fmt", "yuv420p", clip.string()},
-                            dir.path() / "ffmpeg.log")
-              .status == 0);
+  const auto clip = test::make_h264_clip(dir.path(), 4);
   const auto source = probe_packets(clip, dir.path());
   REQUIRE(source.size() == 100);
   std::vector<std::int64_t> source_keys;
@@ -83,10 +79,7 @@ TEST_CASE("vigil play returns what vigil record stored: full, keyframes-only and
   }
   REQUIRE(source_keys.size() == 4);
 
-  const auto profile = dir.path() / "wd.json";
-  REQUIRE(test::run_to_exit(VIGIL_CLI_PATH, {"profile", "sim:wd400bb", "--quick", "-o", profile.string()},
-                            dir.path() / "p.log")
-              .status == 0);
+  const auto profile = test::make_sim_profile(dir.path());
   test::VigildProcess d(dir.path() / "data", {"--volume", (dir.path() / "vol").string(), "--volume-size",
                                               std::to_string(128 << 20), "--extent-bytes", std::to_string(4 << 20),
                                               "--profile", profile.string(), "--cycle-ms", "200"});

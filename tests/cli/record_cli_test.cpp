@@ -8,6 +8,7 @@
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
+#include "tests/support/media_fixture.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/vigild_process.hpp"
 
@@ -17,16 +18,8 @@ using namespace vigil;
 TEST_CASE("vigil record records an ffmpeg-encoded clip durably; refusals and failures are told apart",
           "[record][cli][ffmpeg]") {
   test::TempDir dir;
-  const auto clip = dir.path() / "clip.mp4";
-  REQUIRE(test::run_to_exit("/usr/bin/ffmpeg",
-                            {"-loglevel", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=320x240:rate=25", "-t", "3",
-                             "-c:v", "libx264", "-g", "25", "-bf", "0", "-pix_fmt", "yuv420p", clip.string()},
-                            dir.path() / "ffmpeg.log")
-              .status == 0);
-  const auto profile = dir.path() / "wd.json";
-  REQUIRE(test::run_to_exit(VIGIL_CLI_PATH, {"profile", "sim:wd400bb", "--quick", "-o", profile.string()},
-                            dir.path() / "p.log")
-              .status == 0);
+  const auto clip = test::make_h264_clip(dir.path(), 3);
+  const auto profile = test::make_sim_profile(dir.path());
   const auto volume = dir.path() / "vol";
   test::VigildProcess d(dir.path() / "data", {"--volume", volume.string(), "--volume-size", std::to_string(128 << 20),
                                               "--extent-bytes", std::to_string(4 << 20), "--profile", profile.string(),

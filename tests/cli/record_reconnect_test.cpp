@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "server/child_process.hpp"
+#include "tests/support/media_fixture.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/vigild_process.hpp"
 
@@ -35,16 +36,8 @@ std::string slurp(const std::filesystem::path& p) {
 
 TEST_CASE("vigil record reconnects after vigild is killed and loses nothing it read", "[record][cli][crash]") {
   test::TempDir dir;
-  const auto clip = dir.path() / "clip.mp4";
-  REQUIRE(test::run_to_exit("/usr/bin/ffmpeg",
-                            {"-loglevel", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=320x240:rate=25", "-t", "8",
-                             "-c:v", "libx264", "-g", "25", "-bf", "0", "-pix_fmt", "yuv420p", clip.string()},
-                            dir.path() / "ffmpeg.log")
-              .status == 0);
-  const auto profile = dir.path() / "wd.json";
-  REQUIRE(test::run_to_exit(VIGIL_CLI_PATH, {"profile", "sim:wd400bb", "--quick", "-o", profile.string()},
-                            dir.path() / "p.log")
-              .status == 0);
+  const auto clip = test::make_h264_clip(dir.path(), 8);
+  const auto profile = test::make_sim_profile(dir.path());
   const auto data = dir.path() / "data";
   const std::string wire = "127.0.0.1:" + std::to_string(free_port());
   const std::vector<std::string> args{"--listen", wire, "--volume", (dir.path() / "vol").string(), "--volume-size",

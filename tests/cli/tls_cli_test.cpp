@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "client/wire_client.hpp"
+#include "tests/support/media_fixture.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/vigild_process.hpp"
 
@@ -30,16 +31,8 @@ TEST_CASE("the wire protocol over TLS: record and play with a trusted certificat
                              other_cert.string()},
                             dir.path() / "openssl2.log")
               .status == 0);
-  const auto clip = dir.path() / "clip.mp4";
-  REQUIRE(test::run_to_exit("/usr/bin/ffmpeg",
-                            {"-loglevel", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=320x240:rate=25", "-t", "2",
-                             "-c:v", "libx264", "-g", "25", "-bf", "0", "-pix_fmt", "yuv420p", clip.string()},
-                            dir.path() / "ffmpeg.log")
-              .status == 0);
-  const auto profile = dir.path() / "wd.json";
-  REQUIRE(test::run_to_exit(VIGIL_CLI_PATH, {"profile", "sim:wd400bb", "--quick", "-o", profile.string()},
-                            dir.path() / "p.log")
-              .status == 0);
+  const auto clip = test::make_h264_clip(dir.path(), 2);
+  const auto profile = test::make_sim_profile(dir.path());
   test::VigildProcess d(dir.path() / "data", {"--volume", (dir.path() / "vol").string(), "--volume-size",
                                               std::to_string(128 << 20), "--extent-bytes", std::to_string(4 << 20),
                                               "--profile", profile.string(), "--cycle-ms", "200", "--tls-cert",

@@ -2,6 +2,7 @@
 
 #include <catch2/catch_test_macros.hpp>
 
+#include "tests/support/media_fixture.hpp"
 #include "tests/support/script_frames.hpp"
 
 namespace vigil::test {
@@ -36,9 +37,7 @@ std::pair<proto::Envelope, std::vector<std::byte>> media_packet(std::uint64_t st
 }
 
 RecordingRig::RecordingRig() {
-  REQUIRE(run_to_exit(VIGIL_CLI_PATH, {"profile", "sim:wd400bb", "--quick", "-o", (dir.path() / "wd.json").string()},
-                      dir.path() / "p.log")
-              .status == 0);
+  make_sim_profile(dir.path());
   vigild = std::make_unique<VigildProcess>(
       dir.path() / "data",
       std::vector<std::string>{"--volume", (dir.path() / "vol").string(), "--volume-size", std::to_string(256 << 20),
