@@ -74,6 +74,7 @@ asio::awaitable<PlaybackService::OpenResult> PlaybackService::open(const proto::
   {
     std::lock_guard lock(disk->mu);
     auto d = adm->decide(disk->admitted, demand);
+    disks_.log_decision(*disk, d);
     if (!d.admitted) {
       co_return refuse(proto::REFUSE_REASON_DISK_FULL_LOAD, "playback: " + d.reason,
                        static_cast<std::uint64_t>(d.max_rate * 8));

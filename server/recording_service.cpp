@@ -8,6 +8,7 @@
 
 #include "common/log.hpp"
 #include "server/refusal.hpp"
+#include "server/catalog/profiles.hpp"
 #include "server/catalog/recording_rows.hpp"
 #include "storage/stream_buffer.hpp"
 
@@ -61,6 +62,7 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
     }
     std::lock_guard lock(d->mu);
     last = adm->decide(d->admitted, demand);
+    log_decision(*d, last);
     if (last.admitted) {
       demand.id = d->next_demand++;
       d->admitted.push_back(demand);
@@ -202,6 +204,13 @@ Result<void> RecordingService::packet(Recording& r, const proto::MediaPacket& m,
   r.last_end_us = h.pts + h.duration;
   if (r.feed) r.feed->publish(h, payload);
   return {};
+}
+
+void RecordingService::log_decision(const Disk& disk, const admission::Decision& decision) {
+  const double cycle_s = std::chrono::duration<double>(disk.io->scheduler().config().cycle).count();
+  batcher_.enqueue("admission decision", [decision, disk_id = disk.disk_id, cycle_s](pqxx::work& tx) {
+    catalog::log_decision(tx, decision, disk_id, std::nullopt, cycle_s);
+  });
 }
 
 RecordingService::Disk* RecordingService::disk_of_volume(std::int64_t volume_id) noexcept {

@@ -73,6 +73,10 @@ class RecordingService {
   // 'interrupted').
   boost::asio::awaitable<void> close(const std::shared_ptr<Recording>& recording, bool clean);
 
+  // Every admission decision (admit or refuse, inputs, predicted utilisation) goes to the
+  // catalog's admission_decisions through the batcher: audited, never waited for.
+  void log_decision(const Disk& disk, const admission::Decision& decision);
+
   // The disk that holds volume VOLUME_ID on this node, or null (playback reads there).
   Disk* disk_of_volume(std::int64_t volume_id) noexcept;
   // The live feed of camera NAME while it records, or null.

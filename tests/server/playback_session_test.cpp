@@ -197,6 +197,19 @@ TEST_CASE("playback sessions: exact frames, seek, pause, rate change, end of ran
   REQUIRE(bad.msg.has_refuse());
   CHECK(bad.msg.refuse().reason_code() == proto::REFUSE_REASON_INVALID_REQUEST);
 
+  // Every decision, recordings' and playbacks', admitted or refused, is in the catalog.
+  pqxx::connection conn(rig.catalog());
+  std::string outcomes;
+  for (int i = 0; i < 100; ++i) {
+    pqxx::nontransaction q(conn);
+    outcomes = q.exec1("SELECT COALESCE(string_agg(outcome, ',' ORDER BY id), '') FROM admission_decisions")[0]
+                   .as<std::string>();
+    if (outcomes.find("refused") != std::string::npos) break;
+    std::this_thread::sleep_for(100ms);  // the batcher's bounded delay
+  }
+  // The recording, the playback, its seek and its rate change (each a new read stream), the heavy
+  // recording, then the greedy playback refused.
+  CHECK(outcomes == "admitted,admitted,admitted,admitted,admitted,refused");
   REQUIRE(rig.vigild->stop(SIGTERM) == 0);
   CHECK_THAT(rig.vigild->output(), !ContainsSubstring("deadline missed"));
 }
