@@ -150,10 +150,15 @@ void CameraManager::run(std::stop_token stop) {
       if (!warned) log::warn("camera manager cannot read the catalog; keeps recorders as they are", {{"error", e.what()}});
       warned = true;
     }
-    if (have) {
-      reconcile(wanted);
-    } else {
-      for (auto& [name, p] : pulls_) reap(name, p);
+    try {
+      if (have) {
+        reconcile(wanted);
+      } else {
+        for (auto& [name, p] : pulls_) reap(name, p);
+      }
+    } catch (const std::exception& e) {
+      // Never let the manager thread die: cameras would silently stop being recorded.
+      log::error("camera manager: unexpected error; retrying at the next poll", {{"error", e.what()}});
     }
     std::unique_lock lock(mu_);
     cv_.wait_for(lock, stop, config_.poll, [] { return false; });

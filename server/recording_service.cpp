@@ -236,11 +236,11 @@ asio::awaitable<void> RecordingService::close(const std::shared_ptr<Recording>& 
     std::lock_guard lock(live_mu_);
     if (auto it = live_.find(r->feed->camera()); it != live_.end() && it->second.lock() == r->feed) live_.erase(it);
   }
-  // The frames still in the filling half are written by the next cycle: give them up to three
-  // cycles to become durable, so a clean end loses nothing.
+  // The frames still in the filling half are written by the next cycle: give them up to ten
+  // cycles to become durable (a busy machine may be late by a few), so a clean end loses nothing.
   asio::steady_timer timer(co_await asio::this_coro::executor);
   const auto cycle = r->disk->io->scheduler().config().cycle;
-  for (int i = 0; i < 30 && r->durable.load() < r->last_sequence; ++i) {
+  for (int i = 0; i < 100 && r->durable.load() < r->last_sequence; ++i) {
     timer.expires_after(std::chrono::duration_cast<std::chrono::steady_clock::duration>(cycle / 10));
     co_await timer.async_wait(asio::use_awaitable);
   }

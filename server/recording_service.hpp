@@ -67,7 +67,7 @@ class RecordingService {
                                           std::shared_ptr<Recording>& out);
   // rate_exceeded (policed), invalid_argument (sequence out of order, frame larger than a cycle).
   Result<void> packet(Recording& r, const proto::MediaPacket& m, std::span<const std::byte> payload);
-  // Ends the stream: waits (up to three cycles) for the last packets to be acknowledged, then
+  // Ends the stream: waits (up to ten cycles) for the last packets to be acknowledged, then
   // takes it off the disk; its last segment and its end go to the catalog. CLEAN: the client
   // ended at a frame boundary (the stream is 'stopped' if all it sent became durable, else
   // 'interrupted').

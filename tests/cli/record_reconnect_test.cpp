@@ -51,7 +51,11 @@ TEST_CASE("vigil record reconnects after vigild is killed and loses nothing it r
   o.argv = {VIGIL_CLI_PATH, "--server", wire, "record", "--stream", "lobby", clip.string(), "--retry-for", "120"};
   o.output_file = rec_log;
   auto recorder = server::ChildProcess::spawn(o);
-  // A second of it reaches vigild (watched live), then vigild is killed.
+  // A second of it reaches vigild (watched live, once the recorder is admitted), then vigild is killed.
+  for (int i = 0; i < 300 && slurp(rec_log).find("admitted as stream") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(100ms);  // a bounded wait for the recorder, not timing
+  }
+  REQUIRE_THAT(slurp(rec_log), ContainsSubstring("admitted as stream"));
   auto live = test::run_to_exit(VIGIL_CLI_PATH, {"--server", wire, "play", "--stream", "lobby", "--live", "--duration",
                                                  "1", "-o", (dir.path() / "live.ts").string()},
                                 dir.path() / "live.log");

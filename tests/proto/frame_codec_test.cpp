@@ -158,6 +158,7 @@ std::vector<Envelope> every_message() {
     g->set_to_us(2);
     g->set_reason("corruption");
   });
+  add([](Envelope& e) { e.mutable_end_record()->set_stream_id(9); });
   return all;
 }
 
