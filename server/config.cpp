@@ -77,6 +77,9 @@ ParsedArgs parse_server_args(int argc, const char* const argv[]) {
        "disk profile (from `vigil profile`) for volumes whose disk has none in the catalog; stored there")
       ("admission-policy", po::value(&cfg.admission_policy)->value_name("NAME")->default_value(cfg.admission_policy),
        "conservative (Adm1, never over-admits), aggressive (Adm2), adm3, statistical or analytic")
+      ("model-check-cycles", po::value(&cfg.model_check_cycles)->value_name("K")->default_value(cfg.model_check_cycles),
+       "pause admission when K cycles in a row take longer than the disk profile predicts (and say to profile "
+       "again); 0 turns the check off (a profile known not to describe this device, e.g. in tests)")
       ("io-depth", po::value(&cfg.io_depth)->value_name("N")->default_value(cfg.io_depth),
        "chunks in flight per disk (1 or 2)")
       ("tls-cert", po::value<std::string>()->value_name("FILE"),
@@ -153,6 +156,9 @@ ParsedArgs parse_server_args(int argc, const char* const argv[]) {
       throw ConfigError("--chunk-bytes must be a multiple of 4096 (or 0 for the profile's)");
     }
     if (cfg.io_depth < 1 || cfg.io_depth > 2) throw ConfigError("--io-depth must be 1 or 2");
+    if (cfg.model_check_cycles < 0 || cfg.model_check_cycles > 1000) {
+      throw ConfigError("--model-check-cycles must be between 0 (off) and 1000");
+    }
   } catch (const ConfigError& e) {
     out.output = std::string("vigild: ") + e.what() + "\n";
     out.exit_code = 2;

@@ -37,6 +37,7 @@ struct ServerConfig {
   std::size_t io_depth = 2;                    // D: chunks in flight per disk
   std::optional<std::filesystem::path> profile;  // disk profile to use (and store) where the catalog has none
   std::string admission_policy = "conservative";
+  int model_check_cycles = 5;                  // online model check: K optimistic cycles pause admission; 0 off
   std::optional<std::filesystem::path> recorder;  // `vigil` binary for pulled cameras; none: beside vigild
   bool pull_cameras = true;
   std::optional<std::filesystem::path> tls_cert, tls_key;  // both: the wire protocol is TLS only                       // run the camera manager (needs a volume)

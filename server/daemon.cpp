@@ -187,7 +187,8 @@ int run_daemon(const ServerConfig& cfg) {
       disks.push_back(std::make_unique<DiskIoThread>(
           v,
           DiskIoConfig{.cycle = std::chrono::milliseconds(cfg.cycle_ms), .chunk_bytes = cfg.chunk_bytes,
-                       .depth = cfg.io_depth, .policy = *admission::policy_from_name(cfg.admission_policy)},
+                       .depth = cfg.io_depth, .policy = *admission::policy_from_name(cfg.admission_policy),
+                       .model_check_cycles = cfg.model_check_cycles},
           profile));
       auto slot = std::make_unique<RecordingService::Disk>();
       slot->volume = &v;

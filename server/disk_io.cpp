@@ -10,7 +10,8 @@ double ms(storage::Nanos t) { return std::chrono::duration<double, std::milli>(t
 DiskIoThread::DiskIoThread(OpenVolume& volume, const DiskIoConfig& config, std::optional<admission::DiskProfile> profile)
     : volume_(volume), path_(volume.path.string()),
       // Excess below 1 % of the cycle is jitter, not a wrong model.
-      check_(5, 0.10, 0.01 * std::chrono::duration<double>(config.cycle).count()) {
+      check_(std::max(1, config.model_check_cycles), 0.10, 0.01 * std::chrono::duration<double>(config.cycle).count()),
+      checking_(config.model_check_cycles > 0) {
   std::size_t chunk = config.chunk_bytes;
   if (profile) {
     model_ = std::make_unique<admission::ProfiledServiceModel>(*profile);
@@ -47,7 +48,9 @@ DiskIoThread::DiskIoThread(OpenVolume& volume, const DiskIoConfig& config, std::
 
 void DiskIoThread::on_cycle(const storage::CycleReport& r) {
   const auto n = cycles_.fetch_add(1, std::memory_order_relaxed) + 1;
-  if (admission_ && check_.observe(ms(r.predicted_rt) / 1e3, ms(r.rt_busy) / 1e3)) {
+  if (!checking_) {
+    // no online model check (--model-check-cycles 0)
+  } else if (admission_ && check_.observe(ms(r.predicted_rt) / 1e3, ms(r.rt_busy) / 1e3)) {
     admission_->set_model_optimistic(true);
     log::warn("disk model optimistic: stream IO took longer than the profile predicts; admission is paused. "
               "Run `vigil profile` on this disk again",

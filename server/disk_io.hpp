@@ -27,6 +27,7 @@ struct DiskIoConfig {
   std::size_t depth = 2;
   double r_rt = 0.9;
   admission::Policy policy = admission::Policy::conservative;
+  int model_check_cycles = 5;  // K optimistic cycles in a row pause admission; 0: no check
 };
 
 class DiskIoThread {
@@ -52,7 +53,8 @@ class DiskIoThread {
   storage::SteadyClock clock_;
   std::unique_ptr<storage::ServiceModel> model_;
   std::unique_ptr<admission::AdmissionController> admission_;
-  admission::ModelCheck check_{5, 0.10, 0.0};  // absolute floor set from the cycle in the constructor
+  admission::ModelCheck check_{5, 0.10, 0.0};  // K and absolute floor set in the constructor
+  bool checking_ = true;
   std::unique_ptr<storage::CycleScheduler> scheduler_;
   std::atomic<std::uint64_t> cycles_{0}, misses_{0};
   std::jthread thread_;

@@ -82,7 +82,7 @@ TEST_CASE("vigil play returns what vigil record stored: full, keyframes-only and
   const auto profile = test::make_sim_profile(dir.path());
   test::VigildProcess d(dir.path() / "data", {"--volume", (dir.path() / "vol").string(), "--volume-size",
                                               std::to_string(128 << 20), "--extent-bytes", std::to_string(4 << 20),
-                                              "--profile", profile.string(), "--cycle-ms", "200"});
+                                              "--profile", profile.string(), "--cycle-ms", "200", "--model-check-cycles", "0"});
   REQUIRE(d.wait_ready());
   auto rec = test::run_to_exit(VIGIL_CLI_PATH, {"--server", d.wire(), "record", "--stream", "lobby", clip.string(), "--fast"},
                                dir.path() / "rec.log");

@@ -23,7 +23,7 @@ TEST_CASE("vigil record records an ffmpeg-encoded clip durably; refusals and fai
   const auto volume = dir.path() / "vol";
   test::VigildProcess d(dir.path() / "data", {"--volume", volume.string(), "--volume-size", std::to_string(128 << 20),
                                               "--extent-bytes", std::to_string(4 << 20), "--profile", profile.string(),
-                                              "--cycle-ms", "200"});
+                                              "--cycle-ms", "200", "--model-check-cycles", "0"});
   REQUIRE(d.wait_ready());
 
   auto rec = test::run_to_exit(VIGIL_CLI_PATH, {"--server", d.wire(), "record", "--stream", "lobby", clip.string(), "--fast"},

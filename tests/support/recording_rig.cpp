@@ -42,7 +42,7 @@ RecordingRig::RecordingRig() {
       dir.path() / "data",
       std::vector<std::string>{"--volume", (dir.path() / "vol").string(), "--volume-size", std::to_string(256 << 20),
                                "--extent-bytes", std::to_string(4 << 20), "--profile", (dir.path() / "wd.json").string(),
-                               "--cycle-ms", "200"});
+                               "--cycle-ms", "200", "--model-check-cycles", "0"});
   REQUIRE(vigild->wait_ready());
 }
 

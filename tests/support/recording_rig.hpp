@@ -1,6 +1,7 @@
 #pragma once
 // What the wire-level session tests share: a vigild with a volume, the simulated WD400BB's
-// profile and 200 ms cycles; open-record requests; script frames as media packets.
+// profile and 200 ms cycles (the online model check off: that profile does not describe the real
+// file the volume lives on, and a loaded test machine would trip it); open-record requests; script frames as media packets.
 #include <memory>
 #include <string>
 #include <utility>
