@@ -173,11 +173,12 @@ StreamResult replay(const std::string& wire, const std::string& name, const Clip
         m->set_duration(clip.tb_den / clip.tb_num / 25);
         m->set_keyframe(p.key);
         m->set_payload_bytes(static_cast<std::uint32_t>(p.data.size()));
-        c.send(e, p.data);
+        c.queue(e, p.data);
       }
       proto::Envelope ping;
       ping.mutable_ping()->set_nonce(seq);
-      c.send(ping);
+      c.queue(ping);
+      c.flush();  // as `vigil record` sends: the burst and its ping in one write
       for (;;) {
         try {
           auto m = c.receive();
@@ -206,16 +207,18 @@ StreamResult replay(const std::string& wire, const std::string& name, const Clip
 
 BenchReport ingest_bench(const BenchOptions& options) {
   int max_streams = options.quick ? 16 : 128;
+  int min_streams = 1;
   double rate_mbps = 4, seconds = options.quick ? 4 : 10;
   fs::path dir_base = fs::temp_directory_path();
   for (std::size_t i = 0; i + 1 < options.args.size(); i += 2) {
     const auto& k = options.args[i];
     const auto& v = options.args[i + 1];
     if (k == "--max-streams") max_streams = std::stoi(v);
+    else if (k == "--streams") min_streams = max_streams = std::stoi(v);  // one step at exactly K
     else if (k == "--rate-mbps") rate_mbps = std::stod(v);
     else if (k == "--seconds") seconds = std::stod(v);
     else if (k == "--dir") dir_base = v;
-    else throw std::invalid_argument("unknown option " + k + " (--max-streams K --rate-mbps R --seconds S --dir DIR)");
+    else throw std::invalid_argument("unknown option " + k + " (--max-streams K | --streams K, --rate-mbps R --seconds S --dir DIR)");
   }
   if (options.args.size() % 2) throw std::invalid_argument("option " + options.args.back() + " needs a value");
   const fs::path vigild = fs::read_symlink("/proc/self/exe").parent_path().parent_path() / "server" / "vigild";
@@ -278,9 +281,9 @@ BenchReport ingest_bench(const BenchOptions& options) {
   double best_buffer = 0, best_rss = 0;
   std::string stopped_because;
   int steps = 0;
-  for (int k = 1; k <= max_streams; k *= 2) ++steps;
+  for (int k = min_streams; k <= max_streams; k *= 2) ++steps;
   int step = 0;
-  for (int k = 1; k <= max_streams; k *= 2, ++step) {
+  for (int k = min_streams; k <= max_streams; k *= 2, ++step) {
     const auto misses_before = count_lines(log, "msg=\"deadline missed\"");
     const double cpu0 = cpu_seconds_of(cleanup.pid), rss0 = rss_bytes_of(cleanup.pid);
     const auto t0 = std::chrono::steady_clock::now();

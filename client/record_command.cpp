@@ -331,12 +331,13 @@ int record_main(const std::string& server, const std::string& token, const std::
         // Send what has not been sent (or was refused), then a ping as barrier.
         for (std::uint64_t seq = sent_upto + 1; seq < next_seq; ++seq) {
           const auto& pd = unacked[seq - base];
-          client->send(pd.env, pd.payload);
+          client->queue(pd.env, pd.payload);
         }
         sent_upto = next_seq - 1;
         proto::Envelope ping;
         ping.mutable_ping()->set_nonce(sent_upto);
-        client->send(ping);
+        client->queue(ping);
+        client->flush();  // the burst and its ping in one write
         std::uint64_t first_refused = 0;
         for (;;) {
           try {

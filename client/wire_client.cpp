@@ -58,11 +58,20 @@ void WireClient::end_recording(std::uint64_t stream_id) {
 }
 
 void WireClient::send(const proto::Envelope& msg, std::span<const std::byte> payload) {
-  out_.clear();
+  queue(msg, payload);
+  flush();
+}
+
+void WireClient::queue(const proto::Envelope& msg, std::span<const std::byte> payload) {
   proto::append_frame(out_, msg, payload);
+}
+
+void WireClient::flush() {
+  if (out_.empty()) return;
   boost::system::error_code ec;
   if (tls_) asio::write(*tls_, asio::buffer(out_), ec);
   else asio::write(socket_, asio::buffer(out_), ec);
+  out_.clear();
   if (ec) throw std::runtime_error("sending to vigild failed: " + ec.message());
 }
 

@@ -37,6 +37,10 @@ class WireClient {
   WireClient(const std::string& host_port, std::chrono::milliseconds timeout);
 
   void send(const proto::Envelope& msg, std::span<const std::byte> payload = {});
+  // Batching: queue() adds a frame to the outgoing buffer, flush() writes everything queued in
+  // one write. A burst of media packets then costs the server one wake-up, not one per packet.
+  void queue(const proto::Envelope& msg, std::span<const std::byte> payload = {});
+  void flush();
   Received receive();  // throws ServerError for an Error frame
   proto::HelloReply hello(const std::string& client_name, const std::string& token);
   // The socket, for a client that half-closes (shutdown of its sending side) to end a recording.

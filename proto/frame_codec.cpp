@@ -53,17 +53,29 @@ std::string encode_frame(const Envelope& msg, std::span<const std::byte> payload
   return out;
 }
 
-void FrameDecoder::feed(std::span<const std::byte> bytes) {
+void FrameDecoder::reclaim() noexcept {
   start_ += consume_on_next_;
   consume_on_next_ = 0;
-  if (start_ == buf_.size()) {
-    buf_.clear();
-    start_ = 0;
+  if (start_ == end_) {
+    start_ = end_ = 0;
   } else if (start_ >= kCompactThreshold) {
-    buf_.erase(buf_.begin(), buf_.begin() + static_cast<std::ptrdiff_t>(start_));
+    // Only the tail of a partial frame moves: whole frames were consumed in place.
+    std::memmove(buf_.data(), buf_.data() + start_, end_ - start_);
+    end_ -= start_;
     start_ = 0;
   }
-  buf_.insert(buf_.end(), bytes.begin(), bytes.end());
+}
+
+std::span<std::byte> FrameDecoder::prepare(std::size_t n) {
+  reclaim();
+  if (buf_.size() < end_ + n) buf_.resize(end_ + n);
+  return {buf_.data() + end_, n};
+}
+
+void FrameDecoder::feed(std::span<const std::byte> bytes) {
+  auto room = prepare(bytes.size());
+  if (!bytes.empty()) std::memcpy(room.data(), bytes.data(), bytes.size());
+  commit(bytes.size());
 }
 
 Result<std::optional<Frame>> FrameDecoder::fail(errc code) noexcept {
@@ -76,7 +88,7 @@ Result<std::optional<Frame>> FrameDecoder::next() noexcept {
   if (error_) return error_;
   start_ += consume_on_next_;
   consume_on_next_ = 0;
-  const std::size_t avail = buf_.size() - start_;
+  const std::size_t avail = end_ - start_;
   const auto* base = reinterpret_cast<const std::uint8_t*>(buf_.data() + start_);
 
   if (!header_) {
@@ -112,7 +124,7 @@ Result<std::optional<Frame>> FrameDecoder::next() noexcept {
 
 Result<void> FrameDecoder::finish() const noexcept {
   if (error_) return error_;
-  if (buf_.size() - start_ - consume_on_next_ > 0) return make_error_code(errc::truncated_frame);
+  if (end_ - start_ - consume_on_next_ > 0) return make_error_code(errc::truncated_frame);
   return {};
 }
 

@@ -54,19 +54,28 @@ class FrameDecoder {
 
   // Buffers bytes as they arrive, in pieces of any size.
   void feed(std::span<const std::byte> bytes);
+  // Zero-copy receive: prepare() gives room for at least N more bytes at the end of the buffer
+  // (a socket reads straight into it), commit() says how many arrived. Payloads returned by
+  // next() are views into this buffer: a packet is copied once, into the stream's double buffer.
+  std::span<std::byte> prepare(std::size_t n);
+  void commit(std::size_t n) noexcept { end_ += n; }
   // The next complete frame, nullopt if more bytes are needed, or an error. After an error
   // the decoder keeps returning it: reply with an Error frame and close the connection.
   Result<std::optional<Frame>> next() noexcept;
   // At end of stream: truncated_frame if a partial frame is buffered.
   Result<void> finish() const noexcept;
   // Bytes received but not yet returned as part of a frame.
-  std::size_t buffered_bytes() const noexcept { return buf_.size() - start_ - consume_on_next_; }
+  std::size_t buffered_bytes() const noexcept { return end_ - start_ - consume_on_next_; }
 
  private:
   Result<std::optional<Frame>> fail(errc code) noexcept;
 
   FrameLimits limits_;
-  std::vector<std::byte> buf_;
+  // Releases the frame last returned and moves what is left to the front when that is cheap.
+  void reclaim() noexcept;
+
+  std::vector<std::byte> buf_;       // its size is the capacity; the data is [start_, end_)
+  std::size_t end_ = 0;
   std::size_t start_ = 0;            // bytes of buf_ already consumed
   std::size_t consume_on_next_ = 0;  // size of the frame last returned
   // A parsed header waiting for its payload, so it is not parsed again on every feed.

@@ -23,6 +23,7 @@
 #include "server/embedded_postgres.hpp"
 #include "server/http_routes.hpp"
 #include "server/http_server.hpp"
+#include "server/network_threads.hpp"
 #include "server/catalog/profiles.hpp"
 #include "server/catalog/batcher.hpp"
 #include "server/catalog/recording_rows.hpp"
@@ -214,8 +215,10 @@ int run_daemon(const ServerConfig& cfg) {
   CatalogPool catalog(conninfo, cfg.catalog_threads);
   RecordingService recording(std::move(recording_disks), catalog, batcher);
   PlaybackService playback(recording, catalog);
+  // Sessions run on their own threads; the main io_context only accepts and takes signals.
+  NetworkThreads network(NetworkThreads::default_count());
   HttpServer http(io, resolve_numeric(cfg.http_address, cfg.http_port, "http-address"),
-                  make_http_routes(RouteContext{catalog, mode}));
+                  make_http_routes(RouteContext{catalog, mode}), HttpLimits{}, &network);
   std::shared_ptr<boost::asio::ssl::context> tls;
   if (cfg.tls_cert) {
     tls = std::make_shared<boost::asio::ssl::context>(boost::asio::ssl::context::tls_server);
@@ -233,7 +236,9 @@ int run_daemon(const ServerConfig& cfg) {
   }
   WireServer wire(io, resolve_numeric(cfg.listen.host, cfg.listen.port, "listen"),
                   WireOptions{.max_payload_bytes = cfg.max_frame_bytes, .recording = volumes.empty() ? nullptr : &recording,
-                              .playback = volumes.empty() ? nullptr : &playback, .tls = tls});
+                              .playback = volumes.empty() ? nullptr : &playback, .tls = tls,
+                              .sessions = &network});
+  network.start();
   http.start();
   wire.start();
   write_endpoints(cfg.data_dir, wire.local_endpoint(), http.local_endpoint());
@@ -271,13 +276,9 @@ int run_daemon(const ServerConfig& cfg) {
     });
   });
 
-  // The network threads: a couple are plenty; blocking work lives elsewhere.
-  unsigned extra = std::max(1u, std::thread::hardware_concurrency()) - 1;
-  std::vector<std::jthread> threads;
-  for (unsigned i = 0; i < extra && i < 3; ++i) threads.emplace_back([&io] { io.run(); });
   io.run();
-  threads.clear();  // joins
-  stopper = {};     // joins
+  network.shutdown();  // open sessions end here, before the services they use
+  stopper = {};        // joins
 
   catalog.stop();
   std::error_code ignored;

@@ -27,10 +27,10 @@ HttpResponse json_response(const HttpRequest& req, http::status status, std::str
 }
 
 HttpServer::HttpServer(asio::io_context& io, const asio::ip::tcp::endpoint& endpoint, HttpHandler handler,
-                       HttpLimits limits)
+                       HttpLimits limits, NetworkThreads* sessions)
     : handler_(std::move(handler)),
       limits_(limits),
-      listener_(io, endpoint, "http", [this](asio::ip::tcp::socket s) { return session(std::move(s)); }) {}
+      listener_(io, endpoint, "http", [this](asio::ip::tcp::socket s) { return session(std::move(s)); }, sessions) {}
 
 asio::awaitable<void> HttpServer::session(asio::ip::tcp::socket socket) {
   beast::tcp_stream stream(std::move(socket));

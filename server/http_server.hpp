@@ -31,7 +31,7 @@ HttpResponse json_response(const HttpRequest& req, boost::beast::http::status st
 class HttpServer {
  public:
   HttpServer(boost::asio::io_context& io, const boost::asio::ip::tcp::endpoint& endpoint, HttpHandler handler,
-             HttpLimits limits = {});
+             HttpLimits limits = {}, NetworkThreads* sessions = nullptr);
   boost::asio::ip::tcp::endpoint local_endpoint() const { return listener_.local_endpoint(); }
   void start() { listener_.start(); }
   void stop() { listener_.stop(); }  // open sessions end at their next read

@@ -8,14 +8,15 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "common/log.hpp"
+#include "server/network_threads.hpp"
 
 namespace asio = boost::asio;
 
 namespace vigil::server {
 
 Listener::Listener(asio::io_context& io, const asio::ip::tcp::endpoint& endpoint, std::string name,
-                   SessionFn session)
-    : io_(io), acceptor_(io, endpoint), name_(std::move(name)), session_(std::move(session)) {}
+                   SessionFn session, NetworkThreads* sessions)
+    : io_(io), acceptor_(io, endpoint), name_(std::move(name)), session_(std::move(session)), sessions_(sessions) {}
 
 void Listener::start() { asio::co_spawn(io_, accept_loop(), asio::detached); }
 
@@ -27,7 +28,9 @@ void Listener::stop() {
 asio::awaitable<void> Listener::accept_loop() {
   asio::steady_timer backoff(io_);
   while (acceptor_.is_open()) {
-    auto [ec, socket] = co_await acceptor_.async_accept(asio::as_tuple(asio::use_awaitable));
+    // The new connection's socket belongs to the context its session will run on.
+    auto& ctx = sessions_ ? sessions_->next() : io_;
+    auto [ec, socket] = co_await acceptor_.async_accept(ctx, asio::as_tuple(asio::use_awaitable));
     if (ec) {
       if (ec == asio::error::operation_aborted || !acceptor_.is_open()) co_return;
       // E.g. out of file descriptors: pause briefly instead of spinning on the error.
@@ -36,9 +39,10 @@ asio::awaitable<void> Listener::accept_loop() {
       co_await backoff.async_wait(asio::as_tuple(asio::use_awaitable));
       continue;
     }
-    // Each session on its own strand: its coroutine and the wake-ups posted to it never run
-    // at the same time on two threads.
-    asio::co_spawn(asio::make_strand(io_), session_(std::move(socket)), asio::detached);
+    // A session thread's context runs on one thread; the shared main context needs a strand
+    // so a session's coroutine and the wake-ups posted to it never run on two threads at once.
+    if (sessions_) asio::co_spawn(ctx, session_(std::move(socket)), asio::detached);
+    else asio::co_spawn(asio::make_strand(io_), session_(std::move(socket)), asio::detached);
   }
 }
 

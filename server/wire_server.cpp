@@ -81,7 +81,8 @@ Reply handle(const proto::Frame& frame, bool& said_hello, std::uint64_t session_
 
 WireServer::WireServer(asio::io_context& io, const asio::ip::tcp::endpoint& endpoint, WireOptions options)
     : options_(options),
-      listener_(io, endpoint, "wire", [this](asio::ip::tcp::socket s) { return session(std::move(s)); }) {}
+      listener_(io, endpoint, "wire", [this](asio::ip::tcp::socket s) { return session(std::move(s)); },
+                options.sessions) {}
 
 asio::awaitable<void> WireServer::session(asio::ip::tcp::socket socket) {
   const std::uint64_t id = next_session_id_++;
@@ -104,187 +105,231 @@ asio::awaitable<void> WireServer::session(asio::ip::tcp::socket socket) {
   co_await serve(stream, id, peer_text);
 }
 
+// A session is two coroutines on the session's thread: the reader takes the client's frames
+// (straight into the decoder's buffer) and acts on them; the writer sends everything the
+// session says — replies the reader queued, durability acknowledgements, playback frames when
+// their time comes — in order, one write at a time. The writer sleeps on a timer that the
+// reader, the disk's IO thread (acks, newly read GOPs) and the pacer (next frame due) wake.
+// No per-read timer or cancellation: a burst of packets costs one wake-up and one read.
 template <class Stream>
 asio::awaitable<void> WireServer::serve(Stream& stream, std::uint64_t id, const std::string& peer_text) {
+  // Replies queued beyond this (a client that sends but does not read) pause the reader.
+  constexpr std::size_t kMaxQueuedBytes = 256 * 1024;
+  constexpr std::size_t kReadBytes = 64 * 1024;
   boost::system::error_code ignored;
   auto& tcp = beast::get_lowest_layer(stream);
   proto::FrameDecoder decoder(proto::FrameLimits{.max_payload_bytes = options_.max_payload_bytes});
-  std::vector<std::byte> buf(64 * 1024);
-  std::string out;
   bool said_hello = false;
   log::debug("wire session opened", {{"session", id}, {"peer", peer_text}});
 
-  auto send = [&](const proto::Envelope& msg) -> asio::awaitable<bool> {
-    out.clear();
-    proto::append_frame(out, msg);
-    tcp.expires_after(std::chrono::seconds(30));
-    auto [ec, n] = co_await asio::async_write(stream, asio::buffer(out), asio::as_tuple(asio::use_awaitable));
-    (void)n;
-    co_return !ec;
-  };
-
-  // Acknowledgements come from the disk's IO thread at any time: it stores the durable
-  // sequence and posts a wake-up that cancels this timer, so a session waiting for the
-  // client's next bytes still sends them at once. Sessions run on their own strand.
-  struct Wake {
-    explicit Wake(asio::any_io_executor ex) : timer(ex) {}
-    asio::steady_timer timer;
-    std::atomic<bool> pending{false};
+  struct Shared {
+    explicit Shared(asio::any_io_executor ex) : wake(ex), drained(ex) {}
+    asio::steady_timer wake;           // the writer waits on it; cancelled: something to send
+    asio::steady_timer drained;        // the reader waits on it while too much is queued
+    std::atomic<bool> pending{false};  // set by other threads before they post a wake-up
+    std::string queued;                // frames the reader queued, in order
+    bool reading_done = false;
+    bool write_failed = false;
+    bool playback_busy = false;  // the reader is opening, seeking or re-rating: send no frame
   };
   auto executor = co_await asio::this_coro::executor;
-  auto wake = std::make_shared<Wake>(executor);
-  std::weak_ptr<Wake> weak_wake = wake;
-  auto notify = [weak_wake, executor] {
-    if (auto w = weak_wake.lock()) {
-      w->pending = true;
-      asio::post(executor, [weak_wake] {
-        if (auto w2 = weak_wake.lock()) w2->timer.cancel();
+  auto sh = std::make_shared<Shared>(executor);
+  std::weak_ptr<Shared> weak = sh;
+  // Called from the IO thread (or the pacer's): store first, then wake; never wait.
+  auto notify = [weak, executor] {
+    if (auto s = weak.lock()) {
+      s->pending = true;
+      asio::post(executor, [weak] {
+        if (auto s2 = weak.lock()) s2->wake.cancel();
       });
     }
   };
   // A named std::function: GCC 12 destroys non-trivial temporaries of a co_await expression
   // twice, so nothing converted on the fly is passed to an awaited call.
   const std::function<void()> notify_fn = notify;
-  std::shared_ptr<RecordingService::Recording> recording;
-  std::uint64_t acked_sent = 0;
-  auto send_acks = [&]() -> asio::awaitable<bool> {
-    if (!recording) co_return true;
-    const auto durable = recording->durable.load(std::memory_order_acquire);
-    if (durable <= acked_sent) co_return true;
-    proto::Envelope ack;
-    ack.mutable_durable_ack()->set_stream_id(recording->stream_id);
-    ack.mutable_durable_ack()->set_last_sequence(durable);
-    acked_sent = durable;
-    co_return co_await send(ack);
+  auto queue = [&](const proto::Envelope& msg) {
+    proto::append_frame(sh->queued, msg);
+    sh->wake.cancel();
   };
 
-  // Playback: frames go out when the pacer says they are due, straight from the read buffers
-  // (header and payload in one gather write). The same wake-up brings newly read GOPs.
+  std::shared_ptr<RecordingService::Recording> recording;
   std::optional<PlaybackChannel> playback;
   if (options_.playback) playback.emplace(*options_.playback, notify_fn);
-  auto next_due = asio::steady_timer::time_point::max();
-  auto pump_playback = [&]() -> asio::awaitable<bool> {
-    next_due = asio::steady_timer::time_point::max();
-    while (playback && playback->active()) {
-      auto out = playback->next(PlaybackChannel::Clock::now(), next_due);
-      if (!out) break;
-      std::array<asio::const_buffer, 2> bufs{asio::buffer(out->header),
-                                             asio::buffer(out->payload.data(), out->payload.size())};
-      tcp.expires_after(std::chrono::seconds(30));
-      auto [ec, n] = co_await asio::async_write(stream, bufs, asio::as_tuple(asio::use_awaitable));
-      (void)n;
-      if (ec) co_return false;
+
+  auto writer = [&]() -> asio::awaitable<void> {
+    std::string writing;
+    std::uint64_t acked_sent = 0;
+    auto fail = [&] {
+      sh->write_failed = true;
+      sh->drained.cancel();
+      tcp.socket().close(ignored);  // the reader's read ends too
+    };
+    for (;;) {
+      if (recording) {
+        // Durability acknowledgements: the newest durable sequence, once.
+        const auto durable = recording->durable.load(std::memory_order_acquire);
+        if (durable > acked_sent) {
+          proto::Envelope ack;
+          ack.mutable_durable_ack()->set_stream_id(recording->stream_id);
+          ack.mutable_durable_ack()->set_last_sequence(durable);
+          proto::append_frame(sh->queued, ack);
+          acked_sent = durable;
+        }
+      }
+      if (!sh->queued.empty()) {
+        writing.swap(sh->queued);
+        sh->queued.clear();
+        tcp.expires_after(std::chrono::seconds(30));
+        auto [ec, n] = co_await asio::async_write(stream, asio::buffer(writing), asio::as_tuple(asio::use_awaitable));
+        (void)n;
+        writing.clear();
+        sh->drained.cancel();
+        if (ec) {
+          fail();
+          co_return;
+        }
+        continue;
+      }
+      // Playback: the next frame when the pacer says it is due, straight from the read
+      // buffers (header and payload in one gather write).
+      auto next_due = asio::steady_timer::time_point::max();
+      if (playback && playback->active() && !sh->playback_busy) {
+        if (auto out = playback->next(PlaybackChannel::Clock::now(), next_due)) {
+          std::array<asio::const_buffer, 2> bufs{asio::buffer(out->header),
+                                                 asio::buffer(out->payload.data(), out->payload.size())};
+          tcp.expires_after(std::chrono::seconds(30));
+          auto [ec, n] = co_await asio::async_write(stream, bufs, asio::as_tuple(asio::use_awaitable));
+          (void)n;
+          if (ec) {
+            fail();
+            co_return;
+          }
+          continue;
+        }
+      }
+      if (sh->reading_done) co_return;
+      if (sh->pending.exchange(false)) continue;  // an ack or GOP arrived while we were busy
+      sh->wake.expires_at(next_due);
+      co_await sh->wake.async_wait(asio::as_tuple(asio::use_awaitable));
     }
-    co_return true;
   };
 
-  using namespace asio::experimental::awaitable_operators;
-  bool clean_end = false;
-  for (bool open = true; open;) {
-    if (!co_await send_acks()) break;
-    if (!co_await pump_playback()) break;
-    if (wake->pending.exchange(false)) continue;  // an ack or GOP arrived while we were busy
-    if (!said_hello) tcp.expires_after(options_.hello_timeout);
-    else tcp.expires_never();
-    wake->timer.expires_at(next_due);
-    auto result = co_await (stream.async_read_some(asio::buffer(buf), asio::as_tuple(asio::use_awaitable)) ||
-                            wake->timer.async_wait(asio::as_tuple(asio::use_awaitable)));
-    if (result.index() == 1) continue;  // woken: acknowledgements to send
-    auto [ec, n] = std::get<0>(result);
-    if (ec) {
-      if (ec == beast::error::timeout) {
-        // tcp_stream has already closed the socket: nothing can be said to this peer.
-        log::warn("wire peer sent no hello in time, closed", {{"session", id}, {"peer", peer_text}});
-      } else if (ec != asio::error::eof && ec != asio::ssl::error::stream_truncated) {
-        log::warn("wire connection failed", {{"session", id}, {"peer", peer_text}, {"error", ec.message()}});
-      } else if (auto fin = decoder.finish(); !fin) {
-        // The peer may only have shut down its sending side: tell it why its data was dropped.
-        log::warn("wire peer closed mid-frame", {{"session", id}, {"peer", peer_text}});
-        const auto err = proto::make_error(errc::truncated_frame, fin.error().message());
-        co_await send(err);
-      } else {
-        clean_end = true;  // end of the client's data at a frame boundary
+  auto reader = [&]() -> asio::awaitable<void> {
+    bool clean_end = false;
+    for (bool open = true; open && !sh->write_failed;) {
+      // A client that does not read what it is sent waits here, not in our memory.
+      while (sh->queued.size() > kMaxQueuedBytes && !sh->write_failed) {
+        sh->drained.expires_at(asio::steady_timer::time_point::max());
+        co_await sh->drained.async_wait(asio::as_tuple(asio::use_awaitable));
       }
-      break;
-    }
-    decoder.feed(std::span<const std::byte>(buf.data(), n));
-    for (;;) {
-      auto next = decoder.next();
-      if (!next) {
-        auto code = static_cast<errc>(next.error().value());
-        log::warn("wire protocol error, closing", {{"session", id}, {"peer", peer_text},
-                                                   {"error", errc_name(code)}});
-        const auto err = proto::make_error(code, next.error().message());
-        co_await send(err);
-        open = false;
-        break;
-      }
-      if (!*next) break;
-      const auto& frame = **next;
-      if (said_hello && options_.recording && frame.msg.has_open_record()) {
-        proto::Envelope reply;
-        if (recording) {
-          reply = proto::make_error(errc::invalid_argument, "this session already records a stream");
+      if (sh->write_failed) break;
+      if (!said_hello) tcp.expires_after(options_.hello_timeout);
+      else tcp.expires_never();
+      auto room = decoder.prepare(kReadBytes);
+      auto [ec, n] = co_await stream.async_read_some(asio::buffer(room.data(), room.size()),
+                                                     asio::as_tuple(asio::use_awaitable));
+      if (ec) {
+        if (sh->write_failed) {
+          // The writer failed and closed the socket; it has said why.
+        } else if (ec == beast::error::timeout) {
+          // tcp_stream has already closed the socket: nothing can be said to this peer.
+          log::warn("wire peer sent no hello in time, closed", {{"session", id}, {"peer", peer_text}});
+        } else if (ec != asio::error::eof && ec != asio::ssl::error::stream_truncated) {
+          log::warn("wire connection failed", {{"session", id}, {"peer", peer_text}, {"error", ec.message()}});
+        } else if (auto fin = decoder.finish(); !fin) {
+          // The peer may only have shut down its sending side: tell it why its data was dropped.
+          log::warn("wire peer closed mid-frame", {{"session", id}, {"peer", peer_text}});
+          queue(proto::make_error(errc::truncated_frame, fin.error().message()));
         } else {
-          std::shared_ptr<RecordingService::Recording> opened;
-          auto r = co_await options_.recording->open(frame.msg.open_record(), notify_fn, opened);
-          if (auto* a = std::get_if<proto::Admit>(&r)) *reply.mutable_admit() = *a;
-          else *reply.mutable_refuse() = std::get<proto::Refuse>(r);
-          recording = std::move(opened);
+          clean_end = true;  // end of the client's data at a frame boundary
         }
-        if (!co_await send(reply)) {
-          open = false;
-          break;
-        }
-        continue;
-      }
-      if (said_hello && playback && (frame.msg.has_open_playback() || frame.msg.has_control())) {
-        std::optional<proto::Envelope> reply;
-        if (frame.msg.has_open_playback()) reply = co_await playback->open(frame.msg.open_playback());
-        else reply = co_await playback->control(frame.msg.control());
-        if (reply && !co_await send(*reply)) {
-          open = false;
-          break;
-        }
-        continue;
-      }
-      if (said_hello && recording && frame.msg.has_end_record() && frame.msg.end_record().stream_id() == recording->stream_id) {
-        clean_end = true;  // the client's explicit end (what a TCP half-close says)
-        open = false;
         break;
       }
-      if (said_hello && options_.recording && frame.msg.has_media_packet()) {
-        const auto& m = frame.msg.media_packet();
-        Result<void> r = errc::invalid_argument;
-        if (recording && m.stream_id() == recording->stream_id) r = options_.recording->packet(*recording, m, frame.payload);
-        if (!r) {
-          // Policing and bad packets are told to the sender, packet by packet; nothing silent.
-          const auto code = static_cast<errc>(r.error().value());
-          auto err = proto::make_error(code, code == errc::rate_exceeded
-                                                 ? "packet refused: more than the admitted rate in this cycle"
-                                                 : "packet refused: no such stream, or sequence out of order");
-          err.mutable_error()->set_related_sequence(m.sequence());
-          if (!co_await send(err)) {
-            open = false;
-            break;
+      decoder.commit(n);
+      for (;;) {
+        auto next = decoder.next();
+        if (!next) {
+          auto code = static_cast<errc>(next.error().value());
+          log::warn("wire protocol error, closing", {{"session", id}, {"peer", peer_text},
+                                                     {"error", errc_name(code)}});
+          queue(proto::make_error(code, next.error().message()));
+          open = false;
+          break;
+        }
+        if (!*next) break;
+        const auto& frame = **next;
+        if (said_hello && options_.recording && frame.msg.has_open_record()) {
+          proto::Envelope reply;
+          if (recording) {
+            reply = proto::make_error(errc::invalid_argument, "this session already records a stream");
+          } else {
+            std::shared_ptr<RecordingService::Recording> opened;
+            auto r = co_await options_.recording->open(frame.msg.open_record(), notify_fn, opened);
+            if (auto* a = std::get_if<proto::Admit>(&r)) *reply.mutable_admit() = *a;
+            else *reply.mutable_refuse() = std::get<proto::Refuse>(r);
+            recording = std::move(opened);
           }
+          queue(reply);
+          continue;
         }
-        continue;
-      }
-      auto reply = handle(frame, said_hello, id, options_);
-      if (!co_await send(reply.msg) || reply.close) {
-        open = false;
-        break;
+        if (said_hello && playback && (frame.msg.has_open_playback() || frame.msg.has_control())) {
+          std::optional<proto::Envelope> reply;
+          sh->playback_busy = true;
+          if (frame.msg.has_open_playback()) reply = co_await playback->open(frame.msg.open_playback());
+          else reply = co_await playback->control(frame.msg.control());
+          sh->playback_busy = false;
+          if (reply) queue(*reply);
+          sh->wake.cancel();  // the pacer's schedule changed
+          continue;
+        }
+        if (said_hello && recording && frame.msg.has_end_record() &&
+            frame.msg.end_record().stream_id() == recording->stream_id) {
+          clean_end = true;  // the client's explicit end (what a TCP half-close says)
+          open = false;
+          break;
+        }
+        if (said_hello && options_.recording && frame.msg.has_media_packet()) {
+          const auto& m = frame.msg.media_packet();
+          Result<void> r = errc::invalid_argument;
+          if (recording && m.stream_id() == recording->stream_id) r = options_.recording->packet(*recording, m, frame.payload);
+          if (!r) {
+            // Policing and bad packets are told to the sender, packet by packet; nothing silent.
+            const auto code = static_cast<errc>(r.error().value());
+            auto err = proto::make_error(code, code == errc::rate_exceeded
+                                                   ? "packet refused: more than the admitted rate in this cycle"
+                                                   : "packet refused: no such stream, or sequence out of order");
+            err.mutable_error()->set_related_sequence(m.sequence());
+            queue(err);
+          }
+          continue;
+        }
+        auto reply = handle(frame, said_hello, id, options_);
+        queue(reply.msg);
+        if (reply.close) {
+          open = false;
+          break;
+        }
       }
     }
-  }
-  if (playback) playback->close();
-  if (recording) {
-    // The client is gone or done: its last packets are written by the next cycle; wait for
-    // them, acknowledge what became durable (a half-closed client still reads), and end.
-    co_await options_.recording->close(recording, clean_end);
-    co_await send_acks();
-  }
+    if (playback) playback->close();
+    if (recording) {
+      // The client is gone or done: its last packets are written by the next cycle; wait for
+      // them (the writer acknowledges what becomes durable — a half-closed client still reads),
+      // and end.
+      co_await options_.recording->close(recording, clean_end);
+    }
+    sh->reading_done = true;
+    sh->wake.cancel();
+  };
+
+  // Named awaitables (see notify_fn): both run to their end; the writer sends what is queued.
+  auto both = [&]() -> asio::awaitable<void> {
+    using namespace asio::experimental::awaitable_operators;
+    auto r = reader();
+    auto w = writer();
+    co_await (std::move(r) && std::move(w));
+  };
+  co_await both();
   tcp.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
   log::debug("wire session closed", {{"session", id}});
 }

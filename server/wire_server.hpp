@@ -26,6 +26,7 @@ struct WireOptions {
   RecordingService* recording = nullptr;    // null: recordings are refused as unsupported
   PlaybackService* playback = nullptr;      // null: playbacks are refused as unsupported
   std::shared_ptr<boost::asio::ssl::context> tls;  // null: plain TCP; else every connection is TLS
+  NetworkThreads* sessions = nullptr;  // the threads sessions run on; null: the listener's io_context
 };
 
 class WireServer {
