@@ -328,31 +328,50 @@ int record_main(const std::string& server, const std::string& token, const std::
           std::this_thread::sleep_until(t0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                                  std::chrono::duration<double>(burst_end - 0.1)));
         }
-        // Send what has not been sent (or was refused), then a ping as barrier.
+        // Send what has not been sent (or was refused), in one write.
         for (std::uint64_t seq = sent_upto + 1; seq < next_seq; ++seq) {
           const auto& pd = unacked[seq - base];
           client->queue(pd.env, pd.payload);
         }
         sent_upto = next_seq - 1;
-        proto::Envelope ping;
-        ping.mutable_ping()->set_nonce(sent_upto);
-        client->queue(ping);
-        client->flush();  // the burst and its ping in one write
+        client->flush();
+        // Take what vigild has said so far (acknowledgements, refusals) without waiting: a
+        // burst costs the server one read and no reply.
         std::uint64_t first_refused = 0;
+        auto refused = [&](const ServerError& e) {
+          if (e.code != proto::ERROR_CODE_RATE_EXCEEDED && e.code != proto::ERROR_CODE_INVALID_ARGUMENT) throw e;
+          if (first_refused == 0 || e.related_sequence < first_refused) first_refused = e.related_sequence;
+        };
         for (;;) {
           try {
-            auto r = client->receive();
-            take(r);
-            if (r.msg.has_pong()) break;
+            auto r = client->try_receive();
+            if (!r) break;
+            take(*r);
           } catch (const ServerError& e) {
-            if (e.code != proto::ERROR_CODE_RATE_EXCEEDED && e.code != proto::ERROR_CODE_INVALID_ARGUMENT) throw;
-            if (first_refused == 0) first_refused = e.related_sequence;
+            refused(e);
+          }
+        }
+        if (first_refused || !more) {
+          // Policed, or everything is sent: a ping as barrier — every refusal of what was sent
+          // arrives before its pong — so nothing refused goes unnoticed before the end.
+          proto::Envelope ping;
+          ping.mutable_ping()->set_nonce(sent_upto);
+          client->send(ping);
+          for (;;) {
+            try {
+              auto r = client->receive();
+              take(r);
+              if (r.msg.has_pong()) break;
+            } catch (const ServerError& e) {
+              refused(e);
+            }
           }
         }
         if (first_refused) {
-          // Policed: wait for the next cycle to take data, then resend from the refused packet.
-          const auto before = acked;
-          while (acked == before) take(client->receive());
+          // Policed: the cycle's half was full. Once everything before the refused packet is
+          // durable, that half has been written and a fresh one fills: resend from there.
+          // (Waiting for "the next ack" instead would wait forever when it came already.)
+          while (acked + 1 < first_refused) take(client->receive());
           sent_upto = std::max(first_refused, base) - 1;
         }
       }

@@ -1,5 +1,8 @@
 #include "client/wire_client.hpp"
 
+#include <openssl/ssl.h>
+#include <poll.h>
+
 #include <sys/socket.h>
 #include <sys/time.h>
 
@@ -75,8 +78,17 @@ void WireClient::flush() {
   if (ec) throw std::runtime_error("sending to vigild failed: " + ec.message());
 }
 
-Received WireClient::receive() {
-  std::array<std::byte, 64 * 1024> buf;
+Received WireClient::receive() { return *receive_frame(true); }
+
+std::optional<Received> WireClient::try_receive() { return receive_frame(false); }
+
+bool WireClient::readable_now() {
+  if (tls_ && ::SSL_pending(tls_->native_handle()) > 0) return true;
+  pollfd p{socket_.native_handle(), POLLIN, 0};
+  return ::poll(&p, 1, 0) > 0;  // data, end of stream or an error: a read will not wait
+}
+
+std::optional<Received> WireClient::receive_frame(bool wait) {
   for (;;) {
     auto next = decoder_.next();
     if (!next) throw std::runtime_error("bad frame from vigild: " + next.error().message());
@@ -87,8 +99,11 @@ Received WireClient::receive() {
       }
       return r;
     }
+    if (!wait && !readable_now()) return std::nullopt;
     boost::system::error_code ec;
-    std::size_t n = tls_ ? tls_->read_some(asio::buffer(buf), ec) : socket_.read_some(asio::buffer(buf), ec);
+    auto room = decoder_.prepare(64 * 1024);
+    const auto buf = asio::buffer(room.data(), room.size());
+    std::size_t n = tls_ ? tls_->read_some(buf, ec) : socket_.read_some(buf, ec);
     if (ec == asio::error::eof || ec == asio::ssl::error::stream_truncated) {
       throw std::runtime_error("vigild closed the connection");
     }
@@ -96,7 +111,7 @@ Received WireClient::receive() {
       throw std::runtime_error("vigild did not answer in time");
     }
     if (ec) throw std::runtime_error("reading from vigild failed: " + ec.message());
-    decoder_.feed(std::span<const std::byte>(buf.data(), n));
+    decoder_.commit(n);
   }
 }
 

@@ -42,6 +42,8 @@ class WireClient {
   void queue(const proto::Envelope& msg, std::span<const std::byte> payload = {});
   void flush();
   Received receive();  // throws ServerError for an Error frame
+  // What has already arrived, without waiting: nullopt when nothing complete is there yet.
+  std::optional<Received> try_receive();
   proto::HelloReply hello(const std::string& client_name, const std::string& token);
   // The socket, for a client that half-closes (shutdown of its sending side) to end a recording.
   int native_handle() { return socket_.native_handle(); }
@@ -50,6 +52,9 @@ class WireClient {
   bool tls() const noexcept { return tls_ != nullptr; }
 
  private:
+  std::optional<Received> receive_frame(bool wait);
+  bool readable_now();
+
   boost::asio::io_context io_;
   boost::asio::ip::tcp::socket socket_;
   std::unique_ptr<boost::asio::ssl::context> tls_context_;
