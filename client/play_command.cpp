@@ -13,7 +13,7 @@ extern "C" {
 #include <memory>
 #include <optional>
 
-#include "client/time_arg.hpp"
+#include "common/time_arg.hpp"
 #include "client/wire_client.hpp"
 
 namespace vigil::client {

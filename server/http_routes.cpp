@@ -3,7 +3,10 @@
 #include <boost/json.hpp>
 #include <pqxx/pqxx>
 
+#include "common/log.hpp"
 #include "server/catalog/migrator.hpp"
+#include "server/http_query.hpp"
+#include "server/http_timeline.hpp"
 
 namespace http = boost::beast::http;
 namespace json = boost::json;
@@ -34,19 +37,65 @@ HttpResponse error_response(const HttpRequest& req, http::status status, std::st
 
 }  // namespace
 
+namespace {
+
+// The route proper; exceptions are answered by the caller.
+boost::asio::awaitable<HttpResponse> route(const RouteContext& ctx, const HttpRequest& req) {
+  const QueryParams q(req.target());
+  const auto& seg = q.segments();
+  const bool get = req.method() == http::verb::get || req.method() == http::verb::head;
+  auto only_get = [&] {
+    auto res = error_response(req, http::status::method_not_allowed, "use GET");
+    res.set(http::field::allow, "GET, HEAD");
+    return res;
+  };
+  if (q.path() == "/healthz") {
+    if (!get) co_return only_get();
+    co_return co_await healthz(ctx, req);
+  }
+  if (seg.size() >= 3 && seg[0] == "api" && seg[1] == "v1") {
+    if (seg.size() == 3 && seg[2] == "cameras") {
+      if (!get) co_return only_get();
+      co_return co_await cameras_route(ctx, req);
+    }
+    if (seg.size() == 3 && seg[2] == "timeline") {
+      if (!get) co_return only_get();
+      const std::optional<std::string> all;
+      co_return co_await timeline_route(ctx, req, q, all);
+    }
+    if (seg.size() == 5 && seg[2] == "cameras" && seg[4] == "timeline") {
+      if (!get) co_return only_get();
+      const std::optional<std::string> one = seg[3];
+      co_return co_await timeline_route(ctx, req, q, one);
+    }
+  }
+  co_return error_response(req, http::status::not_found, "no such resource");
+}
+
+}  // namespace
+
 HttpHandler make_http_routes(RouteContext ctx) {
   return [ctx](const HttpRequest& req) -> boost::asio::awaitable<HttpResponse> {
-    std::string_view target = req.target();
-    std::string_view path = target.substr(0, target.find('?'));
-    if (path == "/healthz") {
-      if (req.method() != http::verb::get && req.method() != http::verb::head) {
-        auto res = error_response(req, http::status::method_not_allowed, "use GET");
-        res.set(http::field::allow, "GET, HEAD");
-        co_return res;
+    // Every failure is a status and a JSON reason; nothing escapes to the session.
+    std::optional<HttpResponse> failed;
+    try {
+      co_return co_await route(ctx, req);
+    } catch (const BadRequest& e) {
+      failed = error_response(req, http::status::bad_request, e.what());
+    } catch (const std::invalid_argument& e) {
+      failed = error_response(req, http::status::bad_request, e.what());
+    } catch (const pqxx::sql_error& e) {
+      if (e.sqlstate() == "57014") {  // query_canceled: the pool's statement time-out
+        failed = error_response(req, http::status::service_unavailable, "the catalog query took too long; ask for less");
+      } else {
+        log::error("HTTP request: catalog error", {{"target", std::string(req.target().substr(0, 200))}, {"error", e.what()}});
+        failed = error_response(req, http::status::internal_server_error, "catalog error (logged)");
       }
-      co_return co_await healthz(ctx, req);
+    } catch (const std::exception& e) {
+      log::error("HTTP request failed", {{"target", std::string(req.target().substr(0, 200))}, {"error", e.what()}});
+      failed = error_response(req, http::status::internal_server_error, "internal error (logged)");
     }
-    co_return error_response(req, http::status::not_found, "no such resource");
+    co_return std::move(*failed);
   };
 }
 

@@ -8,8 +8,7 @@ namespace vigil::catalog {
 namespace {
 
 void check_name(const std::string& name) {
-  static const std::regex ok("^[A-Za-z0-9][A-Za-z0-9._-]*$");
-  if (name.empty() || name.size() > 64 || !std::regex_match(name, ok)) {
+  if (!is_valid_camera_name(name)) {
     throw std::invalid_argument("camera name '" + name +
                                 "': 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit");
   }
@@ -25,6 +24,11 @@ void check_url(const std::string& url) {
 }
 
 }  // namespace
+
+bool is_valid_camera_name(const std::string& name) {
+  static const std::regex ok("^[A-Za-z0-9][A-Za-z0-9._-]*$");
+  return !name.empty() && name.size() <= 64 && std::regex_match(name, ok);
+}
 
 std::int64_t add_camera(pqxx::work& tx, const std::string& name, const std::string& url,
                         const std::optional<std::string>& substream_url) {

@@ -26,6 +26,9 @@ struct CameraRow {
 std::int64_t add_camera(pqxx::work& tx, const std::string& name, const std::string& url,
                         const std::optional<std::string>& substream_url = {});
 std::vector<CameraRow> list_cameras(pqxx::work& tx);
+// 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit (safe in URLs, file
+// names and SQL literals).
+bool is_valid_camera_name(const std::string& name);
 // True if NAME existed. Deleted when it has no streams, else disabled.
 bool remove_camera(pqxx::work& tx, const std::string& name);
 

@@ -2,9 +2,9 @@
 #include <catch2/catch_test_macros.hpp>
 #include <stdexcept>
 
-#include "client/time_arg.hpp"
+#include "common/time_arg.hpp"
 
-using vigil::client::parse_time_arg;
+using vigil::parse_time_arg;
 
 TEST_CASE("time arguments: now, offsets, epoch seconds and ISO 8601 UTC", "[time-arg]") {
   const std::int64_t now = 1'790'000'000'000'000;

@@ -1,10 +1,10 @@
-#include "client/time_arg.hpp"
+#include "common/time_arg.hpp"
 
 #include <cmath>
 #include <ctime>
 #include <stdexcept>
 
-namespace vigil::client {
+namespace vigil {
 
 std::int64_t parse_time_arg(const std::string& text, std::int64_t now_us) {
   const auto bad = [&] {
@@ -62,4 +62,4 @@ std::int64_t parse_time_arg(const std::string& text, std::int64_t now_us) {
   return static_cast<std::int64_t>(t) * 1'000'000;
 }
 
-}  // namespace vigil::client
+}  // namespace vigil
