@@ -9,5 +9,6 @@ BenchReport store_bench(const BenchOptions& options);        // bench/store_benc
 BenchReport preempt_bench(const BenchOptions& options);      // bench/preempt_bench.cpp
 BenchReport interactive_bench(const BenchOptions& options);  // bench/interactive_bench.cpp
 BenchReport ingest_bench(const BenchOptions& options);       // bench/ingest_bench.cpp
+BenchReport query_bench(const BenchOptions& options);        // bench/query_bench.cpp
 
 }  // namespace vigil::bench

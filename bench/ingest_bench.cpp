@@ -23,6 +23,7 @@ extern "C" {
 #include <thread>
 
 #include "admission/profiler.hpp"
+#include "bench/bench_vigild.hpp"
 #include "bench/benches.hpp"
 #include "common/progress.hpp"
 #include "client/wire_client.hpp"
@@ -46,26 +47,11 @@ struct Clip {
   double seconds = 0, bytes = 0;
 };
 
-int run(const std::vector<std::string>& argv, const fs::path& log) {
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) throw std::runtime_error("cannot start " + argv[0]);
-  return pid;
-}
-
 // An H.264 test clip at RATE bits/s, encoded by the ffmpeg tool, demuxed into memory.
 Clip make_clip(const fs::path& dir, double rate_bps) {
   const fs::path file = dir / "clip.mp4";
   const auto kbps = std::to_string(static_cast<long>(rate_bps / 1000)) + "k";
-  const int pid = run({"ffmpeg", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=25", "-t",
+  const int pid = spawn_logged({"ffmpeg", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=25", "-t",
                        "10", "-c:v", "libx264", "-preset", "ultrafast", "-b:v", kbps, "-maxrate", kbps, "-bufsize", kbps,
                        "-g", "25", "-bf", "0", "-pix_fmt", "yuv420p", file.string()},
                       dir / "ffmpeg.log");
@@ -93,26 +79,6 @@ Clip make_clip(const fs::path& dir, double rate_bps) {
   avformat_close_input(&fmt);
   c.seconds = static_cast<double>(c.packets.size()) / 25.0;
   return c;
-}
-
-double cpu_seconds_of(int pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string s((std::istreambuf_iterator<char>(in)), {});
-  const auto close = s.rfind(')');
-  std::istringstream rest(s.substr(close + 2));
-  std::string field;
-  double ticks = 0;
-  for (int i = 3; i <= 15 && rest >> field; ++i) {
-    if (i == 14 || i == 15) ticks += std::stod(field);  // utime, stime
-  }
-  return ticks / static_cast<double>(::sysconf(_SC_CLK_TCK));
-}
-
-double rss_bytes_of(int pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/statm");
-  double pages = 0, resident = 0;
-  in >> pages >> resident;
-  return resident * static_cast<double>(::sysconf(_SC_PAGESIZE));
 }
 
 std::size_t count_lines(const fs::path& log, const std::string& needle) {
@@ -218,20 +184,11 @@ BenchReport ingest_bench(const BenchOptions& options) {
     else throw std::invalid_argument("unknown option " + k + " (--max-streams K | --streams K, --rate-mbps R --seconds S --dir DIR)");
   }
   if (options.args.size() % 2) throw std::invalid_argument("option " + options.args.back() + " needs a value");
-  const fs::path vigild = fs::read_symlink("/proc/self/exe").parent_path().parent_path() / "server" / "vigild";
-  if (!fs::exists(vigild)) throw std::runtime_error("vigild not found next to vigil (" + vigild.string() + ")");
-
   const fs::path dir = dir_base / ("vigil-bench-ingest-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   struct Cleanup {
     fs::path d;
-    int pid = 0;
     ~Cleanup() {
-      if (pid > 0) {
-        ::kill(pid, SIGTERM);
-        int st = 0;
-        ::waitpid(pid, &st, 0);
-      }
       std::error_code ec;
       fs::remove_all(d, ec);
     }
@@ -262,25 +219,11 @@ BenchReport ingest_bench(const BenchOptions& options) {
   // The online model check is off: the replaying clients share this machine's cores with
   // vigild's IO thread, so observed IO times include waits for a CPU that a dedicated server
   // would not have (it tripped at 64 streams with the disk 4 % busy).
-  cleanup.pid = run({vigild.string(), "--data", (dir / "data").string(), "--volume", (dir / "vol").string(),
-                     "--volume-size", std::to_string(volume_bytes), "--extent-bytes", std::to_string(extent),
-                     "--profile", (dir / "profile.json").string(), "--model-check-cycles", "0",
-                     "--listen", "127.0.0.1:0", "--http-port", "0"},
-                    log);
-  std::string wire;
-  for (int i = 0; i < 600 && wire.empty(); ++i) {
-    std::ifstream in(dir / "data" / "run" / "endpoints.json");
-    if (in) {
-      std::stringstream ss;
-      ss << in.rdbuf();
-      try {
-        wire = std::string(boost::json::parse(ss.str()).at("wire").as_string());
-      } catch (const std::exception&) {
-      }
-    }
-    if (wire.empty()) std::this_thread::sleep_for(100ms);
-  }
-  if (wire.empty()) throw std::runtime_error("vigild did not start (see " + log.string() + ")");
+  BenchVigild vigild(dir / "data",
+                     {"--volume", (dir / "vol").string(), "--volume-size", std::to_string(volume_bytes), "--extent-bytes",
+                      std::to_string(extent), "--profile", (dir / "profile.json").string(), "--model-check-cycles", "0"},
+                     log);
+  const std::string wire = vigild.wire();
 
   int best = 0;
   double best_cpu_per_gbit = 0, buffer_per_stream = 0, rss_per_stream = 0, best_gbit = 0;
@@ -291,7 +234,7 @@ BenchReport ingest_bench(const BenchOptions& options) {
   int step = 0;
   for (int k = min_streams; k <= max_streams; k *= 2, ++step) {
     const auto misses_before = count_lines(log, "msg=\"deadline missed\"");
-    const double cpu0 = cpu_seconds_of(cleanup.pid), rss0 = rss_bytes_of(cleanup.pid);
+    const double cpu0 = cpu_seconds_of(vigild.pid()), rss0 = rss_bytes_of(vigild.pid());
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<StreamResult> results(static_cast<std::size_t>(k));
     {
@@ -303,10 +246,10 @@ BenchReport ingest_bench(const BenchOptions& options) {
         });
       }
       std::this_thread::sleep_for(std::chrono::duration<double>(seconds / 2));
-      rss_per_stream = (rss_bytes_of(cleanup.pid) - rss0) / k;
+      rss_per_stream = (rss_bytes_of(vigild.pid()) - rss0) / k;
     }
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const double cpu = cpu_seconds_of(cleanup.pid) - cpu0;
+    const double cpu = cpu_seconds_of(vigild.pid()) - cpu0;
     const auto misses = count_lines(log, "msg=\"deadline missed\"") - misses_before;
     bool ok = misses == 0;
     if (misses) stopped_because = std::to_string(misses) + " deadline misses";

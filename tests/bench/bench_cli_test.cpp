@@ -137,3 +137,18 @@ TEST_CASE("vigil bench ingest starts its own vigild, replays real H.264 streams 
   }
   CHECK(left == 0);
 }
+
+TEST_CASE("vigil bench query seeds a catalog, times both timeline shapes and cleans up", "[bench][query]") {
+  vigil::test::TempDir dir;
+  const auto json = dir.path() / "query.json";
+  auto [code, out] = run_vigil({"bench", "query", "--quick", "--json", json.string()}, dir.path() / "out.log");
+  INFO(out);
+  REQUIRE(code == 0);
+  CHECK_THAT(out, ContainsSubstring("timeline p95, 256 cameras x 24 h"));
+  auto doc = read_json(json);
+  const auto& figures = doc.at("figures").as_array();
+  REQUIRE(figures.size() == 4);
+  for (const auto& f : figures) CHECK(f.as_object().at("ours").to_number<double>() > 0);  // every request answered 200
+  CHECK(doc.at("parameters").as_object().at("month_segments").to_number<double>() == 5062);
+  CHECK(run_vigil({"bench", "query", "--bogus"}, dir.path() / "bad.log").first != 0);
+}
