@@ -17,6 +17,16 @@ namespace fs = std::filesystem;
 
 namespace vigil::bench {
 
+ScratchDir::ScratchDir(const fs::path& base, const std::string& name)
+    : path_(base / (name + "-" + std::to_string(::getpid()))) {
+  fs::create_directories(path_);
+}
+
+ScratchDir::~ScratchDir() {
+  std::error_code ec;
+  fs::remove_all(path_, ec);
+}
+
 int spawn_logged(const std::vector<std::string>& argv, const fs::path& log) {
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));

@@ -9,6 +9,20 @@
 
 namespace vigil::bench {
 
+// A bench's scratch directory, BASE/NAME-PID: created now, removed with everything in it
+// when the bench ends (its vigild, declared after it, stops first).
+class ScratchDir {
+ public:
+  ScratchDir(const std::filesystem::path& base, const std::string& name);
+  ~ScratchDir();
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const std::filesystem::path& path() const noexcept { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
 // Starts ARGV[0] with ARGV[1..], stdout and stderr appended to LOG; returns its pid.
 int spawn_logged(const std::vector<std::string>& argv, const std::filesystem::path& log);
 

@@ -184,15 +184,8 @@ BenchReport ingest_bench(const BenchOptions& options) {
     else throw std::invalid_argument("unknown option " + k + " (--max-streams K | --streams K, --rate-mbps R --seconds S --dir DIR)");
   }
   if (options.args.size() % 2) throw std::invalid_argument("option " + options.args.back() + " needs a value");
-  const fs::path dir = dir_base / ("vigil-bench-ingest-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  struct Cleanup {
-    fs::path d;
-    ~Cleanup() {
-      std::error_code ec;
-      fs::remove_all(d, ec);
-    }
-  } cleanup{dir};
+  const ScratchDir scratch(dir_base, "vigil-bench-ingest");
+  const fs::path& dir = scratch.path();
 
   Progress progress("ingest", 1.0);
   const double rate_bps = rate_mbps * 1e6;

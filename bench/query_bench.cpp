@@ -111,15 +111,8 @@ Latency measure(HttpClient& client, const std::string& target, int n, Progress& 
 BenchReport query_bench(const BenchOptions& options) {
   const int requests = options.quick ? 40 : 300;
   if (!options.args.empty()) throw std::invalid_argument("unknown option " + options.args.front() + " (query takes --quick, --json)");
-  const fs::path dir = fs::temp_directory_path() / ("vigil-bench-query-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  struct Cleanup {
-    fs::path d;
-    ~Cleanup() {
-      std::error_code ec;
-      fs::remove_all(d, ec);
-    }
-  } cleanup{dir};
+  const ScratchDir scratch(fs::temp_directory_path(), "vigil-bench-query");
+  const fs::path& dir = scratch.path();
 
   Progress progress("query", 1.0);
   BenchVigild vigild(dir / "data", {"--no-camera-pull"}, dir / "vigild.log");
