@@ -7,7 +7,7 @@
 // watches. Each viewer has a bounded queue; one that falls behind by more than its bound loses
 // frames up to the next keyframe (counted) instead of slowing the recording or other viewers.
 // A viewer starts at the next keyframe.
-// Thread: publish()/end() on the recording session's strand; LiveTap::pop() on the viewer's;
+// Thread: publish()/end() on the recording session's thread; LiveTap::pop() on the viewer's;
 // notify callbacks must not block. Errors: none (a lagging viewer is told by dropped()).
 #include <atomic>
 #include <cstdint>

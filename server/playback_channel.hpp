@@ -5,7 +5,7 @@
 // seek and rate change reopen the playback at the new position or speed (re-admitted; a rate
 // the disk cannot take is refused and the old speed kept). Frames are sent from the read
 // buffers themselves (a header, then the payload span, kept alive by the GOP it belongs to).
-// Thread: the session's strand. Errors: protocol answers (Refuse, Error), never throws.
+// Thread: the session's thread. Errors: protocol answers (Refuse, Error), never throws.
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
 #include <functional>

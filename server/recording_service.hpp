@@ -6,7 +6,7 @@
 // disk's IO thread reports the durable sequence after each cycle's flush, which the session
 // sends as DurableAck; closed segments reach the catalog through the batcher.
 // Thread: open()/close() are awaited by network coroutines (catalog work runs on the catalog
-// pool); packet() on the session's strand; stream callbacks on the IO thread, which only store
+// pool); packet() on the session's thread; stream callbacks on the IO thread, which only store
 // a number and post a wake-up, or hand rows to the batcher (which must outlive the disks' IO
 // threads; the service itself is not referenced from them). Errors: values for packets; open()
 // answers Admit or Refuse.
@@ -56,7 +56,7 @@ class RecordingService {
     std::uint64_t last_sequence = 0;                  // last packet accepted
     std::uint64_t discontinuities = 0;                // timestamp jumps re-pinned to wall time
     std::atomic<std::uint64_t> durable{0};            // set by the IO thread
-    std::function<void()> notify;                     // wakes the session (posted to its strand)
+    std::function<void()> notify;                     // wakes the session (posted to its thread)
     std::shared_ptr<LiveFeed> feed;                   // live viewers of this camera
   };
 
