@@ -158,6 +158,13 @@ TEST_CASE("playback sessions: exact frames, seek, pause, rate change, end of ran
   for (;;) {
     auto r = c.receive();
     if (r.msg.has_playback_end()) {
+      // On failure, say which GOPs were skipped and why, and what vigild logged by then.
+      std::string skipped;
+      for (const auto& g : r.msg.playback_end().gaps()) {
+        skipped += "gap " + std::to_string(g.from_us()) + ".." + std::to_string(g.to_us()) + ": " + g.reason() + "\n";
+      }
+      INFO(skipped);
+      INFO(rig.vigild->output());
       CHECK(r.msg.playback_end().reason() == "end of range");
       CHECK_FALSE(r.msg.playback_end().failed());
       CHECK(r.msg.playback_end().gaps_size() == 0);
