@@ -38,19 +38,14 @@ std::optional<Policy> policy_from_name(std::string_view n) noexcept {
 }
 
 double normal_quantile_upper(double p) noexcept {
-  // Tabulated upper quantiles, interpolated in log(p): plenty for a configuration knob.
-  static constexpr std::pair<double, double> kTable[] = {
-      {0.5, 0.0}, {0.1, 1.2816}, {0.05, 1.6449}, {0.01, 2.3263}, {0.001, 3.0902}, {0.0001, 3.7190}};
-  p = std::clamp(p, 0.0001, 0.5);
-  for (std::size_t i = 1; i < std::size(kTable); ++i) {
-    if (p >= kTable[i].first) {
-      const auto [p0, z0] = kTable[i - 1];
-      const auto [p1, z1] = kTable[i];
-      const double f = (std::log(p) - std::log(p0)) / (std::log(p1) - std::log(p0));
-      return z0 + f * (z1 - z0);
-    }
+  // P(Z > z) = erfc(z/√2)/2 falls monotonically in z: bisection to well below a knob's precision.
+  p = std::clamp(p, 1e-9, 0.5);
+  double lo = 0, hi = 7;
+  for (int i = 0; i < 60; ++i) {
+    const double mid = (lo + hi) / 2;
+    (0.5 * std::erfc(mid / std::sqrt(2.0)) > p ? lo : hi) = mid;
   }
-  return kTable[std::size(kTable) - 1].second;
+  return (lo + hi) / 2;
 }
 
 double trick_play_rate(double rate, double keyframe_fraction, double speed) noexcept {
@@ -93,7 +88,11 @@ double AdmissionController::predicted_busy(std::span<const StreamDemand> set) co
     const double R = profile_.peak_rate() > 0 ? profile_.peak_rate() : P;
     if (config_.policy == Policy::statistical && s.measured_mean > 0) variance += std::pow(T * s.measured_stddev / R, 2);
   }
-  if (config_.policy == Policy::statistical) busy += normal_quantile_upper(config_.overbooking) * std::sqrt(variance);
+  if (config_.policy == Policy::statistical) {
+    // The cycle also varies with the IOs' rotational delays, independently per IO.
+    variance += static_cast<double>(set.size()) * profile_.cycle_io_sd_s * profile_.cycle_io_sd_s;
+    busy += normal_quantile_upper(config_.overbooking) * std::sqrt(variance);
+  }
   return busy;
 }
 

@@ -11,7 +11,8 @@
 //    measured), plus a margin for the aggregate's variation: the sum of N independent VBR
 //    streams exceeds Σ mean + z·√(Σ σ²) with probability `overbooking` per cycle (default 1 %);
 //    the margin is charged at the media (peak sequential) rate, since a cycle with more bytes
-//    has no more IOs — only longer transfers.
+//    has no more IOs — only longer transfers. The IOs' own time varies too (rotational delay:
+//    the profile's cycle_io_sd_s per IO), so the variance also holds N·cycle_io_sd².
 // With mixed directions, each stream is charged on the curve of its direction:
 //     busy = Σ_i T·BR_i / P_dir(i)(S_avg),  S_avg = T·Σ BR / (N + 1)      (Eq. 3.16)
 // and admit iff busy ≤ r_RT·T — which for one direction is Eq. 3.17, ΣBR ≤ r_RT·P(S_avg).
@@ -42,7 +43,7 @@ struct StreamDemand {
   double measured_stddev = 0; // bytes/s, its standard deviation
 };
 
-// z such that P(Z > z) = P for a standard normal (0.1 … 0.0001), for the statistical policy.
+// z such that P(Z > z) = P for a standard normal (P clamped to [1e-9, 0.5]), for the statistical policy.
 double normal_quantile_upper(double p) noexcept;
 
 // Keyframes-only trick play at SPEED reads only the keyframes: charged at that rate.

@@ -58,8 +58,13 @@ double throughput_at(const Curve& c, Which which, double size) noexcept {
   if (size >= x.back()) return y.back();
   const auto hi = static_cast<std::size_t>(std::upper_bound(x.begin(), x.end(), size) - x.begin());
   const std::size_t lo = hi - 1;
-  const double f = (std::log(size) - std::log(x[lo])) / (std::log(x[hi]) - std::log(x[lo]));
-  return y[lo] + f * (y[hi] - y[lo]);
+  // Interpolate the time one IO takes, t(S) = S / P(S), linearly in S: between two measured
+  // sizes the access cost and the media rate are what they were at the ends, so t is a straight
+  // line there (exact for S / (T_access + S/R)). Interpolating P itself bends the wrong way and
+  // makes the model pessimistic between points.
+  const double t_lo = x[lo] / y[lo], t_hi = x[hi] / y[hi];
+  const double f = (size - x[lo]) / (x[hi] - x[lo]);
+  return size / (t_lo + f * (t_hi - t_lo));
 }
 
 ChunkRange near_peak_range(const Curve& seq, double tolerance) noexcept {
@@ -119,6 +124,7 @@ boost::json::value to_json(const DiskProfile& p) {
       {"access_max_s", p.access_max_s},
       {"jitter_p50_s", p.jitter_p50_s},
       {"jitter_p99_s", p.jitter_p99_s},
+      {"cycle_io_sd_s", p.cycle_io_sd_s},
       {"sustained_write", to_array(p.sustained_write)},
   };
 }
@@ -151,6 +157,7 @@ DiskProfile profile_from_json(const boost::json::value& v) {
     p.access_max_s = o.at("access_max_s").to_number<double>();
     p.jitter_p50_s = o.at("jitter_p50_s").to_number<double>();
     p.jitter_p99_s = o.at("jitter_p99_s").to_number<double>();
+    if (const auto* sd = o.if_contains("cycle_io_sd_s")) p.cycle_io_sd_s = sd->to_number<double>();  // optional
     p.sustained_write = from_array(o.at("sustained_write"));
     if (p.random_read.empty() && p.random_write.empty()) throw std::invalid_argument("profile: no admission curve");
     return p;

@@ -27,7 +27,7 @@ struct Curve {
 
 enum class Which { min, mean, max };
 
-// P(S): throughput at size S, interpolated linearly in log(S) between measured sizes; below
+// P(S): throughput at size S; between measured sizes the per-IO time S/P is interpolated linearly; below
 // the first size, scaled as a pure access-bound curve (S / t(first)); above the last, flat.
 double throughput_at(const Curve& c, Which which, double size) noexcept;
 
@@ -52,6 +52,10 @@ struct DiskProfile {
   double access_mean_s = 0;        // mean time of a 1-block random read (seek + rotation on an HDD)
   double access_max_s = 0;         // worst observed 1-block random read
   double jitter_p50_s = 0, jitter_p99_s = 0;  // spread of repeated 1-block reads around their median
+  // Standard deviation of one stream IO's time within a cycle sweep (rotational delay on an
+  // HDD), pooled over the admission curves' runs: a cycle of N IOs varies by √N times this.
+  // The statistical policy's margin is built on it. 0 in profiles written before it existed.
+  double cycle_io_sd_s = 0;
   std::vector<double> sustained_write;        // bytes/s per second of a long sequential write (--full)
 
   // Derived parameters (`vigil profile show`).

@@ -134,8 +134,10 @@ RunResult run_set(const Target& target, const std::vector<StreamDemand>& set, Ki
   const std::uint64_t cap = env.capacity;
   const std::uint64_t region = std::max<std::uint64_t>(64ull << 20, cap / std::max<std::size_t>(set.size(), 1) / 4096 * 4096);
   for (std::size_t i = 0; i < set.size(); ++i) {
-    // Streams spread over the disk like files of a filled volume.
-    const std::uint64_t offset = (i * 2654435761ull % set.size()) * region % (cap - region);
+    // Streams spread over the disk like files of a filled volume: stream i gets region
+    // perm(i), a permutation (2654435761 is prime), so admission order is not disk order and
+    // no two streams share a region (which would let one read the other's data from the cache).
+    const std::uint64_t offset = std::min<std::uint64_t>((i * 2654435761ull % set.size()) * region, cap - region);
     streams.push_back(std::make_unique<DummyStream>(offset / 4096 * 4096, region, set[i].average_rate * target.cycle_s,
                                                     k == Kind::V, 1000 + i));
     sched.add_stream(set[i].id, *streams.back(), env.clock->now());
@@ -156,6 +158,8 @@ std::size_t admitted_count(const AdmissionController& adm, const std::vector<Str
   }
   return set.size();
 }
+
+constexpr double kOverbooking = 1.0 / 600;  // the statistical policy's per-cycle target here
 
 struct ThesisRow {
   double avg_kBps;
@@ -232,13 +236,13 @@ BenchReport admission_bench(const BenchOptions& options) {
                   {"stream_io", "one unchunked read per stream per cycle, streams spread over the disk"},
                   {"V", "per-cycle size uniform in [0.5, 1.5] x average (peak 1.5x)"},
                   {"H", "rates 10^U(-1,1) x average, rescaled to the row's average"},
-                  {"statistical", "measured mean + z(1 %) x aggregate stddev"},
+                  {"statistical", "measured mean + z(1/600) x stddev of the cycle (rates and rotational delays)"},
                   {"out", out_dir.string()}};
   Progress progress("admission", std::size(kTable35) + 2);
   double step = 0;
   std::ofstream table(out_dir / "table-3.5.csv");
   table << "avg_kBps,type,maxn,adm1,adm2,adm3,statistical,analytic,thesis_maxn,thesis_adm1,thesis_adm2,thesis_adm3\n";
-  bool over_admitted = false;
+  std::map<Policy, std::vector<std::string>> over;  // rows where a policy's set missed a deadline
   double worst_adm3 = 1e9, worst_stat = 1e9;
   for (const auto& row : kTable35) {
     if (target.real && options.quick && row.kind != Kind::C) continue;
@@ -285,9 +289,16 @@ BenchReport admission_bench(const BenchOptions& options) {
     std::map<Policy, std::size_t> n;
     for (Policy p : {Policy::analytic, Policy::conservative, Policy::aggressive, Policy::aggressive_average,
                      Policy::statistical}) {
-      AdmissionController adm(profile, {.policy = p, .cycle_s = target.cycle_s, .r_rt = r_rt});
+      // The statistical policy is asked for what MaxN means: no miss in a run of 300 cycles
+      // (the full run's length; --quick checks fewer), i.e. a cycle over the model at most
+      // every 600 cycles.
+      AdmissionController adm(profile, {.policy = p, .cycle_s = target.cycle_s, .r_rt = r_rt,
+                                        .overbooking = kOverbooking});
       n[p] = admitted_count(adm, p == Policy::statistical ? measured_order : order);
-      if (n[p] > 0 && misses_at(n[p]) > 0) over_admitted = true;
+      if (n[p] > 0 && misses_at(n[p]) > 0) {
+        over[p].push_back(std::to_string(static_cast<int>(row.avg_kBps)) + " " + kind_name(row.kind) + " (" +
+                          std::to_string(n[p]) + ")");
+      }
     }
     const std::string what = std::to_string(static_cast<int>(row.avg_kBps)) + " kB/s " + kind_name(row.kind);
     const std::string t35 = "seed 002 Table 3.5";
@@ -367,8 +378,17 @@ BenchReport admission_bench(const BenchOptions& options) {
     progress.update(++step);
   }
   progress.finish();
-  r.notes.push_back(std::string(over_admitted ? "OVER-ADMISSION: a policy admitted a set that missed a deadline"
-                                              : "no policy admitted a set that missed a deadline (target)"));
+  for (Policy p : {Policy::analytic, Policy::conservative, Policy::aggressive, Policy::aggressive_average,
+                   Policy::statistical}) {
+    std::string rows;
+    for (const auto& w : over[p]) rows += (rows.empty() ? "" : ", ") + w;
+    const bool margin = p == Policy::analytic || p == Policy::conservative || p == Policy::statistical;
+    r.notes.push_back(std::string(policy_name(p)) + ": " +
+                      (rows.empty() ? "never admitted a set that missed a deadline"
+                                    : std::string(margin ? "OVER-ADMITTED" : "over-admitted (no margin for per-cycle "
+                                                                             "variation, as the thesis defines it)") +
+                                          " on " + rows));
+  }
   r.notes.push_back("worst Adm3/MaxN " + std::to_string(worst_adm3) + ", worst statistical/MaxN " +
                     std::to_string(worst_stat) + " (target >= 0.95 on every row)");
   r.notes.push_back("CSV and SVG: " + (out_dir / "table-3.5.csv").string() + ", fig-3.28-misses.*, fig-3.29-start-latency.*");

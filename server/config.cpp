@@ -76,7 +76,9 @@ ParsedArgs parse_server_args(int argc, const char* const argv[]) {
       ("profile", po::value<std::string>()->value_name("FILE"),
        "disk profile (from `vigil profile`) for volumes whose disk has none in the catalog; stored there")
       ("admission-policy", po::value(&cfg.admission_policy)->value_name("NAME")->default_value(cfg.admission_policy),
-       "conservative (Adm1, never over-admits), aggressive (Adm2), adm3, statistical or analytic")
+       "conservative (Adm1, the default: never over-admits), statistical (measured rates plus a margin for a "
+       "cycle's variation), analytic (safe, wasteful); aggressive (Adm2) and adm3 have no margin and can admit a "
+       "stream too many (thesis reproduction)")
       ("model-check-cycles", po::value(&cfg.model_check_cycles)->value_name("K")->default_value(cfg.model_check_cycles),
        "pause admission when K cycles in a row take longer than the disk profile predicts (and say to profile "
        "again); 0 turns the check off (a profile known not to describe this device, e.g. in tests)")

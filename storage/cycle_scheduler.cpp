@@ -429,6 +429,14 @@ void CycleScheduler::complete(Job& j, CommandTrace t, Result<std::size_t> r) {
     return;
   }
   if (j.done()) {
+    // Issued in time but its data landed after the cycle's end: the stream's buffer half was
+    // late — a miss like an IO never finished. (The flush that follows durable writes is the
+    // cycle's own work, outside the stream IO the deadline is about.)
+    if (j.cls == IoClass::real_time && !j.first_io && j.cycle == cycle_ && !j.missed && !j.failed &&
+        clock_.now() > deadline_) {
+      j.missed = true;
+      record_miss({j.cycle, j.stream, miss_cause()});
+    }
     if (j.durable && !j.failed) {
       flush_wait_.push_back(&j);  // acknowledged after the cycle's flush
       if (current_ == &j) current_ = nullptr;
@@ -554,9 +562,18 @@ void CycleScheduler::record_miss(const DeadlineMiss& m) {
   ++totals_.misses;
 }
 
-void CycleScheduler::end_cycle() {
+// Why a stream IO of this cycle is late: more stream work was queued than a cycle holds,
+// interactive work took more than its share, or the device was slower than predicted.
+MissCause CycleScheduler::miss_cause() const noexcept {
   const Nanos T = config_.cycle;
   const Nanos share = Nanos(static_cast<std::int64_t>((1.0 - config_.r_rt) * static_cast<double>(T.count())));
+  return report_.predicted_rt > T                 ? MissCause::overload
+         : interactive_used_ + be_used_ > share   ? MissCause::interactive
+                                                  : MissCause::slow_io;
+}
+
+void CycleScheduler::end_cycle() {
+  const Nanos T = config_.cycle;
   for (auto& [ptr, owned] : jobs_) {
     Job& j = *owned;
     if (j.cls != IoClass::real_time || j.is_flush || j.first_io || j.missed || j.cycle > cycle_) continue;
@@ -564,11 +581,7 @@ void CycleScheduler::end_cycle() {
     // queued than a cycle holds, interactive work took more than its share, or the device was
     // slower than predicted.
     j.missed = true;
-    MissCause cause = j.failed                                     ? MissCause::device_error
-                      : report_.predicted_rt > T                   ? MissCause::overload
-                      : interactive_used_ + be_used_ > share       ? MissCause::interactive
-                                                                   : MissCause::slow_io;
-    record_miss({j.cycle, j.stream, cause});
+    record_miss({j.cycle, j.stream, j.failed ? MissCause::device_error : miss_cause()});
   }
   if (report_.misses) report_.rt_done = std::max(report_.rt_done, clock_.now() - cycle_start_);
   report_.slack = T - report_.rt_done;

@@ -239,6 +239,7 @@ class CycleScheduler {
   PreemptibilityMeter meter_;
   std::deque<DeadlineMiss> misses_;
   void record_miss(const DeadlineMiss& m);
+  MissCause miss_cause() const noexcept;
   std::atomic<bool> stopping_{false};
   SchedulerTotals totals_;
   std::map<std::uint64_t, Nanos> start_latency_;

@@ -102,6 +102,10 @@ TEST_CASE("the profiled admission curve matches the model's S / (T_access + S/R)
     INFO("S = " << S << " (n = " << n << "): measured " << p.random_read.mean[i] / 1e6 << " MB/s, analytic " << P / 1e6);
     CHECK(p.random_read.mean[i] == Approx(P).epsilon(0.15));  // the stated tolerance: 15 %
   }
+  // One IO's spread within a sweep is its rotational delay, uniform over a turn: T_rot/√12.
+  const double rot_sd = static_cast<double>(g.rotation.count()) / 1e9 / std::sqrt(12.0);
+  INFO("cycle_io_sd_s " << p.cycle_io_sd_s * 1e3 << " ms, T_rot/sqrt(12) " << rot_sd * 1e3 << " ms");
+  CHECK(p.cycle_io_sd_s == Approx(rot_sd).epsilon(0.35));
   CHECK(p.read_range.a > 0);
   CHECK(p.read_range.b >= p.read_range.a);
   // The sequential curve runs where it started: between the inner (21) and outer (31) zone rates.

@@ -5,6 +5,7 @@
 #include <catch2/matchers/catch_matchers_string.hpp>
 
 #include <boost/json.hpp>
+#include <cmath>
 
 #include "admission/admission.hpp"
 #include "admission/model_check.hpp"
@@ -37,12 +38,16 @@ std::vector<StreamDemand> streams(int n, double rate, bool write = false) {
 
 }  // namespace
 
-TEST_CASE("curves interpolate in log(size), stay monotone, and are flat beyond the last point", "[admission]") {
+TEST_CASE("curves interpolate the per-IO time, stay monotone, and are flat beyond the last point", "[admission]") {
   const Curve c{{100e3, 1e6}, {8 * MB, 20 * MB}, {10 * MB, 25 * MB}, {11 * MB, 27 * MB}};
   CHECK(throughput_at(c, Which::mean, 100e3) == Approx(10 * MB));
   CHECK(throughput_at(c, Which::mean, 1e6) == Approx(25 * MB));
-  // log-linear: 250 kB is ln(2.5)/ln(10) = 0.398 of the way.
-  CHECK(throughput_at(c, Which::mean, 250e3) == Approx(10 * MB + 0.39794 * 15 * MB).epsilon(1e-4));
+  // One IO takes 10 ms at 100 kB and 40 ms at 1 MB; 250 kB is 1/6 of the way: 15 ms, 16.67 MB/s.
+  CHECK(throughput_at(c, Which::mean, 250e3) == Approx(250e3 / 0.015));
+  // On an access + transfer disk (8 ms + S / 30 MB/s) two points give the model exactly between them.
+  auto model = [](double s) { return s / (0.008 + s / (30 * MB)); };
+  const Curve exact{{64e3, 4e6}, {model(64e3), model(4e6)}, {model(64e3), model(4e6)}, {model(64e3), model(4e6)}};
+  for (double s : {100e3, 300e3, 1e6, 3e6}) CHECK(throughput_at(exact, Which::mean, s) == Approx(model(s)));
   CHECK(throughput_at(c, Which::min, 5e6) == Approx(20 * MB));    // flat above
   CHECK(throughput_at(c, Which::mean, 50e3) == Approx(5 * MB));   // access-bound below
   double last = 0;
@@ -80,9 +85,9 @@ TEST_CASE("Eq. 3.16/3.17: aggressive (mean curve) and conservative (min curve) o
   CHECK(adm1.decide(nine, {10, false, refused.max_rate * 0.999, 0, 0}).admitted);
   CHECK_FALSE(adm1.decide(nine, {10, false, refused.max_rate * 1.01, 0, 0}).admitted);
 
-  // In the interpolated part: 2 streams at 250 kB/s → S_avg 250 kB, P = 15.97 MB/s.
+  // In the interpolated part: 2 streams at 250 kB/s → S_avg 250 kB, P = 16.67 MB/s.
   auto small = adm2.decide(streams(1, 250e3), {2, false, 250e3, 0, 0});
-  CHECK(small.curve_rate == Approx(10 * MB + 0.39794 * 15 * MB).epsilon(1e-4));
+  CHECK(small.curve_rate == Approx(250e3 / 0.015));
   CHECK(small.predicted_busy_s == Approx(500e3 / small.curve_rate).epsilon(1e-6));
 }
 
@@ -123,7 +128,15 @@ TEST_CASE("Adm3 charges VBR streams their average rate; statistical their measur
   CHECK_FALSE(AdmissionController(p, {.policy = Policy::statistical, .r_rt = 0.9, .overbooking = 0.001})
                   .decide(vbr, measured)
                   .admitted);  // z = 3.09: 0.72 + 0.309 > 0.9
-  CHECK(normal_quantile_upper(0.05) == Approx(1.6449));
+  // The IOs' own spread (the profile's per-IO sd, rotational delay) adds 9 × (4 ms)² to the variance.
+  auto rotating = p;
+  rotating.cycle_io_sd_s = 0.004;
+  CHECK(AdmissionController(rotating, {.policy = Policy::statistical, .r_rt = 1, .overbooking = 0.01})
+            .decide(vbr, measured)
+            .predicted_busy_s == Approx(18.0 / 25 + 2.3263 * std::sqrt(9 / 900.0 + 9 * 16e-6)).epsilon(1e-3));
+  CHECK(normal_quantile_upper(0.05) == Approx(1.64485));
+  CHECK(normal_quantile_upper(0.01) == Approx(2.32635));
+  CHECK(normal_quantile_upper(1.0 / 600) == Approx(2.9352).epsilon(1e-3));
   CHECK(policy_from_name("adm3") == Policy::aggressive_average);
   CHECK(std::string(policy_catalog_name(Policy::aggressive_average)) == "aggressive");
   CHECK_FALSE(policy_from_name("yolo").has_value());
@@ -148,6 +161,11 @@ TEST_CASE("the profile document round-trips and malformed ones are refused clear
   CHECK(back.random_read.mean == p.random_read.mean);
   CHECK(back.sustained_write == p.sustained_write);
   CHECK(back.access_max_s == p.access_max_s);
+  p.cycle_io_sd_s = 0.0025;
+  CHECK(profile_from_json(to_json(p)).cycle_io_sd_s == 0.0025);
+  auto older = to_json(p);  // written before cycle_io_sd_s existed: still read, as 0
+  older.as_object().erase("cycle_io_sd_s");
+  CHECK(profile_from_json(older).cycle_io_sd_s == 0);
 
   auto bad = json;
   bad.as_object()["format"] = 99;

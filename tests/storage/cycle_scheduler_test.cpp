@@ -260,3 +260,25 @@ TEST_CASE("a removed stream gets no more IOs and is released once none of its IO
   CHECK(rig.streams[0]->done == done);  // no IO after removal
   CHECK(rig.streams[1]->done == 3);     // the others go on
 }
+
+TEST_CASE("a stream IO issued in time but finishing after the cycle's end is a miss, not silent", "[scheduler]") {
+  // The model believes the disk is 4× faster than it is, so both IOs pass the slack test; the
+  // second, issued at 0.63 s, lands at 1.26 s — after the cycle's deadline.
+  VirtualClock clock;
+  SimulatedDisk disk(clock, {.size_bytes = 64ull << 30, .block_bytes = 4096, .max_in_flight = 8, .store_data = false},
+                     std::make_unique<FixedTiming>(Nanos(0), kRate / 1e9));
+  LinearServiceModel optimistic(Nanos(0), 4 * kRate);
+  CycleScheduler sched(disk, clock, optimistic, {.chunk_bytes = 256 * MiB}, &clock);
+  SyntheticStream a(0, 120 * MiB, false), b(1ull << 30, 120 * MiB, false);
+  sched.add_stream(1, a, clock.now());
+  sched.add_stream(2, b, clock.now());
+  sched.run_cycle();  // first IOs at admission
+  const auto r = sched.run_cycle();
+  CHECK(r.predicted_rt < 1s);
+  CHECK(r.stream_ios == 2);
+  CHECK(r.rt_done > 1s);
+  for (const auto& m : sched.misses()) UNSCOPED_INFO("miss cycle " << m.cycle << " stream " << m.stream << " " << miss_cause_name(m.cause));
+  REQUIRE(r.misses == 1);
+  CHECK(sched.misses().back().cause == MissCause::slow_io);
+  CHECK(a.done + b.done == 4);  // the late IO still completed: its data is not lost
+}
