@@ -74,7 +74,8 @@ void print_show(const admission::DiskProfile& p, double rate_bytes, double r_rt)
             << "chunk size        " << p.chunk_bytes() / 1024 << " KiB (smallest size within 5 % of peak)\n"
             << "command overhead  " << p.command_overhead_s * 1e6 << " us\n"
             << "random access     mean " << p.access_mean_s * 1e3 << " ms, max " << p.access_max_s * 1e3 << " ms\n"
-            << "jitter            p50 " << p.jitter_p50_s * 1e6 << " us, p99 " << p.jitter_p99_s * 1e6 << " us\n";
+            << "jitter            p50 " << p.jitter_p50_s * 1e6 << " us, p99 " << p.jitter_p99_s * 1e6 << " us\n"
+            << "IO spread / cycle " << p.cycle_io_sd_s * 1e3 << " ms per stream IO (sd; the statistical policy's margin)\n";
   if (!p.sustained_write.empty()) {
     const auto [lo, hi] = std::minmax_element(p.sustained_write.begin(), p.sustained_write.end());
     std::cout << "sustained write   " << mb(*lo) << " .. " << mb(*hi) << " MB/s over " << p.sustained_write.size()
