@@ -132,8 +132,8 @@ DiskProfile profile_device(storage::Device& device, const storage::Clock& clock,
     for (double s : sizes) {
       const auto bytes = static_cast<std::size_t>(s);
       const double cap = o.quick ? 64.0 : 256.0;
-      // Returns the sweep's throughput; adds its time to the pooled per-IO statistics.
-      std::vector<double> sweep_times;
+      std::vector<double> sweep_times;  // of the runs, for one IO's spread
+      // One cycle-like sweep of IOS IOs of this size; returns its throughput.
       auto sweep = [&](int ios) {
         // Evenly spaced from a random phase: for a concave seek curve, equal gaps are the
         // slowest way to place IOs with a given mean gap (Jensen), so streams placed anywhere
