@@ -155,6 +155,23 @@ std::vector<std::int64_t> insert_events(pqxx::transaction_base& tx, const std::v
   return out;
 }
 
+const std::string& find_events_sql() {
+  // Each optional filter is "$n IS NULL OR ...": the statement is planned with its parameters
+  // (unnamed, custom plan), so an absent filter folds away and the indexes stay usable.
+  static const std::string sql = with_clip(
+      "int8range(ev.start_us, ev.end_us, '[]') && int8range($3, $4, '[]') "
+      "AND ($5::text[] IS NULL OR c.name = ANY ($5::text[])) "
+      "AND ($6::text[] IS NULL OR ev.type = ANY ($6::text[])) "
+      "AND ($7::text[] IS NULL OR ev.object_class = ANY ($7::text[])) "
+      "AND ($8::float8 IS NULL OR ev.location IS NULL "
+      "     OR ev.location && box(point($8::float8, $9::float8), point($10::float8, $11::float8))) "
+      "AND ($12::jsonb IS NULL OR ev.attributes @> $12::jsonb) "
+      "AND ($13::float8 IS NULL OR ev.confidence >= $13::float8::real) "
+      "AND ($14::bigint IS NULL OR (ev.start_us, ev.id) < ($14::bigint, $15::bigint))",
+      "ORDER BY ev.start_us DESC, ev.id DESC LIMIT $16");
+  return sql;
+}
+
 EventPage find_events(pqxx::transaction_base& tx, const EventQuery& q) {
   if (q.to_us < q.from_us) throw std::invalid_argument("the range is inverted: 'to' is before 'from'");
   if (q.limit == 0) throw std::invalid_argument("the limit must be at least 1");
@@ -176,20 +193,7 @@ EventPage find_events(pqxx::transaction_base& tx, const EventQuery& q) {
     after_start = q.after->start_us;
     after_id = q.after->id;
   }
-  // Each optional filter is "$n IS NULL OR ...": the statement is planned with its parameters
-  // (unnamed, custom plan), so an absent filter folds away and the indexes stay usable.
-  static const std::string sql = with_clip(
-      "int8range(ev.start_us, ev.end_us, '[]') && int8range($3, $4, '[]') "
-      "AND ($5::text[] IS NULL OR c.name = ANY ($5::text[])) "
-      "AND ($6::text[] IS NULL OR ev.type = ANY ($6::text[])) "
-      "AND ($7::text[] IS NULL OR ev.object_class = ANY ($7::text[])) "
-      "AND ($8::float8 IS NULL OR ev.location IS NULL "
-      "     OR ev.location && box(point($8::float8, $9::float8), point($10::float8, $11::float8))) "
-      "AND ($12::jsonb IS NULL OR ev.attributes @> $12::jsonb) "
-      "AND ($13::float8 IS NULL OR ev.confidence >= $13::float8::real) "
-      "AND ($14::bigint IS NULL OR (ev.start_us, ev.id) < ($14::bigint, $15::bigint))",
-      "ORDER BY ev.start_us DESC, ev.id DESC LIMIT $16");
-  const auto rows = tx.exec_params(sql, q.pad.before_us, q.pad.after_us, q.from_us, q.to_us, cameras, types, classes,
+  const auto rows = tx.exec_params(find_events_sql(), q.pad.before_us, q.pad.after_us, q.from_us, q.to_us, cameras, types, classes,
                                    zx0, zy0, zx1, zy1, q.attributes_json, q.min_confidence, after_start, after_id,
                                    static_cast<std::int64_t>(q.limit) + 1);
   EventPage page;

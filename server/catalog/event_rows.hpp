@@ -90,6 +90,8 @@ struct EventPage {
 // UnknownCamera for the first camera not in the catalog.
 std::vector<std::int64_t> insert_events(pqxx::transaction_base& tx, const std::vector<NewEvent>& events);
 EventPage find_events(pqxx::transaction_base& tx, const EventQuery& q);
+// The statement find_events runs, with its 16 parameters (for plan tests).
+const std::string& find_events_sql();
 std::optional<EventRow> event_by_id(pqxx::transaction_base& tx, std::int64_t id, const ClipPadding& pad = {});
 bool delete_event(pqxx::transaction_base& tx, std::int64_t id);  // true if it existed
 // The names of NAMES that are not cameras in the catalog, in the order given.
