@@ -146,6 +146,7 @@ boost::asio::awaitable<HttpResponse> list_events(const RouteContext& ctx, const 
   catalog::EventQuery query;
   query.from_us = q.time("from", now);
   query.to_us = q.get("to") ? q.time("to", now) : now;
+  if (query.from_us < -kMaxEventTimeUs || query.to_us > kMaxEventTimeUs) throw BadRequest("the range is out of bounds");
   if (query.to_us < query.from_us) throw BadRequest("'to' must not be before 'from'");
   if (query.to_us - query.from_us > kMaxRangeUs) throw BadRequest("the range is longer than 400 days: ask in pieces");
   query.cameras = q.cameras();

@@ -342,6 +342,9 @@ TEST_CASE("HTTP events: hostile input is a 4xx with a reason and changes nothing
              std::string("/api/v1/events?from=@0&to=now"),                    // over 400 days
              std::string("/api/v1/events?from=%27%3B%20DROP%20TABLE%20events%3B--"),
              std::string("/api/v1/events?from=-1h&to=now%27--"),
+             std::string("/api/v1/events?from=-1e300d"),                    // an offset beyond any time
+             std::string("/api/v1/events?from=-99999999999d&to=-99999999998d"),
+             std::string("/api/v1/events?from=9999-01-01T00:00:00Z&to=9999-01-02T00:00:00Z"),
              q + "&camera=porch'--",
              q + "&camera=porch%27%3B%20DROP%20TABLE%20events%3B--",
              q + "&cameras=porch,lobby%27%20OR%20%271%27%3D%271",
