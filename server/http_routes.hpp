@@ -8,9 +8,14 @@
 
 namespace vigil::server {
 
+class RecordingService;
+class ExportCache;
+
 struct RouteContext {
   CatalogPool& catalog;
-  std::string database_mode;  // "embedded" or "external", shown by /healthz
+  std::string database_mode;         // "embedded" or "external", shown by /healthz
+  RecordingService* disks = nullptr;  // the open volumes' disks (media reads); null: none
+  ExportCache* exports = nullptr;     // finished exports kept for repeated/ranged requests
 };
 
 HttpHandler make_http_routes(RouteContext ctx);
