@@ -192,6 +192,13 @@ TEST_CASE("HTTP events: post, query with clips, paginate, get and delete", "[htt
     CHECK(c2.at("to_us").as_int64() == T0 + 20'500'000);
     CHECK_FALSE(c2.at("recorded").as_bool());
     CHECK(c2.at("export_url").as_string() == "/api/v1/cameras/lobby/export.mp4?from=@1767225618.25&to=@1767225620.5");
+    // The media routes take these URLs as they are (no recording of lobby there: 404, not 400).
+    for (const char* url : {"export_url", "hls_url"}) {
+      auto media = api.get(std::string(c2.at(url).as_string()));
+      INFO(url << " -> " << media.status << " " << media.body);
+      CHECK(media.status == 404);
+      CHECK_THAT(media.body, !ContainsSubstring("no such resource"));  // the route exists and took the range
+    }
     // The URL's times parse back, exactly, with the API's own time forms.
     CHECK(vigil::parse_time_arg("@1767225618.25", 0) == T0 + 18'250'000);
     CHECK(vigil::parse_time_arg("@1767225620.5", 0) == T0 + 20'500'000);
