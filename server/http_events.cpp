@@ -139,7 +139,8 @@ catalog::ClipPadding padding(const QueryParams& q) {
   return pad;
 }
 
-boost::asio::awaitable<HttpResponse> list_events(const RouteContext& ctx, const HttpRequest& req, const QueryParams& q) {
+boost::asio::awaitable<HttpResponse> list_events(const RouteContext& ctx, const HttpRequest& req,
+                                                 const QueryParams& q) {
   only_params(q, {"from", "to", "camera", "cameras", "type", "object_class", "zone", "attr", "min_confidence",
                   "limit", "cursor", "pad_before", "pad_after"});
   const auto now = now_us();
@@ -189,11 +190,13 @@ bool is_json(std::string_view content_type) {
   return true;
 }
 
-boost::asio::awaitable<HttpResponse> post_events(const RouteContext& ctx, const HttpRequest& req, const QueryParams& q) {
+boost::asio::awaitable<HttpResponse> post_events(const RouteContext& ctx, const HttpRequest& req,
+                                                 const QueryParams& q) {
   only_params(q, {});
   // A JSON content type also keeps plain HTML forms of other sites from posting events.
   if (!is_json(req[http::field::content_type])) {
-    co_return error(req, http::status::unsupported_media_type, "the body must be JSON (Content-Type: application/json)");
+    co_return error(req, http::status::unsupported_media_type,
+                    "the body must be JSON (Content-Type: application/json)");
   }
   bool single = false;
   const auto events = parse_events_body(req.body(), now_us(), single);

@@ -115,10 +115,16 @@ std::vector<std::string> unknown_cameras(pqxx::transaction_base& tx, const std::
 std::vector<std::int64_t> insert_events(pqxx::transaction_base& tx, const std::vector<NewEvent>& events) {
   std::vector<std::string> names;
   for (const auto& e : events) {
-    if (!is_valid_camera_name(e.camera)) throw std::invalid_argument("camera name '" + e.camera.substr(0, 80) + "' is not valid");
+    if (!is_valid_camera_name(e.camera)) {
+      throw std::invalid_argument("camera name '" + e.camera.substr(0, 80) + "' is not valid");
+    }
     if (e.end_us < e.start_us) throw std::invalid_argument("an event ends before it starts");
-    if (!is_valid_event_word(e.type)) throw std::invalid_argument("event type '" + e.type.substr(0, 80) + "' is not valid");
-    if (e.object_class && !is_valid_event_word(*e.object_class)) throw std::invalid_argument("object class is not valid");
+    if (!is_valid_event_word(e.type)) {
+      throw std::invalid_argument("event type '" + e.type.substr(0, 80) + "' is not valid");
+    }
+    if (e.object_class && !is_valid_event_word(*e.object_class)) {
+      throw std::invalid_argument("object class is not valid");
+    }
     if (e.confidence && !in_unit(*e.confidence)) throw std::invalid_argument("confidence must be 0 to 1");
     if (e.location) check_box(*e.location, "location");
     names.push_back(e.camera);
@@ -143,7 +149,8 @@ std::vector<std::int64_t> insert_events(pqxx::transaction_base& tx, const std::v
       y1 = e.location->y1;
     }
     const auto row = tx.exec_params1(
-        "INSERT INTO events (camera_id, start_us, end_us, type, object_class, confidence, location, attributes, source) "
+        "INSERT INTO events "
+        "  (camera_id, start_us, end_us, type, object_class, confidence, location, attributes, source) "
         "VALUES ($1, $2, $3, $4, $5, $6::float8::real, "
         "        CASE WHEN $7::float8 IS NULL THEN NULL "
         "             ELSE box(point($7::float8, $8::float8), point($9::float8, $10::float8)) END, "
@@ -193,9 +200,9 @@ EventPage find_events(pqxx::transaction_base& tx, const EventQuery& q) {
     after_start = q.after->start_us;
     after_id = q.after->id;
   }
-  const auto rows = tx.exec_params(find_events_sql(), q.pad.before_us, q.pad.after_us, q.from_us, q.to_us, cameras, types, classes,
-                                   zx0, zy0, zx1, zy1, q.attributes_json, q.min_confidence, after_start, after_id,
-                                   static_cast<std::int64_t>(q.limit) + 1);
+  const auto rows = tx.exec_params(find_events_sql(), q.pad.before_us, q.pad.after_us, q.from_us, q.to_us, cameras,
+                                   types, classes, zx0, zy0, zx1, zy1, q.attributes_json, q.min_confidence,
+                                   after_start, after_id, static_cast<std::int64_t>(q.limit) + 1);
   EventPage page;
   for (const auto& row : rows) {
     if (page.events.size() == q.limit) {
