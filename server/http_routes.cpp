@@ -5,6 +5,7 @@
 
 #include "common/log.hpp"
 #include "server/catalog/migrator.hpp"
+#include "server/http_events.hpp"
 #include "server/http_hls.hpp"
 #include "server/http_media.hpp"
 #include "server/http_query.hpp"
@@ -56,6 +57,7 @@ boost::asio::awaitable<HttpReply> route(const RouteContext& ctx, const HttpReque
     co_return co_await healthz(ctx, req);
   }
   if (seg.size() >= 3 && seg[0] == "api" && seg[1] == "v1") {
+    if (seg[2] == "events") co_return co_await events_route(ctx, req, q);  // its own methods and 405s
     if (seg.size() == 3 && seg[2] == "cameras") {
       if (!get) co_return only_get();
       co_return co_await cameras_route(ctx, req);
