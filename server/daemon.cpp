@@ -20,6 +20,8 @@
 #include "common/log.hpp"
 #include "server/catalog/migrator.hpp"
 #include "server/catalog_pool.hpp"
+#include "server/admin_token.hpp"
+#include "server/auth.hpp"
 #include "server/clip_reader.hpp"
 #include "server/embedded_postgres.hpp"
 #include "server/export_cache.hpp"
@@ -214,7 +216,11 @@ int run_daemon(const ServerConfig& cfg) {
     }
     tx.commit();
   }
+  // Tokens: the admin token file for whoever started vigild (and the CLI beside it).
+  if (cfg.auth) ensure_admin_token(conninfo, cfg.data_dir);
+  else log::warn("--no-auth: every HTTP and wire request is allowed without a token");
   CatalogPool catalog(conninfo, cfg.catalog_threads);
+  Authenticator auth(catalog, cfg.auth);
   RecordingService recording(std::move(recording_disks), catalog, batcher);
   PlaybackService playback(recording, catalog);
   // Sessions run on their own threads; the main io_context only accepts and takes signals.
@@ -224,7 +230,8 @@ int run_daemon(const ServerConfig& cfg) {
                   make_http_routes(RouteContext{.catalog = catalog,
                                                 .database_mode = mode,
                                                 .disks = volumes.empty() ? nullptr : &recording,
-                                                .exports = &exports}),
+                                                .exports = &exports,
+                                                .auth = &auth}),
                   HttpLimits{}, &network);
   std::shared_ptr<boost::asio::ssl::context> tls;
   if (cfg.tls_cert) {
@@ -244,7 +251,7 @@ int run_daemon(const ServerConfig& cfg) {
   WireServer wire(io, resolve_numeric(cfg.listen.host, cfg.listen.port, "listen"),
                   WireOptions{.max_payload_bytes = cfg.max_frame_bytes, .recording = volumes.empty() ? nullptr : &recording,
                               .playback = volumes.empty() ? nullptr : &playback, .tls = tls,
-                              .sessions = &network});
+                              .sessions = &network, .auth = &auth});
   network.start();
   http.start();
   wire.start();
@@ -264,7 +271,8 @@ int run_daemon(const ServerConfig& cfg) {
         .conninfo = conninfo,
         .wire = std::string(tls ? "tls://" : "") + ep.address().to_string() + ":" + std::to_string(ep.port()),
         .recorder = cfg.recorder ? *cfg.recorder : default_recorder_path(),
-        .log_dir = fs::absolute(cfg.data_dir) / "log"});
+        .log_dir = fs::absolute(cfg.data_dir) / "log",
+        .token = cfg.auth ? make_recorder_token(conninfo) : std::string()});
   }
 
   // Stopping: recorders first (they end their streams cleanly through the still-running
