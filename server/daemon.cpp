@@ -21,6 +21,7 @@
 #include "server/catalog/migrator.hpp"
 #include "server/catalog_pool.hpp"
 #include "server/embedded_postgres.hpp"
+#include "server/http_metrics.hpp"
 #include "server/http_routes.hpp"
 #include "server/http_server.hpp"
 #include "server/network_threads.hpp"
@@ -31,6 +32,7 @@
 #include "server/camera_manager.hpp"
 #include "server/playback_service.hpp"
 #include "server/recording_service.hpp"
+#include "server/vigild_metrics.hpp"
 #include "server/volume_startup.hpp"
 #include "server/wire_server.hpp"
 #include "proto/frame_codec.hpp"
@@ -156,6 +158,8 @@ int run_daemon(const ServerConfig& cfg) {
     volume_configs.push_back({fs::absolute(path), cfg.volume_create_bytes, cfg.extent_bytes});
   }
   auto volumes = bring_up_volumes(volume_configs, conninfo);
+  // GET /metrics: outlives everything that publishes to it (IO threads, sessions, the pool).
+  Metrics metrics;
   // From here on each volume's device belongs to its disk's IO thread, which schedules with
   // the disk's profile: the newest in the catalog, else --profile (then stored for next time).
   // Declared before the disks: their IO threads hand closed segments to it until they stop.
@@ -190,7 +194,7 @@ int run_daemon(const ServerConfig& cfg) {
           DiskIoConfig{.cycle = std::chrono::milliseconds(cfg.cycle_ms), .chunk_bytes = cfg.chunk_bytes,
                        .depth = cfg.io_depth, .policy = *admission::policy_from_name(cfg.admission_policy),
                        .model_check_cycles = cfg.model_check_cycles},
-          profile));
+          profile, &metrics.disk(v.path.string())));
       auto slot = std::make_unique<RecordingService::Disk>();
       slot->volume = &v;
       slot->io = disks.back().get();
@@ -213,12 +217,14 @@ int run_daemon(const ServerConfig& cfg) {
     tx.commit();
   }
   CatalogPool catalog(conninfo, cfg.catalog_threads);
-  RecordingService recording(std::move(recording_disks), catalog, batcher);
+  catalog.set_metrics(metrics.catalog_wait(), metrics.catalog_job(true), metrics.catalog_job(false));
+  RecordingService recording(std::move(recording_disks), catalog, batcher, &metrics);
   PlaybackService playback(recording, catalog);
   // Sessions run on their own threads; the main io_context only accepts and takes signals.
   NetworkThreads network(NetworkThreads::default_count());
   HttpServer http(io, resolve_numeric(cfg.http_address, cfg.http_port, "http-address"),
-                  make_http_routes(RouteContext{catalog, mode}), HttpLimits{}, &network);
+                  with_request_metrics(make_http_routes(RouteContext{catalog, mode, &metrics}), metrics), HttpLimits{},
+                  &network);
   std::shared_ptr<boost::asio::ssl::context> tls;
   if (cfg.tls_cert) {
     tls = std::make_shared<boost::asio::ssl::context>(boost::asio::ssl::context::tls_server);

@@ -5,6 +5,7 @@
 
 #include "common/log.hpp"
 #include "server/catalog/migrator.hpp"
+#include "server/http_metrics.hpp"
 #include "server/http_query.hpp"
 #include "server/http_timeline.hpp"
 
@@ -52,6 +53,10 @@ boost::asio::awaitable<HttpResponse> route(const RouteContext& ctx, const HttpRe
   if (q.path() == "/healthz") {
     if (!get) co_return only_get();
     co_return co_await healthz(ctx, req);
+  }
+  if (q.path() == "/metrics" && ctx.metrics) {
+    if (!get) co_return only_get();
+    co_return metrics_response(*ctx.metrics, req);
   }
   if (seg.size() >= 3 && seg[0] == "api" && seg[1] == "v1") {
     if (seg.size() == 3 && seg[2] == "cameras") {

@@ -8,9 +8,12 @@
 
 namespace vigil::server {
 
+class Metrics;
+
 struct RouteContext {
   CatalogPool& catalog;
   std::string database_mode;  // "embedded" or "external", shown by /healthz
+  const Metrics* metrics = nullptr;  // GET /metrics (http_metrics.hpp); none: 404
 };
 
 HttpHandler make_http_routes(RouteContext ctx);

@@ -1,0 +1,55 @@
+#include "server/http_metrics.hpp"
+
+#include <chrono>
+#include <optional>
+
+namespace http = boost::beast::http;
+
+namespace vigil::server {
+
+HttpResponse metrics_response(const Metrics& metrics, const HttpRequest& req) {
+  HttpResponse res{http::status::ok, req.version()};
+  res.set(http::field::server, "vigild/" VIGIL_VERSION);
+  res.set(http::field::content_type, metrics::kContentType);
+  res.set(http::field::cache_control, "no-store");
+  res.keep_alive(req.keep_alive());
+  res.body() = metrics.render();
+  res.prepare_payload();
+  if (req.method() == http::verb::head) res.body().clear();  // Content-Length stays the GET's
+  return res;
+}
+
+std::string_view http_route_name(std::string_view path) noexcept {
+  if (const auto q = path.find('?'); q != std::string_view::npos) path = path.substr(0, q);
+  while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
+  if (path == "/healthz") return "healthz";
+  if (path == "/metrics") return "metrics";
+  if (path == "/api/v1/cameras") return "cameras";
+  if (path == "/api/v1/timeline") return "timeline";
+  constexpr std::string_view cams = "/api/v1/cameras/", tl = "/timeline";
+  if (path.starts_with(cams) && path.ends_with(tl) && path.size() > cams.size() + tl.size()) {
+    const auto name = path.substr(cams.size(), path.size() - cams.size() - tl.size());
+    if (name.find('/') == std::string_view::npos) return "camera_timeline";
+  }
+  return "other";
+}
+
+HttpHandler with_request_metrics(HttpHandler handler, Metrics& metrics) {
+  return [handler = std::move(handler), &metrics](const HttpRequest& req) -> boost::asio::awaitable<HttpResponse> {
+    const auto start = std::chrono::steady_clock::now();
+    const auto route = http_route_name(std::string_view(req.target().data(), req.target().size()));
+    // A throwing handler is answered 500 by the session; count it as such before rethrowing.
+    std::optional<HttpResponse> res;
+    try {
+      res = co_await handler(req);
+    } catch (...) {
+      metrics.http_request(route, 500, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      throw;
+    }
+    metrics.http_request(route, res->result_int(),
+                         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    co_return std::move(*res);
+  };
+}
+
+}  // namespace vigil::server
