@@ -27,7 +27,10 @@ HttpResult http_request(const std::string& host_port, const std::string& method,
   HttpResult out;
   if (resp.rfind("HTTP/1.1 ", 0) == 0 && resp.size() >= 12) out.status = std::stoi(resp.substr(9, 3));
   auto body = resp.find("\r\n\r\n");
-  if (body != std::string::npos) out.body = resp.substr(body + 4);
+  if (body != std::string::npos) {
+    out.headers = resp.substr(0, body);
+    out.body = resp.substr(body + 4);
+  }
   return out;
 }
 

@@ -14,6 +14,7 @@ namespace vigil::test {
 struct HttpResult {
   int status = 0;
   std::string body;
+  std::string headers;  // the status line and header lines, as received
 };
 
 // A blocking HTTP/1.1 request on loopback (test side only).
