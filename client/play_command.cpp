@@ -1,11 +1,5 @@
 #include "client/play_command.hpp"
 
-extern "C" {
-#include <libavcodec/avcodec.h>
-#include <libavformat/avformat.h>
-#include <libavutil/avutil.h>
-}
-
 #include <chrono>
 #include <cstring>
 #include <iostream>
@@ -13,6 +7,7 @@ extern "C" {
 #include <memory>
 #include <optional>
 
+#include "common/media_writer.hpp"
 #include "common/time_arg.hpp"
 #include "client/wire_client.hpp"
 
@@ -45,71 +40,14 @@ constexpr const char* kUsage =
     "Exit: 0 the range was played, 1 failed, 2 usage, 3 server unreachable, 4 refused by admission\n"
     "(the reason and the largest rate that would fit are printed), 5 nothing recorded in the range.\n";
 
-struct OutputCloser {
-  void operator()(AVFormatContext* c) const {
-    if (!c) return;
-    if (c->pb && !(c->oformat->flags & AVFMT_NOFILE)) avio_closep(&c->pb);
-    avformat_free_context(c);
-  }
-};
-
-std::string av_error(int err) {
-  char buf[AV_ERROR_MAX_STRING_SIZE] = {};
-  av_strerror(err, buf, sizeof buf);
-  return buf;
-}
-
 std::int64_t now_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
 
-// The muxer for FILE, opened from the codec parameters the server sent.
-std::unique_ptr<AVFormatContext, OutputCloser> open_output(const std::string& file, const std::string& format,
-                                                           const proto::CodecParameters& codec) {
-  const bool stdout_out = file == "-";
-  std::string fmt = format;
-  if (fmt.empty() && stdout_out) fmt = "mpegts";
-  AVFormatContext* raw = nullptr;
-  int err = avformat_alloc_output_context2(&raw, nullptr, fmt.empty() ? nullptr : fmt.c_str(),
-                                           stdout_out ? nullptr : file.c_str());
-  if (err < 0 || !raw) {
-    throw std::runtime_error("cannot choose an output format for '" + file + "' (use --format mp4|matroska|mpegts): " +
-                             av_error(err));
-  }
-  std::unique_ptr<AVFormatContext, OutputCloser> oc(raw);
-  const AVCodecDescriptor* desc = avcodec_descriptor_get_by_name(codec.codec_name().c_str());
-  if (!desc) throw std::runtime_error("the server sent an unknown codec '" + codec.codec_name() + "'");
-  AVStream* st = avformat_new_stream(oc.get(), nullptr);
-  if (!st) throw std::runtime_error("out of memory");
-  st->time_base = AVRational{1, 1'000'000};
-  auto* par = st->codecpar;
-  par->codec_type = desc->type;
-  par->codec_id = desc->id;
-  par->width = codec.width();
-  par->height = codec.height();
-  par->bit_rate = codec.bit_rate();
-  if (!codec.extradata().empty()) {
-    par->extradata = static_cast<std::uint8_t*>(av_mallocz(codec.extradata().size() + AV_INPUT_BUFFER_PADDING_SIZE));
-    if (!par->extradata) throw std::runtime_error("out of memory");
-    std::memcpy(par->extradata, codec.extradata().data(), codec.extradata().size());
-    par->extradata_size = static_cast<int>(codec.extradata().size());
-  }
-  if (!(oc->oformat->flags & AVFMT_NOFILE)) {
-    err = avio_open(&oc->pb, stdout_out ? "pipe:1" : file.c_str(), AVIO_FLAG_WRITE);
-    if (err < 0) throw std::runtime_error("cannot open '" + file + "' for writing: " + av_error(err));
-  }
-  AVDictionary* opts = nullptr;
-  const std::string name = oc->oformat->name;
-  if (name == "mp4" || name == "mov") {
-    // A file gets its index first (playable while it downloads); a pipe cannot seek back, so it
-    // gets fragments.
-    av_dict_set(&opts, "movflags", stdout_out ? "frag_keyframe+empty_moov" : "+faststart", 0);
-  }
-  err = avformat_write_header(oc.get(), &opts);
-  av_dict_free(&opts);
-  if (err < 0) throw std::runtime_error("cannot write the output header: " + av_error(err));
-  return oc;
+media::CodecInfo codec_info(const proto::CodecParameters& c) {
+  return {.codec_name = c.codec_name(), .width = c.width(), .height = c.height(), .bit_rate = c.bit_rate(),
+          .extradata = c.extradata()};
 }
 
 }  // namespace
@@ -206,22 +144,19 @@ int play_main(const std::string& server, const std::string& token, const std::ve
   }
   const auto& started = first.msg.playback_started();
 
-  std::unique_ptr<AVFormatContext, OutputCloser> oc;
+  std::optional<media::MediaWriter> out;
   try {
-    oc = open_output(output, format, started.codec());
+    out.emplace(media::MediaWriter::to_file(output, format, codec_info(started.codec())));
   } catch (const std::exception& e) {
     std::cerr << "vigil play: " << e.what() << "\n";
     return kExitFailure;
   }
-  AVStream* st = oc->streams[0];
-  std::unique_ptr<AVPacket, void (*)(AVPacket*)> pkt(av_packet_alloc(), [](AVPacket* p) { av_packet_free(&p); });
   // Output time: the media distance from the first packet. A full-frame playback keeps it (the
   // file is the recorded clip, however fast it was delivered); a trick-play rendition
   // (keyframes-only, reverse) is re-timed at 1/RATE, so it plays as the viewer saw it.
   const bool trick = keyframes || reverse;
   const double time_scale = trick ? rate : 1.0;
   std::optional<std::int64_t> base;
-  std::int64_t last_dts = std::numeric_limits<std::int64_t>::min();
   std::uint64_t packets = 0, keyframes_seen = 0, bytes = 0;
   const auto started_at = std::chrono::steady_clock::now();
   int exit_code = kExitOk;
@@ -255,24 +190,14 @@ int play_main(const std::string& server, const std::string& token, const std::ve
       const double d = reverse ? static_cast<double>(*base - t) : static_cast<double>(t - *base);
       return static_cast<std::int64_t>(d / time_scale);
     };
-    av_packet_unref(pkt.get());
-    if (av_new_packet(pkt.get(), static_cast<int>(msg.payload.size())) < 0) {
-      std::cerr << "vigil play: out of memory\n";
-      exit_code = kExitFailure;
-      break;
-    }
-    std::memcpy(pkt->data, msg.payload.data(), msg.payload.size());
-    pkt->stream_index = 0;
-    pkt->pts = out_time(pts);
-    pkt->dts = (keyframes || reverse) ? pkt->pts : out_time(dts);
-    if (pkt->dts <= last_dts) pkt->dts = last_dts + 1;  // muxers need strictly rising dts
-    if (pkt->pts < pkt->dts) pkt->pts = pkt->dts;
-    last_dts = pkt->dts;
-    pkt->duration = static_cast<std::int64_t>(static_cast<double>(m.duration()) / time_scale);
-    if (m.keyframe()) pkt->flags |= AV_PKT_FLAG_KEY;
-    av_packet_rescale_ts(pkt.get(), AVRational{1, 1'000'000}, st->time_base);
-    if (int err = av_write_frame(oc.get(), pkt.get()); err < 0) {
-      std::cerr << "vigil play: writing the output failed: " << av_error(err) << "\n";
+    try {
+      out->write({.pts_us = out_time(pts),
+                  .dts_us = trick ? out_time(pts) : out_time(dts),
+                  .duration_us = static_cast<std::int64_t>(static_cast<double>(m.duration()) / time_scale),
+                  .keyframe = m.keyframe(),
+                  .payload = msg.payload});
+    } catch (const std::exception& e) {
+      std::cerr << "vigil play: " << e.what() << "\n";
       exit_code = kExitFailure;
       break;
     }
@@ -281,9 +206,13 @@ int play_main(const std::string& server, const std::string& token, const std::ve
     if (m.keyframe()) ++keyframes_seen;
     if (duration_s > 0 && static_cast<double>(pts - *base) >= duration_s * 1e6) break;
   }
-  if (int err = av_write_trailer(oc.get()); err < 0 && exit_code == kExitOk) {
-    std::cerr << "vigil play: finishing the output failed: " << av_error(err) << "\n";
-    exit_code = kExitFailure;
+  try {
+    out->finish();
+  } catch (const std::exception& e) {
+    if (exit_code == kExitOk) {
+      std::cerr << "vigil play: " << e.what() << "\n";
+      exit_code = kExitFailure;
+    }
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_at).count();
   std::cerr << "vigil play: " << packets << " packets (" << keyframes_seen << " keyframes, " << bytes / 1e6

@@ -20,7 +20,9 @@
 #include "common/log.hpp"
 #include "server/catalog/migrator.hpp"
 #include "server/catalog_pool.hpp"
+#include "server/clip_reader.hpp"
 #include "server/embedded_postgres.hpp"
+#include "server/export_cache.hpp"
 #include "server/http_metrics.hpp"
 #include "server/http_routes.hpp"
 #include "server/http_server.hpp"
@@ -222,9 +224,15 @@ int run_daemon(const ServerConfig& cfg) {
   PlaybackService playback(recording, catalog);
   // Sessions run on their own threads; the main io_context only accepts and takes signals.
   NetworkThreads network(NetworkThreads::default_count());
+  ExportCache exports(256u << 20);
   HttpServer http(io, resolve_numeric(cfg.http_address, cfg.http_port, "http-address"),
-                  with_request_metrics(make_http_routes(RouteContext{catalog, mode, &metrics}), metrics), HttpLimits{},
-                  &network);
+                  with_request_metrics(make_http_routes(RouteContext{.catalog = catalog,
+                                                                     .database_mode = mode,
+                                                                     .disks = volumes.empty() ? nullptr : &recording,
+                                                                     .exports = &exports,
+                                                                     .metrics = &metrics}),
+                                       metrics),
+                  HttpLimits{}, &network);
   std::shared_ptr<boost::asio::ssl::context> tls;
   if (cfg.tls_cert) {
     tls = std::make_shared<boost::asio::ssl::context>(boost::asio::ssl::context::tls_server);
@@ -283,7 +291,9 @@ int run_daemon(const ServerConfig& cfg) {
   });
 
   io.run();
-  network.shutdown();  // open sessions end here, before the services they use
+  // Open sessions end here, before the services they use; interactive reads still in flight
+  // complete first (their completions are posted to the sessions' io_contexts).
+  network.shutdown([] { ClipReader::wait_for_requests(); });
   stopper = {};        // joins
 
   catalog.stop();

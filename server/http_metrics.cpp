@@ -2,6 +2,8 @@
 
 #include <chrono>
 #include <optional>
+#include <utility>
+#include <variant>
 
 namespace http = boost::beast::http;
 
@@ -27,26 +29,29 @@ std::string_view http_route_name(std::string_view path) noexcept {
   if (path == "/api/v1/cameras") return "cameras";
   if (path == "/api/v1/timeline") return "timeline";
   constexpr std::string_view cams = "/api/v1/cameras/", tl = "/timeline";
-  if (path.starts_with(cams) && path.ends_with(tl) && path.size() > cams.size() + tl.size()) {
-    const auto name = path.substr(cams.size(), path.size() - cams.size() - tl.size());
-    if (name.find('/') == std::string_view::npos) return "camera_timeline";
+  for (auto [suffix, route] : {std::pair{tl, "camera_timeline"}, std::pair{std::string_view("/export.mp4"), "camera_export"}}) {
+    if (path.starts_with(cams) && path.ends_with(suffix) && path.size() > cams.size() + suffix.size()) {
+      const auto name = path.substr(cams.size(), path.size() - cams.size() - suffix.size());
+      if (name.find('/') == std::string_view::npos) return route;
+    }
   }
   return "other";
 }
 
 HttpHandler with_request_metrics(HttpHandler handler, Metrics& metrics) {
-  return [handler = std::move(handler), &metrics](const HttpRequest& req) -> boost::asio::awaitable<HttpResponse> {
+  return [handler = std::move(handler), &metrics](const HttpRequest& req) -> boost::asio::awaitable<HttpReply> {
     const auto start = std::chrono::steady_clock::now();
     const auto route = http_route_name(std::string_view(req.target().data(), req.target().size()));
     // A throwing handler is answered 500 by the session; count it as such before rethrowing.
-    std::optional<HttpResponse> res;
+    std::optional<HttpReply> res;
     try {
       res = co_await handler(req);
     } catch (...) {
       metrics.http_request(route, 500, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
       throw;
     }
-    metrics.http_request(route, res->result_int(),
+    const unsigned status = std::visit([](const auto& r) { return r.result_int(); }, *res);
+    metrics.http_request(route, status,
                          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     co_return std::move(*res);
   };

@@ -5,6 +5,7 @@
 
 #include "common/log.hpp"
 #include "server/catalog/migrator.hpp"
+#include "server/http_media.hpp"
 #include "server/http_metrics.hpp"
 #include "server/http_query.hpp"
 #include "server/http_timeline.hpp"
@@ -41,7 +42,7 @@ HttpResponse error_response(const HttpRequest& req, http::status status, std::st
 namespace {
 
 // The route proper; exceptions are answered by the caller.
-boost::asio::awaitable<HttpResponse> route(const RouteContext& ctx, const HttpRequest& req) {
+boost::asio::awaitable<HttpReply> route(const RouteContext& ctx, const HttpRequest& req) {
   const QueryParams q(req.target());
   const auto& seg = q.segments();
   const bool get = req.method() == http::verb::get || req.method() == http::verb::head;
@@ -73,6 +74,10 @@ boost::asio::awaitable<HttpResponse> route(const RouteContext& ctx, const HttpRe
       const std::optional<std::string> one = seg[3];
       co_return co_await timeline_route(ctx, req, q, one);
     }
+    if (seg.size() == 5 && seg[2] == "cameras" && seg[4] == "export.mp4") {
+      if (!get) co_return only_get();
+      co_return co_await export_route(ctx, req, q, seg[3]);
+    }
   }
   co_return error_response(req, http::status::not_found, "no such resource");
 }
@@ -80,11 +85,13 @@ boost::asio::awaitable<HttpResponse> route(const RouteContext& ctx, const HttpRe
 }  // namespace
 
 HttpHandler make_http_routes(RouteContext ctx) {
-  return [ctx](const HttpRequest& req) -> boost::asio::awaitable<HttpResponse> {
+  return [ctx](const HttpRequest& req) -> boost::asio::awaitable<HttpReply> {
     // Every failure is a status and a JSON reason; nothing escapes to the session.
     std::optional<HttpResponse> failed;
     try {
       co_return co_await route(ctx, req);
+    } catch (const HttpError& e) {
+      failed = error_response(req, e.status, e.what());
     } catch (const BadRequest& e) {
       failed = error_response(req, http::status::bad_request, e.what());
     } catch (const std::invalid_argument& e) {

@@ -60,17 +60,32 @@ asio::awaitable<void> HttpServer::session(asio::ip::tcp::socket socket) {
       break;
     }
     const HttpRequest& req = parser.get();
-    HttpResponse res;
+    HttpReply reply;
     try {
-      res = co_await handler_(req);
+      reply = co_await handler_(req);
     } catch (const std::exception& e) {
       log::error("http handler failed", {{"target", std::string(req.target())}, {"error", e.what()}});
-      res = json_response(req, http::status::internal_server_error, R"({"error":"internal error"})");
+      reply = json_response(req, http::status::internal_server_error, R"({"error":"internal error"})");
     }
-    stream.expires_after(limits_.read_timeout);
-    auto [wec, wn] = co_await http::async_write(stream, res, asio::as_tuple(asio::use_awaitable));
-    (void)wn;
-    if (wec || !res.keep_alive()) break;
+    // Media bodies are large: the write time-out scales with them (at least 1 MB/s).
+    std::size_t body_bytes = 0;
+    if (auto* m = std::get_if<MediaResponse>(&reply)) body_bytes = m->body().length;
+    stream.expires_after(limits_.read_timeout + std::chrono::seconds(body_bytes >> 20));
+    boost::system::error_code wec;
+    bool keep_alive = false;
+    if (auto* r = std::get_if<HttpResponse>(&reply)) {
+      auto [ec2, wn] = co_await http::async_write(stream, *r, asio::as_tuple(asio::use_awaitable));
+      (void)wn;
+      wec = ec2;
+      keep_alive = r->keep_alive();
+    } else {
+      auto& m = std::get<MediaResponse>(reply);
+      auto [ec2, wn] = co_await http::async_write(stream, m, asio::as_tuple(asio::use_awaitable));
+      (void)wn;
+      wec = ec2;
+      keep_alive = m.keep_alive();
+    }
+    if (wec || !keep_alive) break;
   }
   beast::error_code ignored;
   stream.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);

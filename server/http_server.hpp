@@ -10,14 +10,26 @@
 #include <boost/beast/http/string_body.hpp>
 #include <chrono>
 #include <functional>
+#include <stdexcept>
+#include <variant>
 
+#include "server/http_body.hpp"
 #include "server/listener.hpp"
 
 namespace vigil::server {
 
 using HttpRequest = boost::beast::http::request<boost::beast::http::string_body>;
 using HttpResponse = boost::beast::http::response<boost::beast::http::string_body>;
-using HttpHandler = std::function<boost::asio::awaitable<HttpResponse>(const HttpRequest&)>;
+// Video bytes (exports, HLS segments, thumbnails), sent from a shared buffer without a copy.
+using MediaResponse = boost::beast::http::response<SharedBytesBody>;
+using HttpReply = std::variant<HttpResponse, MediaResponse>;
+using HttpHandler = std::function<boost::asio::awaitable<HttpReply>(const HttpRequest&)>;
+
+// Thrown by routes to answer STATUS with a JSON {"error": what()}.
+struct HttpError : std::runtime_error {
+  HttpError(boost::beast::http::status s, const std::string& what) : std::runtime_error(what), status(s) {}
+  boost::beast::http::status status;
+};
 
 struct HttpLimits {
   std::size_t header_bytes = 8 * 1024;

@@ -38,10 +38,11 @@ void NetworkThreads::start() {
   }
 }
 
-void NetworkThreads::shutdown() {
+void NetworkThreads::shutdown(const std::function<void()>& after_join) {
   guards_.clear();
   for (auto& ctx : contexts_) ctx->stop();
   threads_.clear();   // joins
+  if (after_join) after_join();
   contexts_.clear();  // destroys the sessions left, while the services they use still exist
 }
 

@@ -8,6 +8,7 @@
 // Thread: start()/next()/shutdown() from the daemon's main thread. Errors: exceptions.
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
+#include <functional>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -27,7 +28,9 @@ class NetworkThreads {
   void start();
   // Stops every context, joins the threads and destroys what sessions were left (their
   // coroutine frames), so nothing of a session outlives the services it used.
-  void shutdown();
+  // AFTER_JOIN runs once the threads are joined and before the contexts are destroyed (what
+  // posts to them from other threads drains there).
+  void shutdown(const std::function<void()>& after_join = {});
 
   // How many session threads this machine should have: half its cores (the disks' IO
   // threads, the catalog and PostgreSQL need the rest), at least one, at most four.

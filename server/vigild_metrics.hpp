@@ -76,8 +76,8 @@ class CameraMetrics {
 };
 
 // The fixed set of `route` label values (http_metrics.cpp maps a path onto one).
-inline constexpr std::array<std::string_view, 6> kHttpRoutes = {"healthz",  "metrics",         "cameras",
-                                                                 "timeline", "camera_timeline", "other"};
+inline constexpr std::array<std::string_view, 7> kHttpRoutes = {
+    "healthz", "metrics", "cameras", "timeline", "camera_timeline", "camera_export", "other"};
 
 class Metrics {
  public:

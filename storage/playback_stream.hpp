@@ -16,8 +16,10 @@
 // twice the largest keyframe seen); a keyframe longer than the estimate is read again whole in
 // the next cycle. Reverse is always keyframes-only: inter frames cannot be decoded backwards.
 // A damaged GOP is never served: it becomes a gap entry instead.
-// Thread: prepare()/finished() on the disk's IO thread; pop()/done() on the session's thread;
-// the hand-over is a mutex held for queue operations only. Errors: values.
+// Thread: prepare()/finished() by one driver at a time — the disk's IO thread for a real-time
+// playback, or a ClipReader (server/) that issues the same pieces as interactive requests and
+// calls both from its own thread; pop()/done() on the session's thread; the hand-over is a
+// mutex held for queue operations only. Errors: values.
 #include <cstdint>
 #include <deque>
 #include <functional>

@@ -100,11 +100,12 @@ TEST_CASE("metrics: HTTP paths map onto a fixed set of route names", "[metrics]"
   CHECK(http_route_name("/api/v1/cameras") == "cameras");
   CHECK(http_route_name("/api/v1/timeline?from=1") == "timeline");
   CHECK(http_route_name("/api/v1/cameras/door%20cam/timeline?from=1") == "camera_timeline");
+  CHECK(http_route_name("/api/v1/cameras/door/export.mp4?from=-1m&to=now") == "camera_export");
   CHECK(http_route_name("/api/v1/cameras/a/b/timeline") == "other");
   CHECK(http_route_name("/api/v1/cameras//timeline") == "other");
   CHECK(http_route_name("/no/such/thing") == "other");
   CHECK(http_route_name("/") == "other");
-  for (auto name : {"healthz", "metrics", "cameras", "timeline", "camera_timeline", "other"}) {
+  for (auto name : {"healthz", "metrics", "cameras", "timeline", "camera_timeline", "camera_export", "other"}) {
     CHECK(std::find(kHttpRoutes.begin(), kHttpRoutes.end(), name) != kHttpRoutes.end());
   }
 }

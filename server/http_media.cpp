@@ -1,0 +1,158 @@
+#include "server/http_media.hpp"
+
+#include <boost/json.hpp>
+#include <chrono>
+#include <ctime>
+
+#include "common/log.hpp"
+#include "common/media_writer.hpp"
+#include "server/catalog/camera_rows.hpp"
+#include "server/clip_source.hpp"
+#include "server/export_cache.hpp"
+#include "server/http_range.hpp"
+
+namespace http = boost::beast::http;
+
+namespace vigil::server {
+namespace {
+
+std::int64_t now_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// If-None-Match names ETAG (a list, or *).
+bool not_modified(const HttpRequest& req, const std::string& etag) {
+  const auto inm = req[http::field::if_none_match];
+  if (inm.empty()) return false;
+  if (inm == "*") return true;
+  return std::string_view(inm).find(etag) != std::string_view::npos;
+}
+
+std::string utc_stamp(std::int64_t us) {
+  const std::time_t t = static_cast<std::time_t>(us / 1'000'000);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
+  return buf;
+}
+
+// The range's frames muxed into one MP4, index first, media time from the first frame.
+std::shared_ptr<const std::vector<std::byte>> build_mp4(const ClipPlan& plan, const Clip& clip) {
+  std::optional<std::int64_t> origin;
+  for (const auto& g : clip.gops) {
+    for (const auto& f : g->frames) {
+      const auto dts = f.header.dts != storage::kNoTimestamp ? f.header.dts : f.header.pts;
+      if (dts != storage::kNoTimestamp) origin = origin ? std::min(*origin, dts) : dts;
+    }
+    if (origin) break;  // the first GOP with timestamps holds the earliest (frames are in decode order)
+  }
+  auto writer = media::MediaWriter::mp4_in_memory(plan.codec(), clip.frames, origin.value_or(0));
+  std::int64_t last = origin.value_or(0);
+  for (const auto& g : clip.gops) {
+    for (const auto& f : g->frames) {
+      const auto pts = f.header.pts != storage::kNoTimestamp ? f.header.pts : last;
+      const auto dts = f.header.dts != storage::kNoTimestamp ? f.header.dts : pts;
+      last = pts;
+      writer.write({.pts_us = pts, .dts_us = dts, .duration_us = f.header.duration, .keyframe = f.header.keyframe(),
+                    .payload = f.payload});
+    }
+  }
+  writer.finish();
+  return std::make_shared<const std::vector<std::byte>>(writer.take_output());
+}
+
+}  // namespace
+
+HttpReply media_reply(const HttpRequest& req, std::shared_ptr<const std::vector<std::byte>> data,
+                      const std::string& etag, const std::string& content_type) {
+  if (not_modified(req, etag)) {
+    HttpResponse res{http::status::not_modified, req.version()};
+    res.set(http::field::server, "vigild/" VIGIL_VERSION);
+    res.set(http::field::etag, etag);
+    res.keep_alive(req.keep_alive());
+    return res;
+  }
+  const std::uint64_t total = data->size();
+  // If-Range with another version: the whole representation, as if no Range was asked.
+  const auto if_range = req[http::field::if_range];
+  const bool range_applies = if_range.empty() || if_range == etag;
+  const auto range = parse_byte_range(range_applies ? std::string_view(req[http::field::range]) : "", total);
+  if (range.kind == ByteRange::Kind::malformed || range.kind == ByteRange::Kind::unsatisfiable) {
+    auto res = json_response(req, http::status::range_not_satisfiable,
+                             boost::json::serialize(boost::json::object{
+                                 {"error", range.kind == ByteRange::Kind::malformed
+                                               ? "malformed Range header (bytes=FIRST-LAST, FIRST- or -SUFFIX)"
+                                               : "the range starts beyond the end (" + std::to_string(total) +
+                                                     " bytes)"}}));
+    res.set(http::field::content_range, "bytes */" + std::to_string(total));
+    return res;
+  }
+  const bool partial = range.kind == ByteRange::Kind::partial;
+  MediaResponse res{partial ? http::status::partial_content : http::status::ok, req.version()};
+  res.set(http::field::server, "vigild/" VIGIL_VERSION);
+  res.set(http::field::content_type, content_type);
+  res.set(http::field::accept_ranges, "bytes");
+  res.set(http::field::etag, etag);
+  res.set(http::field::cache_control, "private, max-age=3600");
+  if (partial) {
+    res.set(http::field::content_range, "bytes " + std::to_string(range.offset) + "-" +
+                                             std::to_string(range.offset + range.length - 1) + "/" +
+                                             std::to_string(total));
+  }
+  res.keep_alive(req.keep_alive());
+  res.content_length(range.length);
+  const bool head = req.method() == http::verb::head;
+  res.body() = SharedBytesBody::value_type{std::move(data), range.offset, head ? 0 : range.length};
+  return res;
+}
+
+boost::asio::awaitable<HttpReply> export_route(const RouteContext& ctx, const HttpRequest& req, const QueryParams& q,
+                                               const std::string& camera) {
+  if (!catalog::is_valid_camera_name(camera)) throw BadRequest("camera name is not valid");
+  const auto now = now_us();
+  const std::int64_t from_us = q.time("from", now);
+  const std::int64_t to_us = q.get("to") ? q.time("to", now) : now;
+  if (to_us <= from_us) throw BadRequest("'to' must be after 'from'");
+  if (to_us - from_us > kMaxMediaRangeUs) throw BadRequest("the range is longer than 24 hours: export in parts");
+  const auto download = q.number("download", 0, 1);
+
+  const auto started = std::chrono::steady_clock::now();
+  ClipPlan plan = co_await plan_clip(ctx, camera, from_us, to_us, kMaxExportBytes);
+  const std::string etag = plan.etag("mp4");
+  std::shared_ptr<const std::vector<std::byte>> mp4 = ctx.exports ? ctx.exports->find(etag) : nullptr;
+  const bool cached = mp4 != nullptr;
+  if (!mp4 && !not_modified(req, etag)) {
+    Clip clip = co_await read_clip(ctx, plan, plan.from_us, plan.to_us, false);
+    if (clip.frames == 0) {
+      throw HttpError(http::status::not_found, "nothing playable in that range (" +
+                                                   std::to_string(clip.damaged_gops) + " damaged GOPs)");
+    }
+    mp4 = build_mp4(plan, clip);
+    if (ctx.exports) ctx.exports->put(etag, mp4);
+    log::info("export built", {{"camera", camera},
+                               {"from_us", plan.from_us},
+                               {"to_us", plan.to_us},
+                               {"frames", clip.frames},
+                               {"damaged_gops", clip.damaged_gops},
+                               {"read_bytes", clip.bytes_read},
+                               {"mp4_bytes", mp4->size()},
+                               {"ms", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count()}});
+    if (clip.damaged_gops > 0) {
+      log::warn("export skipped damaged GOPs", {{"camera", camera}, {"damaged_gops", clip.damaged_gops}});
+    }
+  }
+  if (!mp4) mp4 = std::make_shared<const std::vector<std::byte>>();  // 304: no body needed
+  auto reply = media_reply(req, mp4, etag, "video/mp4");
+  if (auto* m = std::get_if<MediaResponse>(&reply)) {
+    const std::string name = camera + "-" + utc_stamp(plan.from_us) + ".mp4";
+    m->set(http::field::content_disposition,
+           std::string(download && *download == 1 ? "attachment" : "inline") + "; filename=\"" + name + "\"");
+    m->set("X-Vigil-Range-Us", std::to_string(plan.from_us) + "-" + std::to_string(plan.to_us));
+    m->set("X-Vigil-Cache", cached ? "hit" : "miss");
+  }
+  co_return reply;
+}
+
+}  // namespace vigil::server

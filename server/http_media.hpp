@@ -1,0 +1,32 @@
+#pragma once
+// Media routes of the HTTP API (docs/openapi.yaml): recorded video as files a browser or
+// player takes as they are. Every disk read is interactive IO through the disk's cycle
+// scheduler (ClipReader), so these never take time from admitted streams.
+//   GET /api/v1/cameras/{name}/export.mp4?from&to[&download=1]
+//       an MP4 of the range without re-encoding: index first, from the keyframe at or before
+//       FROM; ETag, If-None-Match, Range (one range: 206, bad: 416); built in memory and kept
+//       in the ExportCache for the Range requests that follow.
+// Thread: the session's network thread. Errors: exceptions (HttpError, BadRequest, pqxx),
+// answered by http_routes.
+#include <boost/asio/awaitable.hpp>
+#include <string>
+
+#include "server/http_query.hpp"
+#include "server/http_routes.hpp"
+
+namespace vigil::server {
+
+// Exports larger than this are refused with 413 (they are built in memory).
+inline constexpr std::uint64_t kMaxExportBytes = 512ull << 20;
+// Longest range one media request may name.
+inline constexpr std::int64_t kMaxMediaRangeUs = 24ll * 3600 * 1'000'000;
+
+boost::asio::awaitable<HttpReply> export_route(const RouteContext& ctx, const HttpRequest& req, const QueryParams& q,
+                                               const std::string& camera);
+
+// A MediaResponse for DATA (all of it, or the request's Range of it), with ETAG and TYPE; 304
+// when If-None-Match names ETAG; 416 for a range that cannot be served.
+HttpReply media_reply(const HttpRequest& req, std::shared_ptr<const std::vector<std::byte>> data,
+                      const std::string& etag, const std::string& content_type);
+
+}  // namespace vigil::server
