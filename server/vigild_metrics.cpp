@@ -193,7 +193,7 @@ void DiskMetrics::cycle(const storage::CycleReport& r, const storage::SchedulerT
   commands_.store(t.commands);
   stream_bytes_.store(t.stream_bytes);
   other_bytes_.store(t.other_bytes);
-  cycles_.store(t.cycles);  // last: a reader that sees cycle N sees its figures
+  cycles_.store(t.cycles);  // relaxed, like the rest: a scrape may mix figures of adjacent cycles
 }
 
 void DiskMetrics::miss(storage::MissCause cause) noexcept {

@@ -129,6 +129,15 @@ TEST_CASE("GET /metrics on a recording vigild: disk cycles, the camera's packets
 
   const auto sent = record(d, "metrics-cam", 120);
   CHECK(sent.rate_refusals > 0);  // 120 packets do not fit in one 50 kB cycle: policing is exercised
+  // Policing holds the camera to 250 kB/s, so its ~350 kB took more than a second: the first
+  // scrape measures a rate over that time, no more than the bytes sent over one second.
+  {
+    auto first = scrape(d);
+    ++metrics_requests;
+    const auto rate = first.value("vigil_camera_recording_rate_bytes_per_second", {{"camera", "metrics-cam"}});
+    CHECK(rate.value_or(0) > 0);
+    CHECK(rate.value_or(0) <= static_cast<double>(sent.payload_bytes));
+  }
 
   // The IO thread publishes a cycle's totals when the cycle ends, which may be just after the
   // last acknowledgement: poll (bounded) for the stream bytes to be counted.
