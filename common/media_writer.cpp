@@ -153,7 +153,15 @@ MediaWriter MediaWriter::fragmented(const CodecInfo& codec, std::int64_t origin_
   // moof, so a segment stands alone; frag_discont: each writer's first fragment carries its
   // own decode time (tfdt) instead of starting at zero.
   impl->oc->flags |= AVFMT_FLAG_BITEXACT;  // no encoder string: the same frames give the same bytes
-  write_header(impl->oc, "empty_moov+frag_custom+default_base_moof+frag_discont");
+  // Timestamps as given (distance from ORIGIN_US), neither shifted to zero nor offset by an edit
+  // list: that is what makes tfdt the segment's place on the playlist's timeline.
+  impl->oc->avoid_negative_ts = AVFMT_AVOID_NEG_TS_DISABLED;
+  AVDictionary* opts = nullptr;
+  av_dict_set(&opts, "movflags", "empty_moov+frag_custom+default_base_moof+frag_discont", 0);
+  av_dict_set(&opts, "use_editlist", "0", 0);
+  err = avformat_write_header(impl->oc, &opts);
+  av_dict_free(&opts);
+  if (err < 0) throw std::runtime_error("cannot write the output header: " + av_error(err));
   return MediaWriter(std::move(impl));
 }
 

@@ -5,6 +5,7 @@
 
 #include "common/log.hpp"
 #include "server/catalog/migrator.hpp"
+#include "server/http_hls.hpp"
 #include "server/http_media.hpp"
 #include "server/http_metrics.hpp"
 #include "server/http_query.hpp"
@@ -77,6 +78,11 @@ boost::asio::awaitable<HttpReply> route(const RouteContext& ctx, const HttpReque
     if (seg.size() == 5 && seg[2] == "cameras" && seg[4] == "export.mp4") {
       if (!get) co_return only_get();
       co_return co_await export_route(ctx, req, q, seg[3]);
+    }
+    if (seg.size() >= 5 && seg.size() <= 6 && seg[2] == "cameras" && (seg[4] == "hls.m3u8" || seg[4] == "hls")) {
+      if (!get) co_return only_get();
+      const std::string tail = seg.size() == 5 ? seg[4] : seg[4] + "/" + seg[5];
+      co_return co_await hls_route(ctx, req, q, seg[3], tail);
     }
   }
   co_return error_response(req, http::status::not_found, "no such resource");

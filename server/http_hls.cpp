@@ -1,0 +1,201 @@
+#include "server/http_hls.hpp"
+
+#include <boost/beast/http/status.hpp>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+
+#include "common/media_writer.hpp"
+#include "server/catalog/camera_rows.hpp"
+#include "server/clip_source.hpp"
+#include "server/export_cache.hpp"
+#include "server/http_media.hpp"
+
+namespace http = boost::beast::http;
+
+namespace vigil::server {
+namespace {
+
+// A recording hole longer than this between two GOPs starts a discontinuity.
+constexpr std::int64_t kHoleUs = 1'000'000;
+// One HLS segment's video is read and muxed in memory.
+constexpr std::uint64_t kMaxSegmentBytes = 64ull << 20;
+
+std::int64_t now_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// A required integer parameter (microseconds), digits with an optional sign only.
+std::int64_t micros(const QueryParams& q, std::string_view key) {
+  const auto v = q.get(key);
+  if (!v || v->empty()) throw BadRequest("parameter '" + std::string(key) + "' is required (microseconds)");
+  std::int64_t out = 0;
+  const auto* end = v->data() + v->size();
+  const auto r = std::from_chars(v->data(), end, out);
+  if (r.ec != std::errc() || r.ptr != end || out < 0) {
+    throw BadRequest("parameter '" + std::string(key) + "' must be a non-negative integer (microseconds)");
+  }
+  return out;
+}
+
+struct Cut {
+  HlsSegment seg;
+  bool discontinuity = false;
+};
+
+std::vector<Cut> cut(const std::vector<storage::PlaybackSegment>& segments, std::int64_t from_us, std::int64_t to_us,
+                     std::int64_t target_us) {
+  std::vector<Cut> out;
+  std::optional<Cut> current;
+  bool hole = false;
+  for (const auto& s : segments) {
+    const auto g = s.gops.entries();
+    for (std::size_t i = 0; i < g.size(); ++i) {
+      const std::int64_t start = g[i].pts;
+      std::int64_t end = i + 1 < g.size() ? g[i + 1].pts
+                         : s.end_pts == storage::kNoTimestamp ? start + 1
+                                                              : std::max(s.end_pts, start + 1);
+      if (start >= to_us) break;
+      if (end <= from_us) continue;
+      end = std::min(end, to_us);
+      if (current && start - current->seg.to_us > kHoleUs) {
+        out.push_back(*current);
+        current.reset();
+        hole = true;
+      }
+      if (!current) {
+        current = Cut{{start, end}, hole && !out.empty()};
+        hole = false;
+      } else {
+        current->seg.to_us = end;
+      }
+      if (current->seg.to_us - current->seg.from_us >= target_us) {
+        out.push_back(*current);
+        current.reset();
+      }
+    }
+  }
+  if (current) out.push_back(*current);
+  return out;
+}
+
+std::string seconds(std::int64_t us) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6f", static_cast<double>(us) / 1e6);
+  return buf;
+}
+
+std::string iso_ms(std::int64_t us) {
+  const std::time_t t = static_cast<std::time_t>(us / 1'000'000);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[48];
+  const std::size_t n = std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  std::snprintf(buf + n, sizeof buf - n, ".%03dZ", static_cast<int>(us / 1000 % 1000));
+  return buf;
+}
+
+HttpResponse text_response(const HttpRequest& req, std::string body, const char* type) {
+  HttpResponse res{http::status::ok, req.version()};
+  res.set(http::field::server, "vigild/" VIGIL_VERSION);
+  res.set(http::field::content_type, type);
+  res.set(http::field::cache_control, "no-cache");
+  res.keep_alive(req.keep_alive());
+  res.body() = std::move(body);
+  res.prepare_payload();
+  return res;
+}
+
+boost::asio::awaitable<HttpReply> playlist(const RouteContext& ctx, const HttpRequest& req, const QueryParams& q,
+                                           const std::string& camera) {
+  const auto now = now_us();
+  const std::int64_t from_us = q.time("from", now);
+  const std::int64_t to_us = q.get("to") ? q.time("to", now) : now;
+  if (to_us <= from_us) throw BadRequest("'to' must be after 'from'");
+  if (to_us - from_us > kMaxMediaRangeUs) throw BadRequest("the range is longer than 24 hours: ask in parts");
+  // The playlist reads nothing from the disk: any size of range may be listed.
+  const ClipPlan plan = co_await plan_clip(ctx, camera, from_us, to_us, ~0ull);
+  const auto cuts = cut(plan.plan.segments, from_us, to_us, kHlsTargetUs);
+  if (cuts.empty()) throw HttpError(http::status::not_found, "no keyframe of '" + camera + "' in that range");
+  const std::int64_t origin = cuts.front().seg.from_us;
+  std::int64_t longest = 0;
+  for (const auto& c : cuts) longest = std::max(longest, c.seg.to_us - c.seg.from_us);
+  std::string m3u8 = "#EXTM3U\n#EXT-X-VERSION:7\n#EXT-X-TARGETDURATION:" +
+                     std::to_string(static_cast<std::int64_t>(std::ceil(static_cast<double>(longest) / 1e6))) +
+                     "\n#EXT-X-PLAYLIST-TYPE:VOD\n#EXT-X-MEDIA-SEQUENCE:0\n#EXT-X-INDEPENDENT-SEGMENTS\n";
+  const std::string bounds = "t0=" + std::to_string(cuts.front().seg.from_us) + "&t1=" + std::to_string(cuts.front().seg.to_us);
+  m3u8 += "#EXT-X-MAP:URI=\"hls/init.mp4?" + bounds + "\"\n";
+  for (const auto& c : cuts) {
+    if (c.discontinuity) m3u8 += "#EXT-X-DISCONTINUITY\n";
+    // Recorded times are wall-clock microseconds: players show the time of day of what they play.
+    m3u8 += "#EXT-X-PROGRAM-DATE-TIME:" + iso_ms(c.seg.from_us) + "\n";
+    m3u8 += "#EXTINF:" + seconds(c.seg.to_us - c.seg.from_us) + ",\n";
+    m3u8 += "hls/seg.m4s?t0=" + std::to_string(c.seg.from_us) + "&t1=" + std::to_string(c.seg.to_us) +
+            "&o=" + std::to_string(origin) + "\n";
+  }
+  m3u8 += "#EXT-X-ENDLIST\n";
+  co_return text_response(req, std::move(m3u8), "application/vnd.apple.mpegurl");
+}
+
+boost::asio::awaitable<HttpReply> init_segment(const RouteContext& ctx, const HttpRequest& req, const QueryParams& q,
+                                               const std::string& camera) {
+  const std::int64_t t0 = micros(q, "t0"), t1 = micros(q, "t1");
+  if (t1 <= t0 || t1 - t0 > kMaxMediaRangeUs) throw BadRequest("t1 must be after t0, at most 24 hours");
+  const ClipPlan plan = co_await plan_clip(ctx, camera, t0, t1, ~0ull);
+  auto writer = media::MediaWriter::fragmented(plan.codec(), t0);
+  auto init = std::make_shared<const std::vector<std::byte>>(writer.take_output());
+  co_return media_reply(req, std::move(init), plan.etag("hls-init|" + plan.plan.codec), "video/mp4");
+}
+
+boost::asio::awaitable<HttpReply> media_segment(const RouteContext& ctx, const HttpRequest& req, const QueryParams& q,
+                                                const std::string& camera) {
+  const std::int64_t t0 = micros(q, "t0"), t1 = micros(q, "t1"), origin = micros(q, "o");
+  if (t1 <= t0 || t1 - t0 > 10 * 60 * 1'000'000ll) throw BadRequest("t1 must be after t0, at most 10 minutes");
+  if (origin > t0) throw BadRequest("o (the playlist's origin) must not be after t0");
+  const ClipPlan plan = co_await plan_clip(ctx, camera, t0, t1, kMaxSegmentBytes);
+  const std::string etag = plan.etag("hls-seg|" + std::to_string(origin));
+  auto data = ctx.exports ? ctx.exports->find(etag) : nullptr;
+  if (!data) {
+    Clip clip = co_await read_clip(ctx, plan, t0, t1, false);
+    auto writer = media::MediaWriter::fragmented(plan.codec(), origin);
+    (void)writer.take_output();  // the init segment: served by init.mp4
+    std::int64_t last = t0;
+    for (const auto& g : clip.gops) {
+      for (const auto& f : g->frames) {
+        const auto pts = f.header.pts != storage::kNoTimestamp ? f.header.pts : last;
+        const auto dts = f.header.dts != storage::kNoTimestamp ? f.header.dts : pts;
+        last = pts;
+        writer.write({.pts_us = pts, .dts_us = dts, .duration_us = f.header.duration,
+                      .keyframe = f.header.keyframe(), .payload = f.payload});
+      }
+    }
+    if (writer.frames() == 0) throw HttpError(http::status::not_found, "nothing playable in that segment");
+    writer.flush_fragment();
+    data = std::make_shared<const std::vector<std::byte>>(writer.take_output());
+    if (ctx.exports) ctx.exports->put(etag, data);
+  }
+  co_return media_reply(req, std::move(data), etag, "video/iso.segment");
+}
+
+}  // namespace
+
+std::vector<HlsSegment> cut_hls_segments(const std::vector<storage::PlaybackSegment>& segments, std::int64_t from_us,
+                                         std::int64_t to_us, std::int64_t target_us) {
+  std::vector<HlsSegment> out;
+  for (const auto& c : cut(segments, from_us, to_us, target_us)) out.push_back(c.seg);
+  return out;
+}
+
+boost::asio::awaitable<HttpReply> hls_route(const RouteContext& ctx, const HttpRequest& req, const QueryParams& q,
+                                            const std::string& camera, const std::string& path_tail) {
+  if (!catalog::is_valid_camera_name(camera)) throw BadRequest("camera name is not valid");
+  if (path_tail == "hls.m3u8") co_return co_await playlist(ctx, req, q, camera);
+  if (path_tail == "hls/init.mp4") co_return co_await init_segment(ctx, req, q, camera);
+  if (path_tail == "hls/seg.m4s") co_return co_await media_segment(ctx, req, q, camera);
+  throw HttpError(http::status::not_found, "no such resource");
+}
+
+}  // namespace vigil::server
