@@ -28,11 +28,18 @@ std::string_view http_route_name(std::string_view path) noexcept {
   if (path == "/metrics") return "metrics";
   if (path == "/api/v1/cameras") return "cameras";
   if (path == "/api/v1/timeline") return "timeline";
-  constexpr std::string_view cams = "/api/v1/cameras/", tl = "/timeline";
-  for (auto [suffix, route] : {std::pair{tl, "camera_timeline"}, std::pair{std::string_view("/export.mp4"), "camera_export"}}) {
-    if (path.starts_with(cams) && path.ends_with(suffix) && path.size() > cams.size() + suffix.size()) {
-      const auto name = path.substr(cams.size(), path.size() - cams.size() - suffix.size());
-      if (name.find('/') == std::string_view::npos) return route;
+  constexpr std::string_view cams = "/api/v1/cameras/";
+  if (path.starts_with(cams)) {
+    const auto rest = path.substr(cams.size());
+    const auto slash = rest.find('/');
+    if (slash != std::string_view::npos && slash > 0) {
+      const auto tail = rest.substr(slash + 1);
+      if (tail == "timeline") return "camera_timeline";
+      if (tail == "export.mp4") return "camera_export";
+      if (tail == "hls.m3u8") return "camera_hls_playlist";
+      if (tail.starts_with("hls/") && tail.size() > 4 && tail.find('/', 4) == std::string_view::npos) {
+        return "camera_hls_segment";
+      }
     }
   }
   return "other";

@@ -76,8 +76,9 @@ class CameraMetrics {
 };
 
 // The fixed set of `route` label values (http_metrics.cpp maps a path onto one).
-inline constexpr std::array<std::string_view, 7> kHttpRoutes = {
-    "healthz", "metrics", "cameras", "timeline", "camera_timeline", "camera_export", "other"};
+inline constexpr std::array<std::string_view, 9> kHttpRoutes = {
+    "healthz",       "metrics",       "cameras",           "timeline", "camera_timeline",
+    "camera_export", "camera_hls_playlist", "camera_hls_segment", "other"};
 
 class Metrics {
  public:

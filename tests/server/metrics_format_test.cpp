@@ -101,11 +101,17 @@ TEST_CASE("metrics: HTTP paths map onto a fixed set of route names", "[metrics]"
   CHECK(http_route_name("/api/v1/timeline?from=1") == "timeline");
   CHECK(http_route_name("/api/v1/cameras/door%20cam/timeline?from=1") == "camera_timeline");
   CHECK(http_route_name("/api/v1/cameras/door/export.mp4?from=-1m&to=now") == "camera_export");
+  CHECK(http_route_name("/api/v1/cameras/door/hls.m3u8?from=-1h") == "camera_hls_playlist");
+  CHECK(http_route_name("/api/v1/cameras/door/hls/init.mp4") == "camera_hls_segment");
+  CHECK(http_route_name("/api/v1/cameras/door/hls/seg-17.m4s?from=1") == "camera_hls_segment");
+  CHECK(http_route_name("/api/v1/cameras/door/hls/") == "other");
+  CHECK(http_route_name("/api/v1/cameras/door/hls/a/b") == "other");
   CHECK(http_route_name("/api/v1/cameras/a/b/timeline") == "other");
   CHECK(http_route_name("/api/v1/cameras//timeline") == "other");
   CHECK(http_route_name("/no/such/thing") == "other");
   CHECK(http_route_name("/") == "other");
-  for (auto name : {"healthz", "metrics", "cameras", "timeline", "camera_timeline", "camera_export", "other"}) {
+  for (auto name : {"healthz", "metrics", "cameras", "timeline", "camera_timeline", "camera_export",
+                    "camera_hls_playlist", "camera_hls_segment", "other"}) {
     CHECK(std::find(kHttpRoutes.begin(), kHttpRoutes.end(), name) != kHttpRoutes.end());
   }
 }
