@@ -21,51 +21,9 @@ using namespace vigil;
 
 namespace {
 
-struct Packet {
-  std::int64_t size = 0;
-  bool key = false;
-  double pts = 0;
-};
-
-// ffprobe's packet list of FILE (size, key flag, pts in seconds).
-std::vector<Packet> probe_packets(const std::filesystem::path& file, const std::filesystem::path& dir) {
-  const auto out = dir / (file.filename().string() + ".packets");
-  auto r = test::run_to_exit("/usr/bin/ffprobe", {"-v", "error", "-select_streams", "v:0", "-show_entries",
-                                                  "packet=pts_time,size,flags", "-of", "csv=p=0", "-o", out.string(),
-                                                  file.string()},
-                             dir / "ffprobe.log");
-  REQUIRE(r.status == 0);
-  std::vector<Packet> packets;
-  std::ifstream in(out);
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty()) continue;
-    std::stringstream ss(line);
-    std::string pts, size, flags;
-    std::getline(ss, pts, ',');
-    std::getline(ss, size, ',');
-    std::getline(ss, flags, ',');
-    packets.push_back({std::stoll(size), flags.find('K') != std::string::npos, pts == "N/A" ? -1 : std::stod(pts)});
-  }
-  return packets;
-}
-
-std::string probe_stream(const std::filesystem::path& file, const std::filesystem::path& dir) {
-  const auto out = dir / (file.filename().string() + ".stream");
-  auto r = test::run_to_exit("/usr/bin/ffprobe", {"-v", "error", "-select_streams", "v:0", "-show_entries",
-                                                  "stream=codec_name,width,height:format=duration", "-of",
-                                                  "default=nw=1", "-o", out.string(), file.string()},
-                             dir / "ffprobe.log");
-  REQUIRE(r.status == 0);
-  std::ifstream in(out);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-double field(const std::string& text, const std::string& key) {
-  const auto at = text.find(key + "=");
-  REQUIRE(at != std::string::npos);
-  return std::stod(text.substr(at + key.size() + 1));
-}
-
+using test::probe_packets;
+using test::probe_stream;
+using test::probe_field;
 }  // namespace
 
 TEST_CASE("vigil play returns what vigil record stored: full, keyframes-only and reverse", "[play][cli][ffmpeg]") {
@@ -121,7 +79,7 @@ TEST_CASE("vigil play returns what vigil record stored: full, keyframes-only and
     CHECK_THAT(stream, ContainsSubstring("codec_name=h264"));
     CHECK_THAT(stream, ContainsSubstring("width=320"));
     // Delivered at twice real time, the file is still the recorded clip.
-    CHECK(std::abs(field(stream, "duration") - 4.0) < 1.0);  // within one GOP
+    CHECK(std::abs(probe_field(stream, "duration") - 4.0) < 1.0);  // within one GOP
     const auto out = probe_packets(dir.path() / "full.mp4", dir.path());
     REQUIRE(out.size() == source.size());
     for (std::size_t i = 0; i < out.size(); ++i) {
@@ -136,7 +94,7 @@ TEST_CASE("vigil play returns what vigil record stored: full, keyframes-only and
     INFO(r.output);
     REQUIRE(r.status == 0);
     const auto stream = probe_stream(dir.path() / "full.ts", dir.path());
-    CHECK(std::abs(field(stream, "duration") - 4.0) < 1.0);  // within one GOP
+    CHECK(std::abs(probe_field(stream, "duration") - 4.0) < 1.0);  // within one GOP
     CHECK(probe_packets(dir.path() / "full.ts", dir.path()).size() == 100);
   }
   {  // keyframes-only at 4x: exactly the source's keyframes

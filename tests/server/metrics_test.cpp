@@ -26,7 +26,7 @@ namespace {
 test::PromText scrape(const test::VigildProcess& d) {
   auto r = test::http_request(d.http(), "GET", "/metrics");
   REQUIRE(r.status == 200);
-  CHECK_THAT(r.headers, ContainsSubstring("Content-Type: text/plain; version=0.0.4"));
+  CHECK_THAT(r.header("Content-Type"), ContainsSubstring("text/plain; version=0.0.4"));
   auto p = test::parse_prometheus_text(r.body);
   INFO(r.body);
   for (const auto& e : p.errors) UNSCOPED_INFO(e);

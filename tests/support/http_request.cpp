@@ -3,6 +3,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
+#include <cctype>
 
 #include "tests/support/vigild_process.hpp"
 
@@ -28,10 +29,24 @@ HttpResult http_request(const std::string& host_port, const std::string& method,
   if (resp.rfind("HTTP/1.1 ", 0) == 0 && resp.size() >= 12) out.status = std::stoi(resp.substr(9, 3));
   auto body = resp.find("\r\n\r\n");
   if (body != std::string::npos) {
-    out.headers = resp.substr(0, body);
+    out.head = resp.substr(0, body);
     out.body = resp.substr(body + 4);
   }
   return out;
+}
+
+std::string HttpResult::header(const std::string& name) const {
+  auto lower = [](std::string s) {
+    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  };
+  const std::string h = lower(head), key = "\r\n" + lower(name) + ":";
+  const auto at = h.find(key);
+  if (at == std::string::npos) return {};
+  auto begin = at + key.size();
+  const auto end = head.find("\r\n", begin);
+  while (begin < head.size() && head[begin] == ' ') ++begin;
+  return head.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
 }
 
 }  // namespace vigil::test

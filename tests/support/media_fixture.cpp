@@ -1,6 +1,8 @@
 #include "tests/support/media_fixture.hpp"
 
 #include <catch2/catch_test_macros.hpp>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "tests/support/vigild_process.hpp"
@@ -23,6 +25,45 @@ std::filesystem::path make_sim_profile(const std::filesystem::path& dir) {
   REQUIRE(run_to_exit(VIGIL_CLI_PATH, {"profile", "sim:wd400bb", "--quick", "-o", profile.string()}, dir / "p.log")
               .status == 0);
   return profile;
+}
+
+// ffprobe's packet list of FILE (size, key flag, pts in seconds).
+std::vector<ProbedPacket> probe_packets(const std::filesystem::path& file, const std::filesystem::path& dir) {
+  const auto out = dir / (file.filename().string() + ".packets");
+  auto r = run_to_exit("/usr/bin/ffprobe", {"-v", "error", "-select_streams", "v:0", "-show_entries",
+                                                  "packet=pts_time,size,flags", "-of", "csv=p=0", "-o", out.string(),
+                                                  file.string()},
+                             dir / "ffprobe.log");
+  REQUIRE(r.status == 0);
+  std::vector<ProbedPacket> packets;
+  std::ifstream in(out);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty()) continue;
+    std::stringstream ss(line);
+    std::string pts, size, flags;
+    std::getline(ss, pts, ',');
+    std::getline(ss, size, ',');
+    std::getline(ss, flags, ',');
+    packets.push_back({std::stoll(size), flags.find('K') != std::string::npos, pts == "N/A" ? -1 : std::stod(pts)});
+  }
+  return packets;
+}
+
+std::string probe_stream(const std::filesystem::path& file, const std::filesystem::path& dir) {
+  const auto out = dir / (file.filename().string() + ".stream");
+  auto r = run_to_exit("/usr/bin/ffprobe", {"-v", "error", "-select_streams", "v:0", "-show_entries",
+                                                  "stream=codec_name,width,height:format=duration", "-of",
+                                                  "default=nw=1", "-o", out.string(), file.string()},
+                             dir / "ffprobe.log");
+  REQUIRE(r.status == 0);
+  std::ifstream in(out);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+double probe_field(const std::string& text, const std::string& key) {
+  const auto at = text.find(key + "=");
+  REQUIRE(at != std::string::npos);
+  return std::stod(text.substr(at + key.size() + 1));
 }
 
 }  // namespace vigil::test

@@ -2,7 +2,10 @@
 // What the CLI integration tests make before they start: a real H.264 clip from ffmpeg (lavfi test
 // pattern, libx264, no B-frames, a keyframe per second at 25 fps) and the simulated WD400BB's
 // disk profile from `vigil profile`. Each REQUIREs success.
+#include <cstdint>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 namespace vigil::test {
 
@@ -10,5 +13,18 @@ namespace vigil::test {
 std::filesystem::path make_h264_clip(const std::filesystem::path& dir, int seconds);
 // DIR/wd.json.
 std::filesystem::path make_sim_profile(const std::filesystem::path& dir);
+
+
+struct ProbedPacket {
+  std::int64_t size = 0;
+  bool key = false;
+  double pts = 0;  // seconds; -1 if the container gave none
+};
+// ffprobe's packet list of FILE (or URL): size, key flag, pts. DIR holds ffprobe's output.
+std::vector<ProbedPacket> probe_packets(const std::filesystem::path& file, const std::filesystem::path& dir);
+// ffprobe's codec_name, width, height and duration of FILE, as "key=value" lines.
+std::string probe_stream(const std::filesystem::path& file, const std::filesystem::path& dir);
+// The number after "KEY=" in TEXT (REQUIREs it is there).
+double probe_field(const std::string& text, const std::string& key);
 
 }  // namespace vigil::test

@@ -13,8 +13,10 @@ namespace vigil::test {
 
 struct HttpResult {
   int status = 0;
+  std::string head;  // the status line and header fields, as received
   std::string body;
-  std::string headers;  // the status line and header lines, as received
+  // The value of header NAME (case-insensitive), or "" if absent.
+  std::string header(const std::string& name) const;
 };
 
 // A blocking HTTP/1.1 request on loopback (test side only).

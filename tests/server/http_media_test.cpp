@@ -1,0 +1,225 @@
+// The HTTP media routes end to end with real peers: ffmpeg encodes a clip (libx264, a keyframe
+// per second), `vigil record` records it into a real vigild, and the MP4 export and the HLS
+// rendition are fetched over loopback HTTP and checked by ffprobe — the same packets as the
+// source (size, key flag, order), the requested duration within one GOP, a mid-range export
+// starting at a keyframe, the index before the media data. Range requests return exactly the
+// requested bytes of the whole export; ETag revalidation, HEAD, and hostile input (bad times,
+// ranges, names, segment bounds) each get their clear answer.
+#include <boost/json.hpp>
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+#include <chrono>
+#include <fstream>
+#include <pqxx/pqxx>
+#include <thread>
+
+#include "tests/support/media_fixture.hpp"
+#include "tests/support/temp_dir.hpp"
+#include "tests/support/vigild_process.hpp"
+
+using Catch::Matchers::ContainsSubstring;
+using namespace vigil;
+
+namespace {
+
+void write_file(const std::filesystem::path& p, const std::string& bytes) {
+  std::ofstream(p, std::ios::binary) << bytes;
+}
+
+// Waits (bounded) until the catalog holds FRAMES frames in closed segments: the last segment
+// reaches it through the batcher, up to its 1 s delay after the recorder ends.
+void wait_for_closed_frames(const std::filesystem::path& data, std::int64_t frames) {
+  pqxx::connection c("host=" + (data / "pg" / "run").string() + " port=5432 user=vigil dbname=vigil");
+  std::int64_t have = 0;
+  for (int i = 0; i < 200 && have < frames; ++i) {
+    pqxx::work tx(c);
+    have = tx.exec1("SELECT COALESCE(sum(frame_count), 0) FROM segments WHERE state = 'closed'")[0].as<std::int64_t>();
+    if (have < frames) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  REQUIRE(have == frames);
+}
+
+}  // namespace
+
+TEST_CASE("HTTP media: MP4 export and HLS of a recording, ranges, revalidation, hostile input", "[http][media][ffmpeg]") {
+  test::TempDir dir;
+  const auto clip = test::make_h264_clip(dir.path(), 8);
+  const auto source = test::probe_packets(clip, dir.path());
+  REQUIRE(source.size() == 200);
+  const auto profile = test::make_sim_profile(dir.path());
+  const auto data = dir.path() / "data";
+  test::VigildProcess d(data, {"--volume", (dir.path() / "vol").string(), "--volume-size", std::to_string(128 << 20),
+                               "--extent-bytes", std::to_string(4 << 20), "--profile", profile.string(), "--cycle-ms",
+                               "200", "--model-check-cycles", "0", "--no-camera-pull"});
+  REQUIRE(d.wait_ready());
+  auto rec = test::run_to_exit(VIGIL_CLI_PATH, {"--server", d.wire(), "record", "--stream", "gate", clip.string(), "--fast"},
+                               dir.path() / "rec.log");
+  INFO(rec.output);
+  REQUIRE(rec.status == 0);
+  wait_for_closed_frames(data, 200);
+  auto get = [&](const std::string& target, const std::string& headers = {}) {
+    return test::http_request(d.http(), "GET", target, headers);
+  };
+  const std::string base = "/api/v1/cameras/gate/";
+  // --fast records 8 s of video in well under 8 s: its wall times run ahead of now, so every
+  // range names an end in the future.
+  const std::string range = "from=-1h&to=@" + std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
+                                                                  std::chrono::system_clock::now().time_since_epoch())
+                                                                      .count() + 3600);
+
+  // The whole recording.
+  auto full = get(base + "export.mp4?" + range);
+  INFO(full.head);
+  REQUIRE(full.status == 200);
+  CHECK(full.header("Content-Type") == "video/mp4");
+  CHECK(full.header("Accept-Ranges") == "bytes");
+  CHECK(std::stoull(full.header("Content-Length")) == full.body.size());
+  const std::string etag = full.header("ETag");
+  REQUIRE(etag.size() > 2);
+  // The index first: a player can start before the whole file arrives.
+  const auto moov = full.body.find("moov"), mdat = full.body.find("mdat");
+  REQUIRE(moov != std::string::npos);
+  REQUIRE(mdat != std::string::npos);
+  CHECK(moov < mdat);
+  const auto range_us = full.header("X-Vigil-Range-Us");
+  REQUIRE(range_us.find('-') != std::string::npos);
+  const std::int64_t start_us = std::stoll(range_us.substr(0, range_us.find('-')));
+
+  {  // the export is the source, packet for packet (one vigild and recording for all: blocks, not SECTIONs, which would re-run the set-up)
+    write_file(dir.path() / "full.mp4", full.body);
+    const auto stream = test::probe_stream(dir.path() / "full.mp4", dir.path());
+    CHECK_THAT(stream, ContainsSubstring("codec_name=h264"));
+    CHECK(std::abs(test::probe_field(stream, "duration") - 8.0) < 0.5);
+    const auto out = test::probe_packets(dir.path() / "full.mp4", dir.path());
+    REQUIRE(out.size() == source.size());
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      INFO("packet " << i);
+      CHECK(out[i].size == source[i].size);
+      CHECK(out[i].key == source[i].key);
+      if (i > 0) CHECK(out[i].pts > out[i - 1].pts);
+    }
+    // The same range again: the cached export, the same bytes.
+    auto again = get(base + "export.mp4?from=@" + std::to_string(start_us / 1'000'000 - 60) + "&to=@" +
+                     std::to_string(start_us / 1'000'000 + 3600));
+    REQUIRE(again.status == 200);
+    CHECK(again.body.size() == full.body.size());
+  }
+  {  // a range in the middle starts at the keyframe before it and lasts what was asked, within a GOP
+    const auto from = std::to_string(start_us + 3'500'000), to = std::to_string(start_us + 6'200'000);
+    auto mid = get(base + "export.mp4?from=@" + from.substr(0, from.size() - 6) + "." + from.substr(from.size() - 6) +
+                   "&to=@" + to.substr(0, to.size() - 6) + "." + to.substr(to.size() - 6));
+    INFO(mid.head << mid.body.substr(0, 200));
+    REQUIRE(mid.status == 200);
+    CHECK(mid.header("ETag") != etag);
+    write_file(dir.path() / "mid.mp4", mid.body);
+    const auto out = test::probe_packets(dir.path() / "mid.mp4", dir.path());
+    // Source frames 75..154: from the keyframe at 3 s up to the last frame before 6.2 s.
+    REQUIRE(out.size() == 80);
+    CHECK(out.front().key);
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      INFO("packet " << i);
+      CHECK(out[i].size == source[75 + i].size);
+    }
+    const auto stream = test::probe_stream(dir.path() / "mid.mp4", dir.path());
+    const double duration = test::probe_field(stream, "duration");
+    CHECK(duration >= 2.7 - 0.05);
+    CHECK(duration <= 2.7 + 1.0);
+  }
+  {  // Range requests return exactly the bytes asked for
+    auto part = get(base + "export.mp4?" + range, "Range: bytes=100-1099\r\n");
+    REQUIRE(part.status == 206);
+    CHECK((part.body == full.body.substr(100, 1000)));
+    CHECK(part.header("Content-Range") == "bytes 100-1099/" + std::to_string(full.body.size()));
+    auto suffix = get(base + "export.mp4?" + range, "Range: bytes=-77\r\n");
+    REQUIRE(suffix.status == 206);
+    CHECK((suffix.body == full.body.substr(full.body.size() - 77)));
+    auto open_end = get(base + "export.mp4?" + range, "Range: bytes=" + std::to_string(full.body.size() - 10) + "-\r\n");
+    REQUIRE(open_end.status == 206);
+    CHECK((open_end.body == full.body.substr(full.body.size() - 10)));
+    auto clamp = get(base + "export.mp4?" + range, "Range: bytes=5-999999999\r\n");
+    REQUIRE(clamp.status == 206);
+    CHECK((clamp.body == full.body.substr(5)));
+    for (const std::string& bad : {"bytes=" + std::to_string(full.body.size()) + "-", std::string("bytes=abc"),
+                                  std::string("bytes=9-3"), std::string("items=0-5"), std::string("bytes=-0"),
+                                  std::string("bytes=99999999999999999999-")}) {
+      auto r = get(base + "export.mp4?" + range, "Range: " + bad + "\r\n");
+      INFO(bad << " -> " << r.status << " " << r.body);
+      CHECK(r.status == 416);
+      CHECK(r.header("Content-Range") == "bytes */" + std::to_string(full.body.size()));
+    }
+    // If-Range naming another version: the whole export.
+    auto stale = get(base + "export.mp4?" + range, "Range: bytes=0-9\r\nIf-Range: \"other\"\r\n");
+    CHECK(stale.status == 200);
+    CHECK(stale.body.size() == full.body.size());
+  }
+  {  // ETag revalidation and HEAD
+    auto same = get(base + "export.mp4?" + range, "If-None-Match: " + etag + "\r\n");
+    CHECK(same.status == 304);
+    CHECK(same.body.empty());
+    auto head = test::http_request(d.http(), "HEAD", base + "export.mp4?" + range);
+    CHECK(head.status == 200);
+    CHECK(head.header("Content-Length") == std::to_string(full.body.size()));
+    CHECK(head.body.empty());
+    CHECK(test::http_request(d.http(), "POST", base + "export.mp4?" + range).status == 405);
+  }
+  {  // HLS: ffprobe plays the VOD playlist, the same packets on one timeline
+    auto pl = get(base + "hls.m3u8?" + range);
+    INFO(pl.body);
+    REQUIRE(pl.status == 200);
+    CHECK(pl.header("Content-Type") == "application/vnd.apple.mpegurl");
+    CHECK_THAT(pl.body, ContainsSubstring("#EXT-X-MAP:URI=\"hls/init.mp4?"));
+    CHECK_THAT(pl.body, ContainsSubstring("#EXT-X-ENDLIST"));
+    double total = 0;
+    std::size_t segments = 0;
+    for (std::size_t at = pl.body.find("#EXTINF:"); at != std::string::npos; at = pl.body.find("#EXTINF:", at + 1)) {
+      total += std::stod(pl.body.substr(at + 8));
+      ++segments;
+    }
+    CHECK(segments == 2);  // 8 s in segments of about 4 s, cut at keyframes
+    CHECK(std::abs(total - 8.0) < 0.1);
+    const std::string url = "http://" + d.http() + base + "hls.m3u8?" + range;
+    const auto out = test::probe_packets(url, dir.path());
+    REQUIRE(out.size() == source.size());
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      INFO("packet " << i);
+      CHECK(out[i].size == source[i].size);
+      CHECK(out[i].key == source[i].key);
+      if (i > 0) CHECK(out[i].pts > out[i - 1].pts);  // segments line up: no restart at zero
+    }
+    // A segment is the same bytes every time (stateless, cacheable).
+    const auto seg_at = pl.body.find("hls/seg.m4s?");
+    const auto seg = pl.body.substr(seg_at, pl.body.find('\n', seg_at) - seg_at);
+    auto s1 = get(base + seg), s2 = get(base + seg);
+    REQUIRE(s1.status == 200);
+    CHECK((s1.body == s2.body));
+    CHECK(s1.header("ETag") == s2.header("ETag"));
+  }
+  {  // hostile input: a clear 4xx
+    for (const std::string& target : std::vector<std::string>{
+             base + "export.mp4",                                      // from missing
+             base + "export.mp4?from=soon",                            // not a time
+             base + "export.mp4?from=-1h&to=-2h",                      // inverted
+             base + "export.mp4?from=-3d",                             // longer than a day
+             base + "export.mp4?from=-1h&download=yes",
+             std::string("/api/v1/cameras/..%2F..%2Fetc%2Fpasswd/export.mp4?" + range),
+             std::string("/api/v1/cameras/gate%27%3B%20DROP%20TABLE%20segments%3B--/export.mp4?" + range),
+             base + "hls/seg.m4s?t0=abc&t1=5&o=0",
+             base + "hls/seg.m4s?t0=-5&t1=5&o=0",
+             base + "hls/seg.m4s?t0=10&t1=5&o=0",
+             base + "hls/seg.m4s?t0=" + std::to_string(start_us) + "&t1=" + std::to_string(start_us + 1000) +
+                 "&o=" + std::to_string(start_us + 1),                 // origin after the segment
+             base + "hls/init.mp4?t0=1",
+             base + "hls.m3u8?from=-1h&to=-2h",
+         }) {
+      auto r = get(target);
+      INFO(target << " -> " << r.status << " " << r.body);
+      CHECK(r.status == 400);
+      CHECK_THAT(r.body, ContainsSubstring("\"error\""));
+    }
+    CHECK(get("/api/v1/cameras/nobody/export.mp4?" + range).status == 404);
+    CHECK(get(base + "export.mp4?from=-20h&to=-19h").status == 404);  // nothing recorded then
+    CHECK(get(base + "hls/other.txt?t0=1&t1=2").status == 404);
+    // Nothing changed: the recording still exports whole.
+    CHECK(get(base + "export.mp4?" + range).body.size() == full.body.size());
+  }
+}
