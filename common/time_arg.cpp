@@ -29,7 +29,9 @@ std::int64_t parse_time_arg(const std::string& text, std::int64_t now_us) {
       case 'd': unit = 86400; break;
       default: throw bad();
     }
-    return now_us - static_cast<std::int64_t>(std::llround(n * unit * 1e6));
+    const double offset_us = n * unit * 1e6;
+    if (!(offset_us <= 1e17)) throw bad();  // llround of a larger value (or inf) is undefined
+    return now_us - static_cast<std::int64_t>(std::llround(offset_us));
   }
   if (text.size() >= 2 && text[0] == '@') {
     std::size_t used = 0;

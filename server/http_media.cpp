@@ -6,6 +6,7 @@
 
 #include "common/log.hpp"
 #include "common/media_writer.hpp"
+#include "common/thumbnail.hpp"
 #include "server/catalog/camera_rows.hpp"
 #include "server/clip_source.hpp"
 #include "server/export_cache.hpp"
@@ -153,6 +154,36 @@ boost::asio::awaitable<HttpReply> export_route(const RouteContext& ctx, const Ht
     m->set("X-Vigil-Cache", cached ? "hit" : "miss");
   }
   co_return reply;
+}
+
+boost::asio::awaitable<HttpReply> thumbnail_route(const RouteContext& ctx, const HttpRequest& req,
+                                                  const QueryParams& q, const std::string& camera) {
+  if (!catalog::is_valid_camera_name(camera)) throw BadRequest("camera name is not valid");
+  const std::int64_t at_us = q.time("at", now_us());
+  const int width = static_cast<int>(q.number("width", 16, 1920).value_or(320));
+  // The keyframe at or before AT: the GOP that holds AT is the one planned and read.
+  ClipPlan plan = co_await plan_clip(ctx, camera, at_us, at_us + 1, 64ull << 20);
+  // Named by the keyframe, not by AT: scrubbing within one GOP hits the cache.
+  for (const auto& seg : plan.plan.segments) {
+    if (auto i = seg.gops.at_or_before(at_us)) plan.from_us = plan.to_us = seg.gops.entries()[*i].pts;
+  }
+  const std::string etag = plan.etag("jpeg|" + std::to_string(width));
+  auto jpeg = ctx.exports ? ctx.exports->find(etag) : nullptr;
+  if (!jpeg) {
+    Clip clip = co_await read_clip(ctx, plan, at_us, at_us + 1, true);
+    const storage::PlaybackGop* key = nullptr;
+    for (const auto& g : clip.gops) {
+      if (!g->damaged && !g->frames.empty()) {
+        key = g.get();
+        break;
+      }
+    }
+    if (!key) throw HttpError(http::status::not_found, "no readable keyframe at that time");
+    jpeg = std::make_shared<const std::vector<std::byte>>(
+        media::jpeg_of_keyframe(plan.codec(), key->frames.front().payload, width));
+    if (ctx.exports) ctx.exports->put(etag, jpeg);
+  }
+  co_return media_reply(req, std::move(jpeg), etag, "image/jpeg");
 }
 
 }  // namespace vigil::server

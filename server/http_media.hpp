@@ -6,6 +6,9 @@
 //       an MP4 of the range without re-encoding: index first, from the keyframe at or before
 //       FROM; ETag, If-None-Match, Range (one range: 206, bad: 416); built in memory and kept
 //       in the ExportCache for the Range requests that follow.
+//   GET /api/v1/cameras/{name}/thumbnail.jpg?at[&width=N]
+//       a JPEG of the keyframe at or before AT (only that keyframe is read), at most N pixels
+//       wide (default 320); cached like exports.
 // Thread: the session's network thread. Errors: exceptions (HttpError, BadRequest, pqxx),
 // answered by http_routes.
 #include <boost/asio/awaitable.hpp>
@@ -23,6 +26,9 @@ inline constexpr std::int64_t kMaxMediaRangeUs = 24ll * 3600 * 1'000'000;
 
 boost::asio::awaitable<HttpReply> export_route(const RouteContext& ctx, const HttpRequest& req, const QueryParams& q,
                                                const std::string& camera);
+
+boost::asio::awaitable<HttpReply> thumbnail_route(const RouteContext& ctx, const HttpRequest& req,
+                                                  const QueryParams& q, const std::string& camera);
 
 // A MediaResponse for DATA (all of it, or the request's Range of it), with ETAG and TYPE; 304
 // when If-None-Match names ETAG; 416 for a range that cannot be served.

@@ -26,6 +26,8 @@ class QueryParams {
   const std::vector<std::string>& segments() const noexcept { return segments_; }
   std::optional<std::string> get(std::string_view key) const;
   std::vector<std::string> all(std::string_view key) const;  // every value of a repeated key
+  // Every (key, value) pair, in order.
+  const std::vector<std::pair<std::string, std::string>>& params() const noexcept { return params_; }
 
   std::int64_t time(std::string_view key, std::int64_t now_us) const;           // required
   std::optional<double> number(std::string_view key, double min, double max) const;

@@ -5,6 +5,7 @@
 
 #include "common/log.hpp"
 #include "server/catalog/migrator.hpp"
+#include "server/http_events.hpp"
 #include "server/http_hls.hpp"
 #include "server/http_media.hpp"
 #include "server/http_metrics.hpp"
@@ -61,6 +62,7 @@ boost::asio::awaitable<HttpReply> route(const RouteContext& ctx, const HttpReque
     co_return metrics_response(*ctx.metrics, req);
   }
   if (seg.size() >= 3 && seg[0] == "api" && seg[1] == "v1") {
+    if (seg[2] == "events") co_return co_await events_route(ctx, req, q);  // its own methods and 405s
     if (seg.size() == 3 && seg[2] == "cameras") {
       if (!get) co_return only_get();
       co_return co_await cameras_route(ctx, req);
@@ -78,6 +80,10 @@ boost::asio::awaitable<HttpReply> route(const RouteContext& ctx, const HttpReque
     if (seg.size() == 5 && seg[2] == "cameras" && seg[4] == "export.mp4") {
       if (!get) co_return only_get();
       co_return co_await export_route(ctx, req, q, seg[3]);
+    }
+    if (seg.size() == 5 && seg[2] == "cameras" && seg[4] == "thumbnail.jpg") {
+      if (!get) co_return only_get();
+      co_return co_await thumbnail_route(ctx, req, q, seg[3]);
     }
     if (seg.size() >= 5 && seg.size() <= 6 && seg[2] == "cameras" && (seg[4] == "hls.m3u8" || seg[4] == "hls")) {
       if (!get) co_return only_get();

@@ -194,6 +194,30 @@ TEST_CASE("HTTP media: MP4 export and HLS of a recording, ranges, revalidation, 
     CHECK((s1.body == s2.body));
     CHECK(s1.header("ETag") == s2.header("ETag"));
   }
+  {  // thumbnails: a JPEG of the keyframe at or before the time, named by that keyframe
+    auto at = [&](std::int64_t offset_us) {
+      const auto t = std::to_string(start_us + offset_us);
+      return "at=@" + t.substr(0, t.size() - 6) + "." + t.substr(t.size() - 6);
+    };
+    auto jpg = get(base + "thumbnail.jpg?" + at(2'500'000) + "&width=160");
+    INFO(jpg.head);
+    REQUIRE(jpg.status == 200);
+    CHECK(jpg.header("Content-Type") == "image/jpeg");
+    REQUIRE(jpg.body.size() > 100);
+    CHECK(static_cast<unsigned char>(jpg.body[0]) == 0xFF);
+    CHECK(static_cast<unsigned char>(jpg.body[1]) == 0xD8);
+    write_file(dir.path() / "thumb.jpg", jpg.body);
+    const auto stream = test::probe_stream(dir.path() / "thumb.jpg", dir.path());
+    CHECK_THAT(stream, ContainsSubstring("codec_name=mjpeg"));
+    CHECK_THAT(stream, ContainsSubstring("width=160"));
+    CHECK_THAT(stream, ContainsSubstring("height=120"));
+    // Later in the same GOP: the same keyframe, the same tag; the next GOP: another picture.
+    CHECK(get(base + "thumbnail.jpg?" + at(2'900'000) + "&width=160").header("ETag") == jpg.header("ETag"));
+    CHECK(get(base + "thumbnail.jpg?" + at(3'100'000) + "&width=160").header("ETag") != jpg.header("ETag"));
+    CHECK(get(base + "thumbnail.jpg?" + at(2'500'000) + "&width=5").status == 400);
+    CHECK(get(base + "thumbnail.jpg").status == 400);
+    CHECK(get(base + "thumbnail.jpg?at=-20h").status == 404);
+  }
   {  // hostile input: a clear 4xx
     for (const std::string& target : std::vector<std::string>{
              base + "export.mp4",                                      // from missing
