@@ -28,6 +28,10 @@ std::string_view http_route_name(std::string_view path) noexcept {
   if (path == "/metrics") return "metrics";
   if (path == "/api/v1/cameras") return "cameras";
   if (path == "/api/v1/timeline") return "timeline";
+  if (path == "/api/v1/events") return "events";
+  if (path.starts_with("/api/v1/events/") && path.size() > 15 && path.find('/', 15) == std::string_view::npos) {
+    return "event";
+  }
   constexpr std::string_view cams = "/api/v1/cameras/";
   if (path.starts_with(cams)) {
     const auto rest = path.substr(cams.size());
@@ -36,6 +40,7 @@ std::string_view http_route_name(std::string_view path) noexcept {
       const auto tail = rest.substr(slash + 1);
       if (tail == "timeline") return "camera_timeline";
       if (tail == "export.mp4") return "camera_export";
+      if (tail == "thumbnail.jpg") return "camera_thumbnail";
       if (tail == "hls.m3u8") return "camera_hls_playlist";
       if (tail.starts_with("hls/") && tail.size() > 4 && tail.find('/', 4) == std::string_view::npos) {
         return "camera_hls_segment";
