@@ -25,6 +25,7 @@
 #include "server/clip_reader.hpp"
 #include "server/embedded_postgres.hpp"
 #include "server/export_cache.hpp"
+#include "server/http_metrics.hpp"
 #include "server/http_routes.hpp"
 #include "server/http_server.hpp"
 #include "server/network_threads.hpp"
@@ -35,6 +36,7 @@
 #include "server/camera_manager.hpp"
 #include "server/playback_service.hpp"
 #include "server/recording_service.hpp"
+#include "server/vigild_metrics.hpp"
 #include "server/volume_startup.hpp"
 #include "server/wire_server.hpp"
 #include "proto/frame_codec.hpp"
@@ -160,6 +162,8 @@ int run_daemon(const ServerConfig& cfg) {
     volume_configs.push_back({fs::absolute(path), cfg.volume_create_bytes, cfg.extent_bytes});
   }
   auto volumes = bring_up_volumes(volume_configs, conninfo);
+  // GET /metrics: outlives everything that publishes to it (IO threads, sessions, the pool).
+  Metrics metrics;
   // From here on each volume's device belongs to its disk's IO thread, which schedules with
   // the disk's profile: the newest in the catalog, else --profile (then stored for next time).
   // Declared before the disks: their IO threads hand closed segments to it until they stop.
@@ -194,7 +198,7 @@ int run_daemon(const ServerConfig& cfg) {
           DiskIoConfig{.cycle = std::chrono::milliseconds(cfg.cycle_ms), .chunk_bytes = cfg.chunk_bytes,
                        .depth = cfg.io_depth, .policy = *admission::policy_from_name(cfg.admission_policy),
                        .model_check_cycles = cfg.model_check_cycles},
-          profile));
+          profile, &metrics.disk(v.path.string())));
       auto slot = std::make_unique<RecordingService::Disk>();
       slot->volume = &v;
       slot->io = disks.back().get();
@@ -221,17 +225,20 @@ int run_daemon(const ServerConfig& cfg) {
   else log::warn("--no-auth: every HTTP and wire request is allowed without a token");
   CatalogPool catalog(conninfo, cfg.catalog_threads);
   Authenticator auth(catalog, cfg.auth);
-  RecordingService recording(std::move(recording_disks), catalog, batcher);
+  catalog.set_metrics(metrics.catalog_wait(), metrics.catalog_job(true), metrics.catalog_job(false));
+  RecordingService recording(std::move(recording_disks), catalog, batcher, &metrics);
   PlaybackService playback(recording, catalog);
   // Sessions run on their own threads; the main io_context only accepts and takes signals.
   NetworkThreads network(NetworkThreads::default_count());
   ExportCache exports(256u << 20);
   HttpServer http(io, resolve_numeric(cfg.http_address, cfg.http_port, "http-address"),
-                  make_http_routes(RouteContext{.catalog = catalog,
-                                                .database_mode = mode,
-                                                .disks = volumes.empty() ? nullptr : &recording,
-                                                .exports = &exports,
-                                                .auth = &auth}),
+                  with_request_metrics(make_http_routes(RouteContext{.catalog = catalog,
+                                                                     .database_mode = mode,
+                                                                     .disks = volumes.empty() ? nullptr : &recording,
+                                                                     .exports = &exports,
+                                                                     .auth = &auth,
+                                                                     .metrics = &metrics}),
+                                       metrics),
                   HttpLimits{}, &network);
   std::shared_ptr<boost::asio::ssl::context> tls;
   if (cfg.tls_cert) {

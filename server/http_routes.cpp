@@ -9,6 +9,7 @@
 #include "server/auth.hpp"
 #include "server/http_hls.hpp"
 #include "server/http_media.hpp"
+#include "server/http_metrics.hpp"
 #include "server/http_query.hpp"
 #include "server/http_timeline.hpp"
 
@@ -56,6 +57,10 @@ boost::asio::awaitable<HttpReply> route(const RouteContext& ctx, const HttpReque
   if (q.path() == "/healthz") {
     if (!get) co_return only_get();
     co_return co_await healthz(ctx, req);
+  }
+  if (q.path() == "/metrics" && ctx.metrics) {
+    if (!get) co_return only_get();
+    co_return metrics_response(*ctx.metrics, req);
   }
   if (seg.size() >= 3 && seg[0] == "api" && seg[1] == "v1") {
     if (seg[2] == "events") co_return co_await events_route(ctx, req, q);  // its own methods and 405s

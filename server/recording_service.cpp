@@ -34,8 +34,13 @@ constexpr std::int64_t kMaxClockSkewUs = 3'600'000'000;
 }  // namespace
 
 RecordingService::RecordingService(std::vector<std::unique_ptr<Disk>> disks, CatalogPool& catalog,
-                                   catalog::Batcher& batcher)
-    : disks_(std::move(disks)), catalog_(catalog), batcher_(batcher) {}
+                                   catalog::Batcher& batcher, Metrics* metrics)
+    : disks_(std::move(disks)), catalog_(catalog), batcher_(batcher), metrics_(metrics) {
+  for (const auto& d : disks_) {
+    std::lock_guard lock(d->mu);
+    publish_admitted(*d);
+  }
+}
 
 asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto::OpenRecord& req,
                                                                      const std::function<void()>& notify,
@@ -62,10 +67,11 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
     }
     std::lock_guard lock(d->mu);
     last = adm->decide(d->admitted, demand);
-    log_decision(*d, last);
+    log_decision(*d, last, DiskMetrics::Kind::recording);
     if (last.admitted) {
       demand.id = d->next_demand++;
       d->admitted.push_back(demand);
+      publish_admitted(*d);
       chosen = d.get();
       break;
     }
@@ -88,12 +94,13 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
   // Catalog rows, on the catalog pool.
   const std::int64_t disk_id = chosen->disk_id;
   std::int64_t stream_id = 0;
+  bool gap = false;
   try {
     stream_id = co_await catalog_.run([&, disk_id](pqxx::connection& c) {
       pqxx::work tx(c);
       const auto cam = catalog::ensure_camera(tx, req.stream_name());
       // Reconnecting continues the camera's recording: the hole since its last stream is a gap.
-      catalog::record_reconnect_gap(tx, cam, first_wall ? std::min(first_wall, opened_at) : opened_at,
+      gap = catalog::record_reconnect_gap(tx, cam, first_wall ? std::min(first_wall, opened_at) : opened_at,
                                     req.gap_reason());
       const auto id = catalog::open_stream(
           tx, {.camera_id = cam, .codec = codec.codec_name(), .extradata = codec.extradata(), .width = codec.width(),
@@ -106,6 +113,7 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
   } catch (const std::exception& e) {
     std::lock_guard lock(chosen->mu);
     std::erase_if(chosen->admitted, [&](const auto& s) { return s.id == demand.id; });
+    publish_admitted(*chosen);
     co_return refuse(proto::REFUSE_REASON_INVALID_REQUEST, std::string("catalog: ") + e.what());
   }
 
@@ -117,6 +125,11 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
   r->time_den = codec.time_base_den();
   r->first_wall_us = first_wall;
   r->notify = notify;
+  if (metrics_) {
+    r->camera = &metrics_->camera(req.stream_name());
+    if (gap) r->camera->gap();
+    r->camera->stream_started(demand.peak_rate);
+  }
   const auto& sched_cfg = chosen->io->scheduler().config();
   const double cycle_s = std::chrono::duration<double>(sched_cfg.cycle).count();
   const std::size_t io_bytes = storage::stream_io_bytes(demand.peak_rate, cycle_s, chosen->volume->volume->block_bytes());
@@ -169,7 +182,10 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
 }
 
 Result<void> RecordingService::packet(Recording& r, const proto::MediaPacket& m, std::span<const std::byte> payload) {
-  if (m.sequence() != r.last_sequence + 1) return errc::invalid_argument;
+  if (m.sequence() != r.last_sequence + 1) {
+    if (r.camera) r.camera->refused(CameraMetrics::Refusal::out_of_order);
+    return errc::invalid_argument;
+  }
   storage::RecordHeader h;
   h.sequence = m.sequence();
   const auto to_us = [&](std::int64_t t) { return t * r.time_num * 1'000'000 / r.time_den; };
@@ -190,6 +206,7 @@ Result<void> RecordingService::packet(Recording& r, const proto::MediaPacket& m,
                   {{"stream", r.stream_id}, {"sequence", m.sequence()}, {"jump_us", at - r.last_end_us}});
         r.wall_offset_us = r.last_end_us - to_us(m.pts());
         ++r.discontinuities;
+        if (r.camera) r.camera->discontinuity();
       }
     }
     h.pts = to_us(m.pts()) + r.wall_offset_us;
@@ -199,18 +216,38 @@ Result<void> RecordingService::packet(Recording& r, const proto::MediaPacket& m,
   h.dts = m.has_dts() && r.have_offset ? to_us(m.dts()) + r.wall_offset_us : h.pts;
   if (m.keyframe()) h.flags |= storage::kRecordKeyframe;
   auto ok = r.stream->append(h, payload);
-  if (!ok) return ok;
+  if (!ok) {
+    if (r.camera) {
+      r.camera->refused(ok.error() == errc::rate_exceeded ? CameraMetrics::Refusal::rate_exceeded
+                                                          : CameraMetrics::Refusal::invalid);
+    }
+    return ok;
+  }
+  if (r.camera) r.camera->packet(payload.size());
   r.last_sequence = m.sequence();
   r.last_end_us = h.pts + h.duration;
   if (r.feed) r.feed->publish(h, payload);
   return {};
 }
 
-void RecordingService::log_decision(const Disk& disk, const admission::Decision& decision) {
+void RecordingService::log_decision(const Disk& disk, const admission::Decision& decision, DiskMetrics::Kind kind) {
+  if (auto* m = disk.io->metrics()) m->decision(kind, decision.admitted);
   const double cycle_s = std::chrono::duration<double>(disk.io->scheduler().config().cycle).count();
   batcher_.enqueue("admission decision", [decision, disk_id = disk.disk_id, cycle_s](pqxx::work& tx) {
     catalog::log_decision(tx, decision, disk_id, std::nullopt, cycle_s);
   });
+}
+
+void RecordingService::publish_admitted(const Disk& disk) noexcept {
+  auto* m = disk.io->metrics();
+  if (!m) return;
+  double rate = 0;
+  for (const auto& s : disk.admitted) rate += s.peak_rate;
+  double busy = 0;
+  if (const auto* adm = disk.io->admission()) {
+    busy = adm->predicted_busy(disk.admitted) / std::chrono::duration<double>(disk.io->scheduler().config().cycle).count();
+  }
+  m->admitted(disk.admitted.size(), rate, busy);
 }
 
 RecordingService::Disk* RecordingService::disk_of_volume(std::int64_t volume_id) noexcept {
@@ -253,7 +290,9 @@ asio::awaitable<void> RecordingService::close(const std::shared_ptr<Recording>& 
   {
     std::lock_guard lock(disk->mu);
     std::erase_if(disk->admitted, [&](const auto& s) { return s.id == demand_id; });
+    publish_admitted(*disk);
   }
+  if (r->camera) r->camera->stream_ended(r->demand.peak_rate);
   // On the IO thread once the stream's last IO is done: its last segment and its end.
   disk->io->scheduler().remove_stream(r->stream_id, [batcher = &batcher_, r, volume_id, vol, stream_id, clean] {
     auto last = r->stream->close();
