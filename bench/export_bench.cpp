@@ -12,8 +12,8 @@
 //                   segment, timed from the playlist request: what a player waits for);
 //   3. loaded: recording streams replayed at real time, added one by one until admission
 //      refuses (or --max-streams), and while they record, N more requests of each kind.
-// Times are picked at random (seeded), each GOP at most once per kind, so no answer comes from
-// vigild's export cache. Reported: p50/p95/max TTFB per kind and phase beside the 300 ms target
+// Times are picked at random (seeded); the loaded phase asks the baseline's requests one GOP
+// later (same shapes, other bytes), and no answer comes from vigild's export cache. Reported: p50/p95/max TTFB per kind and phase beside the 300 ms target
 // and beside the baseline (ratio loaded/unloaded), and the deadline misses vigild logged during
 // the loaded phase (must be 0).
 #include <unistd.h>
@@ -90,72 +90,101 @@ std::string at(std::int64_t us) {
   return buf;
 }
 
-// Picks the requests: random cameras and times, each (camera, second) at most once per kind.
+// One round of requests: an export, a thumbnail and an HLS seek, each on a random camera at a
+// random time, with the pause before each.
+struct Round {
+  const Recorded* export_cam = nullptr;
+  std::int64_t export_from_us = 0, export_len_us = 0;
+  const Recorded* thumb_cam = nullptr;
+  std::int64_t thumb_us = 0;
+  const Recorded* seek_cam = nullptr;
+  std::int64_t seek_us = 0;
+  std::chrono::microseconds pauses[3];
+};
+
+// Picks the rounds (seeded). Times fall in even seconds of a camera's video, each even second at
+// most once per kind: a phase replays the baseline's rounds one second (one GOP) later, so both
+// phases ask for the same shapes and neither is answered from vigild's export cache.
 class Picker {
  public:
   Picker(std::vector<Recorded> recorded, std::uint32_t seed) : recorded_(std::move(recorded)), rng_(seed) {}
 
-  const Recorded& camera() {
-    return recorded_[std::uniform_int_distribution<std::size_t>(0, recorded_.size() - 1)(rng_)];
-  }
-  // A time in CAM's video at least TAIL_US before its end, in a second not used yet by KIND.
-  std::int64_t time(const Recorded& cam, std::int64_t tail_us, int kind) {
-    const std::int64_t span = std::max<std::int64_t>(1, cam.to_us - cam.from_us - tail_us);
-    std::int64_t t = 0;
-    for (int tries = 0; tries < 50; ++tries) {
-      t = cam.from_us + std::uniform_int_distribution<std::int64_t>(0, span - 1)(rng_);
-      if (used_.insert({kind, cam.camera, (t - cam.from_us) / 1'000'000}).second) break;
+  std::vector<Round> rounds(int n, double gap_ms) {
+    std::vector<Round> out(static_cast<std::size_t>(n));
+    for (auto& r : out) {
+      r.export_cam = &camera();
+      r.export_len_us = std::min(std::uniform_int_distribution<std::int64_t>(10'000'000, 30'000'000)(rng_),
+                                 r.export_cam->to_us - r.export_cam->from_us - 2'000'000);
+      r.export_from_us = time(*r.export_cam, r.export_len_us, 0);
+      r.thumb_cam = &camera();
+      r.thumb_us = time(*r.thumb_cam, 0, 1);
+      r.seek_cam = &camera();
+      r.seek_us = time(*r.seek_cam, 0, 2);
+      for (auto& p : r.pauses) p = pause(gap_ms);
     }
-    return t;
-  }
-  std::int64_t length_us() { return std::uniform_int_distribution<std::int64_t>(10'000'000, 30'000'000)(rng_); }
-  // A think time of mean MEAN_MS (at most 4x): requests arrive at random points of the cycle.
-  std::chrono::microseconds pause(double mean_ms) {
-    const double ms = std::min(4 * mean_ms, std::exponential_distribution<double>(1 / std::max(1e-3, mean_ms))(rng_));
-    return std::chrono::microseconds(static_cast<std::int64_t>(ms * 1000));
+    return out;
   }
 
  private:
+  const Recorded& camera() {
+    return recorded_[std::uniform_int_distribution<std::size_t>(0, recorded_.size() - 1)(rng_)];
+  }
+  // A time in an even second of CAM's video that ends, plus one second, at least TAIL_US before
+  // the video does; unused by KIND if there is one left.
+  std::int64_t time(const Recorded& cam, std::int64_t tail_us, int kind) {
+    const std::int64_t seconds = std::max<std::int64_t>(1, (cam.to_us - cam.from_us - tail_us - 2'000'000) / 2'000'000);
+    std::int64_t k = 0;
+    for (int tries = 0; tries < 50; ++tries) {
+      k = std::uniform_int_distribution<std::int64_t>(0, seconds - 1)(rng_);
+      if (used_.insert({kind, cam.camera, k}).second) break;
+    }
+    return cam.from_us + 2'000'000 * k + std::uniform_int_distribution<std::int64_t>(0, 999'999)(rng_);
+  }
+  // A think time of mean MEAN_MS (at most 4x): requests arrive at random points of the cycle.
+  std::chrono::microseconds pause(double mean_ms) {
+    if (mean_ms <= 0) return {};
+    const double ms = std::min(4 * mean_ms, std::exponential_distribution<double>(1 / mean_ms)(rng_));
+    return std::chrono::microseconds(static_cast<std::int64_t>(ms * 1000));
+  }
+
   std::vector<Recorded> recorded_;
   std::mt19937 rng_;
   std::set<std::tuple<int, std::string, std::int64_t>> used_;
 };
 
-// N requests of each kind, interleaved (export, thumbnail, HLS seek), on one connection.
-// Each request after a random pause of mean GAP_MS.
-PhaseResult measure(BenchHttp& http, Picker& pick, int n, double gap_ms, Progress& progress, double p0, double p1) {
+// ROUNDS, every time SHIFT_US later, on one connection.
+PhaseResult measure(BenchHttp& http, const std::vector<Round>& rounds, std::int64_t shift_us, Progress& progress,
+                    double p0, double p1) {
   PhaseResult r;
   auto failed = [&](const std::string& what, const HttpTiming& t) {
     ++r.failed;
     if (r.first_failure.empty()) r.first_failure = what + " answered " + std::to_string(t.status) + " " + t.body.substr(0, 200);
   };
-  for (int i = 0; i < n; ++i) {
-    std::this_thread::sleep_for(pick.pause(gap_ms));
+  for (std::size_t i = 0; i < rounds.size(); ++i) {
+    const Round& q = rounds[i];
+    std::this_thread::sleep_for(q.pauses[0]);
     {  // export of 10–30 s
-      const auto& cam = pick.camera();
-      const auto len = std::min(pick.length_us(), cam.to_us - cam.from_us - 1'000'000);
-      const auto from = pick.time(cam, len, 0);
-      const auto target = "/api/v1/cameras/" + cam.camera + "/export.mp4?from=" + at(from) + "&to=" + at(from + len);
+      const auto from = q.export_from_us + shift_us;
+      const auto target = "/api/v1/cameras/" + q.export_cam->camera + "/export.mp4?from=" + at(from) + "&to=" +
+                          at(from + q.export_len_us);
       const auto t = http.get(target);
       if (t.status != 200 || t.body.find("moov") == std::string::npos) failed(target, t);
       r.exports.ttfb.push_back(t.ttfb_ms);
       r.exports.total.push_back(t.total_ms);
       r.bytes += static_cast<double>(t.body.size());
     }
-    std::this_thread::sleep_for(pick.pause(gap_ms));
+    std::this_thread::sleep_for(q.pauses[1]);
     {  // thumbnail
-      const auto& cam = pick.camera();
-      const auto target = "/api/v1/cameras/" + cam.camera + "/thumbnail.jpg?at=" + at(pick.time(cam, 0, 1));
+      const auto target = "/api/v1/cameras/" + q.thumb_cam->camera + "/thumbnail.jpg?at=" + at(q.thumb_us + shift_us);
       const auto t = http.get(target);
       if (t.status != 200 || t.body.size() < 2 || static_cast<unsigned char>(t.body[0]) != 0xFF) failed(target, t);
       r.thumbnails.ttfb.push_back(t.ttfb_ms);
       r.thumbnails.total.push_back(t.total_ms);
     }
-    std::this_thread::sleep_for(pick.pause(gap_ms));
+    std::this_thread::sleep_for(q.pauses[2]);
     {  // HLS seek: the playlist from that time, then its first media segment
-      const auto& cam = pick.camera();
-      const auto from = pick.time(cam, 0, 2);
-      const auto base = "/api/v1/cameras/" + cam.camera + "/";
+      const auto from = q.seek_us + shift_us;
+      const auto base = "/api/v1/cameras/" + q.seek_cam->camera + "/";
       const auto t0 = std::chrono::steady_clock::now();
       const auto pl = http.get(base + "hls.m3u8?from=" + at(from) + "&to=" + at(from + 8'000'000));
       const auto seg_at = pl.body.find("hls/seg.m4s?");
@@ -170,7 +199,7 @@ PhaseResult measure(BenchHttp& http, Picker& pick, int n, double gap_ms, Progres
         r.seeks.total.push_back(before + seg.total_ms);
       }
     }
-    progress.update(p0 + (p1 - p0) * (i + 1) / n);
+    progress.update(p0 + (p1 - p0) * static_cast<double>(i + 1) / static_cast<double>(rounds.size()));
   }
   return r;
 }
@@ -180,7 +209,7 @@ Params parse(const BenchOptions& options) {
   if (options.quick) {
     p.requests = 10;
     p.max_streams = 8;
-    p.archive_cameras = 1;
+    p.archive_cameras = 2;
     p.archive_seconds = 40;
     p.gap_ms = 100;
   }
@@ -309,9 +338,10 @@ BenchReport export_bench(const BenchOptions& options) {
   BenchHttp http(vigild.http(), dir / "data");
   Picker pick(recorded, p.seed);
   // Warm-up, not counted: the connection, the catalog pool, PostgreSQL's and the codecs' caches.
-  (void)measure(http, pick, 2, 0, progress, 0.3, 0.33);
+  (void)measure(http, pick.rounds(1, 0), 0, progress, 0.3, 0.33);
+  const auto rounds = pick.rounds(p.requests, p.gap_ms);
   const auto misses_start = count_lines(log, kMissLine);
-  const PhaseResult idle = measure(http, pick, p.requests, p.gap_ms, progress, 0.33, 0.6);
+  const PhaseResult idle = measure(http, rounds, 0, progress, 0.33, 0.6);
 
   // 3. Loaded: streams added until admission refuses, then the same requests while they record.
   std::vector<ReplayResult> load(static_cast<std::size_t>(p.max_streams));
@@ -340,7 +370,7 @@ BenchReport export_bench(const BenchOptions& options) {
   const auto misses_before = count_lines(log, kMissLine);
   const double cpu0 = cpu_seconds_of(vigild.pid());
   const auto t_loaded = std::chrono::steady_clock::now();
-  const PhaseResult loaded = measure(http, pick, p.requests, p.gap_ms, progress, 0.6, 0.97);
+  const PhaseResult loaded = measure(http, rounds, 1'000'000, progress, 0.6, 0.97);
   const double loaded_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_loaded).count();
   const double cpu = cpu_seconds_of(vigild.pid()) - cpu0;
   for (auto& t : threads) t.request_stop();
