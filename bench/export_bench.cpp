@@ -51,6 +51,7 @@ struct Params {
   double archive_seconds = 90;  // of video per archive camera
   double rate_mbps = 4;
   std::string disk = "this";  // or sim:wd400bb
+  fs::path profile;           // a profile of this disk made before (skips profiling)
   double gap_ms = 250;        // mean pause before each request (exponential): arrivals fall anywhere in a cycle
   std::uint32_t seed = 1;
   fs::path dir = fs::temp_directory_path();
@@ -215,7 +216,7 @@ Params parse(const BenchOptions& options) {
   }
   const std::string usage =
       " (export takes --requests N --max-streams K --archive-cameras A --archive-seconds S --rate-mbps R --gap-ms G "
-      "--disk this|sim:wd400bb --seed N --dir DIR)";
+      "--disk this|sim:wd400bb --profile FILE --seed N --dir DIR)";
   if (options.args.size() % 2) throw std::invalid_argument("option " + options.args.back() + " needs a value" + usage);
   for (std::size_t i = 0; i < options.args.size(); i += 2) {
     const auto& k = options.args[i];
@@ -227,6 +228,7 @@ Params parse(const BenchOptions& options) {
     else if (k == "--rate-mbps") p.rate_mbps = std::stod(v);
     else if (k == "--gap-ms") p.gap_ms = std::max(0.0, std::stod(v));
     else if (k == "--disk") p.disk = v;
+    else if (k == "--profile") p.profile = v;
     else if (k == "--seed") p.seed = static_cast<std::uint32_t>(std::stoul(v));
     else if (k == "--dir") p.dir = v;
     else throw std::invalid_argument("unknown option " + k + usage);
@@ -237,6 +239,10 @@ Params parse(const BenchOptions& options) {
 
 // The profile admission and the slack test use: this machine's disk, or a simulated one's.
 fs::path make_profile(const Params& p, const fs::path& dir) {
+  if (!p.profile.empty()) {
+    if (!fs::exists(p.profile)) throw std::invalid_argument("no profile " + p.profile.string());
+    return fs::absolute(p.profile);
+  }
   if (p.disk == "this") return profile_disk_of(dir);
   const fs::path out = dir / "profile.json";
   const int pid = spawn_logged({fs::read_symlink("/proc/self/exe").string(), "profile", p.disk, "--quick", "-o", out.string()},
@@ -385,7 +391,9 @@ BenchReport export_bench(const BenchOptions& options) {
   r.name = "export: seek/export time to first byte while recording at full admitted load (HTTP -> catalog -> "
            "interactive IO on the cycle scheduler -> MP4/JPEG/fMP4)";
   r.parameters = {{"requests_per_kind_and_phase", p.requests},
-                  {"disk_profile", p.disk == "this" ? "this machine's disk (quick profile)" : p.disk},
+                  {"disk_profile", !p.profile.empty()  ? p.profile.string()
+                                   : p.disk == "this" ? "this machine's disk (quick profile)"
+                                                      : p.disk},
                   {"cycle_s", 1},
                   {"stream_rate_mbps", clip_bps / 1e6},
                   {"declared_rate_mbps", declared_bps / 1e6},
