@@ -11,13 +11,11 @@
 #include <catch2/matchers/catch_matchers_string.hpp>
 #include <fstream>
 #include <memory>
-#include <pqxx/pqxx>
 #include <thread>
 
 #include "client/wire_client.hpp"
 #include "tests/support/media_fixture.hpp"
 #include "tests/support/recording_rig.hpp"
-#include "tests/support/temp_dir.hpp"
 #include "tests/support/vigild_process.hpp"
 
 using Catch::Matchers::ContainsSubstring;
@@ -85,36 +83,19 @@ std::size_t count(const std::string& text, const std::string& needle) {
 
 TEST_CASE("HTTP media under full admitted recording load: exports and thumbnails are exact, no deadline miss",
           "[http][media][load][ffmpeg]") {
-  test::TempDir dir;
+  test::RecordingRig rig;  // vigild: a volume, the simulated WD400BB's profile, 200 ms cycles
+  auto& d = *rig.vigild;
+  const auto& dir = rig.dir;
   const auto clip = test::make_h264_clip(dir.path(), 12);
   const auto source = test::probe_packets(clip, dir.path());
   REQUIRE(source.size() == 300);
-  const auto profile = test::make_sim_profile(dir.path());
-  const auto data = dir.path() / "data";
-  test::VigildProcess d(data, {"--volume", (dir.path() / "vol").string(), "--volume-size", std::to_string(256 << 20),
-                               "--extent-bytes", std::to_string(4 << 20), "--profile", profile.string(), "--cycle-ms",
-                               "200", "--model-check-cycles", "0", "--no-camera-pull"});
-  REQUIRE(d.wait_ready());
 
   // The archive: the clip, recorded whole and closed before the load starts.
   auto rec = test::run_to_exit(VIGIL_CLI_PATH, {"--server", d.wire(), "record", "--stream", "archive", clip.string(), "--fast"},
                                dir.path() / "rec.log");
   INFO(rec.output);
   REQUIRE(rec.status == 0);
-  std::int64_t start_us = 0;
-  {
-    pqxx::connection c("host=" + (data / "pg" / "run").string() + " port=5432 user=vigil dbname=vigil");
-    std::int64_t frames = 0;
-    for (int i = 0; i < 200 && frames < 300; ++i) {
-      pqxx::work tx(c);
-      const auto row = tx.exec1("SELECT COALESCE(sum(frame_count), 0), COALESCE(min(start_us), 0) FROM segments "
-                                "WHERE state = 'closed'");
-      frames = row[0].as<std::int64_t>();
-      start_us = row[1].as<std::int64_t>();
-      if (frames < 300) std::this_thread::sleep_for(50ms);
-    }
-    REQUIRE(frames == 300);
-  }
+  const std::int64_t start_us = test::wait_for_closed_frames(dir.path() / "data", 300);
 
   // Full admitted load: streams of 2 Mbit/s opened until admission refuses.
   std::vector<std::unique_ptr<client::WireClient>> sessions;
