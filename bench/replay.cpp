@@ -166,4 +166,16 @@ std::size_t count_lines(const fs::path& log, const std::string& needle) {
   return n;
 }
 
+std::string last_field(const fs::path& log, const std::string& needle, const std::string& field) {
+  std::ifstream in(log);
+  std::string last;
+  for (std::string line; std::getline(in, line);) {
+    if (line.find(needle) != std::string::npos) last = line;
+  }
+  const auto at = last.find(" " + field + "=");
+  if (at == std::string::npos) return "";
+  const auto from = at + field.size() + 2;
+  return last.substr(from, last.find(' ', from) - from);
+}
+
 }  // namespace vigil::bench

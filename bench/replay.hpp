@@ -63,5 +63,7 @@ std::filesystem::path profile_disk_of(const std::filesystem::path& dir);
 
 // Lines of LOG that contain NEEDLE.
 std::size_t count_lines(const std::filesystem::path& log, const std::string& needle);
+// The value of FIELD (FIELD=VALUE, unquoted) in the last line of LOG that contains NEEDLE; "" if none.
+std::string last_field(const std::filesystem::path& log, const std::string& needle, const std::string& field);
 
 }  // namespace vigil::bench
