@@ -17,6 +17,8 @@
 #include <string>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <span>
 #include <variant>
 #include <vector>
 
@@ -75,7 +77,14 @@ class RecordingService {
 
   // Every admission decision (admit or refuse, inputs, predicted utilisation) goes to the
   // catalog's admission_decisions through the batcher: audited, never waited for.
-  void log_decision(const Disk& disk, const admission::Decision& decision);
+  // STREAM_ID / CAMERA, when known, tie the row to the stream and camera it was about.
+  void log_decision(const Disk& disk, const admission::Decision& decision,
+                    std::optional<std::int64_t> stream_id = std::nullopt,
+                    const std::optional<std::string>& camera = std::nullopt);
+
+  // Every disk of this node, in configuration order (the HTTP API's /disks reads their state:
+  // Disk::admitted only under Disk::mu, the IO thread's counters through their atomics).
+  std::span<const std::unique_ptr<Disk>> disks() const noexcept { return disks_; }
 
   // The disk that holds volume VOLUME_ID on this node, or null (playback reads there).
   Disk* disk_of_volume(std::int64_t volume_id) noexcept;
