@@ -32,10 +32,10 @@ struct CameraDetails {
 };
 
 struct NewCamera {
-  std::string name;
-  std::optional<std::string> url, substream_url;  // no URL: pushed by a recording client
+  std::string name{};
+  std::optional<std::string> url{}, substream_url{};  // no URL: pushed by a recording client
   bool enabled = true;
-  std::optional<int> retention_days;
+  std::optional<int> retention_days{};
 };
 
 // A settings change; an empty optional leaves the setting as it is.
