@@ -1,5 +1,7 @@
 #include "bench/bench_vigild.hpp"
 
+#include <cstdlib>
+
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -59,6 +61,9 @@ BenchVigild::BenchVigild(const fs::path& data, const std::vector<std::string>& e
         std::string http(doc.at("http").as_string());
         if (http.starts_with("http://")) http = http.substr(7);
         http_ = http;
+        std::ifstream(data / "admin.token") >> token_;
+        // The bench's own clients (wire replays, HTTP) and the `vigil` processes it runs use it.
+        if (!token_.empty()) ::setenv("VIGIL_TOKEN", token_.c_str(), 1);
       } catch (const std::exception&) {
         wire_.clear();
       }

@@ -37,13 +37,14 @@ class BenchVigild {
   int pid() const noexcept { return pid_; }
   const std::string& wire() const noexcept { return wire_; }  // HOST:PORT
   const std::string& http() const noexcept { return http_; }  // HOST:PORT
+  const std::string& token() const noexcept { return token_; }  // its admin token (DATA/admin.token)
   // libpq conninfo of its embedded PostgreSQL.
   std::string conninfo() const;
 
  private:
   std::filesystem::path data_;
   int pid_ = 0;
-  std::string wire_, http_;
+  std::string wire_, http_, token_;
 };
 
 // CPU seconds (user + system) and resident bytes of process PID, from /proc.

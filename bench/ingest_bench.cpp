@@ -99,7 +99,8 @@ StreamResult replay(const std::string& wire, const std::string& name, const Clip
   StreamResult r;
   try {
     client::WireClient c(wire, 30s);
-    c.hello("vigil bench ingest", "");
+    const char* token = std::getenv("VIGIL_TOKEN");  // set by BenchVigild
+    c.hello("vigil bench ingest", token ? token : "");
     proto::Envelope open;
     auto* o = open.mutable_open_record();
     o->set_stream_name(name);

@@ -40,6 +40,9 @@ class HttpClient {
   std::pair<int, std::size_t> get(const std::string& target) {
     http::request<http::empty_body> req{http::verb::get, target, 11};
     req.set(http::field::host, "bench");
+    if (const char* token = std::getenv("VIGIL_TOKEN"); token && *token) {  // set by BenchVigild
+      req.set(http::field::authorization, std::string("Bearer ") + token);
+    }
     http::write(socket_, req);
     http::response<http::string_body> res;
     http::read(socket_, buffer_, res);

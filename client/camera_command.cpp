@@ -8,6 +8,7 @@
 #include <sstream>
 #include <pqxx/pqxx>
 
+#include "client/catalog_access.hpp"
 #include "server/catalog/camera_rows.hpp"
 
 namespace vigil::client {
@@ -25,15 +26,6 @@ constexpr const char* kUsage =
     "  --data DIR   vigild's data directory: its embedded catalog (default ./data)\n"
     "  --db URL     the catalog's PostgreSQL connection string, when vigild runs with --db\n\n"
     "Exit: 0 ok, 1 failed (e.g. no such camera), 2 usage (bad name or URL), 3 catalog unreachable.\n";
-
-std::string when(std::int64_t us) {
-  const std::time_t t = static_cast<std::time_t>(us / 1'000'000);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  std::ostringstream out;
-  out << std::put_time(&tm, "%Y-%m-%dT%H:%M:%SZ");
-  return out.str();
-}
 
 }  // namespace
 
@@ -64,10 +56,7 @@ int camera_main(const std::vector<std::string>& args) {
     std::cerr << kUsage;
     return kExitUsage;
   }
-  if (db.empty()) {
-    db = "host=" + std::filesystem::absolute(std::filesystem::path(data) / "pg" / "run").string() +
-         " port=5432 user=vigil dbname=vigil";
-  }
+  db = catalog_conninfo(data, db);
   std::unique_ptr<pqxx::connection> conn;
   try {
     conn = std::make_unique<pqxx::connection>(db);
@@ -98,7 +87,7 @@ int camera_main(const std::vector<std::string>& args) {
                 << "URL\n";
       for (const auto& c : rows) {
         std::string last = c.last_stream_state.empty() ? "-" : c.last_stream_state;
-        if (c.last_end_us) last += " " + when(c.last_end_us);
+        if (c.last_end_us) last += " " + utc_time(c.last_end_us);
         std::cout << std::setw(20) << c.name << std::setw(10) << (c.enabled ? "yes" : "no") << std::setw(28) << last
                   << (c.url ? *c.url : "(pushed by a recording client)") << "\n";
       }

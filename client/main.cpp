@@ -1,6 +1,7 @@
 // vigil: the command-line client. It speaks only the wire protocol (proto/) and HTTP.
 // Errors: exceptions, caught here and printed as one line; exit codes are listed in --help.
 #include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <iostream>
 #include <map>
@@ -11,6 +12,7 @@
 #include "client/fsck_command.hpp"
 #include "client/profile_command.hpp"
 #include "client/camera_command.hpp"
+#include "client/token_command.hpp"
 #include "client/play_command.hpp"
 #include "client/record_command.hpp"
 #include "client/wire_client.hpp"
@@ -25,7 +27,16 @@ constexpr int kExitUnreachable = 3;
 struct Globals {
   std::string server = "127.0.0.1:7070";
   std::string token;
+  std::string token_file = "data/admin.token";  // read when no token was given otherwise
 };
+
+// The token file's first word, if it can be read.
+std::string read_token_file(const std::string& file) {
+  std::ifstream in(file);
+  std::string token;
+  in >> token;
+  return token;
+}
 
 struct Command {
   std::string summary;
@@ -57,6 +68,7 @@ int cmd_bench(const Globals&, const std::vector<std::string>& args) { return vig
 int cmd_fsck(const Globals&, const std::vector<std::string>& args) { return vigil::client::fsck_main(args); }
 int cmd_profile(const Globals&, const std::vector<std::string>& args) { return vigil::client::profile_main(args); }
 int cmd_camera(const Globals&, const std::vector<std::string>& args) { return vigil::client::camera_main(args); }
+int cmd_token(const Globals&, const std::vector<std::string>& args) { return vigil::client::token_main(args); }
 int cmd_play(const Globals& g, const std::vector<std::string>& args) {
   return vigil::client::play_main(g.server, g.token, args);
 }
@@ -73,6 +85,7 @@ const std::map<std::string, Command>& commands() {
       {"record", {"record a camera or file into vigild: vigil record --stream NAME INPUT [--rate MBPS] [--duration S]", cmd_record}},
       {"profile", {"measure a disk for admission: vigil profile TARGET|sim:PRESET [--quick]; vigil profile show FILE", cmd_profile}},
       {"status", {"connect to vigild and show its version and protocol limits", cmd_status}},
+      {"token", {"API tokens: vigil token create --role recorder|viewer|admin | list | revoke ID [--data DIR | --db URL]", cmd_token}},
   };
   return table;
 }
@@ -87,6 +100,7 @@ void usage(std::ostream& out) {
       << "                      tls://HOST:PORT for a vigild started with --tls-cert\n"
       << "  --tls-ca FILE       PEM certificate(s) to trust for tls:// (env VIGIL_TLS_CA; default: the system's)\n"
       << "  --token TOKEN       access token (env VIGIL_TOKEN)\n"
+      << "  --token-file FILE   read the token from FILE (default: data/admin.token, written by vigild)\n"
       << "  -h, --help          show this help\n"
       << "  --version           print the version\n\n"
       << "Exit codes: 0 ok, 1 failed, 2 usage error, 3 server unreachable.\n";
@@ -117,6 +131,11 @@ int main(int argc, char** argv) {
       (a == "--server" ? g.server : g.token) = argv[++i];
       continue;
     }
+    if (a == "--token-file" && i + 1 < argc) {
+      g.token_file = argv[++i];
+      g.token.clear();  // the file named here wins over VIGIL_TOKEN
+      continue;
+    }
     if (a.rfind("--server=", 0) == 0) {
       g.server = a.substr(9);
       continue;
@@ -135,6 +154,8 @@ int main(int argc, char** argv) {
     usage(std::cerr);
     return kExitUsage;
   }
+  // No token given: the admin token vigild keeps in its data directory, when it is readable.
+  if (g.token.empty()) g.token = read_token_file(g.token_file);
   auto it = commands().find(argv[i]);
   if (it == commands().end()) {
     std::cerr << "vigil: unknown command '" << argv[i] << "'\nTry 'vigil --help'.\n";

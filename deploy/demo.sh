@@ -45,12 +45,12 @@ if [ "${VIGIL_DEMO:-1}" != 0 ]; then
   fi
   echo "demo: recording 10 s of a demo camera as stream 'demo'"
   from=$(date +%s)
-  "$vigil" --server "$wire" record --stream demo "$clip"
+  "$vigil" --server "$wire" --token-file "$data/admin.token" record --stream demo "$clip"
   # The last segment reaches the catalog within the batcher's delay (1 s).
   out="$data/demo-playback.mp4"
   for _ in 1 2 3 4 5 6; do
     sleep 1
-    if "$vigil" --server "$wire" play --stream demo --from "@$((from - 5))" --to "@$((from + 60))" --rate 8 \
+    if "$vigil" --server "$wire" --token-file "$data/admin.token" play --stream demo --from "@$((from - 5))" --to "@$((from + 60))" --rate 8 \
       -o "$out" 2> "$data/demo-play.log"; then
       break
     fi

@@ -80,6 +80,7 @@ void CameraManager::start(const std::string& name, Pull& p) {
     SpawnOptions opts;
     opts.argv = argv;
     opts.output_file = log;
+    if (!config_.token.empty()) opts.env.push_back("VIGIL_TOKEN=" + config_.token);
     p.child = ChildProcess::spawn(opts);
     p.running = true;
     p.started = std::chrono::steady_clock::now();

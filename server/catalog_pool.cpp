@@ -16,6 +16,16 @@ void CatalogPool::stop() {
   idle_.clear();
 }
 
+CatalogPool::JobClock::JobClock(CatalogPool& p, std::chrono::steady_clock::time_point queued)
+    : pool(p), started(std::chrono::steady_clock::now()) {
+  if (pool.wait_s_) pool.wait_s_->observe(std::chrono::duration<double>(started - queued).count());
+}
+
+CatalogPool::JobClock::~JobClock() {
+  auto* h = ok ? pool.ok_s_ : pool.failed_s_;
+  if (h) h->observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+}
+
 CatalogPool::Lease::Lease(CatalogPool& pool) : pool_(pool) {
   {
     std::lock_guard lock(pool_.mu_);

@@ -1,5 +1,7 @@
 #include "server/child_process.hpp"
 
+#include <string_view>
+
 #include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
@@ -47,6 +49,17 @@ ChildProcess ChildProcess::spawn(const SpawnOptions& options) {
   argv.reserve(options.argv.size() + 1);
   for (const auto& a : options.argv) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
+  // The environment: ours, with OPTIONS.env's names replaced or added.
+  std::vector<char*> envp;
+  for (char** e = environ; e && *e; ++e) {
+    const std::string_view entry(*e);
+    const auto name = entry.substr(0, entry.find('=') + 1);
+    bool replaced = false;
+    for (const auto& add : options.env) replaced = replaced || add.rfind(name, 0) == 0;
+    if (!replaced) envp.push_back(*e);
+  }
+  for (const auto& add : options.env) envp.push_back(const_cast<char*>(add.c_str()));
+  envp.push_back(nullptr);
   int out_fd = options.output_file.empty()
                    ? ::open("/dev/null", O_WRONLY | O_CLOEXEC)
                    : ::open(options.output_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
@@ -87,7 +100,7 @@ ChildProcess ChildProcess::spawn(const SpawnOptions& options) {
       ::prctl(PR_SET_PDEATHSIG, SIGQUIT);
       if (::getppid() != parent) ::_exit(125);  // parent already gone
     }
-    ::execv(argv[0], argv.data());
+    ::execve(argv[0], argv.data(), envp.data());
     const char msg[] = "vigil: exec failed\n";
     [[maybe_unused]] auto n = ::write(STDERR_FILENO, msg, sizeof msg - 1);
     ::_exit(127);

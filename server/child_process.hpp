@@ -31,6 +31,9 @@ struct SpawnOptions {
   std::filesystem::path output_file;        // stdout+stderr appended here; empty = /dev/null
   bool new_session = true;                  // setsid(): terminal Ctrl-C reaches vigild only
   bool die_with_parent = true;              // PR_SET_PDEATHSIG(SIGQUIT)
+  // "NAME=value" entries added to (or replacing in) the inherited environment: how secrets such
+  // as a token reach a child without showing in its command line.
+  std::vector<std::string> env;
 };
 
 // A child process owned by this object. The destructor kills (SIGKILL) and reaps a child

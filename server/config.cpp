@@ -90,6 +90,9 @@ ParsedArgs parse_server_args(int argc, const char* const argv[]) {
       ("recorder", po::value<std::string>()->value_name("PATH"),
        "the `vigil` binary that records pulled cameras (`vigil camera add`); default: beside vigild, or the "
        "build tree's")
+      ("no-auth", po::bool_switch(),
+       "accept every HTTP and wire request without a token (a lab, never production); by default\n"
+       "vigild writes an admin token to DATA/admin.token on first start and requires tokens")
       ("no-camera-pull", po::bool_switch(),
        "do not record the cameras configured in the catalog (recording clients still can)")
       ("catalog-threads", po::value(&cfg.catalog_threads)->value_name("N")->default_value(cfg.catalog_threads),
@@ -150,6 +153,7 @@ ParsedArgs parse_server_args(int argc, const char* const argv[]) {
     if (vm.count("tls-key")) cfg.tls_key = vm["tls-key"].as<std::string>();
     if (cfg.tls_cert.has_value() != cfg.tls_key.has_value()) throw ConfigError("--tls-cert and --tls-key go together");
     if (vm.count("no-camera-pull") && vm["no-camera-pull"].as<bool>()) cfg.pull_cameras = false;
+    if (vm.count("no-auth") && vm["no-auth"].as<bool>()) cfg.auth = false;
     if (!admission::policy_from_name(cfg.admission_policy)) {
       throw ConfigError("--admission-policy: unknown policy '" + cfg.admission_policy +
                         "' (conservative, aggressive, adm3, statistical, analytic)");

@@ -20,9 +20,12 @@
 #include "common/log.hpp"
 #include "server/catalog/migrator.hpp"
 #include "server/catalog_pool.hpp"
+#include "server/admin_token.hpp"
+#include "server/auth.hpp"
 #include "server/clip_reader.hpp"
 #include "server/embedded_postgres.hpp"
 #include "server/export_cache.hpp"
+#include "server/http_metrics.hpp"
 #include "server/http_routes.hpp"
 #include "server/http_server.hpp"
 #include "server/network_threads.hpp"
@@ -33,6 +36,7 @@
 #include "server/camera_manager.hpp"
 #include "server/playback_service.hpp"
 #include "server/recording_service.hpp"
+#include "server/vigild_metrics.hpp"
 #include "server/volume_startup.hpp"
 #include "server/wire_server.hpp"
 #include "proto/frame_codec.hpp"
@@ -158,6 +162,8 @@ int run_daemon(const ServerConfig& cfg) {
     volume_configs.push_back({fs::absolute(path), cfg.volume_create_bytes, cfg.extent_bytes});
   }
   auto volumes = bring_up_volumes(volume_configs, conninfo);
+  // GET /metrics: outlives everything that publishes to it (IO threads, sessions, the pool).
+  Metrics metrics;
   // From here on each volume's device belongs to its disk's IO thread, which schedules with
   // the disk's profile: the newest in the catalog, else --profile (then stored for next time).
   // Declared before the disks: their IO threads hand closed segments to it until they stop.
@@ -192,7 +198,7 @@ int run_daemon(const ServerConfig& cfg) {
           DiskIoConfig{.cycle = std::chrono::milliseconds(cfg.cycle_ms), .chunk_bytes = cfg.chunk_bytes,
                        .depth = cfg.io_depth, .policy = *admission::policy_from_name(cfg.admission_policy),
                        .model_check_cycles = cfg.model_check_cycles},
-          profile));
+          profile, &metrics.disk(v.path.string())));
       auto slot = std::make_unique<RecordingService::Disk>();
       slot->volume = &v;
       slot->io = disks.back().get();
@@ -214,17 +220,25 @@ int run_daemon(const ServerConfig& cfg) {
     }
     tx.commit();
   }
+  // Tokens: the admin token file for whoever started vigild (and the CLI beside it).
+  if (cfg.auth) ensure_admin_token(conninfo, cfg.data_dir);
+  else log::warn("--no-auth: every HTTP and wire request is allowed without a token");
   CatalogPool catalog(conninfo, cfg.catalog_threads);
-  RecordingService recording(std::move(recording_disks), catalog, batcher);
+  Authenticator auth(catalog, cfg.auth);
+  catalog.set_metrics(metrics.catalog_wait(), metrics.catalog_job(true), metrics.catalog_job(false));
+  RecordingService recording(std::move(recording_disks), catalog, batcher, &metrics);
   PlaybackService playback(recording, catalog);
   // Sessions run on their own threads; the main io_context only accepts and takes signals.
   NetworkThreads network(NetworkThreads::default_count());
   ExportCache exports(256u << 20);
   HttpServer http(io, resolve_numeric(cfg.http_address, cfg.http_port, "http-address"),
-                  make_http_routes(RouteContext{.catalog = catalog,
-                                                .database_mode = mode,
-                                                .disks = volumes.empty() ? nullptr : &recording,
-                                                .exports = &exports}),
+                  with_request_metrics(make_http_routes(RouteContext{.catalog = catalog,
+                                                                     .database_mode = mode,
+                                                                     .disks = volumes.empty() ? nullptr : &recording,
+                                                                     .exports = &exports,
+                                                                     .auth = &auth,
+                                                                     .metrics = &metrics}),
+                                       metrics),
                   HttpLimits{}, &network);
   std::shared_ptr<boost::asio::ssl::context> tls;
   if (cfg.tls_cert) {
@@ -244,7 +258,7 @@ int run_daemon(const ServerConfig& cfg) {
   WireServer wire(io, resolve_numeric(cfg.listen.host, cfg.listen.port, "listen"),
                   WireOptions{.max_payload_bytes = cfg.max_frame_bytes, .recording = volumes.empty() ? nullptr : &recording,
                               .playback = volumes.empty() ? nullptr : &playback, .tls = tls,
-                              .sessions = &network});
+                              .sessions = &network, .auth = &auth});
   network.start();
   http.start();
   wire.start();
@@ -264,7 +278,8 @@ int run_daemon(const ServerConfig& cfg) {
         .conninfo = conninfo,
         .wire = std::string(tls ? "tls://" : "") + ep.address().to_string() + ":" + std::to_string(ep.port()),
         .recorder = cfg.recorder ? *cfg.recorder : default_recorder_path(),
-        .log_dir = fs::absolute(cfg.data_dir) / "log"});
+        .log_dir = fs::absolute(cfg.data_dir) / "log",
+        .token = cfg.auth ? make_recorder_token(conninfo) : std::string()});
   }
 
   // Stopping: recorders first (they end their streams cleanly through the still-running

@@ -7,8 +7,9 @@ namespace {
 double ms(storage::Nanos t) { return std::chrono::duration<double, std::milli>(t).count(); }
 }  // namespace
 
-DiskIoThread::DiskIoThread(OpenVolume& volume, const DiskIoConfig& config, std::optional<admission::DiskProfile> profile)
-    : volume_(volume), path_(volume.path.string()),
+DiskIoThread::DiskIoThread(OpenVolume& volume, const DiskIoConfig& config, std::optional<admission::DiskProfile> profile,
+                           DiskMetrics* metrics)
+    : volume_(volume), path_(volume.path.string()), metrics_(metrics),
       // Excess below 1 % of the cycle is jitter, not a wrong model.
       check_(std::max(1, config.model_check_cycles), 0.10, 0.01 * std::chrono::duration<double>(config.cycle).count()),
       checking_(config.model_check_cycles > 0) {
@@ -39,6 +40,10 @@ DiskIoThread::DiskIoThread(OpenVolume& volume, const DiskIoConfig& config, std::
       *volume_.device, clock_, *model_,
       storage::SchedulerConfig{.cycle = config.cycle, .r_rt = config.r_rt, .chunk_bytes = chunk, .depth = config.depth});
   scheduler_->on_cycle = [this](const storage::CycleReport& r) { on_cycle(r); };
+  if (metrics_) {
+    const double cycle_s = std::chrono::duration<double>(config.cycle).count();
+    metrics_->configured(scheduler_->config(), admission_ != nullptr, admission_ ? admission_->budget_s() / cycle_s : 0);
+  }
   thread_ = std::jthread([this](std::stop_token st) { scheduler_->run(st); });
   log::info("disk IO thread started", {{"volume", path_},
                                        {"cycle_ms", config.cycle.count()},
@@ -59,8 +64,9 @@ void DiskIoThread::on_cycle(const storage::CycleReport& r) {
     admission_->set_model_optimistic(false);
     log::info("disk model agrees with the device again; admission resumed", {{"volume", path_}});
   }
+  if (metrics_) metrics_->cycle(r, scheduler_->totals(), scheduler_->meter(), model_optimistic());
   if (n % 60 == 0) {
-    // A heartbeat per minute of cycles until /metrics ([F]) exports the same numbers.
+    // A heartbeat every 60 cycles; /metrics has the same numbers every cycle.
     const auto& t = scheduler_->totals();
     log::info("disk cycles", {{"volume", path_},
                               {"cycles", t.cycles},
@@ -76,6 +82,7 @@ void DiskIoThread::on_cycle(const storage::CycleReport& r) {
   misses_.fetch_add(r.misses, std::memory_order_relaxed);
   const auto& all = scheduler_->misses();
   for (auto it = all.end() - static_cast<std::ptrdiff_t>(std::min<std::size_t>(r.misses, all.size())); it != all.end(); ++it) {
+    if (metrics_) metrics_->miss(it->cause);
     log::warn("deadline missed", {{"volume", path_},
                                   {"cycle", it->cycle},
                                   {"stream", it->stream},

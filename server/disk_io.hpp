@@ -6,8 +6,9 @@
 // on new streams; the online model check compares every cycle's predicted and observed stream
 // IO time and pauses admission (with a warning naming `vigil profile`) when the profile has
 // become optimistic. Without a profile a flat default model is used and a warning says so.
-// Misses are logged per stream and cycle as they happen. Start-up code throws; the IO thread
-// itself does not.
+// Misses are logged per stream and cycle as they happen. With DiskMetrics, every cycle's report
+// and the scheduler's totals are published to /metrics from the IO thread (atomics only).
+// Start-up code throws; the IO thread itself does not.
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -16,6 +17,7 @@
 
 #include "admission/admission.hpp"
 #include "admission/model_check.hpp"
+#include "server/vigild_metrics.hpp"
 #include "server/volume_startup.hpp"
 #include "storage/cycle_scheduler.hpp"
 
@@ -32,8 +34,9 @@ struct DiskIoConfig {
 
 class DiskIoThread {
  public:
-  // Takes over VOLUME's device; recovery must be finished.
-  DiskIoThread(OpenVolume& volume, const DiskIoConfig& config, std::optional<admission::DiskProfile> profile);
+  // Takes over VOLUME's device; recovery must be finished. METRICS (optional) must outlive this.
+  DiskIoThread(OpenVolume& volume, const DiskIoConfig& config, std::optional<admission::DiskProfile> profile,
+               DiskMetrics* metrics = nullptr);
   ~DiskIoThread();  // stops the thread after its current cycle
   DiskIoThread(const DiskIoThread&) = delete;
   DiskIoThread& operator=(const DiskIoThread&) = delete;
@@ -44,12 +47,14 @@ class DiskIoThread {
   std::uint64_t cycles() const noexcept { return cycles_.load(std::memory_order_relaxed); }
   std::uint64_t misses() const noexcept { return misses_.load(std::memory_order_relaxed); }
   bool model_optimistic() const noexcept { return admission_ && admission_->model_optimistic(); }
+  DiskMetrics* metrics() const noexcept { return metrics_; }
 
  private:
   void on_cycle(const storage::CycleReport& r);
 
   OpenVolume& volume_;
   std::string path_;
+  DiskMetrics* metrics_;
   storage::SteadyClock clock_;
   std::unique_ptr<storage::ServiceModel> model_;
   std::unique_ptr<admission::AdmissionController> admission_;

@@ -126,15 +126,22 @@ boost::asio::awaitable<HttpReply> playlist(const RouteContext& ctx, const HttpRe
   std::string m3u8 = "#EXTM3U\n#EXT-X-VERSION:7\n#EXT-X-TARGETDURATION:" +
                      std::to_string(static_cast<std::int64_t>(std::ceil(static_cast<double>(longest) / 1e6))) +
                      "\n#EXT-X-PLAYLIST-TYPE:VOD\n#EXT-X-MEDIA-SEQUENCE:0\n#EXT-X-INDEPENDENT-SEGMENTS\n";
+  // A player that was given the playlist with ?access_token= (it cannot send headers) asks for
+  // the segments the same way.
+  std::string token_param;
+  if (const auto t = q.get("access_token"); t && !t->empty() && t->size() <= 256 &&
+      t->find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") == std::string::npos) {
+    token_param = "&access_token=" + *t;
+  }
   const std::string bounds = "t0=" + std::to_string(cuts.front().seg.from_us) + "&t1=" + std::to_string(cuts.front().seg.to_us);
-  m3u8 += "#EXT-X-MAP:URI=\"hls/init.mp4?" + bounds + "\"\n";
+  m3u8 += "#EXT-X-MAP:URI=\"hls/init.mp4?" + bounds + token_param + "\"\n";
   for (const auto& c : cuts) {
     if (c.discontinuity) m3u8 += "#EXT-X-DISCONTINUITY\n";
     // Recorded times are wall-clock microseconds: players show the time of day of what they play.
     m3u8 += "#EXT-X-PROGRAM-DATE-TIME:" + iso_ms(c.seg.from_us) + "\n";
     m3u8 += "#EXTINF:" + seconds(c.seg.to_us - c.seg.from_us) + ",\n";
     m3u8 += "hls/seg.m4s?t0=" + std::to_string(c.seg.from_us) + "&t1=" + std::to_string(c.seg.to_us) +
-            "&o=" + std::to_string(origin) + "\n";
+            "&o=" + std::to_string(origin) + token_param + "\n";
   }
   m3u8 += "#EXT-X-ENDLIST\n";
   co_return text_response(req, std::move(m3u8), "application/vnd.apple.mpegurl");

@@ -19,7 +19,7 @@ namespace vigil::server {
 HttpResponse json_error(const HttpRequest& req, boost::beast::http::status status, const std::string& message);
 // 405 with Allow: ALLOW.
 HttpResponse method_not_allowed(const HttpRequest& req, const char* allow);
-// BadRequest for any query parameter not in ALLOWED.
+// BadRequest for any query parameter not in ALLOWED (access_token, the auth's, is always allowed).
 void allow_params(const QueryParams& q, std::initializer_list<std::string_view> allowed);
 
 // The request's body as one JSON object: 415 unless Content-Type is application/json, 400 for

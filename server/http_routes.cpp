@@ -8,9 +8,11 @@
 #include "server/http_cameras.hpp"
 #include "server/http_disks.hpp"
 #include "server/http_events.hpp"
+#include "server/auth.hpp"
 #include "server/http_hls.hpp"
 #include "server/http_locks.hpp"
 #include "server/http_media.hpp"
+#include "server/http_metrics.hpp"
 #include "server/http_query.hpp"
 #include "server/http_timeline.hpp"
 
@@ -58,6 +60,10 @@ boost::asio::awaitable<HttpReply> route(const RouteContext& ctx, const HttpReque
   if (q.path() == "/healthz") {
     if (!get) co_return only_get();
     co_return co_await healthz(ctx, req);
+  }
+  if (q.path() == "/metrics" && ctx.metrics) {
+    if (!get) co_return only_get();
+    co_return metrics_response(*ctx.metrics, req);
   }
   if (seg.size() >= 3 && seg[0] == "api" && seg[1] == "v1") {
     if (seg[2] == "events") co_return co_await events_route(ctx, req, q);  // its own methods and 405s
@@ -110,11 +116,61 @@ boost::asio::awaitable<HttpReply> route(const RouteContext& ctx, const HttpReque
 
 }  // namespace
 
+namespace {
+
+// What a request needs: /healthz and /metrics are open; reading is for viewers; posting
+// events is for recorders (detectors); every other change is for admins.
+Access access_for(const HttpRequest& req, const std::string& path) {
+  if (path == "/healthz" || path == "/metrics") return Access::open;
+  if (req.method() == http::verb::get || req.method() == http::verb::head) return Access::view;
+  if (req.method() == http::verb::post && path == "/api/v1/events") return Access::record;
+  return Access::admin;
+}
+
+// The bearer token of REQ: the Authorization header, else ?access_token= (what a <video>
+// element or an HLS player, which cannot set headers, can carry).
+std::string token_of(const HttpRequest& req, const QueryParams& q) {
+  const std::string_view auth = req[http::field::authorization];
+  constexpr std::string_view bearer = "Bearer ";
+  if (auth.size() > bearer.size() && auth.substr(0, bearer.size()) == bearer) {
+    return std::string(auth.substr(bearer.size()));
+  }
+  return q.get("access_token").value_or("");
+}
+
+// Null if REQ may go on; else the 401/403 to answer.
+boost::asio::awaitable<std::optional<HttpResponse>> check_access(const RouteContext& ctx, const HttpRequest& req) {
+  if (!ctx.auth || !ctx.auth->required()) co_return std::nullopt;
+  const QueryParams q(req.target());
+  const Access need = access_for(req, q.path());
+  if (need == Access::open) co_return std::nullopt;
+  const std::string token = token_of(req, q);
+  std::optional<Role> role;
+  if (!token.empty()) role = co_await ctx.auth->role_of(token);
+  if (!role) {
+    auto res = error_response(req, http::status::unauthorized,
+                              token.empty() ? "a token is required: Authorization: Bearer TOKEN (vigild wrote an admin "
+                                              "token to DATA/admin.token; vigil token create makes more)"
+                                            : "the token is not valid (unknown, revoked or expired)");
+    res.set(http::field::www_authenticate, "Bearer realm=\"vigil\"");
+    co_return res;
+  }
+  if (!allows(*role, need)) {
+    co_return error_response(req, http::status::forbidden,
+                             std::string("this needs a token with the ") + access_name(need) + " (or admin) role");
+  }
+  co_return std::nullopt;
+}
+
+}  // namespace
+
 HttpHandler make_http_routes(RouteContext ctx) {
   return [ctx](const HttpRequest& req) -> boost::asio::awaitable<HttpReply> {
     // Every failure is a status and a JSON reason; nothing escapes to the session.
     std::optional<HttpResponse> failed;
     try {
+      auto denied = co_await check_access(ctx, req);
+      if (denied) co_return std::move(*denied);
       co_return co_await route(ctx, req);
     } catch (const HttpError& e) {
       failed = error_response(req, e.status, e.what());

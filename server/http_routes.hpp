@@ -10,12 +10,16 @@ namespace vigil::server {
 
 class RecordingService;
 class ExportCache;
+class Authenticator;
+class Metrics;
 
 struct RouteContext {
   CatalogPool& catalog;
   std::string database_mode;         // "embedded" or "external", shown by /healthz
   RecordingService* disks = nullptr;  // the open volumes' disks (media reads); null: none
   ExportCache* exports = nullptr;     // finished exports kept for repeated/ranged requests
+  Authenticator* auth = nullptr;      // null: no tokens checked (unit rigs)
+  const Metrics* metrics = nullptr;   // GET /metrics (http_metrics.hpp); null: 404
 };
 
 HttpHandler make_http_routes(RouteContext ctx);

@@ -74,13 +74,14 @@ asio::awaitable<PlaybackService::OpenResult> PlaybackService::open(const proto::
   {
     std::lock_guard lock(disk->mu);
     auto d = adm->decide(disk->admitted, demand);
-    disks_.log_decision(*disk, d);
+    disks_.log_decision(*disk, d, DiskMetrics::Kind::playback);
     if (!d.admitted) {
       co_return refuse(proto::REFUSE_REASON_DISK_FULL_LOAD, "playback: " + d.reason,
                        static_cast<std::uint64_t>(d.max_rate * 8));
     }
     demand.id = disk->next_demand++;
     disk->admitted.push_back(demand);
+    RecordingService::publish_admitted(*disk);
   }
 
   auto p = std::make_shared<Playback>();
@@ -160,6 +161,7 @@ void PlaybackService::close(const std::shared_ptr<Playback>& p) {
   {
     std::lock_guard lock(p->disk->mu);
     std::erase_if(p->disk->admitted, [&](const auto& s) { return s.id == p->demand.id; });
+    RecordingService::publish_admitted(*p->disk);
   }
   // The stream object lives until its last read is done.
   p->disk->io->scheduler().remove_stream(p->sched_id, [keep = p->stream] {});

@@ -34,8 +34,13 @@ constexpr std::int64_t kMaxClockSkewUs = 3'600'000'000;
 }  // namespace
 
 RecordingService::RecordingService(std::vector<std::unique_ptr<Disk>> disks, CatalogPool& catalog,
-                                   catalog::Batcher& batcher)
-    : disks_(std::move(disks)), catalog_(catalog), batcher_(batcher) {}
+                                   catalog::Batcher& batcher, Metrics* metrics)
+    : disks_(std::move(disks)), catalog_(catalog), batcher_(batcher), metrics_(metrics) {
+  for (const auto& d : disks_) {
+    std::lock_guard lock(d->mu);
+    publish_admitted(*d);
+  }
+}
 
 asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto::OpenRecord& req,
                                                                      const std::function<void()>& notify,
@@ -63,10 +68,11 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
     std::lock_guard lock(d->mu);
     last = adm->decide(d->admitted, demand);
     // An admission is logged once its stream exists (tied to it and its camera), a refusal now.
-    if (!last.admitted) log_decision(*d, last, std::nullopt, req.stream_name());
+    if (!last.admitted) log_decision(*d, last, DiskMetrics::Kind::recording, std::nullopt, req.stream_name());
     if (last.admitted) {
       demand.id = d->next_demand++;
       d->admitted.push_back(demand);
+      publish_admitted(*d);
       chosen = d.get();
       break;
     }
@@ -89,12 +95,13 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
   // Catalog rows, on the catalog pool.
   const std::int64_t disk_id = chosen->disk_id;
   std::int64_t stream_id = 0;
+  bool gap = false;
   try {
     stream_id = co_await catalog_.run([&, disk_id](pqxx::connection& c) {
       pqxx::work tx(c);
       const auto cam = catalog::ensure_camera(tx, req.stream_name());
       // Reconnecting continues the camera's recording: the hole since its last stream is a gap.
-      catalog::record_reconnect_gap(tx, cam, first_wall ? std::min(first_wall, opened_at) : opened_at,
+      gap = catalog::record_reconnect_gap(tx, cam, first_wall ? std::min(first_wall, opened_at) : opened_at,
                                     req.gap_reason());
       const auto id = catalog::open_stream(
           tx, {.camera_id = cam, .codec = codec.codec_name(), .extradata = codec.extradata(), .width = codec.width(),
@@ -105,13 +112,14 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
       return id;
     });
   } catch (const std::exception& e) {
-    log_decision(*chosen, last, std::nullopt, req.stream_name());
+    log_decision(*chosen, last, DiskMetrics::Kind::recording, std::nullopt, req.stream_name());
     std::lock_guard lock(chosen->mu);
     std::erase_if(chosen->admitted, [&](const auto& s) { return s.id == demand.id; });
+    publish_admitted(*chosen);
     co_return refuse(proto::REFUSE_REASON_INVALID_REQUEST, std::string("catalog: ") + e.what());
   }
 
-  log_decision(*chosen, last, stream_id, req.stream_name());
+  log_decision(*chosen, last, DiskMetrics::Kind::recording, stream_id, req.stream_name());
   auto r = std::make_shared<Recording>();
   r->stream_id = static_cast<std::uint64_t>(stream_id);
   r->disk = chosen;
@@ -120,6 +128,11 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
   r->time_den = codec.time_base_den();
   r->first_wall_us = first_wall;
   r->notify = notify;
+  if (metrics_) {
+    r->camera = &metrics_->camera(req.stream_name());
+    if (gap) r->camera->gap();
+    r->camera->stream_started(demand.peak_rate);
+  }
   const auto& sched_cfg = chosen->io->scheduler().config();
   const double cycle_s = std::chrono::duration<double>(sched_cfg.cycle).count();
   const std::size_t io_bytes = storage::stream_io_bytes(demand.peak_rate, cycle_s, chosen->volume->volume->block_bytes());
@@ -172,7 +185,10 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
 }
 
 Result<void> RecordingService::packet(Recording& r, const proto::MediaPacket& m, std::span<const std::byte> payload) {
-  if (m.sequence() != r.last_sequence + 1) return errc::invalid_argument;
+  if (m.sequence() != r.last_sequence + 1) {
+    if (r.camera) r.camera->refused(CameraMetrics::Refusal::out_of_order);
+    return errc::invalid_argument;
+  }
   storage::RecordHeader h;
   h.sequence = m.sequence();
   const auto to_us = [&](std::int64_t t) { return t * r.time_num * 1'000'000 / r.time_den; };
@@ -193,6 +209,7 @@ Result<void> RecordingService::packet(Recording& r, const proto::MediaPacket& m,
                   {{"stream", r.stream_id}, {"sequence", m.sequence()}, {"jump_us", at - r.last_end_us}});
         r.wall_offset_us = r.last_end_us - to_us(m.pts());
         ++r.discontinuities;
+        if (r.camera) r.camera->discontinuity();
       }
     }
     h.pts = to_us(m.pts()) + r.wall_offset_us;
@@ -202,20 +219,40 @@ Result<void> RecordingService::packet(Recording& r, const proto::MediaPacket& m,
   h.dts = m.has_dts() && r.have_offset ? to_us(m.dts()) + r.wall_offset_us : h.pts;
   if (m.keyframe()) h.flags |= storage::kRecordKeyframe;
   auto ok = r.stream->append(h, payload);
-  if (!ok) return ok;
+  if (!ok) {
+    if (r.camera) {
+      r.camera->refused(ok.error() == errc::rate_exceeded ? CameraMetrics::Refusal::rate_exceeded
+                                                          : CameraMetrics::Refusal::invalid);
+    }
+    return ok;
+  }
+  if (r.camera) r.camera->packet(payload.size());
   r.last_sequence = m.sequence();
   r.last_end_us = h.pts + h.duration;
   if (r.feed) r.feed->publish(h, payload);
   return {};
 }
 
-void RecordingService::log_decision(const Disk& disk, const admission::Decision& decision,
+void RecordingService::log_decision(const Disk& disk, const admission::Decision& decision, DiskMetrics::Kind kind,
                                     std::optional<std::int64_t> stream_id, const std::optional<std::string>& camera) {
+  if (auto* m = disk.io->metrics()) m->decision(kind, decision.admitted);
   const double cycle_s = std::chrono::duration<double>(disk.io->scheduler().config().cycle).count();
   batcher_.enqueue("admission decision",
                    [decision, disk_id = disk.disk_id, cycle_s, stream_id, camera](pqxx::work& tx) {
                      catalog::log_decision(tx, decision, disk_id, stream_id, cycle_s, camera);
                    });
+}
+
+void RecordingService::publish_admitted(const Disk& disk) noexcept {
+  auto* m = disk.io->metrics();
+  if (!m) return;
+  double rate = 0;
+  for (const auto& s : disk.admitted) rate += s.peak_rate;
+  double busy = 0;
+  if (const auto* adm = disk.io->admission()) {
+    busy = adm->predicted_busy(disk.admitted) / std::chrono::duration<double>(disk.io->scheduler().config().cycle).count();
+  }
+  m->admitted(disk.admitted.size(), rate, busy);
 }
 
 RecordingService::Disk* RecordingService::disk_of_volume(std::int64_t volume_id) noexcept {
@@ -258,7 +295,9 @@ asio::awaitable<void> RecordingService::close(const std::shared_ptr<Recording>& 
   {
     std::lock_guard lock(disk->mu);
     std::erase_if(disk->admitted, [&](const auto& s) { return s.id == demand_id; });
+    publish_admitted(*disk);
   }
+  if (r->camera) r->camera->stream_ended(r->demand.peak_rate);
   // On the IO thread once the stream's last IO is done: its last segment and its end.
   disk->io->scheduler().remove_stream(r->stream_id, [batcher = &batcher_, r, volume_id, vol, stream_id, clean] {
     auto last = r->stream->close();

@@ -9,7 +9,8 @@
 // pool); packet() on the session's thread; stream callbacks on the IO thread, which only store
 // a number and post a wake-up, or hand rows to the batcher (which must outlive the disks' IO
 // threads; the service itself is not referenced from them). Errors: values for packets; open()
-// answers Admit or Refuse.
+// answers Admit or Refuse. With Metrics, admission decisions and the admitted set are published
+// per disk, and each camera's packets, refusals and gaps per camera (atomics; docs/metrics.md).
 #include <atomic>
 #include <boost/asio/awaitable.hpp>
 #include <functional>
@@ -28,6 +29,7 @@
 #include "server/catalog_pool.hpp"
 #include "server/disk_io.hpp"
 #include "server/live_feed.hpp"
+#include "server/vigild_metrics.hpp"
 #include "storage/recording_stream.hpp"
 
 namespace vigil::server {
@@ -60,9 +62,12 @@ class RecordingService {
     std::atomic<std::uint64_t> durable{0};            // set by the IO thread
     std::function<void()> notify;                     // wakes the session (posted to its thread)
     std::shared_ptr<LiveFeed> feed;                   // live viewers of this camera
+    CameraMetrics* camera = nullptr;                  // this camera's /metrics series
   };
 
-  RecordingService(std::vector<std::unique_ptr<Disk>> disks, CatalogPool& catalog, catalog::Batcher& batcher);
+  // METRICS (optional) must outlive the service.
+  RecordingService(std::vector<std::unique_ptr<Disk>> disks, CatalogPool& catalog, catalog::Batcher& batcher,
+                   Metrics* metrics = nullptr);
 
   using OpenResult = std::variant<proto::Admit, proto::Refuse>;
   boost::asio::awaitable<OpenResult> open(const proto::OpenRecord& request, const std::function<void()>& notify,
@@ -77,10 +82,14 @@ class RecordingService {
 
   // Every admission decision (admit or refuse, inputs, predicted utilisation) goes to the
   // catalog's admission_decisions through the batcher: audited, never waited for.
-  // STREAM_ID / CAMERA, when known, tie the row to the stream and camera it was about.
-  void log_decision(const Disk& disk, const admission::Decision& decision,
+  // KIND and the outcome are also counted in the disk's metrics. STREAM_ID / CAMERA, when
+  // known, tie the row to the stream and camera it was about.
+  void log_decision(const Disk& disk, const admission::Decision& decision, DiskMetrics::Kind kind,
                     std::optional<std::int64_t> stream_id = std::nullopt,
                     const std::optional<std::string>& camera = std::nullopt);
+  // With DISK.mu held, after DISK.admitted changed: its admitted streams, rate and predicted busy
+  // share go to the disk's metrics.
+  static void publish_admitted(const Disk& disk) noexcept;
 
   // Every disk of this node, in configuration order (the HTTP API's /disks reads their state:
   // Disk::admitted only under Disk::mu, the IO thread's counters through their atomics).
@@ -95,6 +104,7 @@ class RecordingService {
   std::vector<std::unique_ptr<Disk>> disks_;
   CatalogPool& catalog_;
   catalog::Batcher& batcher_;
+  Metrics* metrics_;
   std::mutex live_mu_;
   std::map<std::string, std::weak_ptr<LiveFeed>> live_;  // guarded by live_mu_
 };

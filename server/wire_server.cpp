@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/log.hpp"
+#include "server/auth.hpp"
 #include "proto/frame_codec.hpp"
 #include "proto/vigil.pb.h"
 #include "server/playback_channel.hpp"
@@ -120,6 +121,8 @@ asio::awaitable<void> WireServer::serve(Stream& stream, std::uint64_t id, const 
   auto& tcp = beast::get_lowest_layer(stream);
   proto::FrameDecoder decoder(proto::FrameLimits{.max_payload_bytes = options_.max_payload_bytes});
   bool said_hello = false;
+  // What the hello's token allows (without an Authenticator: everything).
+  Role role = Role::admin;
   log::debug("wire session opened", {{"session", id}, {"peer", peer_text}});
 
   struct Shared {
@@ -258,6 +261,36 @@ asio::awaitable<void> WireServer::serve(Stream& stream, std::uint64_t id, const 
         }
         if (!*next) break;
         const auto& frame = **next;
+        if (!said_hello && frame.msg.has_hello() && options_.auth &&
+            frame.msg.hello().protocol_version() == proto::kProtocolVersion) {
+          // The token is checked before hello is answered: without a valid one the session ends here.
+          std::optional<Role> r;
+          bool catalog_down = false;
+          try {
+            r = co_await options_.auth->role_of(frame.msg.hello().auth_token());
+          } catch (const std::exception& e) {
+            catalog_down = true;
+            log::error("wire hello: token check failed", {{"session", id}, {"error", e.what()}});
+          }
+          if (!r) {
+            log::warn("wire hello refused: no valid token", {{"session", id}, {"peer", peer_text}});
+            queue(proto::make_error(catalog_down ? errc::unavailable : errc::unauthenticated,
+                                    catalog_down ? "the token could not be checked (catalog unavailable); try again"
+                                                 : "a valid token is required: vigil --token TOKEN, VIGIL_TOKEN, or "
+                                                   "vigild's DATA/admin.token (vigil token create makes more)"));
+            open = false;
+            break;
+          }
+          role = *r;
+        }
+        if (said_hello && (frame.msg.has_open_record() || frame.msg.has_open_playback())) {
+          const Access need = frame.msg.has_open_record() ? Access::record : Access::view;
+          if (!allows(role, need)) {
+            queue(proto::make_error(errc::permission_denied, std::string("this needs a token with the ") +
+                                                                 access_name(need) + " (or admin) role"));
+            continue;
+          }
+        }
         if (said_hello && options_.recording && frame.msg.has_open_record()) {
           proto::Envelope reply;
           if (recording) {

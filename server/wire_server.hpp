@@ -17,6 +17,8 @@
 
 namespace vigil::server {
 
+class Authenticator;
+
 class RecordingService;
 class PlaybackService;
 
@@ -27,6 +29,7 @@ struct WireOptions {
   PlaybackService* playback = nullptr;      // null: playbacks are refused as unsupported
   std::shared_ptr<boost::asio::ssl::context> tls;  // null: plain TCP; else every connection is TLS
   NetworkThreads* sessions = nullptr;  // the threads sessions run on; null: the listener's io_context
+  Authenticator* auth = nullptr;       // null: no tokens checked (unit rigs); else hello's token decides
 };
 
 class WireServer {

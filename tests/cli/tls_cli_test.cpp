@@ -56,7 +56,7 @@ TEST_CASE("the wire protocol over TLS: record and play with a trusted certificat
   // Plain TCP to the TLS port: no answer, the connection is closed.
   {
     client::WireClient plain(d.wire(), std::chrono::seconds(20));
-    CHECK_THROWS(plain.hello("plain client", ""));
+    CHECK_THROWS(plain.hello("plain client", vigil::test::token()));
   }
 
   // Playback over TLS (after the last segment reached the catalog: retried for a bounded time).

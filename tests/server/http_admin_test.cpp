@@ -7,7 +7,7 @@
 // admission decisions with the recording's admission, filtered and paginated. Then hostile
 // input — SQL in every parameter and field, bad JSON, wrong types, huge numbers, path
 // traversal, oversized bodies, wrong methods: each a 4xx with "error" and the tables unchanged.
-// Every request goes through Api::call (one place to add an Authorization header).
+// Every request goes through Api::call, which carries the admin token; without one, 401.
 #include <sys/socket.h>
 
 #include <boost/asio/connect.hpp>
@@ -74,6 +74,7 @@ struct Api {
   Reply call(const std::string& method, const std::string& target, const std::string& body = {},
              const std::string& content_type = "application/json") const {
     std::string raw = method + " " + target + " HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n";
+    if (const auto t = vigil::test::token(); !t.empty()) raw += "Authorization: Bearer " + t + "\r\n";
     if (!body.empty() || method == "POST" || method == "PATCH") {
       raw += "Content-Type: " + content_type + "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
     }
@@ -277,7 +278,7 @@ TEST_CASE("HTTP admin: cameras, streams, locks, disks, profile and decisions on 
 
   {  // a recording held open over the wire protocol is one admitted stream while it lasts
     vigil::client::WireClient c(d.wire(), 20s);
-    c.hello("admin test", "");
+    c.hello("admin test", vigil::test::token());
     c.send(vigil::test::open_record("held", 2'000'000));
     auto admitted = c.receive();
     REQUIRE(admitted.msg.has_admit());
@@ -342,6 +343,12 @@ TEST_CASE("HTTP admin: cameras, streams, locks, disks, profile and decisions on 
   REQUIRE(del_gate.status == 200);
   CHECK(del_gate.doc().at("result").as_string() == "disabled");
   CHECK(api.get("/api/v1/cameras/gate").doc().at("enabled").as_bool() == false);
+
+  // Without a token nothing is read or changed.
+  CHECK(vigil::test::http_request_without_token(d.http(), "DELETE", "/api/v1/cameras/lobby").status == 401);
+  CHECK(vigil::test::http_request_without_token(d.http(), "GET", "/api/v1/disks").status == 401);
+  CHECK(api.get("/api/v1/cameras/lobby").status == 200);
+  CHECK(api.get("/api/v1/disks?access_token=" + vigil::test::token()).status == 200);
 
   // --- hostile input ---------------------------------------------------------------------------
   const auto before = fingerprint(db);

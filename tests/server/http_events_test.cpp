@@ -62,6 +62,7 @@ struct Api {
   Reply call(const std::string& method, const std::string& target, const std::string& body = {},
              const std::string& content_type = "application/json") const {
     std::string raw = method + " " + target + " HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n";
+    if (const auto t = vigil::test::token(); !t.empty()) raw += "Authorization: Bearer " + t + "\r\n";
     if (!body.empty() || method == "POST") {
       raw += "Content-Type: " + content_type + "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
     }

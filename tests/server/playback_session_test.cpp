@@ -32,7 +32,7 @@ constexpr std::int64_t kFrameUs = 40'000;    // 25 fps
 // From frame RESTART_AT on (0: never), the camera's clock starts again from 0.
 std::uint64_t record(test::RecordingRig& rig, const std::string& name, std::uint64_t restart_at = 0) {
   client::WireClient c(rig.vigild->wire(), 20s);
-  c.hello("playback test recorder", "");
+  c.hello("playback test recorder", vigil::test::token());
   c.send(test::open_record(name, 64'000'000));
   auto a = c.receive();
   REQUIRE(a.msg.has_admit());
@@ -99,7 +99,7 @@ TEST_CASE("playback sessions: exact frames, seek, pause, rate change, end of ran
   const auto stream = record(rig, "aisle");
 
   client::WireClient c(rig.vigild->wire(), 20s);
-  c.hello("playback test viewer", "");
+  c.hello("playback test viewer", vigil::test::token());
   c.send(open_playback("aisle", 8.0, now_us() - 3'600'000'000, now_us() + 3'600'000'000));
   auto started = c.receive();
   INFO(rig.vigild->output());
@@ -187,11 +187,11 @@ TEST_CASE("playback sessions: exact frames, seek, pause, rate change, end of ran
   // With a heavy recording admitted, a playback the disk cannot take on top of it is refused
   // with the largest rate that fits.
   client::WireClient load(rig.vigild->wire(), 20s);
-  load.hello("playback test load", "");
+  load.hello("playback test load", vigil::test::token());
   load.send(test::open_record("loading-dock", 100'000'000));
   REQUIRE(load.receive().msg.has_admit());
   client::WireClient c2(rig.vigild->wire(), 20s);
-  c2.hello("playback test greedy viewer", "");
+  c2.hello("playback test greedy viewer", vigil::test::token());
   c2.send(open_playback("aisle", 64.0, now_us() - 3'600'000'000, now_us() + 3'600'000'000));
   auto refused = c2.receive();
   REQUIRE(refused.msg.has_refuse());
@@ -224,7 +224,7 @@ TEST_CASE("playback sessions: exact frames, seek, pause, rate change, end of ran
 TEST_CASE("live view follows a recording as it arrives and ends with it", "[vigild][playback][live]") {
   test::RecordingRig rig;
   client::WireClient viewer(rig.vigild->wire(), 20s);
-  viewer.hello("live viewer", "");
+  viewer.hello("live viewer", vigil::test::token());
   auto live = open_playback("porch", 1.0, 0, 0);
   live.mutable_open_playback()->set_live(true);
   viewer.send(live);
@@ -234,7 +234,7 @@ TEST_CASE("live view follows a recording as it arrives and ends with it", "[vigi
   CHECK_THAT(none.msg.refuse().reason(), ContainsSubstring("not recording now"));
 
   client::WireClient cam(rig.vigild->wire(), 20s);
-  cam.hello("live camera", "");
+  cam.hello("live camera", vigil::test::token());
   cam.send(test::open_record("porch", 64'000'000));
   auto a = cam.receive();
   REQUIRE(a.msg.has_admit());
@@ -271,7 +271,7 @@ TEST_CASE("a camera clock that jumps back is a discontinuity: every frame plays,
   test::RecordingRig rig;
   const auto stream = record(rig, "restarting", 120);
   client::WireClient c(rig.vigild->wire(), 20s);
-  c.hello("playback test viewer", "");
+  c.hello("playback test viewer", vigil::test::token());
   c.send(open_playback("restarting", 32.0, now_us() - 3'600'000'000, now_us() + 3'600'000'000));
   REQUIRE(c.receive().msg.has_playback_started());
   std::vector<std::int64_t> pts;

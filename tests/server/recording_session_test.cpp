@@ -31,7 +31,7 @@ TEST_CASE("a recording session is admitted, acknowledged and lands in the catalo
   Rig rig;
   auto& d = *rig.vigild;
   client::WireClient c(d.wire(), 20s);
-  c.hello("recording test", "");
+  c.hello("recording test", vigil::test::token());
   c.send(open_record("door-cam", 2'000'000));
   auto admitted = c.receive();
   INFO(d.output());
@@ -116,7 +116,7 @@ TEST_CASE("a recording session is admitted, acknowledged and lands in the catalo
 
   // A rate the disk cannot take is refused, with the largest that would fit.
   client::WireClient c2(d.wire(), 20s);
-  c2.hello("recording test", "");
+  c2.hello("recording test", vigil::test::token());
   c2.send(open_record("huge-cam", 10'000'000'000));
   auto refusal = c2.receive();
   REQUIRE(refusal.msg.has_refuse());
@@ -134,7 +134,7 @@ TEST_CASE("recording sessions: bad packets are refused one by one, a vanished cl
   std::uint64_t stream = 0, acked = 0;
   {
     client::WireClient c(d.wire(), 20s);
-    c.hello("bad client", "");
+    c.hello("bad client", vigil::test::token());
     c.send(open_record("gate", 2'000'000));
     auto a = c.receive();
     REQUIRE(a.msg.has_admit());
@@ -191,7 +191,7 @@ TEST_CASE("recording sessions: bad packets are refused one by one, a vanished cl
   // The camera records again: a new stream, and the hole in between is a gap with its reason.
   {
     client::WireClient c(d.wire(), 20s);
-    c.hello("back again", "");
+    c.hello("back again", vigil::test::token());
     c.send(open_record("gate", 2'000'000));
     auto a = c.receive();
     REQUIRE(a.msg.has_admit());

@@ -63,6 +63,7 @@ proto::Envelope hello_msg(std::uint32_t version = proto::kProtocolVersion) {
   proto::Envelope e;
   e.mutable_hello()->set_client_name("test");
   e.mutable_hello()->set_protocol_version(version);
+  e.mutable_hello()->set_auth_token(vigil::test::token());
   return e;
 }
 
@@ -70,7 +71,7 @@ proto::Envelope hello_msg(std::uint32_t version = proto::kProtocolVersion) {
 
 TEST_CASE("hello is answered with the server's version and limits; ping with pong", "[wire]") {
   client::WireClient c(shared_server().vigild.wire(), std::chrono::seconds(10));
-  auto reply = c.hello("test", "");
+  auto reply = c.hello("test", vigil::test::token());
   CHECK(reply.server_version() == VIGIL_VERSION);
   CHECK(reply.protocol_version() == proto::kProtocolVersion);
   CHECK(reply.max_frame_bytes() == 16u << 20);
@@ -86,7 +87,7 @@ TEST_CASE("hello is answered with the server's version and limits; ping with pon
 
 TEST_CASE("a request this server does not serve yet is refused and the session stays open", "[wire]") {
   client::WireClient c(shared_server().vigild.wire(), std::chrono::seconds(10));
-  c.hello("test", "");
+  c.hello("test", vigil::test::token());
   proto::Envelope open;
   open.mutable_open_record()->set_stream_name("lobby");
   c.send(open);
@@ -144,7 +145,7 @@ TEST_CASE("hostile wire peers get an Error frame and a closed connection", "[wir
   }
   // Whatever the hostile peer did, the server still serves a well-behaved one.
   client::WireClient c(shared_server().vigild.wire(), std::chrono::seconds(10));
-  CHECK(c.hello("after", "").server_version() == VIGIL_VERSION);
+  CHECK(c.hello("after", vigil::test::token()).server_version() == VIGIL_VERSION);
 }
 
 TEST_CASE("vigil status talks to vigild over the wire protocol", "[wire][cli]") {

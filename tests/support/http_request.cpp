@@ -12,8 +12,8 @@ namespace asio = boost::asio;
 namespace vigil::test {
 
 // Raw HTTP/1.1 over a socket, so tests can also send requests a proper client never would.
-HttpResult http_request(const std::string& host_port, const std::string& method, const std::string& target,
-                        const std::string& raw_extra_headers) {
+HttpResult http_request_without_token(const std::string& host_port, const std::string& method,
+                                      const std::string& target, const std::string& raw_extra_headers) {
   auto colon = host_port.rfind(':');
   asio::io_context io;
   asio::ip::tcp::socket sock(io);
@@ -33,6 +33,17 @@ HttpResult http_request(const std::string& host_port, const std::string& method,
     out.body = resp.substr(body + 4);
   }
   return out;
+}
+
+HttpResult http_request(const std::string& host_port, const std::string& method, const std::string& target,
+                        const std::string& raw_extra_headers) {
+  std::string lower = raw_extra_headers;
+  for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string t = token();
+  if (t.empty() || lower.find("authorization:") != std::string::npos) {
+    return http_request_without_token(host_port, method, target, raw_extra_headers);
+  }
+  return http_request_without_token(host_port, method, target, "Authorization: Bearer " + t + "\r\n" + raw_extra_headers);
 }
 
 std::string HttpResult::header(const std::string& name) const {

@@ -1,5 +1,7 @@
 #include "tests/support/vigild_process.hpp"
 
+#include <cstdlib>
+
 #include <algorithm>
 
 #include <signal.h>
@@ -52,12 +54,19 @@ bool VigildProcess::wait_ready(std::chrono::seconds limit) {
       if (!ec && v.is_object() && v.as_object().at("pid").to_number<pid_t>() == child_.pid()) {
         wire_ = std::string(v.at("wire").as_string());
         http_ = std::string(v.at("http").as_string());
+        std::ifstream(data_dir_ / "admin.token") >> token_;
+        if (!token_.empty()) ::setenv("VIGIL_TOKEN", token_.c_str(), 1);
         return true;
       }
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return false;
+}
+
+std::string token() {
+  const char* t = std::getenv("VIGIL_TOKEN");
+  return t ? t : "";
 }
 
 int VigildProcess::stop(int sig) { return child_.terminate(sig, std::chrono::seconds(40)); }

@@ -19,9 +19,17 @@ struct HttpResult {
   std::string header(const std::string& name) const;
 };
 
-// A blocking HTTP/1.1 request on loopback (test side only).
+// A blocking HTTP/1.1 request on loopback (test side only). It carries the token of the last
+// vigild started (token(), "Authorization: Bearer …") unless RAW_EXTRA_HEADERS has an
+// Authorization field of its own; http_request_without_token sends none.
 HttpResult http_request(const std::string& host_port, const std::string& method, const std::string& target,
                         const std::string& raw_extra_headers = {});
+HttpResult http_request_without_token(const std::string& host_port, const std::string& method,
+                                      const std::string& target, const std::string& raw_extra_headers = {});
+
+// The admin token of the last vigild a test started (VIGIL_TOKEN, which the `vigil` processes a
+// test runs inherit); empty before any.
+std::string token();
 
 class VigildProcess {
  public:
@@ -30,7 +38,10 @@ class VigildProcess {
   ~VigildProcess();
 
   // Waits (bounded) until endpoints.json appears; false if vigild exited or the deadline passed.
+  // Then reads DATA/admin.token and exports it as VIGIL_TOKEN for the `vigil` processes the
+  // test runs and for http_request.
   bool wait_ready(std::chrono::seconds limit = std::chrono::seconds(60));
+  const std::string& token() const { return token_; }
   const std::string& wire() const { return wire_; }
   const std::string& http() const { return http_; }
   pid_t pid() const { return child_.pid(); }
@@ -42,7 +53,7 @@ class VigildProcess {
  private:
   std::filesystem::path data_dir_, log_path_;
   server::ChildProcess child_;
-  std::string wire_, http_;
+  std::string wire_, http_, token_;
 };
 
 // Runs PROGRAM with ARGS to completion, its stdout+stderr going to LOG.

@@ -1,0 +1,53 @@
+#pragma once
+// Who may do what (docs/openapi.yaml "Authentication", docs/protocol.md "Hello"): every HTTP
+// request but /healthz and /metrics, and every wire-protocol session, carries a bearer token
+// from the catalog's `tokens` table. Its role decides: viewer — play, export, query;
+// recorder — record streams and post events; admin — everything, including changes to
+// cameras, locks and tokens.
+//
+// Lookups go to the catalog (on the pool) and are cached for kTokenCacheTtl, so a busy UI does
+// not cost a query per request; a revoked token stops working within that time.
+// Thread: role_of() is awaited from any network thread; the cache has its own mutex.
+// Errors: role_of() lets catalog errors propagate (the caller answers 503/500).
+#include <boost/asio/awaitable.hpp>
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace vigil::server {
+
+class CatalogPool;
+
+enum class Role { recorder, viewer, admin };
+enum class Access { open, view, record, admin };
+
+std::optional<Role> role_from_name(std::string_view name) noexcept;
+const char* access_name(Access a) noexcept;
+// ROLE may do what ACCESS names (admin may do everything).
+bool allows(Role role, Access need) noexcept;
+
+inline constexpr std::chrono::seconds kTokenCacheTtl{5};
+
+class Authenticator {
+ public:
+  // REQUIRED false: every request is let through as admin (vigild --no-auth, for a lab).
+  Authenticator(CatalogPool& catalog, bool required) : catalog_(catalog), required_(required) {}
+  bool required() const noexcept { return required_; }
+  // The role TOKEN carries, or nullopt (empty, unknown, revoked, expired).
+  boost::asio::awaitable<std::optional<Role>> role_of(const std::string& token);
+
+ private:
+  struct Entry {
+    std::optional<Role> role;
+    std::chrono::steady_clock::time_point expires;
+  };
+  CatalogPool& catalog_;
+  const bool required_;
+  std::mutex mu_;
+  std::map<std::string, Entry> cache_;  // by SHA-256 of the token
+};
+
+}  // namespace vigil::server

@@ -1,0 +1,223 @@
+// GET /metrics on a real vigild with a volume and a profile, while a camera records over the
+// wire: the text is valid exposition format (every sample line parses, every family has HELP
+// and TYPE), the disk's cycles count up, the camera's accepted and refused packets are exactly
+// what the session saw, the admission decision is counted, a reconnect gap is counted, and the
+// HTTP latency histogram counts exactly the requests made, by route name and status class.
+#include <signal.h>
+#include <sys/socket.h>
+
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+#include <chrono>
+#include <pqxx/pqxx>
+#include <thread>
+
+#include "client/wire_client.hpp"
+#include "tests/support/prometheus_text.hpp"
+#include "tests/support/recording_rig.hpp"
+#include "tests/support/vigild_process.hpp"
+
+using Catch::Matchers::ContainsSubstring;
+using namespace vigil;
+using namespace std::chrono_literals;
+
+namespace {
+
+test::PromText scrape(const test::VigildProcess& d) {
+  auto r = test::http_request(d.http(), "GET", "/metrics");
+  REQUIRE(r.status == 200);
+  CHECK_THAT(r.header("Content-Type"), ContainsSubstring("text/plain; version=0.0.4"));
+  auto p = test::parse_prometheus_text(r.body);
+  INFO(r.body);
+  for (const auto& e : p.errors) UNSCOPED_INFO(e);
+  CHECK(p.errors.empty());
+  return p;
+}
+
+struct Sent {
+  std::uint64_t packets = 0, payload_bytes = 0, rate_refusals = 0, other_refusals = 0;
+};
+
+// Records TOTAL packets on a new session of camera NAME, resending what the server refuses
+// (as the recording session test does), until every packet is acknowledged.
+Sent record(const test::VigildProcess& d, const std::string& name, std::uint64_t total) {
+  Sent sent;
+  client::WireClient c(d.wire(), 20s);
+  c.hello("metrics test", "");
+  c.send(test::open_record(name, 2'000'000));
+  auto admitted = c.receive();
+  REQUIRE(admitted.msg.has_admit());
+  const auto stream = admitted.msg.admit().stream_id();
+  std::uint64_t next = 1, acked = 0;
+  auto take = [&](const client::Received& r) {
+    if (r.msg.has_durable_ack()) acked = r.msg.durable_ack().last_sequence();
+  };
+  while (next <= total) {
+    const std::uint64_t end = std::min(total, next + 39);
+    for (std::uint64_t seq = next; seq <= end; ++seq) {
+      auto [p, payload] = test::media_packet(stream, seq, stream);
+      c.send(p, payload);
+    }
+    proto::Envelope ping;
+    ping.mutable_ping()->set_nonce(end);
+    c.send(ping);
+    std::uint64_t first_refused = 0;
+    for (;;) {
+      try {
+        auto r = c.receive();
+        take(r);
+        if (r.msg.has_pong()) break;
+      } catch (const client::ServerError& e) {
+        if (e.code == proto::ERROR_CODE_RATE_EXCEEDED) ++sent.rate_refusals;
+        else ++sent.other_refusals;
+        if (first_refused == 0) first_refused = e.related_sequence;
+      }
+    }
+    if (first_refused == 0) {
+      next = end + 1;
+      continue;
+    }
+    next = first_refused;
+    const auto before = acked;
+    while (acked == before) take(c.receive());
+  }
+  for (std::uint64_t seq = 1; seq <= total; ++seq) {
+    sent.payload_bytes += test::media_packet(stream, seq, stream).second.size();
+  }
+  sent.packets = total;
+  ::shutdown(c.native_handle(), SHUT_WR);
+  try {
+    for (;;) take(c.receive());
+  } catch (const std::exception&) {
+    // end of stream
+  }
+  CHECK(acked == total);
+  return sent;
+}
+
+}  // namespace
+
+TEST_CASE("GET /metrics on a recording vigild: disk cycles, the camera's packets, admission, HTTP latency",
+          "[metrics][vigild]") {
+  test::RecordingRig rig;
+  auto& d = *rig.vigild;
+  INFO(d.output());
+  const std::string disk = std::filesystem::absolute(rig.dir.path() / "vol").string();
+  std::uint64_t metrics_requests = 0;
+
+  // At start: the disk is there with its control variables; no camera has series yet.
+  auto start = scrape(d);
+  ++metrics_requests;
+  REQUIRE(start.find("vigil_disk_cycles_total").size() == 1);
+  CHECK(start.find("vigil_disk_cycles_total").front()->labels.at("disk") == disk);
+  CHECK(start.value("vigil_disk_cycle_length_seconds", {{"disk", disk}}) == 0.2);
+  CHECK(start.value("vigil_disk_profiled", {{"disk", disk}}) == 1);
+  CHECK(start.value("vigil_disk_admitted_streams", {{"disk", disk}}) == 0);
+  CHECK(start.find("vigil_camera_packets_accepted_total").empty());
+  CHECK(start.types.count("vigil_camera_packets_accepted_total") == 1);  // HELP/TYPE even without series
+
+  // Cycles run on their own: poll (bounded) until the IO thread has published some.
+  auto deadline = std::chrono::steady_clock::now() + 30s;
+  test::PromText now;
+  do {
+    now = scrape(d);
+    ++metrics_requests;
+  } while (now.value("vigil_disk_cycles_total", {{"disk", disk}}).value_or(0) == 0 &&
+           std::chrono::steady_clock::now() < deadline);
+  CHECK(now.value("vigil_disk_cycles_total", {{"disk", disk}}).value_or(0) > 0);
+  CHECK(now.value("vigil_disk_cycle_utilisation_ratio_count", {{"disk", disk}}).value_or(0) > 0);
+
+  const auto sent = record(d, "metrics-cam", 120);
+  CHECK(sent.rate_refusals > 0);  // 120 packets do not fit in one 50 kB cycle: policing is exercised
+  // Policing holds the camera to 250 kB/s, so its ~350 kB took more than a second: the first
+  // scrape measures a rate over that time, no more than the bytes sent over one second.
+  {
+    auto first = scrape(d);
+    ++metrics_requests;
+    const auto rate = first.value("vigil_camera_recording_rate_bytes_per_second", {{"camera", "metrics-cam"}});
+    CHECK(rate.value_or(0) > 0);
+    CHECK(rate.value_or(0) <= static_cast<double>(sent.payload_bytes));
+  }
+
+  // The IO thread publishes a cycle's totals when the cycle ends, which may be just after the
+  // last acknowledgement: poll (bounded) for the stream bytes to be counted.
+  const std::map<std::string, std::string> cam{{"camera", "metrics-cam"}};
+  test::PromText after;
+  deadline = std::chrono::steady_clock::now() + 30s;
+  do {
+    after = scrape(d);
+    ++metrics_requests;
+  } while (after.value("vigil_disk_stream_io_bytes_total", {{"disk", disk}}).value_or(0) < sent.payload_bytes &&
+           std::chrono::steady_clock::now() < deadline);
+  CHECK(after.value("vigil_disk_stream_io_bytes_total", {{"disk", disk}}).value_or(0) >= sent.payload_bytes);
+  CHECK(after.value("vigil_camera_packets_accepted_total", cam) == sent.packets);
+  CHECK(after.value("vigil_camera_bytes_accepted_total", cam) == sent.payload_bytes);
+  CHECK(after.value("vigil_camera_packets_refused_total", {{"camera", "metrics-cam"}, {"reason", "rate_exceeded"}}) ==
+        sent.rate_refusals);
+  CHECK(after.value("vigil_camera_packets_refused_total", {{"camera", "metrics-cam"}, {"reason", "out_of_order"}}) ==
+        sent.other_refusals);
+  CHECK(after.value("vigil_camera_streams_total", cam) == 1);
+  CHECK(after.value("vigil_camera_gaps_total", cam) == 0);
+  CHECK(after.value("vigil_camera_recording_streams", cam) == 0);
+  CHECK(after.value("vigil_disk_admission_decisions_total",
+                    {{"disk", disk}, {"kind", "recording"}, {"decision", "admitted"}})
+            .value_or(0) >= 1);
+  CHECK(after.value("vigil_disk_stream_ios_total", {{"disk", disk}}).value_or(0) > 0);
+  CHECK(after.value("vigil_disk_expected_interactive_wait_seconds", {{"disk", disk}}).value_or(0) > 0);
+
+  // A camera that reconnects after its stream ended: the hole is a gap. Its first stream (five
+  // packets, 200 ms of media pinned to the wall clock at arrival) must have ended in the catalog
+  // and the wall clock must have passed its last frame, else there is no hole.
+  const std::map<std::string, std::string> gap_cam{{"camera", "gap-cam"}};
+  record(d, "gap-cam", 5);
+  {
+    pqxx::connection conn(rig.catalog());
+    const auto until = std::chrono::steady_clock::now() + 20s;
+    bool ended = false;
+    do {
+      pqxx::nontransaction q(conn);
+      auto row = q.exec1(
+          "SELECT s.state = 'stopped', COALESCE((SELECT max(end_us) FROM segments g WHERE g.stream_id = s.id), 0) "
+          "FROM streams s JOIN cameras c ON c.id = s.camera_id WHERE c.name = 'gap-cam'");
+      const auto now_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                              std::chrono::system_clock::now().time_since_epoch()).count();
+      ended = row[0].as<bool>() && row[1].as<std::int64_t>() > 0 && row[1].as<std::int64_t>() < now_us;
+      if (ended) break;
+      std::this_thread::sleep_for(50ms);  // polling the batcher's bounded delay, not timing
+    } while (std::chrono::steady_clock::now() < until);
+    REQUIRE(ended);
+  }
+  const auto again = record(d, "gap-cam", 5);
+  auto reconnected = scrape(d);
+  ++metrics_requests;
+  CHECK(reconnected.value("vigil_camera_streams_total", gap_cam) == 2);
+  CHECK(reconnected.value("vigil_camera_gaps_total", gap_cam) == 1);
+  CHECK(reconnected.value("vigil_camera_packets_accepted_total", gap_cam) == 10);
+  CHECK(reconnected.value("vigil_camera_packets_accepted_total", cam) == sent.packets);
+  CHECK(reconnected.value("vigil_disk_admission_decisions_total",
+                          {{"disk", disk}, {"kind", "recording"}, {"decision", "admitted"}}) == 3);
+  CHECK(reconnected.value("vigil_disk_admission_decisions_total",
+                          {{"disk", disk}, {"kind", "recording"}, {"decision", "refused"}}) == 0);
+  (void)again;
+
+  // HTTP: exactly the requests made, by route name and status class.
+  for (int i = 0; i < 3; ++i) CHECK(test::http_request(d.http(), "GET", "/healthz").status == 200);
+  CHECK(test::http_request(d.http(), "GET", "/no/such/path?x=1").status == 404);
+  CHECK(test::http_request(d.http(), "POST", "/metrics").status == 405);
+  auto head = test::http_request(d.http(), "HEAD", "/metrics");
+  ++metrics_requests;
+  CHECK(head.status == 200);
+  CHECK(head.body.empty());
+  auto last = scrape(d);  // observed after it is rendered: not in its own count
+  const std::string h = "vigil_http_request_duration_seconds_count";
+  CHECK(last.value(h, {{"route", "healthz"}, {"status", "2xx"}}) == 3);
+  CHECK(last.value(h, {{"route", "other"}, {"status", "4xx"}}) == 1);
+  CHECK(last.value(h, {{"route", "metrics"}, {"status", "4xx"}}) == 1);
+  CHECK(last.value(h, {{"route", "metrics"}, {"status", "2xx"}}) == static_cast<double>(metrics_requests));
+  CHECK(last.sum(h) == static_cast<double>(metrics_requests) + 5);
+  // The catalog pool ran /healthz's query and the sessions' catalog work.
+  CHECK(last.value("vigil_catalog_job_duration_seconds_count", {{"outcome", "ok"}}).value_or(0) >= 5);
+  CHECK(last.value("vigil_catalog_job_wait_seconds_count").value_or(0) >= 5);
+  CHECK(last.value("vigil_disk_admitted_streams", {{"disk", disk}}) == 0);
+  REQUIRE(d.stop(SIGTERM) == 0);
+}
