@@ -95,6 +95,8 @@ ParsedArgs parse_server_args(int argc, const char* const argv[]) {
        "vigild writes an admin token to DATA/admin.token on first start and requires tokens")
       ("no-camera-pull", po::bool_switch(),
        "do not record the cameras configured in the catalog (recording clients still can)")
+      ("http-timeout", po::value(&cfg.http_timeout_s)->value_name("S")->default_value(cfg.http_timeout_s),
+       "seconds an HTTP request may take to arrive whole (headers and body): slow clients are cut off")
       ("catalog-threads", po::value(&cfg.catalog_threads)->value_name("N")->default_value(cfg.catalog_threads),
        "threads (and PostgreSQL connections) of the catalog pool")
       ("log-level", po::value(&cfg.log_level)->value_name("LEVEL")->default_value(cfg.log_level),
@@ -141,6 +143,7 @@ ParsedArgs parse_server_args(int argc, const char* const argv[]) {
     cfg.data_dir = data_dir;
     if (!db_url.empty()) cfg.db_url = db_url;
     if (cfg.catalog_threads == 0) throw ConfigError("--catalog-threads must be at least 1");
+    if (cfg.http_timeout_s < 1 || cfg.http_timeout_s > 3600) throw ConfigError("--http-timeout must be 1 to 3600 seconds");
     for (const auto& v : volumes) cfg.volumes.emplace_back(v);
     if (cfg.extent_bytes < (1u << 20) || cfg.extent_bytes % 4096) {
       throw ConfigError("--extent-bytes must be a multiple of 4096 and at least 1 MiB");

@@ -239,7 +239,7 @@ int run_daemon(const ServerConfig& cfg) {
                                                                      .auth = &auth,
                                                                      .metrics = &metrics}),
                                        metrics),
-                  HttpLimits{}, &network);
+                  HttpLimits{.read_timeout = std::chrono::seconds(cfg.http_timeout_s)}, &network);
   std::shared_ptr<boost::asio::ssl::context> tls;
   if (cfg.tls_cert) {
     tls = std::make_shared<boost::asio::ssl::context>(boost::asio::ssl::context::tls_server);

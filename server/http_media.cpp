@@ -17,6 +17,8 @@ namespace http = boost::beast::http;
 namespace vigil::server {
 namespace {
 
+constexpr std::int64_t kThumbnailLookbackUs = 600'000'000;
+
 std::int64_t now_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
@@ -161,16 +163,20 @@ boost::asio::awaitable<HttpReply> thumbnail_route(const RouteContext& ctx, const
   if (!catalog::is_valid_camera_name(camera)) throw BadRequest("camera name is not valid");
   const std::int64_t at_us = q.time("at", now_us());
   const int width = static_cast<int>(q.number("width", 16, 1920).value_or(320));
-  // The keyframe at or before AT: the GOP that holds AT is the one planned and read.
-  ClipPlan plan = co_await plan_clip(ctx, camera, at_us, at_us + 1, 64ull << 20);
+  // The keyframe at or before AT, looking back at most kThumbnailLookbackUs (AT may fall in a
+  // gap or after the recording's end): planned from the GOP index, and only it is read.
+  ClipPlan plan = co_await plan_clip(ctx, camera, at_us - kThumbnailLookbackUs, at_us + 1, ~0ull);
   // Named by the keyframe, not by AT: scrubbing within one GOP hits the cache.
+  std::optional<std::int64_t> key_pts;
   for (const auto& seg : plan.plan.segments) {
-    if (auto i = seg.gops.at_or_before(at_us)) plan.from_us = plan.to_us = seg.gops.entries()[*i].pts;
+    if (auto i = seg.gops.at_or_before(at_us)) key_pts = seg.gops.entries()[*i].pts;
   }
+  if (!key_pts) throw HttpError(http::status::not_found, "no keyframe of '" + camera + "' in the 10 minutes before that time");
+  plan.from_us = plan.to_us = *key_pts;
   const std::string etag = plan.etag("jpeg|" + std::to_string(width));
   auto jpeg = ctx.exports ? ctx.exports->find(etag) : nullptr;
   if (!jpeg) {
-    Clip clip = co_await read_clip(ctx, plan, at_us, at_us + 1, true);
+    Clip clip = co_await read_clip(ctx, plan, *key_pts, *key_pts + 1, true);
     const storage::PlaybackGop* key = nullptr;
     for (const auto& g : clip.gops) {
       if (!g->damaged && !g->frames.empty()) {

@@ -7,7 +7,8 @@
 //       FROM; ETag, If-None-Match, Range (one range: 206, bad: 416); built in memory and kept
 //       in the ExportCache for the Range requests that follow.
 //   GET /api/v1/cameras/{name}/thumbnail.jpg?at[&width=N]
-//       a JPEG of the keyframe at or before AT (only that keyframe is read), at most N pixels
+//       a JPEG of the keyframe at or before AT (within 10 minutes before it; only that
+//       keyframe is read), at most N pixels
 //       wide (default 320); cached like exports.
 // Thread: the session's network thread. Errors: exceptions (HttpError, BadRequest, pqxx),
 // answered by http_routes.

@@ -219,6 +219,8 @@ TEST_CASE("HTTP media: MP4 export and HLS of a recording, ranges, revalidation, 
     CHECK(get(base + "thumbnail.jpg?" + at(2'500'000) + "&width=5").status == 400);
     CHECK(get(base + "thumbnail.jpg").status == 400);
     CHECK(get(base + "thumbnail.jpg?at=-20h").status == 404);
+    // After the recording's end (within 10 minutes): its last keyframe.
+    CHECK(get(base + "thumbnail.jpg?" + at(60'000'000) + "&width=160").status == 200);
   }
   {  // hostile input: a clear 4xx
     for (const std::string& target : std::vector<std::string>{

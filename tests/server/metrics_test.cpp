@@ -43,7 +43,7 @@ struct Sent {
 Sent record(const test::VigildProcess& d, const std::string& name, std::uint64_t total) {
   Sent sent;
   client::WireClient c(d.wire(), 20s);
-  c.hello("metrics test", "");
+  c.hello("metrics test", vigil::test::token());
   c.send(test::open_record(name, 2'000'000));
   auto admitted = c.receive();
   REQUIRE(admitted.msg.has_admit());
