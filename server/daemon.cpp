@@ -25,6 +25,7 @@
 #include "server/clip_reader.hpp"
 #include "server/embedded_postgres.hpp"
 #include "server/export_cache.hpp"
+#include "server/hls_live.hpp"
 #include "server/http_metrics.hpp"
 #include "server/http_routes.hpp"
 #include "server/http_server.hpp"
@@ -231,13 +232,15 @@ int run_daemon(const ServerConfig& cfg) {
   // Sessions run on their own threads; the main io_context only accepts and takes signals.
   NetworkThreads network(NetworkThreads::default_count());
   ExportCache exports(256u << 20);
+  HlsLive live_hls(recording);
   HttpServer http(io, resolve_numeric(cfg.http_address, cfg.http_port, "http-address"),
                   with_request_metrics(make_http_routes(RouteContext{.catalog = catalog,
                                                                      .database_mode = mode,
                                                                      .disks = volumes.empty() ? nullptr : &recording,
                                                                      .exports = &exports,
                                                                      .auth = &auth,
-                                                                     .metrics = &metrics}),
+                                                                     .metrics = &metrics,
+                                                                     .live = volumes.empty() ? nullptr : &live_hls}),
                                        metrics),
                   HttpLimits{.read_timeout = std::chrono::seconds(cfg.http_timeout_s)}, &network);
   std::shared_ptr<boost::asio::ssl::context> tls;

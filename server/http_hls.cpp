@@ -1,5 +1,8 @@
 #include "server/http_hls.hpp"
 
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/http/status.hpp>
 #include <charconv>
 #include <chrono>
@@ -11,6 +14,7 @@
 #include "server/catalog/camera_rows.hpp"
 #include "server/clip_source.hpp"
 #include "server/export_cache.hpp"
+#include "server/hls_live.hpp"
 #include "server/http_media.hpp"
 
 namespace http = boost::beast::http;
@@ -22,6 +26,8 @@ namespace {
 constexpr std::int64_t kHoleUs = 1'000'000;
 // One HLS segment's video is read and muxed in memory.
 constexpr std::uint64_t kMaxSegmentBytes = 64ull << 20;
+// How long a live playlist request waits for a channel's first segment (a GOP or two).
+constexpr std::chrono::seconds kLiveFirstSegmentWait{10};
 
 std::int64_t now_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -98,6 +104,17 @@ std::string iso_ms(std::int64_t us) {
   return buf;
 }
 
+// A player that was given the playlist with ?access_token= (it cannot send headers) asks for
+// the segments the same way: "&access_token=…", or "" (only a token's own characters pass).
+std::string token_param_of(const QueryParams& q) {
+  const auto t = q.get("access_token");
+  if (t && !t->empty() && t->size() <= 256 &&
+      t->find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") == std::string::npos) {
+    return "&access_token=" + *t;
+  }
+  return {};
+}
+
 HttpResponse text_response(const HttpRequest& req, std::string body, const char* type) {
   HttpResponse res{http::status::ok, req.version()};
   res.set(http::field::server, "vigild/" VIGIL_VERSION);
@@ -126,13 +143,7 @@ boost::asio::awaitable<HttpReply> playlist(const RouteContext& ctx, const HttpRe
   std::string m3u8 = "#EXTM3U\n#EXT-X-VERSION:7\n#EXT-X-TARGETDURATION:" +
                      std::to_string(static_cast<std::int64_t>(std::ceil(static_cast<double>(longest) / 1e6))) +
                      "\n#EXT-X-PLAYLIST-TYPE:VOD\n#EXT-X-MEDIA-SEQUENCE:0\n#EXT-X-INDEPENDENT-SEGMENTS\n";
-  // A player that was given the playlist with ?access_token= (it cannot send headers) asks for
-  // the segments the same way.
-  std::string token_param;
-  if (const auto t = q.get("access_token"); t && !t->empty() && t->size() <= 256 &&
-      t->find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") == std::string::npos) {
-    token_param = "&access_token=" + *t;
-  }
+  const std::string token_param = token_param_of(q);
   const std::string bounds = "t0=" + std::to_string(cuts.front().seg.from_us) + "&t1=" + std::to_string(cuts.front().seg.to_us);
   m3u8 += "#EXT-X-MAP:URI=\"hls/init.mp4?" + bounds + token_param + "\"\n";
   for (const auto& c : cuts) {
@@ -187,6 +198,42 @@ boost::asio::awaitable<HttpReply> media_segment(const RouteContext& ctx, const H
   co_return media_reply(req, std::move(data), etag, "video/iso.segment");
 }
 
+// Live: the camera's channel, after draining its tap; the playlist waits (bounded) for the
+// first segment of a channel just opened.
+boost::asio::awaitable<std::shared_ptr<HlsLiveChannel>> live_channel(const RouteContext& ctx, const std::string& camera,
+                                                                     bool wait_for_segment) {
+  auto ch = ctx.live ? ctx.live->channel(camera) : nullptr;
+  if (!ch) throw HttpError(http::status::not_found, "camera '" + camera + "' is not recording now");
+  if (!wait_for_segment) {
+    ch->pump();
+    co_return ch;
+  }
+  boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);
+  const auto deadline = std::chrono::steady_clock::now() + kLiveFirstSegmentWait;
+  while (!ch->pump()) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      throw HttpError(http::status::service_unavailable, "no complete segment yet (no keyframe from the camera); retry");
+    }
+    timer.expires_after(std::chrono::milliseconds(100));
+    co_await timer.async_wait(boost::asio::use_awaitable);
+  }
+  co_return ch;
+}
+
+boost::asio::awaitable<HttpReply> live(const RouteContext& ctx, const HttpRequest& req, const QueryParams& q,
+                                       const std::string& camera, const std::string& what) {
+  if (what == "live.m3u8") {
+    auto ch = co_await live_channel(ctx, camera, true);
+    co_return text_response(req, ch->playlist(token_param_of(q)), "application/vnd.apple.mpegurl");
+  }
+  auto ch = co_await live_channel(ctx, camera, false);
+  if (what == "live/init.mp4") co_return media_reply(req, ch->init_segment(), "\"live-init\"", "video/mp4");
+  const std::int64_t n = micros(q, "n");
+  auto seg = ch->segment(static_cast<std::uint64_t>(n));
+  if (!seg) throw HttpError(http::status::not_found, "segment " + std::to_string(n) + " is not in the live window");
+  co_return media_reply(req, std::move(seg), "\"live-" + std::to_string(n) + "\"", "video/iso.segment");
+}
+
 }  // namespace
 
 std::vector<HlsSegment> cut_hls_segments(const std::vector<storage::PlaybackSegment>& segments, std::int64_t from_us,
@@ -202,6 +249,9 @@ boost::asio::awaitable<HttpReply> hls_route(const RouteContext& ctx, const HttpR
   if (path_tail == "hls.m3u8") co_return co_await playlist(ctx, req, q, camera);
   if (path_tail == "hls/init.mp4") co_return co_await init_segment(ctx, req, q, camera);
   if (path_tail == "hls/seg.m4s") co_return co_await media_segment(ctx, req, q, camera);
+  if (path_tail == "live.m3u8" || path_tail == "live/init.mp4" || path_tail == "live/seg.m4s") {
+    co_return co_await live(ctx, req, q, camera, path_tail);
+  }
   throw HttpError(http::status::not_found, "no such resource");
 }
 

@@ -8,6 +8,9 @@
 // request is stateless and its bytes are the same every time (ETag). Segment decode times are
 // measured from the playlist's first keyframe (o), so separately built segments line up.
 // A segment's GOPs are read as interactive IO (ClipReader) like any media route.
+// Live (hls_live.hpp), while the camera records:
+//   GET /api/v1/cameras/{name}/live.m3u8           the last segments at the live edge
+//   GET /api/v1/cameras/{name}/live/init.mp4, live/seg.m4s?n=SEQUENCE
 // Thread: the session's network thread. Errors: exceptions (HttpError, BadRequest, pqxx).
 #include <boost/asio/awaitable.hpp>
 #include <cstdint>
@@ -32,7 +35,8 @@ struct HlsSegment {
 std::vector<HlsSegment> cut_hls_segments(const std::vector<storage::PlaybackSegment>& segments, std::int64_t from_us,
                                          std::int64_t to_us, std::int64_t target_us = kHlsTargetUs);
 
-// PATH_TAIL: what follows /api/v1/cameras/{name}/ ("hls.m3u8", "hls/init.mp4", "hls/seg.m4s").
+// PATH_TAIL: what follows /api/v1/cameras/{name}/ ("hls.m3u8", "hls/init.mp4", "hls/seg.m4s",
+// "live.m3u8", "live/init.mp4", "live/seg.m4s").
 boost::asio::awaitable<HttpReply> hls_route(const RouteContext& ctx, const HttpRequest& req, const QueryParams& q,
                                             const std::string& camera, const std::string& path_tail);
 

@@ -45,6 +45,10 @@ std::string_view http_route_name(std::string_view path) noexcept {
       if (tail.starts_with("hls/") && tail.size() > 4 && tail.find('/', 4) == std::string_view::npos) {
         return "camera_hls_segment";
       }
+      if (tail == "live.m3u8") return "camera_live_playlist";
+      if (tail.starts_with("live/") && tail.size() > 5 && tail.find('/', 5) == std::string_view::npos) {
+        return "camera_live_segment";
+      }
     }
   }
   return "other";

@@ -105,7 +105,8 @@ boost::asio::awaitable<HttpReply> route(const RouteContext& ctx, const HttpReque
       if (!get) co_return only_get();
       co_return co_await thumbnail_route(ctx, req, q, seg[3]);
     }
-    if (seg.size() >= 5 && seg.size() <= 6 && seg[2] == "cameras" && (seg[4] == "hls.m3u8" || seg[4] == "hls")) {
+    if (seg.size() >= 5 && seg.size() <= 6 && seg[2] == "cameras" &&
+        (seg[4] == "hls.m3u8" || seg[4] == "hls" || seg[4] == "live.m3u8" || seg[4] == "live")) {
       if (!get) co_return only_get();
       const std::string tail = seg.size() == 5 ? seg[4] : seg[4] + "/" + seg[5];
       co_return co_await hls_route(ctx, req, q, seg[3], tail);

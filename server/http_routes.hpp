@@ -12,6 +12,7 @@ class RecordingService;
 class ExportCache;
 class Authenticator;
 class Metrics;
+class HlsLive;
 
 struct RouteContext {
   CatalogPool& catalog;
@@ -20,6 +21,7 @@ struct RouteContext {
   ExportCache* exports = nullptr;     // finished exports kept for repeated/ranged requests
   Authenticator* auth = nullptr;      // null: no tokens checked (unit rigs)
   const Metrics* metrics = nullptr;   // GET /metrics (http_metrics.hpp); null: 404
+  HlsLive* live = nullptr;            // live HLS channels; null: no live HLS
 };
 
 HttpHandler make_http_routes(RouteContext ctx);

@@ -76,9 +76,10 @@ class CameraMetrics {
 };
 
 // The fixed set of `route` label values (http_metrics.cpp maps a path onto one).
-inline constexpr std::array<std::string_view, 12> kHttpRoutes = {
-    "healthz",       "metrics",          "cameras",             "timeline",           "camera_timeline", "camera_export",
-    "camera_thumbnail", "camera_hls_playlist", "camera_hls_segment", "events", "event",           "other"};
+inline constexpr std::array<std::string_view, 14> kHttpRoutes = {
+    "healthz",          "metrics",          "cameras",             "timeline",           "camera_timeline",
+    "camera_export",    "camera_thumbnail", "camera_hls_playlist", "camera_hls_segment", "camera_live_playlist",
+    "camera_live_segment", "events",        "event",               "other"};
 
 class Metrics {
  public:

@@ -107,6 +107,8 @@ TEST_CASE("metrics: HTTP paths map onto a fixed set of route names", "[metrics]"
   CHECK(http_route_name("/api/v1/cameras/door/hls/") == "other");
   CHECK(http_route_name("/api/v1/cameras/door/hls/a/b") == "other");
   CHECK(http_route_name("/api/v1/cameras/door/thumbnail.jpg?at=-1m") == "camera_thumbnail");
+  CHECK(http_route_name("/api/v1/cameras/door/live.m3u8") == "camera_live_playlist");
+  CHECK(http_route_name("/api/v1/cameras/door/live/seg.m4s?n=3") == "camera_live_segment");
   CHECK(http_route_name("/api/v1/events?from=-1h") == "events");
   CHECK(http_route_name("/api/v1/events/42") == "event");
   CHECK(http_route_name("/api/v1/events/") == "events");
@@ -116,7 +118,8 @@ TEST_CASE("metrics: HTTP paths map onto a fixed set of route names", "[metrics]"
   CHECK(http_route_name("/no/such/thing") == "other");
   CHECK(http_route_name("/") == "other");
   for (auto name : {"healthz", "metrics", "cameras", "timeline", "camera_timeline", "camera_export",
-                    "camera_thumbnail", "camera_hls_playlist", "camera_hls_segment", "events", "event", "other"}) {
+                    "camera_thumbnail", "camera_hls_playlist", "camera_hls_segment", "camera_live_playlist",
+                    "camera_live_segment", "events", "event", "other"}) {
     CHECK(std::find(kHttpRoutes.begin(), kHttpRoutes.end(), name) != kHttpRoutes.end());
   }
 }
