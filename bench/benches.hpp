@@ -10,5 +10,6 @@ BenchReport preempt_bench(const BenchOptions& options);      // bench/preempt_be
 BenchReport interactive_bench(const BenchOptions& options);  // bench/interactive_bench.cpp
 BenchReport ingest_bench(const BenchOptions& options);       // bench/ingest_bench.cpp
 BenchReport query_bench(const BenchOptions& options);        // bench/query_bench.cpp
+BenchReport export_bench(const BenchOptions& options);       // bench/export_bench.cpp
 
 }  // namespace vigil::bench

@@ -3,10 +3,6 @@
 // from issue [F]: one camera over 30 days of segments (target p95 ≤ 50 ms) and 256 cameras over
 // 24 hours (target p95 ≤ 250 ms). Segments are 512 s long (256 MiB at 4 Mbit/s, the default
 // segment size), with a gap every few hours, so the row counts are those of a real month.
-#include <boost/asio/connect.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/http.hpp>
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -14,46 +10,18 @@
 #include <stdexcept>
 #include <unistd.h>
 
+#include "bench/bench_http.hpp"
 #include "bench/bench_vigild.hpp"
 #include "bench/benches.hpp"
 #include "common/progress.hpp"
 
 namespace fs = std::filesystem;
-namespace asio = boost::asio;
-namespace http = boost::beast::http;
 
 namespace vigil::bench {
 namespace {
 
 constexpr std::int64_t kSecond = 1'000'000;
 constexpr std::int64_t kSegmentUs = 512 * kSecond;
-
-// One keep-alive HTTP/1.1 connection (the way a UI asks repeatedly).
-class HttpClient {
- public:
-  explicit HttpClient(const std::string& host_port) : socket_(io_) {
-    const auto colon = host_port.rfind(':');
-    asio::ip::tcp::resolver r(io_);
-    asio::connect(socket_, r.resolve(host_port.substr(0, colon), host_port.substr(colon + 1)));
-  }
-  // The status and body size; throws on a transport error.
-  std::pair<int, std::size_t> get(const std::string& target) {
-    http::request<http::empty_body> req{http::verb::get, target, 11};
-    req.set(http::field::host, "bench");
-    if (const char* token = std::getenv("VIGIL_TOKEN"); token && *token) {  // set by BenchVigild
-      req.set(http::field::authorization, std::string("Bearer ") + token);
-    }
-    http::write(socket_, req);
-    http::response<http::string_body> res;
-    http::read(socket_, buffer_, res);
-    return {static_cast<int>(res.result_int()), res.body().size()};
-  }
-
- private:
-  asio::io_context io_;
-  asio::ip::tcp::socket socket_;
-  boost::beast::flat_buffer buffer_;
-};
 
 // CAMERAS cameras, each one stream recorded over [T0, T0 + SPAN) in 512 s segments, a 30 s
 // gap (source_lost) every GAP_EVERY; all in set-based SQL (seconds, not minutes).
@@ -93,15 +61,14 @@ struct Latency {
   std::size_t bytes = 0;
 };
 
-Latency measure(HttpClient& client, const std::string& target, int n, Progress& progress, double& done, double total) {
+Latency measure(BenchHttp& client, const std::string& target, int n, Progress& progress, double& done, double total) {
   std::vector<double> ms;
   std::size_t bytes = 0;
   for (int i = 0; i < n; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    auto [status, size] = client.get(target);
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    if (status != 200) throw std::runtime_error(target + " answered " + std::to_string(status));
-    bytes = size;
+    const auto r = client.get(target);
+    ms.push_back(r.total_ms);
+    if (r.status != 200) throw std::runtime_error(target + " answered " + std::to_string(r.status));
+    bytes = r.body.size();
     progress.update(++done / total);
   }
   std::sort(ms.begin(), ms.end());
@@ -127,7 +94,7 @@ BenchReport query_bench(const BenchOptions& options) {
     seed(c, "site", 256, t0, day, 4 * 3600 * kSecond);
   }
   progress.update(0.1);
-  HttpClient client(vigild.http());
+  BenchHttp client(vigild.http(), dir / "data");
   const auto at = [](std::int64_t us) { return "%40" + std::to_string(us / kSecond); };  // @UNIX
   const std::string one = "/api/v1/cameras/month-1/timeline?from=" + at(t0) + "&to=" + at(t0 + 30 * day);
   std::string site_list;

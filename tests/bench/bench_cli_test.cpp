@@ -152,3 +152,37 @@ TEST_CASE("vigil bench query seeds a catalog, times both timeline shapes and cle
   CHECK(doc.at("parameters").as_object().at("month_segments").to_number<double>() == 5062);
   CHECK(run_vigil({"bench", "query", "--bogus"}, dir.path() / "bad.log").first != 0);
 }
+
+TEST_CASE("vigil bench export records, fetches exports, thumbnails and HLS under load, and cleans up",
+          "[bench][export]") {
+  vigil::test::TempDir dir;
+  const auto json = dir.path() / "export.json";
+  // The simulated disk's profile: no profiling of this machine's disk (speed is not asserted).
+  auto [code, out] = run_vigil({"bench", "export", "--disk", "sim:wd400bb", "--requests", "2", "--archive-cameras", "1",
+                                "--archive-seconds", "35", "--max-streams", "3", "--gap-ms", "0", "--dir",
+                                dir.path().string(), "--json", json.string()},
+                               dir.path() / "out.log");
+  INFO(out);
+  REQUIRE(code == 0);
+  CHECK_THAT(out, ContainsSubstring("export 10-30 s TTFB p95, loaded (ms)"));
+  CHECK_THAT(out, !ContainsSubstring("requests failed"));
+  auto doc = read_json(json);
+  const auto& params = doc.at("parameters").as_object();
+  CHECK(params.at("load_streams_admitted").to_number<double>() == 3);
+  CHECK(params.at("requests_per_kind_and_phase").to_number<double>() == 2);
+  const auto& figures = doc.at("figures").as_array();
+  CHECK(figures.size() == 18);
+  for (const auto& f : figures) {
+    const auto& o = f.as_object();
+    if (std::string(o.at("unit").as_string()) == "ms") {
+      CHECK(o.at("ours").to_number<double>() > 0);  // every kind was answered and timed
+      CHECK(o.at("reference").to_number<double>() > 0);
+    }
+  }
+  std::size_t left = 0;
+  for (auto& e : std::filesystem::directory_iterator(dir.path())) {
+    left += e.path().filename().string().starts_with("vigil-bench-export") ? 1 : 0;
+  }
+  CHECK(left == 0);
+  CHECK(run_vigil({"bench", "export", "--bogus", "1"}, dir.path() / "bad.log").first != 0);
+}

@@ -10,8 +10,6 @@
 #include <catch2/matchers/catch_matchers_string.hpp>
 #include <chrono>
 #include <fstream>
-#include <pqxx/pqxx>
-#include <thread>
 
 #include "tests/support/media_fixture.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -24,19 +22,6 @@ namespace {
 
 void write_file(const std::filesystem::path& p, const std::string& bytes) {
   std::ofstream(p, std::ios::binary) << bytes;
-}
-
-// Waits (bounded) until the catalog holds FRAMES frames in closed segments: the last segment
-// reaches it through the batcher, up to its 1 s delay after the recorder ends.
-void wait_for_closed_frames(const std::filesystem::path& data, std::int64_t frames) {
-  pqxx::connection c("host=" + (data / "pg" / "run").string() + " port=5432 user=vigil dbname=vigil");
-  std::int64_t have = 0;
-  for (int i = 0; i < 200 && have < frames; ++i) {
-    pqxx::work tx(c);
-    have = tx.exec1("SELECT COALESCE(sum(frame_count), 0) FROM segments WHERE state = 'closed'")[0].as<std::int64_t>();
-    if (have < frames) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  REQUIRE(have == frames);
 }
 
 }  // namespace
@@ -56,7 +41,7 @@ TEST_CASE("HTTP media: MP4 export and HLS of a recording, ranges, revalidation, 
                                dir.path() / "rec.log");
   INFO(rec.output);
   REQUIRE(rec.status == 0);
-  wait_for_closed_frames(data, 200);
+  test::wait_for_closed_frames(data, 200);
   auto get = [&](const std::string& target, const std::string& headers = {}) {
     return test::http_request(d.http(), "GET", target, headers);
   };

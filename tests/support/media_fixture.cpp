@@ -1,9 +1,12 @@
 #include "tests/support/media_fixture.hpp"
 
 #include <catch2/catch_test_macros.hpp>
+#include <chrono>
 #include <fstream>
+#include <pqxx/pqxx>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "tests/support/vigild_process.hpp"
 
@@ -25,6 +28,21 @@ std::filesystem::path make_sim_profile(const std::filesystem::path& dir) {
   REQUIRE(run_to_exit(VIGIL_CLI_PATH, {"profile", "sim:wd400bb", "--quick", "-o", profile.string()}, dir / "p.log")
               .status == 0);
   return profile;
+}
+
+std::int64_t wait_for_closed_frames(const std::filesystem::path& data, std::int64_t frames) {
+  pqxx::connection c("host=" + (data / "pg" / "run").string() + " port=5432 user=vigil dbname=vigil");
+  std::int64_t have = 0, start_us = 0;
+  for (int i = 0; i < 200 && have < frames; ++i) {
+    pqxx::work tx(c);
+    const auto row = tx.exec1("SELECT COALESCE(sum(frame_count), 0), COALESCE(min(start_us), 0) FROM segments "
+                              "WHERE state = 'closed'");
+    have = row[0].as<std::int64_t>();
+    start_us = row[1].as<std::int64_t>();
+    if (have < frames) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  REQUIRE(have == frames);
+  return start_us;
 }
 
 // ffprobe's packet list of FILE (size, key flag, pts in seconds).

@@ -13,6 +13,10 @@ namespace vigil::test {
 std::filesystem::path make_h264_clip(const std::filesystem::path& dir, int seconds);
 // DIR/wd.json.
 std::filesystem::path make_sim_profile(const std::filesystem::path& dir);
+// Waits (bounded) until the embedded catalog of vigild's data directory DATA holds FRAMES frames
+// in closed segments (the last segment reaches it through the batcher, up to its 1 s delay after
+// the recorder ends); REQUIREs it does. Returns the earliest closed segment's start_us.
+std::int64_t wait_for_closed_frames(const std::filesystem::path& data, std::int64_t frames);
 
 
 struct ProbedPacket {

@@ -1,0 +1,184 @@
+#include "bench/replay.hpp"
+
+#include <cstdlib>
+
+extern "C" {
+#include <libavformat/avformat.h>
+}
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <boost/json.hpp>
+#include <chrono>
+#include <fstream>
+#include <stdexcept>
+#include <thread>
+
+#include "admission/profiler.hpp"
+#include "bench/bench_vigild.hpp"
+#include "client/wire_client.hpp"
+#include "storage/file_device.hpp"
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+namespace vigil::bench {
+
+ReplayClip make_replay_clip(const fs::path& dir, double rate_bps, const std::string& size) {
+  const fs::path file = dir / "clip.mp4";
+  const auto kbps = std::to_string(static_cast<long>(rate_bps / 1000)) + "k";
+  const int pid = spawn_logged({"ffmpeg", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=" + size + ":rate=25",
+                               "-t", "10", "-c:v", "libx264", "-preset", "ultrafast", "-b:v", kbps, "-maxrate", kbps,
+                               "-bufsize", kbps, "-g", "25", "-bf", "0", "-pix_fmt", "yuv420p", file.string()},
+                              dir / "ffmpeg.log");
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) throw std::runtime_error("ffmpeg failed (see ffmpeg.log)");
+  AVFormatContext* fmt = nullptr;
+  if (avformat_open_input(&fmt, file.c_str(), nullptr, nullptr) < 0) throw std::runtime_error("cannot open the clip");
+  avformat_find_stream_info(fmt, nullptr);
+  ReplayClip c;
+  const int v = av_find_best_stream(fmt, AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
+  c.tb_num = fmt->streams[v]->time_base.num;
+  c.tb_den = fmt->streams[v]->time_base.den;
+  const AVCodecParameters* par = fmt->streams[v]->codecpar;
+  c.width = par->width;
+  c.height = par->height;
+  if (par->extradata) c.extradata.assign(reinterpret_cast<const char*>(par->extradata), static_cast<std::size_t>(par->extradata_size));
+  AVPacket* p = av_packet_alloc();
+  while (av_read_frame(fmt, p) >= 0) {
+    if (p->stream_index == v) {
+      ReplayPacket k{p->pts, p->dts, p->duration, (p->flags & AV_PKT_FLAG_KEY) != 0,
+                     std::vector<std::byte>(reinterpret_cast<std::byte*>(p->data),
+                                            reinterpret_cast<std::byte*>(p->data) + p->size)};
+      c.bytes += p->size;
+      c.packets.push_back(std::move(k));
+    }
+    av_packet_unref(p);
+  }
+  av_packet_free(&p);
+  avformat_close_input(&fmt);
+  c.seconds = static_cast<double>(c.packets.size()) / 25.0;
+  return c;
+}
+
+ReplayResult replay(const std::string& wire, const std::string& name, const ReplayClip& clip,
+                    const ReplayOptions& options) {
+  ReplayResult r;
+  bool told = false;
+  auto tell = [&](bool admitted) {
+    if (!told && options.on_open) options.on_open(admitted);
+    told = true;
+  };
+  try {
+    client::WireClient c(wire, 30s);
+    const char* token = std::getenv("VIGIL_TOKEN");  // set by BenchVigild from DATA/admin.token
+    c.hello("vigil bench", token ? token : "");
+    proto::Envelope open;
+    auto* o = open.mutable_open_record();
+    o->set_stream_name(name);
+    o->mutable_codec()->set_codec_name("h264");
+    o->mutable_codec()->set_time_base_num(clip.tb_num);
+    o->mutable_codec()->set_time_base_den(clip.tb_den);
+    o->mutable_codec()->set_codec_id(AV_CODEC_ID_H264);
+    o->mutable_codec()->set_width(clip.width);
+    o->mutable_codec()->set_height(clip.height);
+    o->mutable_codec()->set_extradata(clip.extradata);
+    o->set_declared_average_rate_bps(static_cast<std::uint64_t>(options.declared_bps));
+    o->set_declared_peak_rate_bps(static_cast<std::uint64_t>(options.declared_bps));
+    c.send(open);
+    auto reply = c.receive();
+    if (!reply.msg.has_admit()) {
+      r.error = reply.msg.has_refuse() ? reply.msg.refuse().reason() : "no admit";
+      if (reply.msg.has_refuse()) r.largest_rate_bps = reply.msg.refuse().largest_rate_bps();
+      tell(false);
+      return r;
+    }
+    r.admitted = true;
+    r.buffer_bytes = reply.msg.admit().buffer_bytes();
+    tell(true);
+    const auto stream = reply.msg.admit().stream_id();
+    const auto t0 = std::chrono::steady_clock::now();
+    std::uint64_t seq = 0;
+    const std::size_t total = static_cast<std::size_t>(options.seconds * 25);
+    const double tick_us = 40'000 / options.speed;  // wall time per packet
+    auto take = [&](const client::Received& m) {
+      if (m.msg.has_durable_ack()) r.acked = std::max<std::uint64_t>(r.acked, m.msg.durable_ack().last_sequence());
+    };
+    for (std::size_t i = 0; i < total && !options.stop.stop_requested();) {
+      // 100 ms of media (2-3 packets) per burst, sent at its time.
+      std::this_thread::sleep_until(t0 + std::chrono::microseconds(static_cast<std::int64_t>(tick_us * static_cast<double>(i))));
+      const std::size_t end = std::min(total, i + 3);
+      for (; i < end; ++i) {
+        const auto& p = clip.packets[i % clip.packets.size()];
+        proto::Envelope e;
+        auto* m = e.mutable_media_packet();
+        m->set_stream_id(stream);
+        m->set_sequence(++seq);
+        m->set_pts(static_cast<std::int64_t>(i) * clip.tb_den / clip.tb_num / 25);
+        m->set_has_pts(true);
+        m->set_duration(clip.tb_den / clip.tb_num / 25);
+        m->set_keyframe(p.key);
+        m->set_payload_bytes(static_cast<std::uint32_t>(p.data.size()));
+        c.queue(e, p.data);
+      }
+      c.flush();  // as `vigil record` sends: the burst in one write, then what has arrived
+      for (;;) {
+        try {
+          auto m = c.try_receive();
+          if (!m) break;
+          take(*m);
+        } catch (const client::ServerError& e) {
+          if (e.code != proto::ERROR_CODE_RATE_EXCEEDED && e.code != proto::ERROR_CODE_INVALID_ARGUMENT) throw;
+          ++r.refused;  // policed: the benches count it as a failure
+        }
+      }
+    }
+    r.sent = seq;
+    ::shutdown(c.native_handle(), SHUT_WR);
+    try {
+      for (;;) take(c.receive());
+    } catch (const std::exception&) {
+    }
+  } catch (const std::exception& e) {
+    r.error = e.what();
+  }
+  tell(false);
+  return r;
+}
+
+fs::path profile_disk_of(const fs::path& dir) {
+  const fs::path scratch = dir / "scratch.dat";
+  {
+    auto dev = storage::FileDevice::open(scratch, {.create_bytes = 256ull << 20});
+    if (!dev) throw std::runtime_error("cannot create " + scratch.string());
+    storage::SteadyClock clock;
+    auto prof = admission::profile_device(**dev, clock, {.quick = true, .prefill = true});
+    prof.device = scratch.string();
+    std::ofstream(dir / "profile.json") << boost::json::serialize(admission::to_json(prof));
+  }
+  fs::remove(scratch);
+  return dir / "profile.json";
+}
+
+std::size_t count_lines(const fs::path& log, const std::string& needle) {
+  std::ifstream in(log);
+  std::size_t n = 0;
+  for (std::string line; std::getline(in, line);) n += line.find(needle) != std::string::npos;
+  return n;
+}
+
+std::string last_field(const fs::path& log, const std::string& needle, const std::string& field) {
+  std::ifstream in(log);
+  std::string last;
+  for (std::string line; std::getline(in, line);) {
+    if (line.find(needle) != std::string::npos) last = line;
+  }
+  const auto at = last.find(" " + field + "=");
+  if (at == std::string::npos) return "";
+  const auto from = at + field.size() + 2;
+  return last.substr(from, last.find(' ', from) - from);
+}
+
+}  // namespace vigil::bench

@@ -1,0 +1,69 @@
+#pragma once
+// What the benches that record into a vigild share (`vigil bench ingest`, `vigil bench export`):
+// a pre-encoded H.264 clip held in memory, replayed as one camera through the wire protocol
+// (open-record, bursts of 100 ms of media paced at SPEED x real time, half-close), the profile of
+// the disk a bench directory lives on, and counting vigild's log lines.
+// Thread: replay() runs on its caller's thread (one per camera). Errors: exceptions (tool
+// layer); replay() returns its error in the result instead.
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+namespace vigil::bench {
+
+struct ReplayPacket {
+  std::int64_t pts = 0, dts = 0, duration = 0;
+  bool key = false;
+  std::vector<std::byte> data;
+};
+
+// 25 fps, a keyframe every 25 packets, no B-frames.
+struct ReplayClip {
+  std::vector<ReplayPacket> packets;
+  int tb_num = 1, tb_den = 1;
+  int width = 0, height = 0;
+  std::string extradata;  // SPS/PPS (avcC), as FFmpeg's extradata: what a muxer or decoder needs
+  double seconds = 0, bytes = 0;
+  double rate_bps() const { return seconds > 0 ? bytes * 8 / seconds : 0; }
+};
+
+// An H.264 test clip of 10 s at RATE bits/s (SIZE: WxH), encoded by the ffmpeg tool into DIR,
+// demuxed into memory.
+ReplayClip make_replay_clip(const std::filesystem::path& dir, double rate_bps, const std::string& size = "1280x720");
+
+struct ReplayOptions {
+  double declared_bps = 0;  // the rate asked of admission
+  double seconds = 0;       // of media (the clip loops, timestamps keep increasing)
+  double speed = 1;         // media seconds per wall second
+  std::stop_token stop{};   // ends the replay early (it still half-closes and takes the acks)
+  // Called once the open is answered (admitted or not), before any media is sent.
+  std::function<void(bool admitted)> on_open{};
+};
+
+struct ReplayResult {
+  std::uint64_t sent = 0, acked = 0, refused = 0, buffer_bytes = 0;
+  std::uint64_t largest_rate_bps = 0;  // from a refusal: what would have been admitted
+  bool admitted = false;
+  std::string error;
+  bool complete() const { return admitted && refused == 0 && sent > 0 && acked == sent; }
+};
+
+// One camera NAME on vigild's wire address WIRE: open-record, replay CLIP as OPTIONS say,
+// end with a half-close and read the acknowledgements until vigild closes.
+ReplayResult replay(const std::string& wire, const std::string& name, const ReplayClip& clip,
+                    const ReplayOptions& options);
+
+// Writes the quick profile (`vigil profile --quick`) of the device DIR is on to DIR/profile.json,
+// measured on a scratch file there that is removed afterwards; returns its path.
+std::filesystem::path profile_disk_of(const std::filesystem::path& dir);
+
+// Lines of LOG that contain NEEDLE.
+std::size_t count_lines(const std::filesystem::path& log, const std::string& needle);
+// The value of FIELD (FIELD=VALUE, unquoted) in the last line of LOG that contains NEEDLE; "" if none.
+std::string last_field(const std::filesystem::path& log, const std::string& needle, const std::string& field);
+
+}  // namespace vigil::bench
