@@ -5,9 +5,12 @@
 
 #include "common/log.hpp"
 #include "server/catalog/migrator.hpp"
+#include "server/http_cameras.hpp"
+#include "server/http_disks.hpp"
 #include "server/http_events.hpp"
 #include "server/auth.hpp"
 #include "server/http_hls.hpp"
+#include "server/http_locks.hpp"
 #include "server/http_media.hpp"
 #include "server/http_metrics.hpp"
 #include "server/http_query.hpp"
@@ -64,8 +67,24 @@ boost::asio::awaitable<HttpReply> route(const RouteContext& ctx, const HttpReque
   }
   if (seg.size() >= 3 && seg[0] == "api" && seg[1] == "v1") {
     if (seg[2] == "events") co_return co_await events_route(ctx, req, q);  // its own methods and 405s
+    // Admin and state routes (issue [F]): each answers its own methods and 405s.
+    if (seg.size() == 3 && seg[2] == "cameras" && req.method() == http::verb::post) {
+      co_return co_await create_camera_route(ctx, req, q);
+    }
+    if (seg[2] == "cameras" && (seg.size() == 4 || (seg.size() == 5 && seg[4] == "streams"))) {
+      co_return co_await camera_route(ctx, req, q);
+    }
+    if (seg[2] == "locks") co_return co_await locks_route(ctx, req, q);
+    if (seg[2] == "disks") co_return co_await disks_route(ctx, req, q);
+    if (seg.size() == 4 && seg[2] == "admission" && seg[3] == "decisions") {
+      co_return co_await decisions_route(ctx, req, q);
+    }
     if (seg.size() == 3 && seg[2] == "cameras") {
-      if (!get) co_return only_get();
+      if (!get) {
+        auto res = error_response(req, http::status::method_not_allowed, "use GET or POST");
+        res.set(http::field::allow, "GET, HEAD, POST");
+        co_return res;
+      }
       co_return co_await cameras_route(ctx, req);
     }
     if (seg.size() == 3 && seg[2] == "timeline") {
