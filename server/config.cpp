@@ -93,6 +93,8 @@ ParsedArgs parse_server_args(int argc, const char* const argv[]) {
       ("no-auth", po::bool_switch(),
        "accept every HTTP and wire request without a token (a lab, never production); by default\n"
        "vigild writes an admin token to DATA/admin.token on first start and requires tokens")
+      ("metrics-auth", po::bool_switch(),
+       "/metrics needs a token (viewer role) like the API; by default it is open to scrapers")
       ("no-camera-pull", po::bool_switch(),
        "do not record the cameras configured in the catalog (recording clients still can)")
       ("http-timeout", po::value(&cfg.http_timeout_s)->value_name("S")->default_value(cfg.http_timeout_s),
@@ -157,6 +159,7 @@ ParsedArgs parse_server_args(int argc, const char* const argv[]) {
     if (cfg.tls_cert.has_value() != cfg.tls_key.has_value()) throw ConfigError("--tls-cert and --tls-key go together");
     if (vm.count("no-camera-pull") && vm["no-camera-pull"].as<bool>()) cfg.pull_cameras = false;
     if (vm.count("no-auth") && vm["no-auth"].as<bool>()) cfg.auth = false;
+    if (vm.count("metrics-auth") && vm["metrics-auth"].as<bool>()) cfg.metrics_auth = true;
     if (!admission::policy_from_name(cfg.admission_policy)) {
       throw ConfigError("--admission-policy: unknown policy '" + cfg.admission_policy +
                         "' (conservative, aggressive, adm3, statistical, analytic)");

@@ -42,6 +42,7 @@ struct ServerConfig {
   std::optional<std::filesystem::path> recorder;  // `vigil` binary for pulled cameras; none: beside vigild
   bool pull_cameras = true;
   bool auth = true;  // tokens required on HTTP (but /healthz, /metrics) and the wire protocol
+  bool metrics_auth = false;  // /metrics needs a viewer token too
   std::optional<std::filesystem::path> tls_cert, tls_key;  // both: the wire protocol is TLS only                       // run the camera manager (needs a volume)
 };
 

@@ -225,7 +225,7 @@ int run_daemon(const ServerConfig& cfg) {
   if (cfg.auth) ensure_admin_token(conninfo, cfg.data_dir);
   else log::warn("--no-auth: every HTTP and wire request is allowed without a token");
   CatalogPool catalog(conninfo, cfg.catalog_threads);
-  Authenticator auth(catalog, cfg.auth);
+  Authenticator auth(catalog, cfg.auth, cfg.metrics_auth);
   catalog.set_metrics(metrics.catalog_wait(), metrics.catalog_job(true), metrics.catalog_job(false));
   RecordingService recording(std::move(recording_disks), catalog, batcher, &metrics);
   PlaybackService playback(recording, catalog);

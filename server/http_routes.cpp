@@ -121,8 +121,8 @@ namespace {
 
 // What a request needs: /healthz and /metrics are open; reading is for viewers; posting
 // events is for recorders (detectors); every other change is for admins.
-Access access_for(const HttpRequest& req, const std::string& path) {
-  if (path == "/healthz" || path == "/metrics") return Access::open;
+Access access_for(const HttpRequest& req, const std::string& path, bool metrics_protected) {
+  if (path == "/healthz" || (path == "/metrics" && !metrics_protected)) return Access::open;
   if (req.method() == http::verb::get || req.method() == http::verb::head) return Access::view;
   if (req.method() == http::verb::post && path == "/api/v1/events") return Access::record;
   return Access::admin;
@@ -143,7 +143,7 @@ std::string token_of(const HttpRequest& req, const QueryParams& q) {
 boost::asio::awaitable<std::optional<HttpResponse>> check_access(const RouteContext& ctx, const HttpRequest& req) {
   if (!ctx.auth || !ctx.auth->required()) co_return std::nullopt;
   const QueryParams q(req.target());
-  const Access need = access_for(req, q.path());
+  const Access need = access_for(req, q.path(), ctx.auth->metrics_protected());
   if (need == Access::open) co_return std::nullopt;
   const std::string token = token_of(req, q);
   std::optional<Role> role;
