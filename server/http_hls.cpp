@@ -162,6 +162,11 @@ boost::asio::awaitable<HttpReply> media_segment(const RouteContext& ctx, const H
   const std::string etag = plan.etag("hls-seg|" + std::to_string(origin));
   auto data = ctx.exports ? ctx.exports->find(etag) : nullptr;
   if (!data) {
+    std::optional<ExportCache::BuildLease> lease;
+    if (ctx.exports) {
+      lease = ctx.exports->reserve_build(2 * plan.estimated_bytes);
+      if (!lease) throw HttpError(http::status::service_unavailable, "too many segments are being built; retry shortly");
+    }
     Clip clip = co_await read_clip(ctx, plan, t0, t1, false);
     auto writer = media::MediaWriter::fragmented(plan.codec(), origin);
     (void)writer.take_output();  // the init segment: served by init.mp4

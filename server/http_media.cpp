@@ -152,6 +152,11 @@ boost::asio::awaitable<HttpReply> export_route(const RouteContext& ctx, const Ht
   std::shared_ptr<const std::vector<std::byte>> mp4 = ctx.exports ? ctx.exports->find(etag) : nullptr;
   const bool cached = mp4 != nullptr;
   if (!mp4 && !not_modified(req, etag)) {
+    std::optional<ExportCache::BuildLease> lease;
+    if (ctx.exports) {
+      lease = ctx.exports->reserve_build(2 * plan.estimated_bytes);
+      if (!lease) throw HttpError(http::status::service_unavailable, "too many exports are being built; retry shortly");
+    }
     Clip clip = co_await read_clip(ctx, plan, plan.from_us, plan.to_us, keyframes);
     if (clip.frames == 0) {
       throw HttpError(http::status::not_found, "nothing playable in that range (" +
