@@ -302,6 +302,10 @@ int run_daemon(const ServerConfig& cfg) {
   });
 
   io.run();
+  // The listeners' accepts, aborted by stop(), complete here: each holds a socket of a session
+  // io_context, which must still exist when the handler runs (or is destroyed).
+  io.restart();
+  io.poll();
   // Open sessions end here, before the services they use; interactive reads still in flight
   // complete first (their completions are posted to the sessions' io_contexts).
   network.shutdown([] { ClipReader::wait_for_requests(); });
