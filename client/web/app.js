@@ -133,7 +133,7 @@ async function loadCameras() {
       live.type = 'button';
       live.textContent = 'Live';
       live.className = 'live-btn';
-      live.addEventListener('click', (e) => { e.stopPropagation(); selectCamera(c.name).then(playLive); });
+      live.addEventListener('click', (e) => { e.stopPropagation(); selectCamera(c.name).then(() => playLive()); });
       li.append(live);
     }
     li.addEventListener('click', () => selectCamera(c.name));
@@ -334,7 +334,7 @@ function stopPlayer() {
 function setMode(m) {
   state.mode = m;
   $('mode').textContent = m;
-  $('mode').classList.toggle('live', m === 'live');
+  $('mode').classList.toggle('live', m.startsWith('live'));
 }
 
 function attach(video, url, onFatal) {
@@ -379,11 +379,21 @@ function playRecorded(fromMs, toMs) {
   exp.hidden = false;
 }
 
-function playLive() {
+// Live view: the live playlist exists once the recording has cut its first segment (~2 s); until
+// then vigild answers 404, so a few retries bridge a camera that has just started.
+function playLive(attempt = 0) {
   if (!state.camera) return;
   stopPlayer();
   const v = $('video');
-  state.hls = attach(v, mediaUrl(`${camPath(state.camera)}/live.m3u8`), (m) => playerError(m + ' (is the camera recording?)'));
+  const cam = state.camera;
+  state.hls = attach(v, mediaUrl(`${camPath(cam)}/live.m3u8`), (m) => {
+    if (attempt < 8 && state.camera === cam && /manifest/i.test(m)) {
+      setMode('live: waiting');
+      setTimeout(() => { if (state.camera === cam && state.mode.startsWith('live')) playLive(attempt + 1); }, 1000);
+      return;
+    }
+    playerError(m + ' (is the camera recording?)');
+  });
   v.play().catch(() => {});
   setMode('live');
 }
@@ -408,7 +418,7 @@ $('video').addEventListener('timeupdate', () => {
   $('position').textContent = t ? fmtTime(t, true) : '';
   drawCursor();
 });
-$('live').addEventListener('click', playLive);
+$('live').addEventListener('click', () => playLive());
 $('speed').addEventListener('change', () => { $('video').playbackRate = Number($('speed').value); });
 $('back10').addEventListener('click', () => { const v = $('video'); v.currentTime = Math.max(0, v.currentTime - 10); });
 $('fwd10').addEventListener('click', () => { const v = $('video'); v.currentTime += 10; });
@@ -584,7 +594,7 @@ async function start() {
     if (hash.get('span')) $('span').value = hash.get('span');
     await selectCamera(want).catch(showError);
   }
-  timers.push(setInterval(refresh, 10000));
+  timers.push(setInterval(refresh, 5000));
   timers.push(setInterval(() => { if (state.mode !== 'stopped') drawCursor(); }, 500));
   document.body.dataset.ready = '1';
 }
