@@ -232,6 +232,21 @@ function drawTimeline() {
     place(d, g.start_us / 1000, g.end_us / 1000);
     track.append(d);
   }
+  if (tl.recording) {
+    // What is being recorded now is not in the closed segments yet: drawn to now, played by Live.
+    const ends = [...(tl.runs || []), ...(tl.gaps || [])].map((x) => x.end_us / 1000);
+    const since = ends.length ? Math.max(...ends) : state.win.from;
+    const now = Date.now();
+    if (since < now) {
+      const d = document.createElement('div');
+      d.className = 'run recording';
+      d.title = `recording since ${fmtTime(since, true)} (not closed yet: use Live)`;
+      place(d, since, now);
+      d.addEventListener('mousedown', (ev) => ev.stopPropagation());
+      d.addEventListener('click', (ev) => { ev.stopPropagation(); playLive(); });
+      track.append(d);
+    }
+  }
   for (const e of state.events) {
     const d = document.createElement('div');
     d.className = 'event';

@@ -155,12 +155,12 @@ async function main() {
 
   // Cameras and timeline.
   await page.waitForSelector('#cameras li[data-camera="yard"]', { timeout: 10_000 });
-  await page.waitForFunction(() => document.querySelectorAll('#track .run').length === 2 &&
+  await page.waitForFunction(() => document.querySelectorAll('#track .run:not(.recording)').length === 2 &&
     document.querySelectorAll('#track .gap').length >= 1, null, { timeout: 10_000 });
   check(true, 'the timeline shows 2 runs and a gap');
   const gapTitle = await page.getAttribute('#track .gap', 'title');
   check(/source_lost/.test(gapTitle) && /e2e pause/.test(gapTitle), `the gap names its reason on hover ("${gapTitle}")`);
-  const runBox = await page.locator('#track .run').first().boundingBox();
+  const runBox = await page.locator('#track .run:not(.recording)').first().boundingBox();
   const gapBox = await page.locator('#track .gap').first().boundingBox();
   check(runBox.width > 20 && gapBox.width > 5 && gapBox.x >= runBox.x + runBox.width - 2,
     `the run (${runBox.width.toFixed(0)} px) and the gap after it (${gapBox.width.toFixed(0)} px) are drawn`);
@@ -214,6 +214,8 @@ async function main() {
   try {
     await page.waitForSelector('#live:not([disabled])', { timeout: 15_000 });
     check(true, 'the camera shows as recording and Live is offered');
+    await page.waitForSelector('#track .run.recording', { timeout: 10_000 });
+    check(true, 'the timeline draws the recording in progress up to now');
     await page.click('#live');
     const lct = () => page.evaluate(() => document.getElementById('video').currentTime);
     const l0 = await until('live video to start', async () => { const c = await lct(); return c > 0.2 ? c : 0; }, 15_000);
