@@ -136,6 +136,12 @@ HttpReply web_reply(const WebAssets* assets, const HttpRequest& req, const std::
   res.set(http::field::etag, f->etag);
   res.set(http::field::cache_control, "no-cache");
   res.set("X-Content-Type-Options", "nosniff");
+  // The page loads nothing from elsewhere; hls.js runs its transmuxer in a blob: worker and feeds
+  // <video> through a blob: MediaSource URL.
+  res.set("Content-Security-Policy",
+          "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; media-src 'self' blob:; "
+          "worker-src 'self' blob:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'");
+  res.set("Referrer-Policy", "no-referrer");
   res.keep_alive(req.keep_alive());
   res.content_length(f->bytes->size());
   const bool head = req.method() == http::verb::head;

@@ -231,7 +231,8 @@ async function main() {
   await page.screenshot({ path: shot, fullPage: true });
   log('screenshot:', shot);
   const serious = consoleErrors.filter((e) => !/favicon/.test(e));
-  if (serious.length) log('browser console errors (not fatal):', serious.join(' | '));
+  if (serious.length) log('browser console errors:', serious.join(' | '));
+  check(!serious.some((e) => /Content Security Policy|pageerror/.test(e)), 'no script error and no Content-Security-Policy violation');
   check(failedResponses.length === 0, `no request of the page failed (${failedResponses.join(', ') || 'none'})`);
 }
 
