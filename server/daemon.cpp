@@ -39,6 +39,7 @@
 #include "server/recording_service.hpp"
 #include "server/vigild_metrics.hpp"
 #include "server/volume_startup.hpp"
+#include "server/web_assets.hpp"
 #include "server/wire_server.hpp"
 #include "proto/frame_codec.hpp"
 
@@ -233,6 +234,10 @@ int run_daemon(const ServerConfig& cfg) {
   NetworkThreads network(NetworkThreads::default_count());
   ExportCache exports(256u << 20);
   HlsLive live_hls(recording);
+  // The web UI: read once now, served from memory (a missing directory is a warning, not a failure).
+  const WebAssets web = WebAssets::load(cfg.web_root ? *cfg.web_root : default_web_root());
+  if (web.empty()) log::warn("web UI not served (/ui/ answers 404)", {{"reason", web.problem()}});
+  else log::info("web UI loaded", {{"root", fs::absolute(web.root()).string()}, {"files", web.size()}});
   HttpServer http(io, resolve_numeric(cfg.http_address, cfg.http_port, "http-address"),
                   with_request_metrics(make_http_routes(RouteContext{.catalog = catalog,
                                                                      .database_mode = mode,
@@ -240,7 +245,8 @@ int run_daemon(const ServerConfig& cfg) {
                                                                      .exports = &exports,
                                                                      .auth = &auth,
                                                                      .metrics = &metrics,
-                                                                     .live = volumes.empty() ? nullptr : &live_hls}),
+                                                                     .live = volumes.empty() ? nullptr : &live_hls,
+                                                                     .web = &web}),
                                        metrics),
                   HttpLimits{.read_timeout = std::chrono::seconds(cfg.http_timeout_s)}, &network);
   std::shared_ptr<boost::asio::ssl::context> tls;

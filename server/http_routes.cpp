@@ -15,6 +15,7 @@
 #include "server/http_metrics.hpp"
 #include "server/http_query.hpp"
 #include "server/http_timeline.hpp"
+#include "server/web_assets.hpp"
 
 namespace http = boost::beast::http;
 namespace json = boost::json;
@@ -65,6 +66,7 @@ boost::asio::awaitable<HttpReply> route(const RouteContext& ctx, const HttpReque
     if (!get) co_return only_get();
     co_return metrics_response(*ctx.metrics, req);
   }
+  if (q.path() == "/ui" || q.path().rfind("/ui/", 0) == 0) co_return web_reply(ctx.web, req, q.path());
   if (seg.size() >= 3 && seg[0] == "api" && seg[1] == "v1") {
     if (seg[2] == "events") co_return co_await events_route(ctx, req, q);  // its own methods and 405s
     // Admin and state routes (issue [F]): each answers its own methods and 405s.
@@ -119,10 +121,12 @@ boost::asio::awaitable<HttpReply> route(const RouteContext& ctx, const HttpReque
 
 namespace {
 
-// What a request needs: /healthz and /metrics are open; reading is for viewers; posting
+// What a request needs: /healthz, /metrics and the web UI's static files (/ui/: the page holds
+// no data; it asks for a token and sends it with its API requests) are open; reading is for viewers; posting
 // events is for recorders (detectors); every other change is for admins.
 Access access_for(const HttpRequest& req, const std::string& path, bool metrics_protected) {
   if (path == "/healthz" || (path == "/metrics" && !metrics_protected)) return Access::open;
+  if (path == "/ui" || path.rfind("/ui/", 0) == 0) return Access::open;
   if (req.method() == http::verb::get || req.method() == http::verb::head) return Access::view;
   if (req.method() == http::verb::post && path == "/api/v1/events") return Access::record;
   return Access::admin;
