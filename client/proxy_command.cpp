@@ -31,6 +31,7 @@ constexpr const char* kUsage =
     "  --cache-mb N          media cache budget in MiB (default 256; 0: share fetches, keep nothing)\n"
     "  --upstream-timeout S  longest wait for a node's whole answer (default 30) before a 504\n"
     "  --auth-ttl S          how long a token's verdict is kept (default 5)\n"
+    "  --access-log          one line per request on stderr (target, status, hit/miss/shared/pass)\n"
     "  --address-file FILE   write the bound ADDR:PORT to FILE once listening (for scripts and tests)\n\n"
     "Open: GET /healthz, GET /metrics (Prometheus text: vigil_proxy_upstream_requests_total{kind},\n"
     "cache hits/misses, coalesced waits, viewers connected, bytes served).\n"
@@ -51,12 +52,17 @@ asio::ip::tcp::endpoint parse_listen(const std::string& s) {
 int proxy_main(const std::vector<std::string>& args) {
   ProxyOptions options;
   std::string listen = "127.0.0.1:8090", upstream, address_file;
+  bool access_log = false;
   try {
     for (std::size_t i = 0; i < args.size(); ++i) {
       const auto& a = args[i];
       if (a == "-h" || a == "--help") {
         std::cout << kUsage;
         return kExitOk;
+      }
+      if (a == "--access-log") {
+        access_log = true;
+        continue;
       }
       if (i + 1 >= args.size()) {
         std::cerr << "vigil proxy: unknown option or missing value: '" << a << "'\n" << kUsage;
@@ -90,7 +96,7 @@ int proxy_main(const std::vector<std::string>& args) {
   ProxyCore core(options, metrics);
   std::unique_ptr<ProxyServer> server;
   try {
-    server = std::make_unique<ProxyServer>(io, parse_listen(listen), core);
+    server = std::make_unique<ProxyServer>(io, parse_listen(listen), core, std::chrono::seconds(15), access_log);
   } catch (const std::exception& e) {
     std::cerr << "vigil proxy: cannot listen on " << listen << ": " << e.what() << "\n";
     return kExitFailure;

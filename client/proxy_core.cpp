@@ -22,8 +22,9 @@ bool camera_elsewhere(const ProxyReply& r) {
          (r.body->find("no camera named") != std::string::npos || r.body->find("is not recording now") != std::string::npos);
 }
 
-// One byte range "bytes=A-B", "bytes=A-" or "bytes=-N" of a body of SIZE bytes; nullopt for
-// anything else (the upstream answers those, 416 included).
+// One byte range "bytes=A-B", "bytes=A-" or "bytes=-N" of a body of SIZE bytes as (offset,
+// length); (SIZE, 0) when it starts at or after the end; nullopt for anything else (the upstream
+// answers those).
 std::optional<std::pair<std::size_t, std::size_t>> single_range(std::string_view spec, std::size_t size) {
   constexpr std::string_view unit = "bytes=";
   if (!spec.starts_with(unit) || size == 0) return std::nullopt;
@@ -43,7 +44,7 @@ std::optional<std::pair<std::size_t, std::size_t>> single_range(std::string_view
     const std::size_t n = std::min(*b, size);
     return std::make_pair(size - n, n);
   }
-  if (*a >= size) return std::nullopt;
+  if (*a >= size) return std::make_pair(size, std::size_t{0});  // unsatisfiable: 416
   if (spec.substr(dash + 1).empty()) return std::make_pair(*a, size - *a);
   if (!b || *b < *a) return std::nullopt;
   return std::make_pair(*a, std::min(*b, size - 1) - *a + 1);
@@ -95,8 +96,10 @@ asio::awaitable<std::shared_ptr<const ProxyReply>> ProxyCore::verdict(const std:
     verdicts_.erase(it);
   }
   if (verdicts_.size() > 10'000) std::erase_if(verdicts_, [&](const auto& kv) { return kv.second.expires <= now; });
+  // Named, not temporaries in the co_await expression: GCC 12 destroys those twice.
   bool joined = false;
-  co_return co_await flights_.run("auth\n" + token, [this, token]() -> asio::awaitable<std::shared_ptr<const ProxyReply>> {
+  const std::string key = "auth\n" + token;
+  Flights::Fetch ask = [this, token]() -> asio::awaitable<std::shared_ptr<const ProxyReply>> {
     // A cheap authenticated request with the viewer's token: vigild's verdict on it.
     UpstreamRequest req{.method = "GET", .target = "/api/v1/cameras", .headers = {}};
     if (!token.empty()) req.headers.emplace_back("Authorization", "Bearer " + token);
@@ -108,7 +111,9 @@ asio::awaitable<std::shared_ptr<const ProxyReply>> ProxyCore::verdict(const std:
       verdicts_[token] = {reply, Clock::now() + options_.auth_ttl};
     }
     co_return reply;
-  }, joined);
+  };
+  auto verdict = co_await flights_.run(key, std::move(ask), joined);
+  co_return verdict;
 }
 
 asio::awaitable<ProxyReply> ProxyCore::pass_through(const ViewerRequest& req, const Resource& r) {
@@ -149,8 +154,8 @@ asio::awaitable<ProxyReply> ProxyCore::handle(const ViewerRequest& req) {
   } else {
     ++metrics_.cache_misses;
     bool joined = false;
-    reply = co_await flights_.run(key, [this, r, key, target = req.target, auth = req.authorization]()
-                                         -> asio::awaitable<std::shared_ptr<const ProxyReply>> {
+    Flights::Fetch fetch_it = [this, r, key, target = req.target, auth = req.authorization]()
+        -> asio::awaitable<std::shared_ptr<const ProxyReply>> {
       UpstreamRequest up{.method = "GET", .target = target, .headers = {}};
       if (!auth.empty()) up.headers.emplace_back("Authorization", auth);
       auto a = co_await fetch(r, up);
@@ -159,7 +164,8 @@ asio::awaitable<ProxyReply> ProxyCore::handle(const ViewerRequest& req) {
         cache_.put(key, shared, Clock::now() + freshness(r, shared->header("Cache-Control")));
       }
       co_return shared;
-    }, joined);
+    };
+    reply = co_await flights_.run(key, std::move(fetch_it), joined);
     if (joined) ++metrics_.coalesced_waits;
     how = joined ? "shared" : "miss";
   }
@@ -168,6 +174,11 @@ asio::awaitable<ProxyReply> ProxyCore::handle(const ViewerRequest& req) {
   if (!req.range.empty() && out.status == 200) {
     const auto range = single_range(req.range, out.size());
     if (!range) co_return co_await pass_through(req, r);  // vigild says what is wrong with it
+    if (range->second == 0) {  // as vigild answers it
+      out = json_error(416, "the range starts after the end of the " + std::to_string(reply->size()) + " bytes");
+      set_header(out, "Content-Range", "bytes */" + std::to_string(reply->size()));
+      co_return out;
+    }
     out.status = 206;
     out.offset = range->first;
     out.length = range->second;

@@ -40,8 +40,8 @@ struct Gauge {  // viewers connected, for the life of a session
 }  // namespace
 
 ProxyServer::ProxyServer(asio::io_context& io, const asio::ip::tcp::endpoint& endpoint, ProxyCore& core,
-                         std::chrono::seconds read_timeout)
-    : io_(io), acceptor_(io, endpoint), core_(core), read_timeout_(read_timeout) {}
+                         std::chrono::seconds read_timeout, bool access_log)
+    : io_(io), acceptor_(io, endpoint), core_(core), read_timeout_(read_timeout), access_log_(access_log) {}
 
 void ProxyServer::start() { asio::co_spawn(io_, accept_loop(), asio::detached); }
 
@@ -115,6 +115,11 @@ asio::awaitable<void> ProxyServer::session(asio::ip::tcp::socket socket) {
           std::cerr << "vigil proxy: " << req.target.substr(0, 200) << ": " << e.what() << "\n";
           reply = json_error(500, "internal proxy error");
         }
+      }
+      if (access_log_) {
+        std::cerr << "vigil proxy: " << req.method << " " << req.target.substr(0, 300)
+                  << (req.range.empty() ? "" : " [" + req.range + "]") << " -> " << reply.status << " "
+                  << reply.header("X-Vigil-Proxy") << " " << reply.view().size() << "\n";
       }
     }
     // The answer, written from the shared bytes where they lie (REPLY holds them until done).

@@ -18,7 +18,7 @@ class ProxyServer {
  public:
   // Binds ENDPOINT now (throws if it cannot).
   ProxyServer(boost::asio::io_context& io, const boost::asio::ip::tcp::endpoint& endpoint, ProxyCore& core,
-              std::chrono::seconds read_timeout = std::chrono::seconds(15));
+              std::chrono::seconds read_timeout = std::chrono::seconds(15), bool access_log = false);
   boost::asio::ip::tcp::endpoint local_endpoint() const { return acceptor_.local_endpoint(); }
   void start();
   void stop();  // closes the acceptor; sessions end with the io_context
@@ -32,6 +32,7 @@ class ProxyServer {
   boost::asio::ip::tcp::acceptor acceptor_;
   ProxyCore& core_;
   std::chrono::seconds read_timeout_;
+  bool access_log_;  // one line per request on stderr
 };
 
 }  // namespace vigil::client
