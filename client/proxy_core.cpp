@@ -68,7 +68,8 @@ ProxyCore::ProxyCore(ProxyOptions options, ProxyMetrics& metrics)
 asio::awaitable<UpstreamAnswer> ProxyCore::fetch(const Resource& r, const UpstreamRequest& req, const char* kind) {
   const std::size_t n = options_.upstreams.size();
   std::size_t first = 0;
-  if (auto it = node_of_camera_.find(r.camera); !r.camera.empty() && it != node_of_camera_.end()) first = it->second;
+  // The node that answered last for this camera ("": requests not about one camera) first.
+  if (auto it = node_of_camera_.find(r.camera); it != node_of_camera_.end()) first = it->second;
   std::optional<UpstreamAnswer> not_here, failed;
   for (std::size_t i = 0; i < n; ++i) {
     const std::size_t node = (first + i) % n;
@@ -83,7 +84,7 @@ asio::awaitable<UpstreamAnswer> ProxyCore::fetch(const Resource& r, const Upstre
       if (!not_here) not_here = std::move(a);
       continue;
     }
-    if (!r.camera.empty()) node_of_camera_[r.camera] = node;
+    node_of_camera_[r.camera] = node;
     co_return a;
   }
   co_return not_here ? std::move(*not_here) : std::move(*failed);

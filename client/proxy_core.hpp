@@ -50,7 +50,7 @@ class ProxyCore {
   ProxyMetrics& metrics_;
   ProxyCache cache_;
   Flights flights_;
-  std::map<std::string, std::size_t> node_of_camera_;  // camera → index in options_.upstreams
+  std::map<std::string, std::size_t> node_of_camera_;  // camera ("" for others) → index in options_.upstreams
   struct Verdict {
     std::shared_ptr<const ProxyReply> reply;  // 2xx: the token is good
     ProxyCache::Clock::time_point expires;

@@ -248,6 +248,26 @@ TEST_CASE("vigil proxy: 50 viewers share one upstream fetch per resource, slow v
     INFO(proxy.log());
     CHECK(metric(p, "vigil_proxy_upstream_requests_total", {{"kind", "hls_segment"}}) == segments_before);
   }
+  {  // several upstreams: an unreachable node first, then vigild — viewers do not notice
+    test::TempDir dir2;
+    asio::io_context io;
+    std::string closed;
+    {
+      asio::ip::tcp::acceptor a(io, {asio::ip::make_address("127.0.0.1"), 0});
+      closed = "127.0.0.1:" + std::to_string(a.local_endpoint().port());
+    }
+    ProxyProcess two(dir2.path(), closed + "," + d.http());
+    for (int i = 0; i < 2; ++i) {
+      const auto r = get_with(two.address(), targets[3], token);
+      REQUIRE(r.status == 200);
+      CHECK((r.body == direct[3]));
+    }
+    const auto head = test::http_request(two.address(), "HEAD", targets[1]);
+    CHECK(head.status == 200);
+    CHECK(head.header("Content-Length") == std::to_string(direct[1].size()));
+    CHECK(head.body.empty());
+    CHECK(metric(two.address(), "vigil_proxy_upstream_failures_total") >= 1);
+  }
   const int status = proxy.stop();
   CHECK(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
