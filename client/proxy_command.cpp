@@ -91,34 +91,39 @@ int proxy_main(const std::vector<std::string>& args) {
     return kExitUsage;
   }
 
-  asio::io_context io(1);
+  // METRICS and CORE outlive the io_context: the coroutine frames it destroys last (viewer
+  // sessions, fetches) still refer to them.
   ProxyMetrics metrics;
   ProxyCore core(options, metrics);
-  std::unique_ptr<ProxyServer> server;
-  try {
-    server = std::make_unique<ProxyServer>(io, parse_listen(listen), core, std::chrono::seconds(15), access_log);
-  } catch (const std::exception& e) {
-    std::cerr << "vigil proxy: cannot listen on " << listen << ": " << e.what() << "\n";
-    return kExitFailure;
+  {
+    asio::io_context io(1);
+    std::unique_ptr<ProxyServer> server;
+    try {
+      server = std::make_unique<ProxyServer>(io, parse_listen(listen), core, std::chrono::seconds(15), access_log);
+    } catch (const std::exception& e) {
+      std::cerr << "vigil proxy: cannot listen on " << listen << ": " << e.what() << "\n";
+      return kExitFailure;
+    }
+    const auto ep = server->local_endpoint();
+    const std::string bound = ep.address().to_string() + ":" + std::to_string(ep.port());
+    asio::signal_set signals(io, SIGINT, SIGTERM);
+    signals.async_wait([&](const boost::system::error_code& ec, int sig) {
+      if (ec) return;
+      std::cerr << "vigil proxy: " << (sig == SIGINT ? "SIGINT" : "SIGTERM") << ", stopping\n";
+      server->stop();
+      io.stop();  // open viewer connections close as their sessions are destroyed with the io_context
+    });
+    server->start();
+    if (!address_file.empty()) {
+      const std::string tmp = address_file + ".tmp";
+      std::ofstream(tmp) << bound << "\n";
+      std::rename(tmp.c_str(), address_file.c_str());
+    }
+    std::cerr << "vigil proxy: listening on " << bound << ", upstream " << upstream << ", cache "
+              << (options.cache_bytes >> 20) << " MiB\n";
+    io.run();
+    core.drop_flights();
   }
-  const auto ep = server->local_endpoint();
-  const std::string bound = ep.address().to_string() + ":" + std::to_string(ep.port());
-  asio::signal_set signals(io, SIGINT, SIGTERM);
-  signals.async_wait([&](const boost::system::error_code& ec, int sig) {
-    if (ec) return;
-    std::cerr << "vigil proxy: " << (sig == SIGINT ? "SIGINT" : "SIGTERM") << ", stopping\n";
-    server->stop();
-    io.stop();  // open viewer connections are closed as their sessions are destroyed
-  });
-  server->start();
-  if (!address_file.empty()) {
-    const std::string tmp = address_file + ".tmp";
-    std::ofstream(tmp) << bound << "\n";
-    std::rename(tmp.c_str(), address_file.c_str());
-  }
-  std::cerr << "vigil proxy: listening on " << bound << ", upstream " << upstream << ", cache "
-            << (options.cache_bytes >> 20) << " MiB\n";
-  io.run();
   std::cerr << "vigil proxy: stopped (" << metrics.requests << " requests, " << metrics.bytes_served
             << " bytes served)\n";
   return kExitOk;

@@ -39,6 +39,7 @@ class ProxyCore {
   boost::asio::awaitable<ProxyReply> handle(const ViewerRequest& req);
   ProxyMetrics& metrics() { return metrics_; }
   const ProxyCache& cache() const { return cache_; }
+  void drop_flights() { flights_.clear(); }  // at shutdown, before the io_context is destroyed
 
  private:
   boost::asio::awaitable<ProxyReply> pass_through(const ViewerRequest& req, const Resource& r);

@@ -23,6 +23,8 @@ class Flights {
   // whether this caller waited on another's fetch.
   boost::asio::awaitable<std::shared_ptr<const ProxyReply>> run(const std::string& key, Fetch fetch, bool& joined);
   std::size_t in_flight() const noexcept { return flights_.size(); }
+  // Forgets the running fetches (at shutdown, before the io_context goes: their timers belong to it).
+  void clear() { flights_.clear(); }
 
  private:
   struct Flight {

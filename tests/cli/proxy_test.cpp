@@ -6,7 +6,8 @@
 // that reads one byte and stops holds up nobody; vigild's refusals reach the viewer with their
 // status and reason; no token is a 401 and an invalid token never gets cached media; ffprobe
 // plays the HLS rendition through the proxy with the token in the URL. Without vigild the
-// proxy answers 502, and 504 when the node does not answer in time.
+// proxy answers 502, and 504 when the node does not answer in time; SIGTERM with viewers waiting
+// on a fetch is a clean exit.
 #include <sys/socket.h>
 
 #include <boost/asio/connect.hpp>
@@ -301,6 +302,33 @@ TEST_CASE("vigil proxy: an unreachable vigild is a 502, a silent one a 504, both
     CHECK(r.status == 504);
     CHECK_THAT(r.body, ContainsSubstring("in time"));
     CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(20));  // no hang
+  }
+  {  // SIGTERM while a viewer waits on a fetch and another viewer waits on that one: a clean exit
+    asio::ip::tcp::acceptor silent(io, {asio::ip::make_address("127.0.0.1"), 0});
+    const std::string silent_addr = "127.0.0.1:" + std::to_string(silent.local_endpoint().port());
+    ProxyProcess proxy(dir.path(), silent_addr, {"--upstream-timeout", "120"});
+    std::vector<std::thread> waiting;
+    std::vector<int> statuses(2, -1);
+    for (int i = 0; i < 2; ++i) {
+      waiting.emplace_back([&, i] {
+        try {
+          statuses[i] = get_with(proxy.address(), "/api/v1/cameras/gate/hls.m3u8?from=-1h", "t").status;
+        } catch (const std::exception&) {
+          statuses[i] = 0;
+        }
+      });
+    }
+    double in = 0;
+    for (int i = 0; i < 500 && in < 2; ++i) {
+      in = metric(proxy.address(), "vigil_proxy_requests_total");
+      if (in < 2) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    CHECK(in == 2);
+    const int status = proxy.stop();
+    for (auto& t : waiting) t.join();
+    CHECK(statuses == std::vector<int>{0, 0});  // the connections were closed, not answered
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
   }
   CHECK(test::run_to_exit(VIGIL_CLI_PATH, {"proxy", "--help"}, dir.path() / "help.log").status == 0);
   CHECK(test::run_to_exit(VIGIL_CLI_PATH, {"proxy"}, dir.path() / "usage.log").status == 2);
