@@ -7,7 +7,8 @@
 // status and reason; no token is a 401 and an invalid token never gets cached media; ffprobe
 // plays the HLS rendition through the proxy with the token in the URL. Without vigild the
 // proxy answers 502, and 504 when the node does not answer in time; SIGTERM with viewers waiting
-// on a fetch is a clean exit.
+// on a fetch is a clean exit. Three ffmpeg players following a live recording through the proxy
+// get runs of the source packets while each live segment is fetched from vigild about once.
 #include <sys/socket.h>
 
 #include <boost/asio/connect.hpp>
@@ -332,4 +333,70 @@ TEST_CASE("vigil proxy: an unreachable vigild is a 502, a silent one a 504, both
   }
   CHECK(test::run_to_exit(VIGIL_CLI_PATH, {"proxy", "--help"}, dir.path() / "help.log").status == 0);
   CHECK(test::run_to_exit(VIGIL_CLI_PATH, {"proxy"}, dir.path() / "usage.log").status == 2);
+}
+
+TEST_CASE("vigil proxy: three ffmpeg players follow a live recording through the proxy, sharing its segments",
+          "[proxy][cli][ffmpeg][live]") {
+  test::TempDir dir;
+  const auto clip = test::make_h264_clip(dir.path(), 10);
+  const auto source = test::probe_packets(clip, dir.path());
+  REQUIRE(source.size() == 250);
+  const auto profile = test::make_sim_profile(dir.path());
+  test::VigildProcess d(dir.path() / "data", {"--volume", (dir.path() / "vol").string(), "--volume-size",
+                                              std::to_string(128 << 20), "--extent-bytes", std::to_string(4 << 20),
+                                              "--profile", profile.string(), "--cycle-ms", "200",
+                                              "--model-check-cycles", "0", "--no-camera-pull"});
+  REQUIRE(d.wait_ready());
+  ProxyProcess proxy(dir.path(), d.http());
+  const std::string p = proxy.address();
+  CHECK(get_with(p, "/api/v1/cameras/yard/live.m3u8", d.token()).status == 404);  // not recording: vigild's 404
+
+  // Real time: the recording lasts the clip's 10 s.
+  server::SpawnOptions rec;
+  rec.argv = {VIGIL_CLI_PATH, "--server", d.wire(), "record", "--stream", "yard", clip.string()};
+  rec.output_file = dir.path() / "rec.log";
+  rec.new_session = false;
+  auto recorder = server::ChildProcess::spawn(rec);
+  test::HttpResult pl;
+  for (int i = 0; i < 300 && pl.status != 200; ++i) {
+    pl = get_with(p, "/api/v1/cameras/yard/live.m3u8", d.token());
+    if (pl.status != 200) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  INFO(pl.body);
+  REQUIRE(pl.status == 200);
+  CHECK_THAT(pl.body, ContainsSubstring("live/seg.m4s?n="));
+
+  // Three players at once, each until the playlist ends with the recording.
+  std::vector<server::ChildProcess> players;
+  for (int i = 0; i < 3; ++i) {
+    server::SpawnOptions ff;
+    ff.argv = {"/usr/bin/ffmpeg", "-loglevel", "error", "-y", "-i",
+               "http://" + p + "/api/v1/cameras/yard/live.m3u8?access_token=" + d.token(), "-c", "copy",
+               (dir.path() / ("live" + std::to_string(i) + ".mp4")).string()};
+    ff.output_file = dir.path() / ("ffmpeg" + std::to_string(i) + ".log");
+    ff.new_session = false;
+    players.push_back(server::ChildProcess::spawn(ff));
+  }
+  for (auto& player : players) CHECK(player.wait() == 0);
+  CHECK(recorder.wait() == 0);
+  for (int i = 0; i < 3; ++i) {
+    const auto got = test::probe_packets(dir.path() / ("live" + std::to_string(i) + ".mp4"), dir.path());
+    INFO("player " << i);
+    REQUIRE(got.size() >= 25);
+    CHECK(got.front().key);
+    std::size_t at = source.size();
+    for (std::size_t k = 0; k < source.size(); ++k) {
+      if (source[k].key && source[k].size == got.front().size) {
+        at = k;
+        break;
+      }
+    }
+    REQUIRE(at + got.size() <= source.size());
+    for (std::size_t k = 0; k < got.size(); ++k) CHECK(got[k].size == source[at + k].size);
+  }
+  // 10 s of ~2 s segments: each fetched from vigild once, not once per player.
+  INFO(test::http_request_without_token(p, "GET", "/metrics").body);
+  INFO("live segments fetched upstream: " << metric(p, "vigil_proxy_upstream_requests_total", {{"kind", "live_segment"}}) << ", viewer requests: " << metric(p, "vigil_proxy_requests_total"));
+  CHECK(metric(p, "vigil_proxy_upstream_requests_total", {{"kind", "live_segment"}}) <= 7);
+  CHECK(metric(p, "vigil_proxy_cache_hits_total") + metric(p, "vigil_proxy_coalesced_waits_total") > 0);
 }
