@@ -102,7 +102,7 @@ asio::awaitable<std::shared_ptr<const ProxyReply>> ProxyCore::verdict(const std:
   const std::string key = "auth\n" + token;
   Flights::Fetch ask = [this, token]() -> asio::awaitable<std::shared_ptr<const ProxyReply>> {
     // A cheap authenticated request with the viewer's token: vigild's verdict on it.
-    UpstreamRequest req{.method = "GET", .target = "/api/v1/cameras", .headers = {}};
+    UpstreamRequest req{.method = "GET", .target = "/api/v1/cameras", .headers = {}, .body = {}};
     if (!token.empty()) req.headers.emplace_back("Authorization", "Bearer " + token);
     Resource r;
     auto a = co_await fetch(r, req, "auth");
@@ -118,7 +118,8 @@ asio::awaitable<std::shared_ptr<const ProxyReply>> ProxyCore::verdict(const std:
 }
 
 asio::awaitable<ProxyReply> ProxyCore::pass_through(const ViewerRequest& req, const Resource& r) {
-  UpstreamRequest up{.method = req.method, .target = req.target, .headers = {}};
+  UpstreamRequest up{.method = req.method, .target = req.target, .headers = {}, .body = req.body};
+  if (!req.content_type.empty()) up.headers.emplace_back("Content-Type", req.content_type);
   if (!req.authorization.empty()) up.headers.emplace_back("Authorization", req.authorization);
   if (!req.range.empty()) up.headers.emplace_back("Range", req.range);
   if (!req.if_none_match.empty()) up.headers.emplace_back("If-None-Match", req.if_none_match);
@@ -132,11 +133,6 @@ asio::awaitable<ProxyReply> ProxyCore::pass_through(const ViewerRequest& req, co
 asio::awaitable<ProxyReply> ProxyCore::handle(const ViewerRequest& req) {
   ++metrics_.requests;
   const Resource r = classify(req.target);
-  if (req.method != "GET" && req.method != "HEAD") {
-    auto res = json_error(405, "the proxy serves GET and HEAD only");
-    res.headers.emplace_back("Allow", "GET, HEAD");
-    co_return res;
-  }
   if (req.method != "GET" || !cacheable(r.kind) || !req.if_none_match.empty() || !req.if_range.empty()) {
     co_return co_await pass_through(req, r);
   }
@@ -157,7 +153,7 @@ asio::awaitable<ProxyReply> ProxyCore::handle(const ViewerRequest& req) {
     bool joined = false;
     Flights::Fetch fetch_it = [this, r, key, target = req.target, auth = req.authorization]()
         -> asio::awaitable<std::shared_ptr<const ProxyReply>> {
-      UpstreamRequest up{.method = "GET", .target = target, .headers = {}};
+      UpstreamRequest up{.method = "GET", .target = target, .headers = {}, .body = {}};
       if (!auth.empty()) up.headers.emplace_back("Authorization", auth);
       auto a = co_await fetch(r, up);
       auto shared = std::make_shared<const ProxyReply>(std::move(a.reply));

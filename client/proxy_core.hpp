@@ -29,8 +29,9 @@ struct ProxyOptions {
 };
 
 struct ViewerRequest {
-  std::string method, target;  // GET or HEAD (others are refused)
+  std::string method, target;  // GET and HEAD are shared/cached; other methods are passed through
   std::string authorization, range, if_none_match, if_range;
+  std::string content_type, body;  // of a passed-through POST/PUT/PATCH
 };
 
 class ProxyCore {

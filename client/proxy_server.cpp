@@ -17,9 +17,9 @@ namespace http = beast::http;
 namespace vigil::client {
 namespace {
 
-// Viewer requests are GETs: small headers, no body to speak of.
+// Viewer requests: small headers; bodies (passed-through POSTs) up to what vigild takes.
 constexpr std::uint32_t kHeaderLimit = 8 * 1024;
-constexpr std::uint64_t kBodyLimit = 64 * 1024;
+constexpr std::uint64_t kBodyLimit = 1024 * 1024;  // as vigild's
 
 ProxyReply text_reply(int status, std::string content_type, std::string body) {
   ProxyReply r;
@@ -104,7 +104,9 @@ asio::awaitable<void> ProxyServer::session(asio::ip::tcp::socket socket) {
                         .authorization = std::string(in[http::field::authorization]),
                         .range = std::string(in[http::field::range]),
                         .if_none_match = std::string(in[http::field::if_none_match]),
-                        .if_range = std::string(in[http::field::if_range])};
+                        .if_range = std::string(in[http::field::if_range]),
+                        .content_type = std::string(in[http::field::content_type]),
+                        .body = in.body()};
       method = req.method;
       bool handled = false;
       reply = local_route(req, handled);

@@ -56,11 +56,16 @@ asio::awaitable<UpstreamAnswer> fetch_upstream(const UpstreamNode& node, const U
   if (cec == beast::error::timeout) co_return failure(504, "upstream " + node.name() + " did not accept in time");
   if (cec) co_return failure(502, "upstream " + node.name() + " is unreachable: " + cec.message());
 
-  http::request<http::empty_body> out{req.method == "HEAD" ? http::verb::head : http::verb::get, req.target, 11};
+  http::request<http::string_body> out;
+  out.method_string(req.method);
+  out.target(req.target);
+  out.version(11);
   out.set(http::field::host, node.name());
   out.set(http::field::user_agent, "vigil-proxy/" VIGIL_VERSION);
   for (const auto& [k, v] : req.headers) out.set(k, v);
   out.keep_alive(false);
+  out.body() = req.body;
+  if (!req.body.empty() || (req.method != "GET" && req.method != "HEAD")) out.prepare_payload();
   auto [wec, wn] = co_await http::async_write(stream, out, asio::as_tuple(asio::use_awaitable));
   (void)wn;
   if (wec == beast::error::timeout) co_return failure(504, "upstream " + node.name() + " did not answer in time");

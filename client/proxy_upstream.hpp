@@ -1,5 +1,5 @@
 #pragma once
-// One HTTP/1.1 GET or HEAD to a vigild node (Boost.Beast client over an Asio coroutine): connect,
+// One HTTP/1.1 request (GET, HEAD, or a passed-through POST/PUT/DELETE) to a vigild node (Boost.Beast client over an Asio coroutine): connect,
 // send, read the whole answer, close. Whatever the node answers (2xx, 304, 4xx, 5xx) comes back
 // as it is, with the header fields a viewer needs; a node that cannot be reached becomes a 502
 // and one that does not answer within the time-out a 504, both with a JSON reason — never a hang.
@@ -22,9 +22,10 @@ struct UpstreamNode {
 std::vector<UpstreamNode> parse_upstreams(const std::string& list);
 
 struct UpstreamRequest {
-  std::string method = "GET";  // GET or HEAD
+  std::string method = "GET";  // any HTTP method; HEAD answers have no body
   std::string target;
   std::vector<std::pair<std::string, std::string>> headers;  // e.g. Authorization, Range
+  std::string body;                                          // sent when not empty
 };
 
 struct UpstreamAnswer {
