@@ -59,4 +59,5 @@ if [ "${VIGIL_DEMO:-1}" != 0 ]; then
   echo "demo: played back out of the volume into $out; try: ffprobe $out   or   ffplay $out"
 fi
 echo "demo: vigild is running: wire $wire, http://$http (curl http://$http/healthz); Ctrl-C stops it"
+echo "demo: web UI: open http://$http/ui/#token=\$(cat $data/admin.token)   (docs/web-ui.md)"
 wait "$vigild_pid"

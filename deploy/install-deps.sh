@@ -13,6 +13,8 @@ packages=(
   liburing-dev libisal-dev libssl-dev openssl
   curl procps
   gnuplot-nox
+  # The web UI's end-to-end test drives Debian's Chromium (headless) through playwright-core.
+  chromium
   # Test peers: a real RTSP camera (GStreamer's RTSP server, run with Debian's /usr/bin/python3).
   python3-gi gir1.2-gst-rtsp-server-1.0 gstreamer1.0-plugins-base gstreamer1.0-plugins-good
   gstreamer1.0-plugins-ugly gstreamer1.0-plugins-bad
@@ -24,6 +26,12 @@ backports_packages=(libcatch2-dev)
 if [ "$(id -u)" -ne 0 ]; then
   echo "install-deps: must run as root (it calls apt-get)" >&2
   exit 1
+fi
+
+# Node.js and npm fetch the web UI's pinned npm packages (deploy/web-deps.sh). A Node.js that
+# already brings its own npm (e.g. NodeSource's nodejs) is kept: Debian's npm would conflict with it.
+if ! command -v npm >/dev/null 2>&1; then
+  packages+=(nodejs npm)
 fi
 
 missing=()

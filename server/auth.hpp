@@ -34,8 +34,11 @@ inline constexpr std::chrono::seconds kTokenCacheTtl{5};
 class Authenticator {
  public:
   // REQUIRED false: every request is let through as admin (vigild --no-auth, for a lab).
-  Authenticator(CatalogPool& catalog, bool required) : catalog_(catalog), required_(required) {}
+  // METRICS_PROTECTED: /metrics needs a viewer token too (vigild --metrics-auth).
+  Authenticator(CatalogPool& catalog, bool required, bool metrics_protected = false)
+      : catalog_(catalog), required_(required), metrics_protected_(metrics_protected) {}
   bool required() const noexcept { return required_; }
+  bool metrics_protected() const noexcept { return metrics_protected_; }
   // The role TOKEN carries, or nullopt (empty, unknown, revoked, expired).
   boost::asio::awaitable<std::optional<Role>> role_of(const std::string& token);
 
@@ -46,6 +49,7 @@ class Authenticator {
   };
   CatalogPool& catalog_;
   const bool required_;
+  const bool metrics_protected_;
   std::mutex mu_;
   std::map<std::string, Entry> cache_;  // by SHA-256 of the token
 };

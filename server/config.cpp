@@ -90,9 +90,14 @@ ParsedArgs parse_server_args(int argc, const char* const argv[]) {
       ("recorder", po::value<std::string>()->value_name("PATH"),
        "the `vigil` binary that records pulled cameras (`vigil camera add`); default: beside vigild, or the "
        "build tree's")
+      ("web-root", po::value<std::string>()->value_name("DIR"),
+       "the web UI's files, served at /ui/ (read once at start); default: web/ beside vigild, or the build "
+       "tree's")
       ("no-auth", po::bool_switch(),
        "accept every HTTP and wire request without a token (a lab, never production); by default\n"
        "vigild writes an admin token to DATA/admin.token on first start and requires tokens")
+      ("metrics-auth", po::bool_switch(),
+       "/metrics needs a token (viewer role) like the API; by default it is open to scrapers")
       ("no-camera-pull", po::bool_switch(),
        "do not record the cameras configured in the catalog (recording clients still can)")
       ("http-timeout", po::value(&cfg.http_timeout_s)->value_name("S")->default_value(cfg.http_timeout_s),
@@ -152,11 +157,13 @@ ParsedArgs parse_server_args(int argc, const char* const argv[]) {
     if (cfg.cycle_ms < 100 || cfg.cycle_ms > 60'000) throw ConfigError("--cycle-ms must be between 100 and 60000");
     if (vm.count("profile")) cfg.profile = vm["profile"].as<std::string>();
     if (vm.count("recorder")) cfg.recorder = vm["recorder"].as<std::string>();
+    if (vm.count("web-root")) cfg.web_root = vm["web-root"].as<std::string>();
     if (vm.count("tls-cert")) cfg.tls_cert = vm["tls-cert"].as<std::string>();
     if (vm.count("tls-key")) cfg.tls_key = vm["tls-key"].as<std::string>();
     if (cfg.tls_cert.has_value() != cfg.tls_key.has_value()) throw ConfigError("--tls-cert and --tls-key go together");
     if (vm.count("no-camera-pull") && vm["no-camera-pull"].as<bool>()) cfg.pull_cameras = false;
     if (vm.count("no-auth") && vm["no-auth"].as<bool>()) cfg.auth = false;
+    if (vm.count("metrics-auth") && vm["metrics-auth"].as<bool>()) cfg.metrics_auth = true;
     if (!admission::policy_from_name(cfg.admission_policy)) {
       throw ConfigError("--admission-policy: unknown policy '" + cfg.admission_policy +
                         "' (conservative, aggressive, adm3, statistical, analytic)");

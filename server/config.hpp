@@ -41,7 +41,9 @@ struct ServerConfig {
   int model_check_cycles = 5;                  // online model check: K optimistic cycles pause admission; 0 off
   std::optional<std::filesystem::path> recorder;  // `vigil` binary for pulled cameras; none: beside vigild
   bool pull_cameras = true;
+  std::optional<std::filesystem::path> web_root;  // the web UI's files; none: beside vigild or the build tree's
   bool auth = true;  // tokens required on HTTP (but /healthz, /metrics) and the wire protocol
+  bool metrics_auth = false;  // /metrics needs a viewer token too
   std::optional<std::filesystem::path> tls_cert, tls_key;  // both: the wire protocol is TLS only                       // run the camera manager (needs a volume)
 };
 

@@ -39,6 +39,7 @@
 #include "server/recording_service.hpp"
 #include "server/vigild_metrics.hpp"
 #include "server/volume_startup.hpp"
+#include "server/web_assets.hpp"
 #include "server/wire_server.hpp"
 #include "proto/frame_codec.hpp"
 
@@ -225,7 +226,7 @@ int run_daemon(const ServerConfig& cfg) {
   if (cfg.auth) ensure_admin_token(conninfo, cfg.data_dir);
   else log::warn("--no-auth: every HTTP and wire request is allowed without a token");
   CatalogPool catalog(conninfo, cfg.catalog_threads);
-  Authenticator auth(catalog, cfg.auth);
+  Authenticator auth(catalog, cfg.auth, cfg.metrics_auth);
   catalog.set_metrics(metrics.catalog_wait(), metrics.catalog_job(true), metrics.catalog_job(false));
   RecordingService recording(std::move(recording_disks), catalog, batcher, &metrics);
   PlaybackService playback(recording, catalog);
@@ -233,6 +234,10 @@ int run_daemon(const ServerConfig& cfg) {
   NetworkThreads network(NetworkThreads::default_count());
   ExportCache exports(256u << 20);
   HlsLive live_hls(recording);
+  // The web UI: read once now, served from memory (a missing directory is a warning, not a failure).
+  const WebAssets web = WebAssets::load(cfg.web_root ? *cfg.web_root : default_web_root());
+  if (web.empty()) log::warn("web UI not served (/ui/ answers 404)", {{"reason", web.problem()}});
+  else log::info("web UI loaded", {{"root", fs::absolute(web.root()).string()}, {"files", web.size()}});
   HttpServer http(io, resolve_numeric(cfg.http_address, cfg.http_port, "http-address"),
                   with_request_metrics(make_http_routes(RouteContext{.catalog = catalog,
                                                                      .database_mode = mode,
@@ -240,7 +245,8 @@ int run_daemon(const ServerConfig& cfg) {
                                                                      .exports = &exports,
                                                                      .auth = &auth,
                                                                      .metrics = &metrics,
-                                                                     .live = volumes.empty() ? nullptr : &live_hls}),
+                                                                     .live = volumes.empty() ? nullptr : &live_hls,
+                                                                     .web = &web}),
                                        metrics),
                   HttpLimits{.read_timeout = std::chrono::seconds(cfg.http_timeout_s)}, &network);
   std::shared_ptr<boost::asio::ssl::context> tls;
@@ -302,6 +308,10 @@ int run_daemon(const ServerConfig& cfg) {
   });
 
   io.run();
+  // The listeners' accepts, aborted by stop(), complete here: each holds a socket of a session
+  // io_context, which must still exist when the handler runs (or is destroyed).
+  io.restart();
+  io.poll();
   // Open sessions end here, before the services they use; interactive reads still in flight
   // complete first (their completions are posted to the sessions' io_contexts).
   network.shutdown([] { ClipReader::wait_for_requests(); });

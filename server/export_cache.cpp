@@ -28,6 +28,15 @@ void ExportCache::put(const std::string& key, std::shared_ptr<const Bytes> data)
   }
 }
 
+std::optional<ExportCache::BuildLease> ExportCache::reserve_build(std::uint64_t bytes) {
+  std::uint64_t used = building_bytes_.load();
+  do {
+    // One build alone may always run (the request caps keep it bounded).
+    if (used > 0 && used + bytes > build_budget_bytes_) return std::nullopt;
+  } while (!building_bytes_.compare_exchange_weak(used, used + bytes));
+  return std::optional<BuildLease>(std::in_place, building_bytes_, bytes);
+}
+
 std::size_t ExportCache::bytes() const {
   std::lock_guard lock(mu_);
   return bytes_;

@@ -1,31 +1,11 @@
 #include "server/hls_live.hpp"
 
 #include <cmath>
-#include <cstdio>
-#include <ctime>
 
+#include "server/hls_text.hpp"
 #include "server/recording_service.hpp"
 
 namespace vigil::server {
-namespace {
-
-std::string seconds(std::int64_t us) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6f", static_cast<double>(us) / 1e6);
-  return buf;
-}
-
-std::string iso_ms(std::int64_t us) {
-  const std::time_t t = static_cast<std::time_t>(us / 1'000'000);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[48];
-  const std::size_t n = std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  std::snprintf(buf + n, sizeof buf - n, ".%03dZ", static_cast<int>(us / 1000 % 1000));
-  return buf;
-}
-
-}  // namespace
 
 HlsLiveChannel::HlsLiveChannel(const std::shared_ptr<LiveFeed>& feed) : last_used_(std::chrono::steady_clock::now()) {
   // The feed itself is not kept: it ends with its recording, the tap outlives it.
@@ -89,7 +69,7 @@ std::string HlsLiveChannel::playlist(const std::string& token_param) {
                      "\n#EXT-X-MEDIA-SEQUENCE:" + std::to_string(window_.empty() ? next_sequence_ : window_.front().sequence) +
                      "\n#EXT-X-INDEPENDENT-SEGMENTS\n#EXT-X-MAP:URI=\"live/init.mp4?x=1" + token_param + "\"\n";
   for (const auto& s : window_) {
-    m3u8 += "#EXT-X-PROGRAM-DATE-TIME:" + iso_ms(s.from_us) + "\n#EXTINF:" + seconds(s.to_us - s.from_us) +
+    m3u8 += "#EXT-X-PROGRAM-DATE-TIME:" + hls_date_time(s.from_us) + "\n#EXTINF:" + hls_seconds(s.to_us - s.from_us) +
             ",\nlive/seg.m4s?n=" + std::to_string(s.sequence) + token_param + "\n";
   }
   if (ended_) m3u8 += "#EXT-X-ENDLIST\n";

@@ -15,6 +15,7 @@
 #include "server/clip_source.hpp"
 #include "server/export_cache.hpp"
 #include "server/hls_live.hpp"
+#include "server/hls_text.hpp"
 #include "server/http_media.hpp"
 
 namespace http = boost::beast::http;
@@ -88,22 +89,6 @@ std::vector<Cut> cut(const std::vector<storage::PlaybackSegment>& segments, std:
   return out;
 }
 
-std::string seconds(std::int64_t us) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6f", static_cast<double>(us) / 1e6);
-  return buf;
-}
-
-std::string iso_ms(std::int64_t us) {
-  const std::time_t t = static_cast<std::time_t>(us / 1'000'000);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[48];
-  const std::size_t n = std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  std::snprintf(buf + n, sizeof buf - n, ".%03dZ", static_cast<int>(us / 1000 % 1000));
-  return buf;
-}
-
 // A player that was given the playlist with ?access_token= (it cannot send headers) asks for
 // the segments the same way: "&access_token=…", or "" (only a token's own characters pass).
 std::string token_param_of(const QueryParams& q) {
@@ -149,8 +134,8 @@ boost::asio::awaitable<HttpReply> playlist(const RouteContext& ctx, const HttpRe
   for (const auto& c : cuts) {
     if (c.discontinuity) m3u8 += "#EXT-X-DISCONTINUITY\n";
     // Recorded times are wall-clock microseconds: players show the time of day of what they play.
-    m3u8 += "#EXT-X-PROGRAM-DATE-TIME:" + iso_ms(c.seg.from_us) + "\n";
-    m3u8 += "#EXTINF:" + seconds(c.seg.to_us - c.seg.from_us) + ",\n";
+    m3u8 += "#EXT-X-PROGRAM-DATE-TIME:" + hls_date_time(c.seg.from_us) + "\n";
+    m3u8 += "#EXTINF:" + hls_seconds(c.seg.to_us - c.seg.from_us) + ",\n";
     m3u8 += "hls/seg.m4s?t0=" + std::to_string(c.seg.from_us) + "&t1=" + std::to_string(c.seg.to_us) +
             "&o=" + std::to_string(origin) + token_param + "\n";
   }
@@ -177,6 +162,11 @@ boost::asio::awaitable<HttpReply> media_segment(const RouteContext& ctx, const H
   const std::string etag = plan.etag("hls-seg|" + std::to_string(origin));
   auto data = ctx.exports ? ctx.exports->find(etag) : nullptr;
   if (!data) {
+    std::optional<ExportCache::BuildLease> lease;
+    if (ctx.exports) {
+      lease = ctx.exports->reserve_build(2 * plan.estimated_bytes);
+      if (!lease) throw HttpError(http::status::service_unavailable, "too many segments are being built; retry shortly");
+    }
     Clip clip = co_await read_clip(ctx, plan, t0, t1, false);
     auto writer = media::MediaWriter::fragmented(plan.codec(), origin);
     (void)writer.take_output();  // the init segment: served by init.mp4

@@ -41,8 +41,29 @@ std::string utc_stamp(std::int64_t us) {
   return buf;
 }
 
-// The range's frames muxed into one MP4, index first, media time from the first frame.
-std::shared_ptr<const std::vector<std::byte>> build_mp4(const ClipPlan& plan, const Clip& clip) {
+// The range's frames muxed into one MP4, index first, media time from the first frame. A
+// trick-play rendition (keyframes only) is re-timed to play at RATE: keyframe K at K's media
+// distance from the first / RATE, each lasting until the next.
+std::shared_ptr<const std::vector<std::byte>> build_mp4(const ClipPlan& plan, const Clip& clip, bool keyframes,
+                                                        double rate) {
+  if (keyframes) {
+    std::vector<const storage::ScannedRecord*> keys;
+    for (const auto& g : clip.gops) {
+      if (!g->damaged && !g->frames.empty()) keys.push_back(&g->frames.front());
+    }
+    auto writer = media::MediaWriter::mp4_in_memory(plan.codec(), keys.size(), 0);
+    const std::int64_t base = keys.empty() ? 0 : keys.front()->header.pts;
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      const auto t = static_cast<std::int64_t>(static_cast<double>(keys[i]->header.pts - base) / rate);
+      const auto next = i + 1 < keys.size()
+                            ? static_cast<std::int64_t>(static_cast<double>(keys[i + 1]->header.pts - base) / rate)
+                            : t + 40'000;
+      writer.write({.pts_us = t, .dts_us = t, .duration_us = std::max<std::int64_t>(next - t, 1), .keyframe = true,
+                    .payload = keys[i]->payload});
+    }
+    writer.finish();
+    return std::make_shared<const std::vector<std::byte>>(writer.take_output());
+  }
   std::optional<std::int64_t> origin;
   for (const auto& g : clip.gops) {
     for (const auto& f : g->frames) {
@@ -120,19 +141,28 @@ boost::asio::awaitable<HttpReply> export_route(const RouteContext& ctx, const Ht
   if (to_us <= from_us) throw BadRequest("'to' must be after 'from'");
   if (to_us - from_us > kMaxMediaRangeUs) throw BadRequest("the range is longer than 24 hours: export in parts");
   const auto download = q.number("download", 0, 1);
+  // Trick play: keyframes only (fast-forward: a fraction of the disk time), re-timed at RATE.
+  const bool keyframes = q.number("keyframes", 0, 1).value_or(0) == 1;
+  const double rate = q.number("rate", 1, 64).value_or(1);
+  if (rate != 1 && !keyframes) throw BadRequest("rate applies to keyframes=1 (a full-frame export keeps media time)");
 
   const auto started = std::chrono::steady_clock::now();
   ClipPlan plan = co_await plan_clip(ctx, camera, from_us, to_us, kMaxExportBytes);
-  const std::string etag = plan.etag("mp4");
+  const std::string etag = plan.etag(keyframes ? "mp4-keys|" + std::to_string(rate) : std::string("mp4"));
   std::shared_ptr<const std::vector<std::byte>> mp4 = ctx.exports ? ctx.exports->find(etag) : nullptr;
   const bool cached = mp4 != nullptr;
   if (!mp4 && !not_modified(req, etag)) {
-    Clip clip = co_await read_clip(ctx, plan, plan.from_us, plan.to_us, false);
+    std::optional<ExportCache::BuildLease> lease;
+    if (ctx.exports) {
+      lease = ctx.exports->reserve_build(2 * plan.estimated_bytes);
+      if (!lease) throw HttpError(http::status::service_unavailable, "too many exports are being built; retry shortly");
+    }
+    Clip clip = co_await read_clip(ctx, plan, plan.from_us, plan.to_us, keyframes);
     if (clip.frames == 0) {
       throw HttpError(http::status::not_found, "nothing playable in that range (" +
                                                    std::to_string(clip.damaged_gops) + " damaged GOPs)");
     }
-    mp4 = build_mp4(plan, clip);
+    mp4 = build_mp4(plan, clip, keyframes, rate);
     if (ctx.exports) ctx.exports->put(etag, mp4);
     log::info("export built", {{"camera", camera},
                                {"from_us", plan.from_us},

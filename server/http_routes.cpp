@@ -5,13 +5,17 @@
 
 #include "common/log.hpp"
 #include "server/catalog/migrator.hpp"
+#include "server/http_cameras.hpp"
+#include "server/http_disks.hpp"
 #include "server/http_events.hpp"
 #include "server/auth.hpp"
 #include "server/http_hls.hpp"
+#include "server/http_locks.hpp"
 #include "server/http_media.hpp"
 #include "server/http_metrics.hpp"
 #include "server/http_query.hpp"
 #include "server/http_timeline.hpp"
+#include "server/web_assets.hpp"
 
 namespace http = boost::beast::http;
 namespace json = boost::json;
@@ -62,10 +66,27 @@ boost::asio::awaitable<HttpReply> route(const RouteContext& ctx, const HttpReque
     if (!get) co_return only_get();
     co_return metrics_response(*ctx.metrics, req);
   }
+  if (q.path() == "/ui" || q.path().rfind("/ui/", 0) == 0) co_return web_reply(ctx.web, req, q.path());
   if (seg.size() >= 3 && seg[0] == "api" && seg[1] == "v1") {
     if (seg[2] == "events") co_return co_await events_route(ctx, req, q);  // its own methods and 405s
+    // Admin and state routes (issue [F]): each answers its own methods and 405s.
+    if (seg.size() == 3 && seg[2] == "cameras" && req.method() == http::verb::post) {
+      co_return co_await create_camera_route(ctx, req, q);
+    }
+    if (seg[2] == "cameras" && (seg.size() == 4 || (seg.size() == 5 && seg[4] == "streams"))) {
+      co_return co_await camera_route(ctx, req, q);
+    }
+    if (seg[2] == "locks") co_return co_await locks_route(ctx, req, q);
+    if (seg[2] == "disks") co_return co_await disks_route(ctx, req, q);
+    if (seg.size() == 4 && seg[2] == "admission" && seg[3] == "decisions") {
+      co_return co_await decisions_route(ctx, req, q);
+    }
     if (seg.size() == 3 && seg[2] == "cameras") {
-      if (!get) co_return only_get();
+      if (!get) {
+        auto res = error_response(req, http::status::method_not_allowed, "use GET or POST");
+        res.set(http::field::allow, "GET, HEAD, POST");
+        co_return res;
+      }
       co_return co_await cameras_route(ctx, req);
     }
     if (seg.size() == 3 && seg[2] == "timeline") {
@@ -100,10 +121,12 @@ boost::asio::awaitable<HttpReply> route(const RouteContext& ctx, const HttpReque
 
 namespace {
 
-// What a request needs: /healthz and /metrics are open; reading is for viewers; posting
+// What a request needs: /healthz, /metrics and the web UI's static files (/ui/: the page holds
+// no data; it asks for a token and sends it with its API requests) are open; reading is for viewers; posting
 // events is for recorders (detectors); every other change is for admins.
-Access access_for(const HttpRequest& req, const std::string& path) {
-  if (path == "/healthz" || path == "/metrics") return Access::open;
+Access access_for(const HttpRequest& req, const std::string& path, bool metrics_protected) {
+  if (path == "/healthz" || (path == "/metrics" && !metrics_protected)) return Access::open;
+  if (path == "/ui" || path.rfind("/ui/", 0) == 0) return Access::open;
   if (req.method() == http::verb::get || req.method() == http::verb::head) return Access::view;
   if (req.method() == http::verb::post && path == "/api/v1/events") return Access::record;
   return Access::admin;
@@ -124,7 +147,7 @@ std::string token_of(const HttpRequest& req, const QueryParams& q) {
 boost::asio::awaitable<std::optional<HttpResponse>> check_access(const RouteContext& ctx, const HttpRequest& req) {
   if (!ctx.auth || !ctx.auth->required()) co_return std::nullopt;
   const QueryParams q(req.target());
-  const Access need = access_for(req, q.path());
+  const Access need = access_for(req, q.path(), ctx.auth->metrics_protected());
   if (need == Access::open) co_return std::nullopt;
   const std::string token = token_of(req, q);
   std::optional<Role> role;

@@ -13,6 +13,7 @@ class ExportCache;
 class Authenticator;
 class Metrics;
 class HlsLive;
+class WebAssets;
 
 struct RouteContext {
   CatalogPool& catalog;
@@ -22,6 +23,7 @@ struct RouteContext {
   Authenticator* auth = nullptr;      // null: no tokens checked (unit rigs)
   const Metrics* metrics = nullptr;   // GET /metrics (http_metrics.hpp); null: 404
   HlsLive* live = nullptr;            // live HLS channels; null: no live HLS
+  const WebAssets* web = nullptr;     // the web UI at /ui/ (open, no token); null or empty: 404
 };
 
 HttpHandler make_http_routes(RouteContext ctx);

@@ -67,7 +67,8 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
     }
     std::lock_guard lock(d->mu);
     last = adm->decide(d->admitted, demand);
-    log_decision(*d, last, DiskMetrics::Kind::recording);
+    // An admission is logged once its stream exists (tied to it and its camera), a refusal now.
+    if (!last.admitted) log_decision(*d, last, DiskMetrics::Kind::recording, std::nullopt, req.stream_name());
     if (last.admitted) {
       demand.id = d->next_demand++;
       d->admitted.push_back(demand);
@@ -111,12 +112,14 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
       return id;
     });
   } catch (const std::exception& e) {
+    log_decision(*chosen, last, DiskMetrics::Kind::recording, std::nullopt, req.stream_name());
     std::lock_guard lock(chosen->mu);
     std::erase_if(chosen->admitted, [&](const auto& s) { return s.id == demand.id; });
     publish_admitted(*chosen);
     co_return refuse(proto::REFUSE_REASON_INVALID_REQUEST, std::string("catalog: ") + e.what());
   }
 
+  log_decision(*chosen, last, DiskMetrics::Kind::recording, stream_id, req.stream_name());
   auto r = std::make_shared<Recording>();
   r->stream_id = static_cast<std::uint64_t>(stream_id);
   r->disk = chosen;
@@ -230,12 +233,14 @@ Result<void> RecordingService::packet(Recording& r, const proto::MediaPacket& m,
   return {};
 }
 
-void RecordingService::log_decision(const Disk& disk, const admission::Decision& decision, DiskMetrics::Kind kind) {
+void RecordingService::log_decision(const Disk& disk, const admission::Decision& decision, DiskMetrics::Kind kind,
+                                    std::optional<std::int64_t> stream_id, const std::optional<std::string>& camera) {
   if (auto* m = disk.io->metrics()) m->decision(kind, decision.admitted);
   const double cycle_s = std::chrono::duration<double>(disk.io->scheduler().config().cycle).count();
-  batcher_.enqueue("admission decision", [decision, disk_id = disk.disk_id, cycle_s](pqxx::work& tx) {
-    catalog::log_decision(tx, decision, disk_id, std::nullopt, cycle_s);
-  });
+  batcher_.enqueue("admission decision",
+                   [decision, disk_id = disk.disk_id, cycle_s, stream_id, camera](pqxx::work& tx) {
+                     catalog::log_decision(tx, decision, disk_id, stream_id, cycle_s, camera);
+                   });
 }
 
 void RecordingService::publish_admitted(const Disk& disk) noexcept {

@@ -18,6 +18,8 @@
 #include <string>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <span>
 #include <variant>
 #include <vector>
 
@@ -80,11 +82,18 @@ class RecordingService {
 
   // Every admission decision (admit or refuse, inputs, predicted utilisation) goes to the
   // catalog's admission_decisions through the batcher: audited, never waited for.
-  // KIND and the outcome are also counted in the disk's metrics.
-  void log_decision(const Disk& disk, const admission::Decision& decision, DiskMetrics::Kind kind);
+  // KIND and the outcome are also counted in the disk's metrics. STREAM_ID / CAMERA, when
+  // known, tie the row to the stream and camera it was about.
+  void log_decision(const Disk& disk, const admission::Decision& decision, DiskMetrics::Kind kind,
+                    std::optional<std::int64_t> stream_id = std::nullopt,
+                    const std::optional<std::string>& camera = std::nullopt);
   // With DISK.mu held, after DISK.admitted changed: its admitted streams, rate and predicted busy
   // share go to the disk's metrics.
   static void publish_admitted(const Disk& disk) noexcept;
+
+  // Every disk of this node, in configuration order (the HTTP API's /disks reads their state:
+  // Disk::admitted only under Disk::mu, the IO thread's counters through their atomics).
+  std::span<const std::unique_ptr<Disk>> disks() const noexcept { return disks_; }
 
   // The disk that holds volume VOLUME_ID on this node, or null (playback reads there).
   Disk* disk_of_volume(std::int64_t volume_id) noexcept;

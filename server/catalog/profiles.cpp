@@ -45,7 +45,8 @@ std::optional<admission::DiskProfile> latest_profile(pqxx::work& tx, std::int64_
 }
 
 std::int64_t log_decision(pqxx::work& tx, const admission::Decision& d, std::optional<std::int64_t> disk_id,
-                          std::optional<std::int64_t> stream_id, double cycle_s) {
+                          std::optional<std::int64_t> stream_id, double cycle_s,
+                          const std::optional<std::string>& camera) {
   boost::json::object details{{"policy_variant", admission::policy_name(d.policy)},
                               {"s_avg_bytes", d.s_avg},
                               {"curve_rate_bytes_per_s", d.curve_rate},
@@ -57,12 +58,15 @@ std::int64_t log_decision(pqxx::work& tx, const admission::Decision& d, std::opt
   if (!d.admitted) reason = d.reason;
   return tx
       .exec_params1("INSERT INTO admission_decisions (disk_id, stream_id, policy, outcome, requested_rate_bps, "
-                    "admitted_rate_bps, max_admissible_rate_bps, cycle_us, predicted_busy_us, reason, details) "
-                    "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb) RETURNING id",
+                    "admitted_rate_bps, max_admissible_rate_bps, cycle_us, predicted_busy_us, reason, details, "
+                    "camera_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, "
+                    "COALESCE((SELECT camera_id FROM streams WHERE id = $2), "
+                    "(SELECT id FROM cameras WHERE name = $12::text))) RETURNING id",
                     disk_id, stream_id, std::string(admission::policy_catalog_name(d.policy)),
                     std::string(d.admitted ? "admitted" : "refused"), static_cast<std::int64_t>(d.requested_rate * 8),
                     admitted, static_cast<std::int64_t>(d.max_rate * 8), static_cast<std::int64_t>(cycle_s * 1e6),
-                    static_cast<std::int64_t>(d.predicted_busy_s * 1e6), reason, boost::json::serialize(details))[0]
+                    static_cast<std::int64_t>(d.predicted_busy_s * 1e6), reason, boost::json::serialize(details),
+                    camera)[0]
       .as<std::int64_t>();
 }
 

@@ -18,8 +18,10 @@ std::int64_t store_profile_for_disk(pqxx::work& tx, const admission::DiskProfile
 std::int64_t disk_of_volume(pqxx::work& tx, std::int64_t volume_id);
 std::optional<admission::DiskProfile> latest_profile(pqxx::work& tx, std::int64_t disk_id);
 
-// One row of admission_decisions for DECISION about a stream on DISK_ID.
+// One row of admission_decisions for DECISION about a stream on DISK_ID. Its camera is the
+// stream's, else the camera named CAMERA (when it exists), else none.
 std::int64_t log_decision(pqxx::work& tx, const admission::Decision& decision, std::optional<std::int64_t> disk_id,
-                          std::optional<std::int64_t> stream_id, double cycle_s);
+                          std::optional<std::int64_t> stream_id, double cycle_s,
+                          const std::optional<std::string>& camera = std::nullopt);
 
 }  // namespace vigil::catalog

@@ -176,11 +176,15 @@ TEST_CASE("auth: tokens and roles on HTTP and the wire protocol", "[auth][http][
     d.stop();
     CHECK(test::run_to_exit(VIGIL_CLI_PATH, {"token", "list", "--data", data.string()}, dir.path() / "down.log").status ==
           3);  // vigild (and its catalog) stopped: unreachable, and said so
-    test::VigildProcess again(data, {"--no-camera-pull"});
+    test::VigildProcess again(data, {"--no-camera-pull", "--metrics-auth"});
     REQUIRE(again.wait_ready());
     CHECK(again.token() != admin);
     CHECK_THAT(again.output(), ContainsSubstring("no longer names a valid admin token"));
     CHECK(as(again.http(), again.token(), "GET", "/api/v1/cameras").status == 200);
     CHECK(as(again.http(), admin, "GET", "/api/v1/cameras").status == 401);
+    // --metrics-auth: the scrape needs a token too.
+    CHECK(test::http_request_without_token(again.http(), "GET", "/metrics").status == 401);
+    CHECK(as(again.http(), again.token(), "GET", "/metrics").status == 200);
+    CHECK(test::http_request_without_token(again.http(), "GET", "/healthz").status == 200);
   }
 }

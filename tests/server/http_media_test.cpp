@@ -110,6 +110,26 @@ TEST_CASE("HTTP media: MP4 export and HLS of a recording, ranges, revalidation, 
     CHECK(duration >= 2.7 - 0.05);
     CHECK(duration <= 2.7 + 1.0);
   }
+  {  // trick play: keyframes only, re-timed at 8x
+    auto ff = get(base + "export.mp4?" + range + "&keyframes=1&rate=8");
+    INFO(ff.head);
+    REQUIRE(ff.status == 200);
+    CHECK(ff.header("ETag") != etag);
+    write_file(dir.path() / "ff.mp4", ff.body);
+    const auto out = test::probe_packets(dir.path() / "ff.mp4", dir.path());
+    std::vector<std::int64_t> keys;
+    for (const auto& p : source) {
+      if (p.key) keys.push_back(p.size);
+    }
+    REQUIRE(out.size() == keys.size());  // 8 s, a keyframe per second
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      CHECK(out[i].key);
+      CHECK(out[i].size == keys[i]);
+      if (i > 0) CHECK(std::abs(out[i].pts - out[i - 1].pts - 1.0 / 8) < 0.01);  // 1 s of media in 1/8 s
+    }
+    CHECK(get(base + "export.mp4?" + range + "&rate=8").status == 400);  // rate without keyframes
+    CHECK(get(base + "export.mp4?" + range + "&keyframes=1&rate=100").status == 400);
+  }
   {  // Range requests return exactly the bytes asked for
     auto part = get(base + "export.mp4?" + range, "Range: bytes=100-1099\r\n");
     REQUIRE(part.status == 206);

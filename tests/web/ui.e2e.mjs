@@ -1,0 +1,262 @@
+// End-to-end test of the web UI in headless Chromium (Debian's /usr/bin/chromium, driven by
+// playwright-core from the build tree's web-deps). It starts a real vigild (embedded PostgreSQL, a
+// file volume, the simulated-disk profile), records a test camera twice with a pause in between
+// (so the timeline has two runs and a gap), posts an event, then opens /ui/#token=... and checks:
+// the timeline shows both runs and the gap (with its reason), hovering shows a thumbnail,
+// clicking plays recorded video (the <video>'s currentTime advances), the disk panel is filled,
+// the event search finds the event and plays it in place. A screenshot is left in OUT_DIR.
+// Bounded: everything runs under one 85 s deadline; exit status 0 only if every check passed.
+//
+// Usage: node ui.e2e.mjs --vigild PATH --vigil PATH --web DIR --deps DIR --out DIR
+import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+const args = {};
+for (let i = 2; i < process.argv.length; i += 2) args[process.argv[i].replace(/^--/, '')] = process.argv[i + 1];
+for (const k of ['vigild', 'vigil', 'web', 'deps', 'out']) {
+  if (!args[k]) { console.error(`usage: node ui.e2e.mjs --vigild P --vigil P --web DIR --deps DIR --out DIR (missing --${k})`); process.exit(2); }
+}
+const CHROMIUM = process.env.VIGIL_CHROMIUM || '/usr/bin/chromium';
+const DEADLINE_MS = 85_000;
+const t0 = Date.now();
+const log = (...a) => console.log(`[${((Date.now() - t0) / 1000).toFixed(1)}s]`, ...a);
+
+fs.mkdirSync(args.out, { recursive: true });
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'vigil-webui-'));
+fs.chmodSync(tmp, 0o755);  // the embedded PostgreSQL runs as another user when we are root
+let vigild = null;
+let browser = null;
+let failed = false;
+
+function cleanup() {
+  if (vigild && vigild.exitCode === null) vigild.kill('SIGTERM');
+}
+const hardStop = setTimeout(() => {
+  console.error(`FAIL: the test did not finish within ${DEADLINE_MS / 1000} s`);
+  failed = true;
+  cleanup();
+  if (browser) browser.close().catch(() => {});
+  setTimeout(() => process.exit(1), 5000).unref();
+}, DEADLINE_MS);
+
+function check(cond, what) {
+  if (!cond) throw new Error('check failed: ' + what);
+  log('ok:', what);
+}
+
+async function until(what, fn, ms = 20_000, every = 100) {
+  const end = Date.now() + ms;
+  let last;
+  while (Date.now() < end) {
+    try { last = await fn(); if (last) return last; } catch (e) { last = e; }
+    await new Promise((r) => setTimeout(r, every));
+  }
+  throw new Error(`timed out (${ms / 1000} s) waiting for ${what}${last instanceof Error ? ': ' + last.message : ''}`);
+}
+
+function run(program, argv, logName, env = {}) {
+  return new Promise((resolve, reject) => {
+    const out = fs.openSync(path.join(tmp, logName), 'w');
+    const p = spawn(program, argv, { stdio: ['ignore', out, out], env: { ...process.env, ...env } });
+    p.on('error', reject);
+    p.on('exit', (code, sig) => {
+      fs.closeSync(out);
+      if (code === 0) resolve();
+      else reject(new Error(`${path.basename(program)} ${argv.slice(0, 4).join(' ')} exited ${code ?? sig}:\n` +
+        fs.readFileSync(path.join(tmp, logName), 'utf8').slice(-2000)));
+    });
+  });
+}
+
+async function main() {
+  // playwright-core lives in the build tree (deploy/web-deps.sh), not next to this script.
+  const require = createRequire(path.join(path.resolve(args.deps), 'package.json'));
+  const { chromium } = require('playwright-core');
+  check(fs.existsSync(CHROMIUM), `${CHROMIUM} exists (deploy/install-deps.sh installs chromium)`);
+  check(fs.existsSync(path.join(args.web, 'index.html')) && fs.existsSync(path.join(args.web, 'hls.min.js')),
+    'the built web UI holds index.html and hls.min.js');
+
+  // A 4 s H.264 test clip and the simulated disk's profile.
+  const clip = path.join(tmp, 'clip.mp4');
+  const longClip = path.join(tmp, 'clip12.mp4');
+  const profile = path.join(tmp, 'wd.json');
+  await Promise.all([
+    run('/usr/bin/ffmpeg', ['-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=size=320x240:rate=25', '-t', '12',
+      '-c:v', 'libx264', '-g', '25', '-bf', '0', '-pix_fmt', 'yuv420p', longClip], 'ffmpeg12.log'),
+    run('/usr/bin/ffmpeg', ['-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=size=320x240:rate=25', '-t', '4',
+      '-c:v', 'libx264', '-g', '25', '-bf', '0', '-pix_fmt', 'yuv420p', clip], 'ffmpeg.log'),
+    run(args.vigil, ['profile', 'sim:wd400bb', '--quick', '-o', profile], 'profile.log'),
+  ]);
+  log('clip and profile ready');
+
+  const data = path.join(tmp, 'data');
+  const vlog = fs.openSync(path.join(args.out, 'vigild.log'), 'w');
+  vigild = spawn(args.vigild, ['--data', data, '--http-port', '0', '--listen', '127.0.0.1:0',
+    '--volume', path.join(tmp, 'vol'), '--volume-size', String(128 << 20), '--extent-bytes', String(4 << 20),
+    '--profile', profile, '--cycle-ms', '200', '--model-check-cycles', '0', '--no-camera-pull',
+    '--web-root', args.web], { stdio: ['ignore', vlog, vlog] });
+  const ep = await until('vigild to listen (DATA/run/endpoints.json)', () => {
+    if (vigild.exitCode !== null) throw new Error('vigild exited ' + vigild.exitCode);
+    const f = path.join(data, 'run', 'endpoints.json');
+    return fs.existsSync(f) && fs.existsSync(path.join(data, 'admin.token')) && JSON.parse(fs.readFileSync(f, 'utf8'));
+  }, 40_000);
+  const token = fs.readFileSync(path.join(data, 'admin.token'), 'utf8').trim();
+  const base = `http://${ep.http}`;
+  log('vigild at', base, 'wire', ep.wire);
+
+  // The UI's files are open; the API is not; nothing outside the loaded set is served.
+  let r = await fetch(`${base}/ui/`);
+  check(r.status === 200 && (r.headers.get('content-type') || '').startsWith('text/html'), 'GET /ui/ without a token: 200 text/html');
+  r = await fetch(`${base}/ui/hls.min.js`);
+  check(r.status === 200 && (r.headers.get('content-type') || '').startsWith('text/javascript'), 'GET /ui/hls.min.js: 200 text/javascript');
+  r = await fetch(`${base}/ui/..%2Fadmin.token`);
+  check(r.status === 404, 'a path outside the UI: 404');
+  r = await fetch(`${base}/api/v1/cameras`);
+  check(r.status === 401, 'the API still needs a token: 401');
+
+  // Two recordings of the camera "yard" with a pause between them: runs, and a gap.
+  const env = { VIGIL_TOKEN: token };
+  await run(args.vigil, ['--server', ep.wire, 'record', '--stream', 'yard', clip], 'rec1.log', env);
+  await new Promise((res) => setTimeout(res, 3000));  // the gap (not a timing assertion)
+  await run(args.vigil, ['--server', ep.wire, 'record', '--stream', 'yard', '--gap-reason', 'e2e pause', clip], 'rec2.log', env);
+  log('recorded twice');
+  const auth = { Authorization: 'Bearer ' + token };
+  const tl = await until('the catalog timeline to show 2 runs and a gap', async () => {
+    const t = await (await fetch(`${base}/api/v1/cameras/yard/timeline?from=-10m`, { headers: auth })).json();
+    return t.runs && t.runs.length === 2 && t.gaps && t.gaps.length >= 1 && !t.recording ? t : null;
+  }, 20_000, 200);
+  const second = tl.runs[1];
+  r = await fetch(`${base}/api/v1/events`, {
+    method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ camera: 'yard', type: 'motion', object_class: 'person', confidence: 0.9,
+      start_us: second.start_us + 1_000_000, end_us: second.start_us + 2_000_000, source: 'ui.e2e' }),
+  });
+  check(r.status === 201 || r.status === 200, `POST /api/v1/events: ${r.status}`);
+
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+      '--autoplay-policy=no-user-gesture-required'],
+  });
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  const consoleErrors = [];
+  page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text() + ' @ ' + (m.location().url || '').replace(/access_token=[^&]*/, 'access_token=…')); });
+  page.on('pageerror', (e) => consoleErrors.push('pageerror: ' + e.message));
+  const failedResponses = [];
+  // (A live playlist asked for before the recording's first segment is a 404 the UI retries.)
+  page.on('response', (res) => { if (res.status() >= 400 && !(res.status() === 404 && res.url().includes('/live.m3u8'))) failedResponses.push(`${res.status()} ${res.url().replace(/access_token=[^&]*/, 'access_token=…')}`); });
+  await page.goto(`${base}/ui/#token=${encodeURIComponent(token)}&camera=yard&span=fit`);
+  await page.waitForSelector('body[data-ready="1"]', { timeout: 20_000 });
+  check(!(await page.evaluate(() => location.hash.includes('token='))), 'the token left the address bar');
+  check(await page.evaluate(() => sessionStorage.getItem('vigil.token') !== null), 'the token is kept in sessionStorage');
+
+  // Cameras and timeline.
+  await page.waitForSelector('#cameras li[data-camera="yard"]', { timeout: 10_000 });
+  await page.waitForFunction(() => document.querySelectorAll('#track .run:not(.recording)').length === 2 &&
+    document.querySelectorAll('#track .gap').length >= 1, null, { timeout: 10_000 });
+  check(true, 'the timeline shows 2 runs and a gap');
+  const gapTitle = await page.getAttribute('#track .gap', 'title');
+  check(/source_lost/.test(gapTitle) && /e2e pause/.test(gapTitle), `the gap names its reason on hover ("${gapTitle}")`);
+  const runBox = await page.locator('#track .run:not(.recording)').first().boundingBox();
+  const gapBox = await page.locator('#track .gap').first().boundingBox();
+  check(runBox.width > 20 && gapBox.width > 5 && gapBox.x >= runBox.x + runBox.width - 2,
+    `the run (${runBox.width.toFixed(0)} px) and the gap after it (${gapBox.width.toFixed(0)} px) are drawn`);
+
+  // Scrubbing: hovering the first run shows its thumbnail.
+  const cx = runBox.x + runBox.width * 0.5;
+  const cy = runBox.y + runBox.height / 2;
+  await page.mouse.move(cx - 5, cy);
+  await page.mouse.move(cx, cy);
+  await page.waitForFunction(() => {
+    const img = document.getElementById('hover-img');
+    return !document.getElementById('hover').hidden && img.complete && img.naturalWidth > 0 && img.src.includes('thumbnail.jpg');
+  }, null, { timeout: 15_000 });
+  check(true, 'hovering the timeline shows a thumbnail');
+
+  // Click to play from the middle of the first run: currentTime must advance.
+  await page.mouse.down();
+  await page.mouse.up();
+  const ct = () => page.evaluate(() => document.getElementById('video').currentTime);
+  const first = await until('the video to start playing', async () => { const c = await ct(); return c > 0.2 ? c : 0; }, 20_000);
+  await until('the video currentTime to advance', async () => (await ct()) > first + 0.5, 10_000);
+  check(true, `the video plays (currentTime ${first.toFixed(2)} → ${(await ct()).toFixed(2)})`);
+  check((await page.textContent('#mode')) === 'recorded', 'the player says it plays a recording');
+  await page.waitForFunction(() => !document.getElementById('cursor').hidden, null, { timeout: 5_000 });
+  check(true, 'the timeline cursor follows playback');
+  // Speed control.
+  await page.selectOption('#speed', '2');
+  check((await page.evaluate(() => document.getElementById('video').playbackRate)) === 2, 'speed 2× sets playbackRate');
+
+  // Disk panel from /metrics.
+  await page.waitForFunction(() => /admitted streams/.test(document.getElementById('disks').textContent), null, { timeout: 15_000 });
+  check(true, 'the disk panel shows admitted streams, utilisation, slack, misses');
+
+  // Event search; the result plays in place.
+  await page.fill('#q-type', 'motion');
+  await page.click('#search button[type=submit]');
+  await page.waitForSelector('#results li.result', { timeout: 10_000 });
+  const resultText = await page.textContent('#results li.result');
+  check(/motion/.test(resultText) && /person/.test(resultText) && /yard/.test(resultText), 'the search finds the event');
+  await page.click('#results li.result button.play');
+  const rct = () => page.evaluate(() => { const v = document.querySelector('#results li.result video'); return v ? v.currentTime : 0; });
+  await until('the event clip to play in place', async () => (await rct()) > 0.3, 20_000);
+  check(true, 'the event clip plays in place');
+
+  await page.click('#results li.result button.play');  // closes the clip again
+
+  // Live view: a third recording runs; once the UI sees the camera recording, Live plays it.
+  const liveRec = spawn(args.vigil, ['--server', ep.wire, 'record', '--stream', 'yard', longClip],
+    { stdio: ['ignore', fs.openSync(path.join(tmp, 'rec3.log'), 'w'), fs.openSync(path.join(tmp, 'rec3.err'), 'w')],
+      env: { ...process.env, VIGIL_TOKEN: token } });
+  try {
+    await page.waitForSelector('#live:not([disabled])', { timeout: 15_000 });
+    check(true, 'the camera shows as recording and Live is offered');
+    await page.waitForSelector('#track .run.recording', { timeout: 10_000 });
+    check(true, 'the timeline draws the recording in progress up to now');
+    await page.click('#live');
+    const lct = () => page.evaluate(() => document.getElementById('video').currentTime);
+    const l0 = await until('live video to start', async () => { const c = await lct(); return c > 0.2 ? c : 0; }, 15_000);
+    await until('live currentTime to advance', async () => (await lct()) > l0 + 0.5, 8_000);
+    check((await page.textContent('#mode')) === 'live', `live view plays (currentTime ${l0.toFixed(2)} → ${(await lct()).toFixed(2)})`);
+    await page.evaluate(() => document.getElementById('video').pause());
+  } finally {
+    if (liveRec.exitCode === null) liveRec.kill('SIGINT');
+    await until('the live recorder to stop', () => liveRec.exitCode !== null || liveRec.signalCode !== null, 15_000)
+      .catch(() => liveRec.kill('SIGKILL'));
+  }
+  const shot = path.join(args.out, 'ui.png');
+  await page.screenshot({ path: shot, fullPage: true });
+  log('screenshot:', shot);
+  const serious = consoleErrors.filter((e) => !/favicon/.test(e));
+  if (serious.length) log('browser console errors:', serious.join(' | '));
+  check(!serious.some((e) => /Content Security Policy|pageerror/.test(e)), 'no script error and no Content-Security-Policy violation');
+  check(failedResponses.length === 0, `no request of the page failed (${failedResponses.join(', ') || 'none'})`);
+}
+
+try {
+  await main();
+  log('PASS');
+} catch (e) {
+  failed = true;
+  console.error('FAIL:', e.message);
+  try {
+    const shot = path.join(args.out, 'ui-failure.png');
+    if (browser) { const pages = browser.contexts().flatMap((c) => c.pages()); if (pages[0]) await pages[0].screenshot({ path: shot, fullPage: true }); console.error('failure screenshot:', shot); }
+  } catch { /* best effort */ }
+  console.error('vigild log: ' + path.join(args.out, 'vigild.log'));
+} finally {
+  if (browser) await browser.close().catch(() => {});
+  cleanup();
+  if (vigild) {
+    await until('vigild to stop', () => vigild.exitCode !== null || vigild.signalCode !== null, 40_000).catch(() => {
+      vigild.kill('SIGKILL');
+    });
+  }
+  clearTimeout(hardStop);
+  if (!failed) fs.rmSync(tmp, { recursive: true, force: true });
+  else console.error('kept for inspection: ' + tmp);
+}
+process.exit(failed ? 1 : 0);
