@@ -16,10 +16,16 @@ namespace http = beast::http;
 namespace vigil::client {
 namespace {
 
-// The fields of an upstream answer a viewer may need; hop-by-hop fields are not among them.
-constexpr std::string_view kPassed[] = {"Content-Type", "ETag", "Cache-Control", "WWW-Authenticate", "Content-Range",
-                                        "Accept-Ranges", "Allow", "Retry-After", "Last-Modified", "Content-Disposition",
-                                        "X-Vigil-Range-Us"};
+// Fields of an upstream answer that are about the connection, not the resource (RFC 9110
+// §7.6.1), and the ones the proxy sets itself: not passed on. Everything else is (ETag,
+// Cache-Control, WWW-Authenticate, Content-Security-Policy, ...).
+bool hop_by_hop(std::string_view name) {
+  for (std::string_view h : {"Connection", "Keep-Alive", "Proxy-Connection", "Transfer-Encoding", "TE", "Trailer",
+                             "Upgrade", "Proxy-Authenticate", "Proxy-Authorization", "Content-Length", "Server"}) {
+    if (beast::iequals(name, h)) return true;
+  }
+  return false;
+}
 
 UpstreamAnswer failure(int status, std::string reason) { return {json_error(status, reason), false}; }
 
@@ -87,8 +93,8 @@ asio::awaitable<UpstreamAnswer> fetch_upstream(const UpstreamNode& node, const U
   UpstreamAnswer a;
   a.reached = true;
   a.reply.status = static_cast<int>(res.result_int());
-  for (auto name : kPassed) {
-    if (auto it = res.find(name); it != res.end()) a.reply.headers.emplace_back(std::string(name), std::string(it->value()));
+  for (const auto& field : res) {
+    if (!hop_by_hop(field.name_string())) a.reply.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
   }
   // HEAD: the length the GET would have.
   if (req.method == "HEAD") {

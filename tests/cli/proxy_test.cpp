@@ -215,6 +215,13 @@ TEST_CASE("vigil proxy: 50 viewers share one upstream fetch per resource, slow v
       CHECK(have.body == want.body);
       CHECK_THAT(have.body, ContainsSubstring("\"error\""));
     }
+    // Everything else is passed through, header fields included (the web UI and its CSP).
+    const auto ui = test::http_request_without_token(d.http(), "GET", "/ui/");
+    const auto ui_proxied = test::http_request_without_token(p, "GET", "/ui/");
+    CHECK(ui_proxied.status == ui.status);
+    CHECK(ui_proxied.body == ui.body);
+    CHECK(ui_proxied.header("Content-Security-Policy") == ui.header("Content-Security-Policy"));
+    CHECK(ui_proxied.header("Content-Type") == ui.header("Content-Type"));
     // Other methods are passed through: vigild's own 405 and Allow.
     const auto post = test::http_request(p, "POST", base + "export.mp4?" + range, "Content-Length: 0\r\n");
     CHECK(post.status == 405);
