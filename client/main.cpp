@@ -14,6 +14,7 @@
 #include "client/camera_command.hpp"
 #include "client/token_command.hpp"
 #include "client/play_command.hpp"
+#include "client/proxy_command.hpp"
 #include "client/record_command.hpp"
 #include "client/wire_client.hpp"
 
@@ -72,6 +73,7 @@ int cmd_token(const Globals&, const std::vector<std::string>& args) { return vig
 int cmd_play(const Globals& g, const std::vector<std::string>& args) {
   return vigil::client::play_main(g.server, g.token, args);
 }
+int cmd_proxy(const Globals&, const std::vector<std::string>& args) { return vigil::client::proxy_main(args); }
 int cmd_record(const Globals& g, const std::vector<std::string>& args) {
   return vigil::client::record_main(g.server, g.token, args);
 }
@@ -82,6 +84,7 @@ const std::map<std::string, Command>& commands() {
       {"camera", {"cameras vigild pulls: vigil camera add NAME URL | list | remove NAME [--data DIR | --db URL]", cmd_camera}},
       {"fsck", {"check a volume offline: vigil fsck VOLUME [--db URL] [--repair]", cmd_fsck}},
       {"play", {"play a recorded range to a file or stdout: vigil play --stream NAME --from TIME [--to TIME] -o FILE|-", cmd_play}},
+      {"proxy", {"playback proxy for many viewers: vigil proxy --upstream HOST:PORT[,...] [--listen ADDR:PORT] [--cache-mb N]", cmd_proxy}},
       {"record", {"record a camera or file into vigild: vigil record --stream NAME INPUT [--rate MBPS] [--duration S]", cmd_record}},
       {"profile", {"measure a disk for admission: vigil profile TARGET|sim:PRESET [--quick]; vigil profile show FILE", cmd_profile}},
       {"status", {"connect to vigild and show its version and protocol limits", cmd_status}},

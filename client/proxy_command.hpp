@@ -1,0 +1,12 @@
+#pragma once
+// `vigil proxy --upstream HOST:PORT[,HOST:PORT...] [--listen ADDR:PORT] [--cache-mb N]`: the
+// playback proxy between many viewers and vigild nodes (docs/proxy.md). Runs until SIGINT or
+// SIGTERM. See proxy_command.cpp for the options.
+#include <string>
+#include <vector>
+
+namespace vigil::client {
+
+int proxy_main(const std::vector<std::string>& args);
+
+}  // namespace vigil::client

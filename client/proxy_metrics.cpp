@@ -1,0 +1,44 @@
+#include "client/proxy_metrics.hpp"
+
+#include <sstream>
+
+namespace vigil::client {
+namespace {
+
+void family(std::ostringstream& out, const char* name, const char* type, const char* help) {
+  out << "# HELP " << name << " " << help << "\n# TYPE " << name << " " << type << "\n";
+}
+
+template <class T>
+void one(std::ostringstream& out, const char* name, const char* type, const char* help, T value) {
+  family(out, name, type, help);
+  out << name << " " << value << "\n";
+}
+
+}  // namespace
+
+std::string prometheus_text(const ProxyMetrics& m) {
+  std::ostringstream out;
+  family(out, "vigil_proxy_upstream_requests_total", "counter",
+         "Requests the proxy sent to vigild nodes, by kind of resource.");
+  if (m.upstream_requests.empty()) out << "vigil_proxy_upstream_requests_total{kind=\"other\"} 0\n";
+  for (const auto& [kind, n] : m.upstream_requests) {
+    out << "vigil_proxy_upstream_requests_total{kind=\"" << kind << "\"} " << n << "\n";
+  }
+  one(out, "vigil_proxy_upstream_failures_total", "counter", "Upstream requests that failed: unreachable or timed out.",
+      m.upstream_failures);
+  one(out, "vigil_proxy_cache_hits_total", "counter", "Viewer requests answered from the cache.", m.cache_hits);
+  one(out, "vigil_proxy_cache_misses_total", "counter", "Cacheable viewer requests not in the cache.", m.cache_misses);
+  one(out, "vigil_proxy_coalesced_waits_total", "counter",
+      "Viewer requests that shared another request's upstream fetch.", m.coalesced_waits);
+  one(out, "vigil_proxy_auth_denied_total", "counter", "Viewer requests answered 401 or 403.", m.auth_denied);
+  one(out, "vigil_proxy_requests_total", "counter", "Viewer requests received.", m.requests);
+  one(out, "vigil_proxy_viewers_connected", "gauge", "Viewer connections open now.", m.viewers_connected);
+  one(out, "vigil_proxy_viewers_total", "counter", "Viewer connections accepted.", m.viewers_total);
+  one(out, "vigil_proxy_bytes_served_total", "counter", "Response body bytes written to viewers.", m.bytes_served);
+  one(out, "vigil_proxy_cache_bytes", "gauge", "Bytes held in the cache.", m.cache_bytes);
+  one(out, "vigil_proxy_cache_entries", "gauge", "Replies held in the cache.", m.cache_entries);
+  return out.str();
+}
+
+}  // namespace vigil::client
