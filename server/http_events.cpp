@@ -1,5 +1,7 @@
 #include "server/http_events.hpp"
 
+#include "server/http_json.hpp"
+
 #include <boost/json.hpp>
 #include <cctype>
 #include <charconv>
@@ -26,23 +28,6 @@ std::int64_t now_us() {
       .count();
 }
 
-HttpResponse error(const HttpRequest& req, http::status status, const std::string& message) {
-  return json_response(req, status, json::serialize(json::object{{"error", message}}));
-}
-
-HttpResponse not_allowed(const HttpRequest& req, const char* allow) {
-  auto res = error(req, http::status::method_not_allowed, std::string("use ") + allow);
-  res.set(http::field::allow, allow);
-  return res;
-}
-
-void only_params(const QueryParams& q, std::initializer_list<std::string_view> allowed) {
-  for (const auto& [k, v] : q.params()) {
-    bool ok = false;
-    for (auto a : allowed) ok = ok || k == a;
-    if (!ok) throw BadRequest("unknown parameter '" + k.substr(0, 64) + "'");
-  }
-}
 
 bool parse_int64(std::string_view s, std::int64_t& out) {
   const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
@@ -141,7 +126,7 @@ catalog::ClipPadding padding(const QueryParams& q) {
 
 boost::asio::awaitable<HttpResponse> list_events(const RouteContext& ctx, const HttpRequest& req,
                                                  const QueryParams& q) {
-  only_params(q, {"from", "to", "camera", "cameras", "type", "object_class", "zone", "attr", "min_confidence",
+  allow_params(q, {"from", "to", "camera", "cameras", "type", "object_class", "zone", "attr", "min_confidence",
                   "limit", "cursor", "pad_before", "pad_after"});
   const auto now = now_us();
   catalog::EventQuery query;
@@ -170,7 +155,7 @@ boost::asio::awaitable<HttpResponse> list_events(const RouteContext& ctx, const 
     unknown = catalog::unknown_cameras(tx, query.cameras);
     if (unknown.empty()) page = catalog::find_events(tx, query);
   });
-  if (!unknown.empty()) co_return error(req, http::status::not_found, "no camera named '" + unknown.front() + "'");
+  if (!unknown.empty()) co_return json_error(req, http::status::not_found, "no camera named '" + unknown.front() + "'");
   json::array events;
   for (const auto& e : page.events) events.push_back(event_to_json(e));
   json::object body{{"from_us", query.from_us}, {"to_us", query.to_us}, {"events", std::move(events)}};
@@ -192,10 +177,10 @@ bool is_json(std::string_view content_type) {
 
 boost::asio::awaitable<HttpResponse> post_events(const RouteContext& ctx, const HttpRequest& req,
                                                  const QueryParams& q) {
-  only_params(q, {});
+  allow_params(q, {});
   // A JSON content type also keeps plain HTML forms of other sites from posting events.
   if (!is_json(req[http::field::content_type])) {
-    co_return error(req, http::status::unsupported_media_type,
+    co_return json_error(req, http::status::unsupported_media_type,
                     "the body must be JSON (Content-Type: application/json)");
   }
   bool single = false;
@@ -212,7 +197,7 @@ boost::asio::awaitable<HttpResponse> post_events(const RouteContext& ctx, const 
   } catch (const catalog::UnknownCamera& e) {
     unknown = e.camera;
   }
-  if (unknown) co_return error(req, http::status::not_found, "no camera named '" + *unknown + "'");
+  if (unknown) co_return json_error(req, http::status::not_found, "no camera named '" + *unknown + "'");
   json::array arr;
   for (auto id : ids) arr.push_back(id);
   json::object body{{"ids", std::move(arr)}};
@@ -224,26 +209,26 @@ boost::asio::awaitable<HttpResponse> post_events(const RouteContext& ctx, const 
 
 boost::asio::awaitable<HttpResponse> one_event(const RouteContext& ctx, const HttpRequest& req, const QueryParams& q,
                                                std::int64_t id) {
-  only_params(q, {"pad_before", "pad_after"});
+  allow_params(q, {"pad_before", "pad_after"});
   const auto pad = padding(q);
   auto row = co_await ctx.catalog.run([&id, &pad](pqxx::connection& c) {
     pqxx::read_transaction tx(c);
     return catalog::event_by_id(tx, id, pad);
   });
-  if (!row) co_return error(req, http::status::not_found, "no event " + std::to_string(id));
+  if (!row) co_return json_error(req, http::status::not_found, "no event " + std::to_string(id));
   co_return json_response(req, http::status::ok, json::serialize(event_to_json(*row)));
 }
 
 boost::asio::awaitable<HttpResponse> delete_one(const RouteContext& ctx, const HttpRequest& req, const QueryParams& q,
                                                 std::int64_t id) {
-  only_params(q, {});
+  allow_params(q, {});
   const bool existed = co_await ctx.catalog.run([&id](pqxx::connection& c) {
     pqxx::work tx(c);
     const bool out = catalog::delete_event(tx, id);
     tx.commit();
     return out;
   });
-  if (!existed) co_return error(req, http::status::not_found, "no event " + std::to_string(id));
+  if (!existed) co_return json_error(req, http::status::not_found, "no event " + std::to_string(id));
   co_return json_response(req, http::status::ok, json::serialize(json::object{{"deleted", id}}));
 }
 
@@ -257,15 +242,15 @@ boost::asio::awaitable<HttpResponse> events_route(const RouteContext& ctx, const
   if (seg.size() == 3) {
     if (get) co_return co_await list_events(ctx, req, q);
     if (m == http::verb::post) co_return co_await post_events(ctx, req, q);
-    co_return not_allowed(req, "GET, HEAD, POST");
+    co_return method_not_allowed(req, "GET, HEAD, POST");
   }
   if (seg.size() == 4) {
-    if (!get && m != http::verb::delete_) co_return not_allowed(req, "GET, HEAD, DELETE");
+    if (!get && m != http::verb::delete_) co_return method_not_allowed(req, "GET, HEAD, DELETE");
     const auto id = event_id(seg[3]);
     if (get) co_return co_await one_event(ctx, req, q, id);
     co_return co_await delete_one(ctx, req, q, id);
   }
-  co_return error(req, http::status::not_found, "no such resource");
+  co_return json_error(req, http::status::not_found, "no such resource");
 }
 
 }  // namespace vigil::server

@@ -102,9 +102,7 @@ TEST_CASE("vigil proxy: 50 viewers share one upstream fetch per resource, slow v
   REQUIRE(source.size() == 200);
   const auto profile = test::make_sim_profile(dir.path());
   const auto data = dir.path() / "data";
-  test::VigildProcess d(data, {"--volume", (dir.path() / "vol").string(), "--volume-size", std::to_string(128 << 20),
-                               "--extent-bytes", std::to_string(4 << 20), "--profile", profile.string(), "--cycle-ms",
-                               "200", "--model-check-cycles", "0", "--no-camera-pull"});
+  test::VigildProcess d(data, test::sim_volume_args(dir.path(), profile));
   REQUIRE(d.wait_ready());
   auto rec = test::run_to_exit(VIGIL_CLI_PATH, {"--server", d.wire(), "record", "--stream", "gate", clip.string(), "--fast"},
                                dir.path() / "rec.log");
@@ -352,10 +350,7 @@ TEST_CASE("vigil proxy: three ffmpeg players follow a live recording through the
   const auto source = test::probe_packets(clip, dir.path());
   REQUIRE(source.size() == 250);
   const auto profile = test::make_sim_profile(dir.path());
-  test::VigildProcess d(dir.path() / "data", {"--volume", (dir.path() / "vol").string(), "--volume-size",
-                                              std::to_string(128 << 20), "--extent-bytes", std::to_string(4 << 20),
-                                              "--profile", profile.string(), "--cycle-ms", "200",
-                                              "--model-check-cycles", "0", "--no-camera-pull"});
+  test::VigildProcess d(dir.path() / "data", test::sim_volume_args(dir.path(), profile));
   REQUIRE(d.wait_ready());
   ProxyProcess proxy(dir.path(), d.http());
   const std::string p = proxy.address();

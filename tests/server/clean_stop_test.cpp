@@ -18,10 +18,7 @@ TEST_CASE("vigild stopped right after a recording ends keeps its catalog rows", 
   const auto clip = test::make_h264_clip(dir.path(), 2);
   const auto profile = test::make_sim_profile(dir.path());
   const auto data = dir.path() / "data";
-  const std::vector<std::string> args{"--volume", (dir.path() / "vol").string(), "--volume-size",
-                                      std::to_string(64 << 20), "--extent-bytes", std::to_string(4 << 20),
-                                      "--profile", profile.string(), "--cycle-ms", "200", "--model-check-cycles", "0",
-                                      "--no-camera-pull"};
+  const std::vector<std::string> args = test::sim_volume_args(dir.path(), profile, 64);
   {
     test::VigildProcess d(data, args);
     REQUIRE(d.wait_ready());

@@ -21,10 +21,7 @@ TEST_CASE("HTTP live HLS: a player at the live edge gets the recording's packets
   const auto source = test::probe_packets(clip, dir.path());
   REQUIRE(source.size() == 250);
   const auto profile = test::make_sim_profile(dir.path());
-  test::VigildProcess d(dir.path() / "data", {"--volume", (dir.path() / "vol").string(), "--volume-size",
-                                              std::to_string(128 << 20), "--extent-bytes", std::to_string(4 << 20),
-                                              "--profile", profile.string(), "--cycle-ms", "200",
-                                              "--model-check-cycles", "0", "--no-camera-pull"});
+  test::VigildProcess d(dir.path() / "data", test::sim_volume_args(dir.path(), profile));
   REQUIRE(d.wait_ready());
   CHECK(test::http_request(d.http(), "GET", "/api/v1/cameras/yard/live.m3u8").status == 404);  // not recording
 

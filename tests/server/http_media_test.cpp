@@ -33,9 +33,7 @@ TEST_CASE("HTTP media: MP4 export and HLS of a recording, ranges, revalidation, 
   REQUIRE(source.size() == 200);
   const auto profile = test::make_sim_profile(dir.path());
   const auto data = dir.path() / "data";
-  test::VigildProcess d(data, {"--volume", (dir.path() / "vol").string(), "--volume-size", std::to_string(128 << 20),
-                               "--extent-bytes", std::to_string(4 << 20), "--profile", profile.string(), "--cycle-ms",
-                               "200", "--model-check-cycles", "0", "--no-camera-pull"});
+  test::VigildProcess d(data, test::sim_volume_args(dir.path(), profile));
   REQUIRE(d.wait_ready());
   auto rec = test::run_to_exit(VIGIL_CLI_PATH, {"--server", d.wire(), "record", "--stream", "gate", clip.string(), "--fast"},
                                dir.path() / "rec.log");

@@ -45,6 +45,13 @@ std::int64_t wait_for_closed_frames(const std::filesystem::path& data, std::int6
   return start_us;
 }
 
+std::vector<std::string> sim_volume_args(const std::filesystem::path& dir, const std::filesystem::path& profile,
+                                         int volume_mb) {
+  return {"--volume", (dir / "vol").string(), "--volume-size", std::to_string(static_cast<std::int64_t>(volume_mb) << 20),
+          "--extent-bytes", std::to_string(4 << 20), "--profile", profile.string(), "--cycle-ms", "200",
+          "--model-check-cycles", "0", "--no-camera-pull"};
+}
+
 // ffprobe's packet list of FILE (size, key flag, pts in seconds).
 std::vector<ProbedPacket> probe_packets(const std::filesystem::path& file, const std::filesystem::path& dir) {
   const auto out = dir / (file.filename().string() + ".packets");

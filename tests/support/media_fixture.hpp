@@ -13,6 +13,11 @@ namespace vigil::test {
 std::filesystem::path make_h264_clip(const std::filesystem::path& dir, int seconds);
 // DIR/wd.json.
 std::filesystem::path make_sim_profile(const std::filesystem::path& dir);
+// vigild's arguments for a file volume DIR/vol of VOLUME_MB (4 MiB extents) admitted on PROFILE,
+// 200 ms cycles, the online model check off (the profile is not of this machine's disk) and no
+// camera pulling: what the media tests run.
+std::vector<std::string> sim_volume_args(const std::filesystem::path& dir, const std::filesystem::path& profile,
+                                         int volume_mb = 128);
 // Waits (bounded) until the embedded catalog of vigild's data directory DATA holds FRAMES frames
 // in closed segments (the last segment reaches it through the batcher, up to its 1 s delay after
 // the recorder ends); REQUIREs it does. Returns the earliest closed segment's start_us.
