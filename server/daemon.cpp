@@ -318,9 +318,10 @@ int run_daemon(const ServerConfig& cfg) {
   stopper = {};        // joins
 
   catalog.stop();
-  // What the recordings that just ended queued for the catalog (segment closes, stream ends)
-  // is committed while the embedded PostgreSQL still runs; otherwise the next start would take
-  // those streams for crashed ones.
+  // The IO threads stop after their current cycle; what they and the recordings that just ended
+  // queued for the catalog (segment closes, stream ends) is committed while the embedded
+  // PostgreSQL still runs — otherwise the next start would take those streams for crashed ones.
+  disks.clear();
   batcher.flush();
   std::error_code ignored;
   fs::remove(cfg.data_dir / "run" / "endpoints.json", ignored);
