@@ -119,7 +119,8 @@ asio::awaitable<void> ProxyServer::session(asio::ip::tcp::socket socket) {
         }
       }
       if (access_log_) {
-        std::cerr << "vigil proxy: " << req.method << " " << req.target.substr(0, 300)
+        // The path without its query string: it may carry ?access_token=.
+        std::cerr << "vigil proxy: " << req.method << " " << req.target.substr(0, std::min<std::size_t>(req.target.find('?'), 300))
                   << (req.range.empty() ? "" : " [" + req.range + "]") << " -> " << reply.status << " "
                   << reply.header("X-Vigil-Proxy") << " " << reply.view().size() << "\n";
       }

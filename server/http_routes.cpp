@@ -187,11 +187,11 @@ HttpHandler make_http_routes(RouteContext ctx) {
       if (e.sqlstate() == "57014") {  // query_canceled: the pool's statement time-out
         failed = error_response(req, http::status::service_unavailable, "the catalog query took too long; ask for less");
       } else {
-        log::error("HTTP request: catalog error", {{"target", std::string(req.target().substr(0, 200))}, {"error", e.what()}});
+        log::error("HTTP request: catalog error", {{"target", loggable_target(req)}, {"error", e.what()}});
         failed = error_response(req, http::status::internal_server_error, "catalog error (logged)");
       }
     } catch (const std::exception& e) {
-      log::error("HTTP request failed", {{"target", std::string(req.target().substr(0, 200))}, {"error", e.what()}});
+      log::error("HTTP request failed", {{"target", loggable_target(req)}, {"error", e.what()}});
       failed = error_response(req, http::status::internal_server_error, "internal error (logged)");
     }
     co_return std::move(*failed);

@@ -15,6 +15,11 @@ namespace http = beast::http;
 
 namespace vigil::server {
 
+std::string loggable_target(const HttpRequest& req) {
+  const std::string_view t(req.target().data(), req.target().size());
+  return std::string(t.substr(0, std::min<std::size_t>(t.find('?'), 200)));
+}
+
 HttpResponse json_response(const HttpRequest& req, http::status status, std::string body) {
   HttpResponse res{status, req.version()};
   res.set(http::field::server, "vigild/" VIGIL_VERSION);
@@ -64,7 +69,7 @@ asio::awaitable<void> HttpServer::session(asio::ip::tcp::socket socket) {
     try {
       reply = co_await handler_(req);
     } catch (const std::exception& e) {
-      log::error("http handler failed", {{"target", std::string(req.target())}, {"error", e.what()}});
+      log::error("http handler failed", {{"target", loggable_target(req)}, {"error", e.what()}});
       reply = json_response(req, http::status::internal_server_error, R"({"error":"internal error"})");
     }
     // Media bodies are large: the write time-out scales with them (at least 1 MB/s).

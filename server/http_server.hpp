@@ -37,6 +37,10 @@ struct HttpLimits {
   std::chrono::seconds read_timeout{15};  // whole request; slow clients are cut off
 };
 
+// REQ's path for a log line: without its query string (it may carry ?access_token=), at most
+// 200 characters.
+std::string loggable_target(const HttpRequest& req);
+
 // A JSON response with the usual headers.
 HttpResponse json_response(const HttpRequest& req, boost::beast::http::status status, std::string body);
 
