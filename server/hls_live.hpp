@@ -43,6 +43,9 @@ class HlsLiveChannel {
   // The live playlist; TOKEN_PARAM ("&access_token=…" or "") is appended to every URI.
   std::string playlist(const std::string& token_param);
   std::shared_ptr<const media::Bytes> init_segment() const { return init_; }
+  // Names this channel in its URIs and ETags: a new recording of the camera is a new channel
+  // whose segment numbers start again, so a cached segment of the old one is never taken for it.
+  std::uint64_t epoch() const noexcept { return epoch_; }
   // Segment SEQUENCE if it is still in the window.
   std::shared_ptr<const media::Bytes> segment(std::uint64_t sequence);
   bool ended();
@@ -57,6 +60,7 @@ class HlsLiveChannel {
   void close_segment(std::int64_t end_us);
 
   std::shared_ptr<LiveTap> tap_;
+  std::uint64_t epoch_ = 0;
   media::CodecInfo codec_;
   std::shared_ptr<const media::Bytes> init_;
   mutable std::mutex mu_;

@@ -217,11 +217,17 @@ boost::asio::awaitable<HttpReply> live(const RouteContext& ctx, const HttpReques
     co_return text_response(req, ch->playlist(token_param_of(q)), "application/vnd.apple.mpegurl");
   }
   auto ch = co_await live_channel(ctx, camera, false);
-  if (what == "live/init.mp4") co_return media_reply(req, ch->init_segment(), "\"live-init\"", "video/mp4");
+  // c: the channel the playlist named; another one (a new recording since) has other segments.
+  const std::int64_t c = micros(q, "c");
+  if (static_cast<std::uint64_t>(c) != ch->epoch()) {
+    throw HttpError(http::status::not_found, "that live channel has ended; fetch live.m3u8 again");
+  }
+  const std::string tag = "\"live-" + std::to_string(c);
+  if (what == "live/init.mp4") co_return media_reply(req, ch->init_segment(), tag + "-init\"", "video/mp4");
   const std::int64_t n = micros(q, "n");
   auto seg = ch->segment(static_cast<std::uint64_t>(n));
   if (!seg) throw HttpError(http::status::not_found, "segment " + std::to_string(n) + " is not in the live window");
-  co_return media_reply(req, std::move(seg), "\"live-" + std::to_string(n) + "\"", "video/iso.segment");
+  co_return media_reply(req, std::move(seg), tag + "-" + std::to_string(n) + "\"", "video/iso.segment");
 }
 
 }  // namespace

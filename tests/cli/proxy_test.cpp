@@ -369,7 +369,7 @@ TEST_CASE("vigil proxy: three ffmpeg players follow a live recording through the
   }
   INFO(pl.body);
   REQUIRE(pl.status == 200);
-  CHECK_THAT(pl.body, ContainsSubstring("live/seg.m4s?n="));
+  CHECK_THAT(pl.body, ContainsSubstring("live/seg.m4s?c="));
 
   // Three players at once, each until the playlist ends with the recording.
   std::vector<server::ChildProcess> players;

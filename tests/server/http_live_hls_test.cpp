@@ -43,8 +43,10 @@ TEST_CASE("HTTP live HLS: a player at the live edge gets the recording's packets
   INFO(pl.body);
   REQUIRE(pl.status == 200);
   CHECK_THAT(pl.body, ContainsSubstring("#EXT-X-MAP:URI=\"live/init.mp4"));
-  CHECK_THAT(pl.body, ContainsSubstring("live/seg.m4s?n="));
+  CHECK_THAT(pl.body, ContainsSubstring("live/seg.m4s?c="));
   CHECK_THAT(pl.body, !ContainsSubstring("#EXT-X-ENDLIST"));  // still recording
+  // Segments are named by their channel: another channel's (an earlier recording's) are not served.
+  CHECK(test::http_request(d.http(), "GET", "/api/v1/cameras/yard/live/seg.m4s?c=1&n=0").status == 404);
 
   // ffmpeg follows the live playlist until the recording ends (EXT-X-ENDLIST).
   const auto out = dir.path() / "live.mp4";
