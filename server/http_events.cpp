@@ -163,23 +163,11 @@ boost::asio::awaitable<HttpResponse> list_events(const RouteContext& ctx, const 
   co_return json_response(req, http::status::ok, json::serialize(body));
 }
 
-bool is_json(std::string_view content_type) {
-  const auto semi = content_type.find(';');
-  auto media = content_type.substr(0, semi);
-  while (!media.empty() && media.back() == ' ') media.remove_suffix(1);
-  constexpr std::string_view kJson = "application/json";
-  if (media.size() != kJson.size()) return false;
-  for (std::size_t i = 0; i < kJson.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(media[i])) != kJson[i]) return false;
-  }
-  return true;
-}
-
 boost::asio::awaitable<HttpResponse> post_events(const RouteContext& ctx, const HttpRequest& req,
                                                  const QueryParams& q) {
   allow_params(q, {});
   // A JSON content type also keeps plain HTML forms of other sites from posting events.
-  if (!is_json(req[http::field::content_type])) {
+  if (!is_json_content_type(req[http::field::content_type])) {
     co_return json_error(req, http::status::unsupported_media_type,
                     "the body must be JSON (Content-Type: application/json)");
   }

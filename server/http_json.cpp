@@ -15,7 +15,11 @@ bool parse_int64(std::string_view s, std::int64_t& out) {
   return ec == std::errc() && p == s.data() + s.size() && !s.empty();
 }
 
-bool is_json_type(std::string_view content_type) {
+std::string field_name(std::string_view f) { return "field '" + std::string(f) + "'"; }
+
+}  // namespace
+
+bool is_json_content_type(std::string_view content_type) {
   const auto semi = content_type.find(';');
   auto media = content_type.substr(0, semi);
   while (!media.empty() && media.back() == ' ') media.remove_suffix(1);
@@ -26,10 +30,6 @@ bool is_json_type(std::string_view content_type) {
   }
   return true;
 }
-
-std::string field_name(std::string_view f) { return "field '" + std::string(f) + "'"; }
-
-}  // namespace
 
 HttpResponse json_error(const HttpRequest& req, http::status status, const std::string& message) {
   return json_response(req, status, json::serialize(json::object{{"error", message}}));
@@ -51,7 +51,7 @@ void allow_params(const QueryParams& q, std::initializer_list<std::string_view> 
 
 json::object json_object_body(const HttpRequest& req, std::initializer_list<std::string_view> allowed) {
   // A JSON content type also keeps plain HTML forms of other sites from posting here.
-  if (!is_json_type(req[http::field::content_type])) {
+  if (!is_json_content_type(req[http::field::content_type])) {
     throw HttpError(http::status::unsupported_media_type, "the body must be JSON (Content-Type: application/json)");
   }
   boost::system::error_code ec;

@@ -22,6 +22,9 @@ HttpResponse method_not_allowed(const HttpRequest& req, const char* allow);
 // BadRequest for any query parameter not in ALLOWED (access_token, the auth's, is always allowed).
 void allow_params(const QueryParams& q, std::initializer_list<std::string_view> allowed);
 
+// CONTENT_TYPE names application/json (any case, parameters such as charset allowed).
+bool is_json_content_type(std::string_view content_type);
+
 // The request's body as one JSON object: 415 unless Content-Type is application/json, 400 for
 // bad JSON or another type, or a key outside ALLOWED.
 boost::json::object json_object_body(const HttpRequest& req, std::initializer_list<std::string_view> allowed);
