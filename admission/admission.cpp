@@ -58,9 +58,28 @@ AdmissionController::AdmissionController(DiskProfile profile, AdmissionConfig co
 double AdmissionController::rate_of(const StreamDemand& s) const noexcept {
   switch (config_.policy) {
     case Policy::aggressive_average: return s.average_rate > 0 ? s.average_rate : s.peak_rate;
-    case Policy::statistical: return s.measured_mean > 0 ? s.measured_mean : s.peak_rate;
+    case Policy::statistical:
+      // Measured when it runs; until then, what was declared — policing holds it to its peak.
+      return s.measured_mean > 0 ? s.measured_mean : s.average_rate > 0 ? s.average_rate : s.peak_rate;
     default: return s.peak_rate;
   }
+}
+
+double AdmissionController::rate_spread(const StreamDemand& s) const noexcept {
+  switch (config_.policy) {
+    case Policy::statistical:
+      if (s.measured_mean > 0) return s.measured_stddev;
+      [[fallthrough]];
+    case Policy::aggressive_average:
+      // Declared, not yet measured: a rate between 2·average − peak and peak, uniform (σ of
+      // a uniform spread of width 2(peak − average) is (peak − average)/√3).
+      return s.average_rate > 0 && s.peak_rate > s.average_rate ? (s.peak_rate - s.average_rate) / std::sqrt(3.0) : 0;
+    default: return 0;  // charged at its peak: no spread above it
+  }
+}
+
+void AdmissionController::set_calibration(double k) noexcept {
+  calibration_.store(std::clamp(k, kMinCalibration, kMaxCalibration), std::memory_order_relaxed);
 }
 
 double AdmissionController::predicted_busy(std::span<const StreamDemand> set) const {
@@ -76,21 +95,46 @@ double AdmissionController::predicted_busy(std::span<const StreamDemand> set) co
   double total = 0;
   for (const auto& s : set) total += rate_of(s);
   const double s_avg = T * total / static_cast<double>(set.size());  // Eq. 3.16
-  const Which w = config_.policy == Policy::conservative ? Which::min : Which::mean;
-  double busy = 0, variance = 0;
+  const bool conservative = config_.policy == Policy::conservative;
+  const Which w = conservative ? Which::min : Which::mean;
+  double busy = 0, variance = 0, measured = 0;
+  std::size_t on_curve = 0;  // streams charged on the curve (each adds one IO's rotational spread)
+  // A cycle with more bytes than the means has the same number of IOs: the extra bytes cost
+  // transfer time only, at the media rate, not another access.
+  const double R = profile_.peak_rate();
   for (const auto& s : set) {
+    if (config_.policy == Policy::statistical && s.measured_io_s > 0) {
+      // Measured on this disk, in this set: its zone, its place in the sweep, its VBR spread.
+      measured += s.measured_io_s;
+      variance += std::pow(T * s.measured_stddev / (R > 0 ? R : 1), 2) +
+                  profile_.cycle_io_sd_s * profile_.cycle_io_sd_s;
+      continue;
+    }
     if (rate_of(s) <= 0) continue;
+    ++on_curve;
     const Curve& c = s.write && !profile_.random_write.empty() ? profile_.random_write : profile_.random_read;
     const double P = throughput_at(c, w, s_avg);
-    busy += T * rate_of(s) / P;
-    // A cycle with more bytes than the means has the same number of IOs: the extra bytes cost
-    // transfer time only, at the media rate, not another access.
-    const double R = profile_.peak_rate() > 0 ? profile_.peak_rate() : P;
-    if (config_.policy == Policy::statistical && s.measured_mean > 0) variance += std::pow(T * s.measured_stddev / R, 2);
+    if (config_.policy == Policy::statistical && R > 0) {
+      // Beside measured streams Eq. 3.16's "every IO at S_avg" no longer balances out: one
+      // access at the set's density (t(S_avg)) plus its own bytes' transfer beyond S_avg.
+      busy += std::max(s_avg / P + (T * rate_of(s) - s_avg) / R, 0.0);
+    } else {
+      busy += T * rate_of(s) / P;
+    }
+    const double sigma = rate_spread(s);
+    if (sigma > 0) variance += std::pow(T * sigma / (R > 0 ? R : P), 2);
   }
-  if (config_.policy == Policy::statistical) {
-    // The cycle also varies with the IOs' rotational delays, independently per IO.
-    variance += static_cast<double>(set.size()) * profile_.cycle_io_sd_s * profile_.cycle_io_sd_s;
+  // The online calibration (observed over predicted stream IO time) corrects the mean curve;
+  // the min curve is never made more optimistic than it was measured.
+  const double k = calibration();
+  busy *= conservative ? std::max(1.0, k) : k;
+  busy += measured;
+  if (config_.policy != Policy::conservative) {
+    // The mean curve is the mean cycle. A cycle is a sum of N IOs whose rotational delays are
+    // independent (the profile's cycle_io_sd_s each), plus the VBR streams' spread: admitting
+    // up to the mean would overrun about every other cycle of a full disk. The margin holds
+    // the cycle within budget except with probability `overbooking` (normal approximation).
+    variance += static_cast<double>(on_curve) * profile_.cycle_io_sd_s * profile_.cycle_io_sd_s;
     busy += normal_quantile_upper(config_.overbooking) * std::sqrt(variance);
   }
   return busy;

@@ -6,13 +6,18 @@
 //    slowest measured rate R — safe and wasteful;
 //  - conservative, Adm1 (Eq. 3.16/3.17 on the min curve, peak rates) — the default: never
 //    over-admits as long as the profile is true;
-//  - aggressive, Adm2 (mean curve, peak rates); Adm3 (mean curve, average rates: for VBR);
-//  - statistical: mean curve with the measured mean rate of each stream (declared peak until
-//    measured), plus a margin for the aggregate's variation: the sum of N independent VBR
-//    streams exceeds Σ mean + z·√(Σ σ²) with probability `overbooking` per cycle (default 1 %);
-//    the margin is charged at the media (peak sequential) rate, since a cycle with more bytes
-//    has no more IOs — only longer transfers. The IOs' own time varies too (rotational delay:
-//    the profile's cycle_io_sd_s per IO), so the variance also holds N·cycle_io_sd².
+//  - aggressive, Adm2 (mean curve, peak rates); Adm3 (mean curve, average rates: for VBR, with
+//    the spread the declared average and peak allow);
+//  - statistical: what each running stream was measured to cost the disk per cycle (device
+//    time, its mean, and its share of the cycle's spread); a stream not yet measured (the
+//    candidate) like Adm3, on the mean curve at its declared average with the declared spread.
+// The mean curve predicts the mean cycle, so the three mean-curve policies add a margin for the
+// cycle's variation: the sum of N IOs and VBR rates exceeds its mean by more than z·σ with
+// probability `overbooking` per cycle (default 1 %), σ² = Σ (T·σ_i/R)² + N·cycle_io_sd², the
+// rates' spread charged at the media rate R (a cycle with more bytes has no more IOs, only
+// longer transfers) and each IO's rotational delay independent (the profile's cycle_io_sd_s).
+// The thesis's Adm2/Adm3 had no margin; its curve (unsorted random IOs) was pessimistic for a
+// cycle's sorted sweep, which hid that. The mean curve is scaled by the online calibration.
 // With mixed directions, each stream is charged on the curve of its direction:
 //     busy = Σ_i T·BR_i / P_dir(i)(S_avg),  S_avg = T·Σ BR / (N + 1)      (Eq. 3.16)
 // and admit iff busy ≤ r_RT·T — which for one direction is Eq. 3.17, ΣBR ≤ r_RT·P(S_avg).
@@ -41,6 +46,11 @@ struct StreamDemand {
   double average_rate = 0;    // bytes/s; 0 = same as peak (CBR)
   double measured_mean = 0;   // bytes/s, measured per-cycle rate over a window; 0 = not yet
   double measured_stddev = 0; // bytes/s, its standard deviation
+  // The device time its cycle IO takes, measured by the scheduler (storage/stream_io_stats.hpp):
+  // the statistical policy charges a running stream this instead of the curve. 0 = not yet.
+  // The spread is the stream's share of the cycle's (CycleSpread: covariances included).
+  double measured_io_s = 0, measured_io_sd_s = 0;
+  std::uint64_t io_id = 0;    // the stream's id on the disk's scheduler (0: not running yet)
 };
 
 // z such that P(Z > z) = P for a standard normal (P clamped to [1e-9, 0.5]), for the statistical policy.
@@ -53,7 +63,7 @@ struct AdmissionConfig {
   Policy policy = Policy::conservative;
   double cycle_s = 1.0;
   double r_rt = 0.9;           // 1 − r_RT is kept for interactive and best-effort IO
-  double overbooking = 0.01;   // statistical only: accepted probability that a cycle's demand exceeds the model
+  double overbooking = 0.01;   // mean-curve policies: accepted probability that a cycle exceeds the budget
 };
 
 struct Decision {
@@ -82,6 +92,12 @@ class AdmissionController {
 
   // The online check (model_check.hpp) says the profile is optimistic: refuse until re-profiled.
   void set_model_optimistic(bool v) noexcept { optimistic_ = v; }
+  // The online calibration (calibration.hpp): observed / predicted stream IO time, clamped to
+  // [kMinCalibration, kMaxCalibration]. Scales the mean curve's prediction (Adm2, Adm3,
+  // statistical); the min curve (Adm1) only ever upwards; the analytic bound not at all.
+  void set_calibration(double k) noexcept;
+  double calibration() const noexcept { return calibration_.load(std::memory_order_relaxed); }
+  static constexpr double kMinCalibration = 0.8, kMaxCalibration = 1.25;
   bool model_optimistic() const noexcept { return optimistic_; }
 
   const DiskProfile& profile() const noexcept { return profile_; }
@@ -89,11 +105,13 @@ class AdmissionController {
 
  private:
   double rate_of(const StreamDemand& s) const noexcept;
+  double rate_spread(const StreamDemand& s) const noexcept;  // σ of the per-cycle rate the policy charges for
   bool fits(std::span<const StreamDemand> admitted, const StreamDemand& candidate, Decision* out) const;
 
   DiskProfile profile_;
   AdmissionConfig config_;
   std::atomic<bool> optimistic_{false};
+  std::atomic<double> calibration_{1.0};
 };
 
 // The profile as the scheduler's slack-test model: an IO of S bytes takes S / P(S) on the mean

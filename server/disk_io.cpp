@@ -12,7 +12,8 @@ DiskIoThread::DiskIoThread(OpenVolume& volume, const DiskIoConfig& config, std::
     : volume_(volume), path_(volume.path.string()), metrics_(metrics),
       // Excess below 1 % of the cycle is jitter, not a wrong model.
       check_(std::max(1, config.model_check_cycles), 0.10, 0.01 * std::chrono::duration<double>(config.cycle).count()),
-      checking_(config.model_check_cycles > 0) {
+      checking_(config.model_check_cycles > 0),
+      calibration_(120, 30, 0.01 * std::chrono::duration<double>(config.cycle).count()) {
   std::size_t chunk = config.chunk_bytes;
   if (profile) {
     model_ = std::make_unique<admission::ProfiledServiceModel>(*profile);
@@ -51,8 +52,23 @@ DiskIoThread::DiskIoThread(OpenVolume& volume, const DiskIoConfig& config, std::
                                        {"depth", config.depth}});
 }
 
+std::optional<storage::StreamIoStats> DiskIoThread::measured(std::uint64_t io_id) const {
+  std::lock_guard lock(measured_mu_);
+  const auto it = measured_.find(io_id);
+  if (it == measured_.end() || it->second.cycles < kMinMeasuredCycles) return std::nullopt;
+  return it->second;
+}
+
 void DiskIoThread::on_cycle(const storage::CycleReport& r) {
   const auto n = cycles_.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (admission_) {
+    calibration_.observe(ms(r.predicted_rt) / 1e3, ms(r.rt_busy) / 1e3);
+    admission_->set_calibration(calibration_.factor());
+    // For the statistical policy: what each running stream costs, copied out for the
+    // admission decisions on other threads (a few hundred small entries once a cycle).
+    std::lock_guard lock(measured_mu_);
+    measured_ = scheduler_->stream_stats();
+  }
   if (!checking_) {
     // no online model check (--model-check-cycles 0)
   } else if (admission_ && check_.observe(ms(r.predicted_rt) / 1e3, ms(r.rt_busy) / 1e3)) {

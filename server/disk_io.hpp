@@ -11,11 +11,14 @@
 // Start-up code throws; the IO thread itself does not.
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <thread>
 
 #include "admission/admission.hpp"
+#include "admission/calibration.hpp"
 #include "admission/model_check.hpp"
 #include "server/vigild_metrics.hpp"
 #include "server/volume_startup.hpp"
@@ -47,7 +50,13 @@ class DiskIoThread {
   std::uint64_t cycles() const noexcept { return cycles_.load(std::memory_order_relaxed); }
   std::uint64_t misses() const noexcept { return misses_.load(std::memory_order_relaxed); }
   bool model_optimistic() const noexcept { return admission_ && admission_->model_optimistic(); }
+  // Observed / predicted stream IO time over recent cycles (1 until measured; admission/calibration.hpp).
+  double model_calibration() const noexcept { return admission_ ? admission_->calibration() : 1.0; }
   DiskMetrics* metrics() const noexcept { return metrics_; }
+  // What stream IO_ID was measured to cost per cycle (storage/stream_io_stats.hpp), once it ran
+  // kMinMeasuredCycles cycles; any thread (a copy the IO thread refreshes every cycle).
+  static constexpr std::uint64_t kMinMeasuredCycles = 10;
+  std::optional<storage::StreamIoStats> measured(std::uint64_t io_id) const;
 
  private:
   void on_cycle(const storage::CycleReport& r);
@@ -60,7 +69,10 @@ class DiskIoThread {
   std::unique_ptr<admission::AdmissionController> admission_;
   admission::ModelCheck check_{5, 0.10, 0.0};  // K and absolute floor set in the constructor
   bool checking_ = true;
+  admission::ModelCalibration calibration_;  // window and noise floor set in the constructor
   std::unique_ptr<storage::CycleScheduler> scheduler_;
+  mutable std::mutex measured_mu_;
+  std::map<std::uint64_t, storage::StreamIoStats> measured_;  // guarded by measured_mu_
   std::atomic<std::uint64_t> cycles_{0}, misses_{0};
   std::jthread thread_;
 };

@@ -45,6 +45,7 @@ DiskSnapshot snapshot(RecordingService::Disk& d) {
   std::vector<admission::StreamDemand> admitted;
   {
     std::lock_guard lock(d.mu);  // only for the copy
+    if (d.io) RecordingService::refresh_measured(d);
     admitted = d.admitted;
   }
   json::array streams;
@@ -54,6 +55,7 @@ DiskSnapshot snapshot(RecordingService::Disk& d) {
     if (a.measured_mean > 0) {
       o["measured_mean_bps"] = bps(a.measured_mean);
       o["measured_stddev_bps"] = bps(a.measured_stddev);
+      o["measured_io_ms"] = a.measured_io_s * 1e3;
     }
     streams.push_back(std::move(o));
   }
@@ -67,6 +69,7 @@ DiskSnapshot snapshot(RecordingService::Disk& d) {
   live["cycles"] = d.io ? d.io->cycles() : 0;
   live["misses"] = d.io ? d.io->misses() : 0;
   live["model_optimistic"] = d.io ? d.io->model_optimistic() : false;
+  live["model_calibration"] = d.io ? d.io->model_calibration() : 1.0;
   const auto* adm = d.io ? d.io->admission() : nullptr;
   if (!adm) {
     live["policy"] = nullptr;

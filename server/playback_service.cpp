@@ -73,6 +73,7 @@ asio::awaitable<PlaybackService::OpenResult> PlaybackService::open(const proto::
   admission::StreamDemand demand{0, false, rate, rate, 0, 0};
   {
     std::lock_guard lock(disk->mu);
+    RecordingService::refresh_measured(*disk);
     auto d = adm->decide(disk->admitted, demand);
     disks_.log_decision(*disk, d, DiskMetrics::Kind::playback);
     if (!d.admitted) {
@@ -105,6 +106,7 @@ asio::awaitable<PlaybackService::OpenResult> PlaybackService::open(const proto::
                                                                                        : storage::ReadDirection::forward},
       cycle_bytes, block, notify);
   disk->io->scheduler().add_stream(p->sched_id, *p->stream);
+  RecordingService::bind_io_id(*disk, p->demand.id, p->sched_id);
 
   proto::PlaybackStarted started;
   started.set_stream_id(p->id);

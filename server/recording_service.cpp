@@ -66,6 +66,7 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
       continue;
     }
     std::lock_guard lock(d->mu);
+    refresh_measured(*d);
     last = adm->decide(d->admitted, demand);
     // An admission is logged once its stream exists (tied to it and its camera), a refusal now.
     if (!last.admitted) log_decision(*d, last, DiskMetrics::Kind::recording, std::nullopt, req.stream_name());
@@ -159,6 +160,7 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
                          });
       });
   chosen->io->scheduler().add_stream(r->stream_id, *r->stream);
+  bind_io_id(*chosen, r->demand.id, r->stream_id);
   {
     // Live viewers see this recording's frames, with timestamps in wall-clock microseconds.
     proto::CodecParameters live_codec = codec;
@@ -241,6 +243,24 @@ void RecordingService::log_decision(const Disk& disk, const admission::Decision&
                    [decision, disk_id = disk.disk_id, cycle_s, stream_id, camera](pqxx::work& tx) {
                      catalog::log_decision(tx, decision, disk_id, stream_id, cycle_s, camera);
                    });
+}
+
+void RecordingService::refresh_measured(Disk& disk) {
+  const double cycle_s = std::chrono::duration<double>(disk.io->scheduler().config().cycle).count();
+  for (auto& s : disk.admitted) {
+    const auto m = s.io_id ? disk.io->measured(s.io_id) : std::nullopt;
+    if (!m) continue;  // not running long enough yet: its declared rates stand
+    s.measured_mean = m->bytes_mean / cycle_s;
+    s.measured_stddev = m->bytes_sd() / cycle_s;
+    s.measured_io_s = m->time_mean_s;
+  }
+}
+
+void RecordingService::bind_io_id(Disk& disk, std::uint64_t demand_id, std::uint64_t io_id) {
+  std::lock_guard lock(disk.mu);
+  for (auto& s : disk.admitted) {
+    if (s.id == demand_id) s.io_id = io_id;
+  }
 }
 
 void RecordingService::publish_admitted(const Disk& disk) noexcept {

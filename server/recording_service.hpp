@@ -90,6 +90,11 @@ class RecordingService {
   // With DISK.mu held, after DISK.admitted changed: its admitted streams, rate and predicted busy
   // share go to the disk's metrics.
   static void publish_admitted(const Disk& disk) noexcept;
+  // Fills DISK's admitted demands with what the scheduler measured of each (rate, its spread,
+  // device time per cycle) for the statistical policy. Caller holds disk.mu.
+  static void refresh_measured(Disk& disk);
+  // Ties admitted demand DEMAND_ID to its stream's id on the disk's scheduler. Takes disk.mu.
+  static void bind_io_id(Disk& disk, std::uint64_t demand_id, std::uint64_t io_id);
 
   // Every disk of this node, in configuration order (the HTTP API's /disks reads their state:
   // Disk::admitted only under Disk::mu, the IO thread's counters through their atomics).

@@ -48,6 +48,7 @@ struct CycleScheduler::Job {
   bool is_flush = false;  // the cycle's flush for the durable writes
   boost::system::error_code error;
   Nanos arrival{0}, started_at{0};
+  Nanos device{0};  // device time of its commands so far
   IoRequest request;
 
   bool issued_all() const noexcept { return remaining == 0 && subseeks.empty() && !is_flush; }
@@ -187,6 +188,7 @@ void CycleScheduler::admit_arrivals() {
       case Arrival::Kind::remove:
         streams_.erase(a->id);
         joined_.erase(a->id);
+        io_stats_.erase(a->id);
         if (a->on_idle) {
           retiring_[a->id] = std::move(a->on_idle);
           retire_if_idle(a->id);
@@ -400,6 +402,7 @@ void CycleScheduler::complete(Job& j, CommandTrace t, Result<std::size_t> r) {
     report_.flush_busy += duration;  // the profile predicts transfers, not flushes: kept apart
   } else if (j.cls == IoClass::real_time) {
     report_.rt_busy += duration;
+    j.device += duration;
   } else if (j.cls == IoClass::background) {
     bg_used_ += duration;
     ++report_.background_chunks;
@@ -459,6 +462,17 @@ void CycleScheduler::finish_job(Job& j) {
       report_.rt_done = std::max(report_.rt_done, now - cycle_start_);
     }
     if (j.first_io) start_latency_[j.stream] = now - j.arrival;
+    // A stream's first IO is out of the cycle (head of the queue, its own seek): not typical.
+    if (!j.first_io && !j.failed && streams_.contains(j.stream)) {
+      auto& st = io_stats_[j.stream];
+      const double t = std::chrono::duration<double>(j.device).count();
+      if (st.cycles > 0) {
+        spread_cycle_.total_s += t;
+        spread_cycle_.expected_s += st.time_mean_s;
+        ++spread_cycle_.streams;
+      }
+      st.add(static_cast<double>(j.bytes), t);
+    }
     if (j.failed && !j.missed) {
       j.missed = true;
       record_miss({j.cycle, j.stream, MissCause::device_error});
@@ -586,6 +600,8 @@ void CycleScheduler::end_cycle() {
   if (report_.misses) report_.rt_done = std::max(report_.rt_done, clock_.now() - cycle_start_);
   report_.slack = T - report_.rt_done;
   report_.utilisation = static_cast<double>(report_.busy.count()) / static_cast<double>(T.count());
+  spread_.add(spread_cycle_.total_s, spread_cycle_.expected_s, spread_cycle_.streams);
+  spread_cycle_ = {};
   ++totals_.cycles;
   if (on_cycle) on_cycle(report_);
 }

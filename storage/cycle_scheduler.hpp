@@ -43,6 +43,7 @@
 #include "storage/device.hpp"
 #include "storage/preemptibility_meter.hpp"
 #include "storage/stream_io.hpp"
+#include "storage/stream_io_stats.hpp"
 
 namespace vigil::storage {
 
@@ -178,6 +179,9 @@ class CycleScheduler {
   const SchedulerTotals& totals() const noexcept { return totals_; }
   // Arrival → first IO complete, per stream added with add_stream.
   const std::map<std::uint64_t, Nanos>& start_latencies() const noexcept { return start_latency_; }
+  // Per running stream: its measured bytes and device time per cycle (stream_io_stats.hpp).
+  const std::map<std::uint64_t, StreamIoStats>& stream_stats() const noexcept { return io_stats_; }
+  const CycleSpread& cycle_spread() const noexcept { return spread_; }
   std::function<void(const CycleReport&)> on_cycle;       // after each cycle
   std::function<void(const CommandTrace&)> on_command;    // after each command completes
 
@@ -243,6 +247,12 @@ class CycleScheduler {
   std::atomic<bool> stopping_{false};
   SchedulerTotals totals_;
   std::map<std::uint64_t, Nanos> start_latency_;
+  std::map<std::uint64_t, StreamIoStats> io_stats_;  // of the streams in streams_
+  CycleSpread spread_;
+  struct {
+    double total_s = 0, expected_s = 0;  // this cycle's measured stream IOs and their means before it
+    std::size_t streams = 0;
+  } spread_cycle_;
 };
 
 }  // namespace vigil::storage

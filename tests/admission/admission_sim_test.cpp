@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <random>
 
 #include "admission/admission.hpp"
@@ -188,4 +189,86 @@ TEST_CASE("a VBR recorder above its declared peak is policed, not silently dropp
   CHECK(accepted == S / frame.size());
   CHECK(refused == 30 - accepted);
   CHECK(buf.refused_bytes() == refused * frame.size());
+}
+
+namespace {
+
+// VBR: each cycle's IO uniform in [0.5, 1.5] × the average, from its own place on the disk.
+class VbrStream final : public CycleStream {
+ public:
+  VbrStream(std::uint64_t offset, double average, std::uint64_t seed)
+      : offset_(offset), average_(average), rng_(seed), buf_(static_cast<std::size_t>(average * 1.5 / 4096 + 1) * 4096) {}
+  StreamIo prepare(std::uint64_t) override {
+    const double f = std::uniform_real_distribution<double>(0.5, 1.5)(rng_);
+    const auto bytes = static_cast<std::size_t>(average_ * f / 4096) * 4096;
+    const std::uint64_t at = offset_ + pos_;
+    pos_ = (pos_ + bytes) % (256ull << 20);  // along its file, within 256 MB
+    return {.write = false, .pieces = {{at, buf_.span().first(bytes)}}};
+  }
+  void finished(std::uint64_t, vigil::Result<void>) override {}
+
+ private:
+  std::uint64_t offset_, pos_ = 0;
+  double average_;
+  std::mt19937_64 rng_;
+  AlignedBuffer buf_;
+};
+
+struct VbrRun {
+  std::uint64_t misses = 0;
+  std::map<std::uint64_t, StreamIoStats> stats;
+};
+
+// SET for CYCLES cycles on a fresh simulated disk; stream i always at the same place.
+VbrRun run_vbr(const DiskProfile& p, const std::vector<StreamDemand>& set, int cycles) {
+  SimDisk d;
+  ProfiledServiceModel model(p);
+  CycleScheduler sched(*d.disk, d.clock, model, {.cycle = std::chrono::seconds(1), .r_rt = 1.0, .chunk_bytes = 64 << 20},
+                       &d.clock);
+  std::vector<std::unique_ptr<VbrStream>> streams;
+  const std::uint64_t region = d.model->capacity_bytes() / 64 / 4096 * 4096;
+  for (const auto& s : set) {
+    streams.push_back(std::make_unique<VbrStream>((s.id * 37 % 64) * region, s.average_rate, s.id));
+    sched.add_stream(s.id, *streams.back(), d.clock.now());
+  }
+  for (int i = 0; i < cycles; ++i) sched.run_cycle();
+  return {sched.totals().misses, sched.stream_stats()};
+}
+
+}  // namespace
+
+TEST_CASE("statistical, measuring the running VBR streams as the set grows, admits more than Adm1 and never misses",
+          "[admission][hdd]") {
+  const auto& p = wd_profile();
+  // Declared: average 1 MB/s, peak 1.5 MB/s (what the streams really do).
+  std::vector<StreamDemand> order;
+  for (std::uint64_t i = 1; i <= 40; ++i) order.push_back({i, false, 1.5e6, 1e6, 0, 0});
+  auto count = [&](const AdmissionController& adm) {
+    std::vector<StreamDemand> set;
+    for (const auto& s : order) {
+      if (!adm.decide(set, s).admitted) break;
+      set.push_back(s);
+    }
+    return set.size();
+  };
+  const std::size_t adm1 = count(AdmissionController(p, {.policy = Policy::conservative, .cycle_s = 1, .r_rt = 1}));
+  // Grow as vigild does: each decision after the running set was measured for 60 cycles.
+  AdmissionController stat(p, {.policy = Policy::statistical, .cycle_s = 1, .r_rt = 1, .overbooking = 1e-4});
+  std::size_t k = adm1;
+  for (; k < order.size(); ++k) {
+    std::vector<StreamDemand> running(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k));
+    const auto run = run_vbr(p, running, 60);
+    REQUIRE(run.misses == 0);  // every set it grew through ran clean
+    for (auto& s : running) {
+      const auto& m = run.stats.at(s.id);
+      s.measured_mean = m.bytes_mean;
+      s.measured_stddev = m.bytes_sd();
+      s.measured_io_s = m.time_mean_s;
+    }
+    if (!stat.decide(running, order[k]).admitted) break;
+  }
+  INFO("Adm1 admits " << adm1 << ", statistical " << k);
+  CHECK(k > adm1);
+  const auto final_run = run_vbr(p, {order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k)}, 1000);
+  CHECK(final_run.misses == 0);
 }

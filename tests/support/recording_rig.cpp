@@ -36,13 +36,13 @@ std::pair<proto::Envelope, std::vector<std::byte>> media_packet(std::uint64_t st
   return {std::move(p), std::move(f.payload)};
 }
 
-RecordingRig::RecordingRig() {
+RecordingRig::RecordingRig(std::vector<std::string> extra) {
   make_sim_profile(dir.path());
-  vigild = std::make_unique<VigildProcess>(
-      dir.path() / "data",
-      std::vector<std::string>{"--volume", (dir.path() / "vol").string(), "--volume-size", std::to_string(256 << 20),
-                               "--extent-bytes", std::to_string(4 << 20), "--profile", (dir.path() / "wd.json").string(),
-                               "--cycle-ms", "200", "--model-check-cycles", "0"});
+  std::vector<std::string> args{"--volume", (dir.path() / "vol").string(), "--volume-size", std::to_string(256 << 20),
+                                "--extent-bytes", std::to_string(4 << 20), "--profile", (dir.path() / "wd.json").string(),
+                                "--cycle-ms", "200", "--model-check-cycles", "0"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  vigild = std::make_unique<VigildProcess>(dir.path() / "data", std::move(args));
   REQUIRE(vigild->wait_ready());
 }
 

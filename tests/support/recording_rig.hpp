@@ -21,7 +21,8 @@ std::pair<proto::Envelope, std::vector<std::byte>> media_packet(std::uint64_t st
                                                                 std::uint64_t frame_stream);
 
 struct RecordingRig {
-  RecordingRig();
+  // EXTRA: more vigild options (e.g. another --admission-policy).
+  explicit RecordingRig(std::vector<std::string> extra = {});
   // libpq connection string of vigild's embedded catalog.
   std::string catalog() const;
   TempDir dir;
