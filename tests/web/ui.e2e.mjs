@@ -6,7 +6,8 @@
 // clicking plays recorded video (the <video>'s currentTime advances), keyframe fast-forward runs
 // to the end and rewind back to the start (the position shown follows, the <video> plays the
 // keyframe clips), ▶ plays normally again, the disk panel is filled,
-// the event search finds the event and plays it in place. A screenshot is left in OUT_DIR.
+// the event search finds the event and plays it in place. Screenshots are left in OUT_DIR:
+// ui.png at the end, ui-rewind.png while rewinding.
 // Bounded: everything runs under one 85 s deadline; exit status 0 only if every check passed.
 //
 // Usage: node ui.e2e.mjs --vigild PATH --vigil PATH --web DIR --deps DIR --out DIR
@@ -233,6 +234,7 @@ async function main() {
   check(true, 'the video plays a reverse keyframe clip (its currentTime advances)');
   await page.waitForFunction((p) => Number(document.getElementById('position').dataset.ms) < p - 1000, pEnd, { timeout: 15_000 });
   check(true, 'rewind moves the shown position back');
+  await page.screenshot({ path: path.join(args.out, 'ui-rewind.png') });  // a second artifact: trick play
   await page.waitForFunction(() => /start of recording/.test(document.getElementById('mode').textContent), null, { timeout: 20_000 });
   const pStart = await pos();
   check(Math.abs(pStart - runMs[0].start) < 50, `rewind stops at the start of the recording (${pStart - runMs[0].start} ms from it)`);
