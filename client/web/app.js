@@ -152,6 +152,7 @@ async function selectCamera(name) {
   if (state.camera !== name) {
     stopPlayer();
     state.camera = name;
+    state.posMs = 0;
     $('camera-title').textContent = name;
     for (const li of $('cameras').children) li.classList.toggle('selected', li.dataset.camera === name);
     const cur = state.cameras.find((c) => c.name === name);
@@ -572,7 +573,8 @@ $('rew').addEventListener('click', () => startTrick(-1));
 $('play').addEventListener('click', playNormal);
 $('trick-rate').addEventListener('change', () => { if (state.mode === 'trick') startTrick(state.trick.dir); });
 $('live').addEventListener('click', () => playLive());
-$('speed').addEventListener('change', () => { $('video').playbackRate = Number($('speed').value); });
+// (A keyframe clip keeps playbackRate 1: its rate is the trick-play rate.)
+$('speed').addEventListener('change', () => { if (state.mode !== 'trick') $('video').playbackRate = Number($('speed').value); });
 $('back10').addEventListener('click', () => { const v = $('video'); v.currentTime = Math.max(0, v.currentTime - 10); });
 $('fwd10').addEventListener('click', () => { const v = $('video'); v.currentTime += 10; });
 
