@@ -511,13 +511,21 @@ function playTrickChunk(pos) {
     return;
   }
   Object.assign(t, chunk);
-  const params = { from: at(chunk.from), to: at(chunk.to), keyframes: 1, rate: t.rate };
-  if (t.dir < 0) params.reverse = 1;
-  v.src = mediaUrl(`${camPath(state.camera)}/export.mp4`, params);
+  v.src = trickUrl(t, chunk);
   v.playbackRate = 1;
   v.play().catch(() => {});
   setMode('trick', `${t.dir > 0 ? 'fast-forward' : 'rewind'} ${t.rate}×`);
   showPosition();
+  // The next chunk is built while this one plays: a HEAD makes vigild read and cache it (no body
+  // comes back), so the <video>'s request for it is a cache hit.
+  const next = trickChunk(t.dir, t.rate, t.dir > 0 ? chunk.to : chunk.from);
+  if (next) fetch(trickUrl(t, next), { method: 'HEAD', cache: 'no-store' }).catch(() => {});
+}
+
+function trickUrl(t, chunk) {
+  const params = { from: at(chunk.from), to: at(chunk.to), keyframes: 1, rate: t.rate };
+  if (t.dir < 0) params.reverse = 1;
+  return mediaUrl(`${camPath(state.camera)}/export.mp4`, params);
 }
 
 $('video').addEventListener('ended', () => {
