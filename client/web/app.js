@@ -456,13 +456,16 @@ function showPosition() {
 
 // ---------- keyframe fast-forward / rewind ----------
 // Trick play is a chain of keyframe-only MP4 clips (export.mp4?keyframes=1&rate=R[&reverse=1]),
-// each covering one chunk of the recording within one run: at least 60 s of it, and about 8 s of
-// playing at the chosen rate. When a clip ends the next chunk follows (gaps are skipped); at the
+// each covering one chunk of the recording within one run: 60 s of it, or about 8 s of playing at
+// high rates, at most 120 s (vigild plans and bounds an export by the whole GOPs it spans: a long
+// chunk of a high-rate camera would be refused as too large). When a clip ends the next chunk
+// follows (gaps are skipped); at the
 // ends of what the timeline knows the player stops there. A clip's media time t shows the
 // recording at FROM + t·R (forward) or TO − t·R (rewind): exact to within the GOP each keyframe
 // stands for. ▶ plays normally from the position reached.
 
 const TRICK_MIN_CHUNK_MS = 60e3;
+const TRICK_MAX_CHUNK_MS = 120e3;
 const TRICK_CHUNK_PLAY_MS = 8e3;
 
 function trickMs() {
@@ -474,7 +477,7 @@ function trickMs() {
 
 // The chunk to play from POS (ms) in direction DIR, or null at the end (start) of the recording.
 function trickChunk(dir, rate, pos) {
-  const span = Math.max(TRICK_MIN_CHUNK_MS, rate * TRICK_CHUNK_PLAY_MS);
+  const span = Math.min(TRICK_MAX_CHUNK_MS, Math.max(TRICK_MIN_CHUNK_MS, rate * TRICK_CHUNK_PLAY_MS));
   if (dir > 0) {
     const run = runAtOrAfter(pos + 1);  // at least 1 ms of it left
     if (!run) return null;
