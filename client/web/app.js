@@ -459,10 +459,9 @@ function showPosition() {
 // each covering one chunk of the recording within one run: 60 s of it, or about 8 s of playing at
 // high rates, at most 120 s (vigild plans and bounds an export by the whole GOPs it spans: a long
 // chunk of a high-rate camera would be refused as too large). When a clip ends the next chunk
-// follows (gaps are skipped); at the
-// ends of what the timeline knows the player stops there. A clip's media time t shows the
-// recording at FROM + t·R (forward) or TO − t·R (rewind): exact to within the GOP each keyframe
-// stands for. ▶ plays normally from the position reached.
+// follows (gaps are skipped); at the ends of what the timeline knows the player stops there. A
+// clip's media time t shows the recording at FROM + t·R (forward) or TO − t·R (rewind): exact to
+// within the GOP each keyframe stands for. ▶ plays normally from the position reached.
 
 const TRICK_MIN_CHUNK_MS = 60e3;
 const TRICK_MAX_CHUNK_MS = 120e3;
