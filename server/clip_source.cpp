@@ -82,7 +82,7 @@ boost::asio::awaitable<ClipPlan> plan_clip(const RouteContext& ctx, const std::s
 }
 
 boost::asio::awaitable<Clip> read_clip(const RouteContext& ctx, const ClipPlan& plan, std::int64_t from_us,
-                                       std::int64_t to_us, bool keyframes_only) {
+                                       std::int64_t to_us, bool keyframes_only, storage::ReadDirection direction) {
   auto* disk = ctx.disks ? ctx.disks->disk_of_volume(plan.plan.volume_id) : nullptr;
   if (!disk) {
     throw HttpError(http::status::service_unavailable,
@@ -90,7 +90,10 @@ boost::asio::awaitable<Clip> read_clip(const RouteContext& ctx, const ClipPlan& 
                         ", which this server has not opened");
   }
   ClipReader reader(disk->io->scheduler(), plan.plan.segments,
-                    storage::PlaybackRange{.from_pts = from_us, .to_pts = to_us, .keyframes_only = keyframes_only},
+                    storage::PlaybackRange{.from_pts = from_us,
+                                           .to_pts = to_us,
+                                           .keyframes_only = keyframes_only,
+                                           .direction = direction},
                     disk->volume->volume->block_bytes());
   Clip clip;
   for (;;) {

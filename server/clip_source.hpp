@@ -29,7 +29,7 @@ struct ClipPlan {
 };
 
 struct Clip {
-  std::vector<std::shared_ptr<storage::PlaybackGop>> gops;  // in time order; damaged ones flagged
+  std::vector<std::shared_ptr<storage::PlaybackGop>> gops;  // in reading order; damaged ones flagged
   std::size_t frames = 0, damaged_gops = 0;
   std::uint64_t bytes_read = 0, requests = 0;
 };
@@ -42,7 +42,10 @@ boost::asio::awaitable<ClipPlan> plan_clip(const RouteContext& ctx, const std::s
 
 // Reads the plan's GOPs of [FROM_US, TO_US) (KEYFRAMES_ONLY: each GOP's keyframe alone) as
 // interactive IO on the disk that holds them; 503 if that volume is not open on this server.
+// DIRECTION reverse (keyframes only, as the wire protocol's reverse playback: the same
+// PlaybackStream walk): the GOPs from the last one before TO_US back to the one holding FROM_US.
 boost::asio::awaitable<Clip> read_clip(const RouteContext& ctx, const ClipPlan& plan, std::int64_t from_us,
-                                       std::int64_t to_us, bool keyframes_only);
+                                       std::int64_t to_us, bool keyframes_only,
+                                       storage::ReadDirection direction = storage::ReadDirection::forward);
 
 }  // namespace vigil::server

@@ -42,10 +42,12 @@ std::string utc_stamp(std::int64_t us) {
 }
 
 // The range's frames muxed into one MP4, index first, media time from the first frame. A
-// trick-play rendition (keyframes only) is re-timed to play at RATE: keyframe K at K's media
-// distance from the first / RATE, each lasting until the next.
+// trick-play rendition (keyframes only, in CLIP's reading order) is re-timed to play at RATE:
+// keyframe K at K's recording distance from the first keyframe served / RATE, each lasting until
+// the next. Reverse (REVERSE: the clip was read from the end back): that distance runs backwards
+// (last_pts − K.pts), so the MP4's time increases while the recording time decreases.
 std::shared_ptr<const std::vector<std::byte>> build_mp4(const ClipPlan& plan, const Clip& clip, bool keyframes,
-                                                        double rate) {
+                                                        double rate, bool reverse) {
   if (keyframes) {
     std::vector<const storage::ScannedRecord*> keys;
     for (const auto& g : clip.gops) {
@@ -53,13 +55,18 @@ std::shared_ptr<const std::vector<std::byte>> build_mp4(const ClipPlan& plan, co
     }
     auto writer = media::MediaWriter::mp4_in_memory(plan.codec(), keys.size(), 0);
     const std::int64_t base = keys.empty() ? 0 : keys.front()->header.pts;
+    const auto media_time = [&](const storage::ScannedRecord* k) {
+      const std::int64_t distance = reverse ? base - k->header.pts : k->header.pts - base;
+      return static_cast<std::int64_t>(static_cast<double>(distance) / rate);
+    };
+    std::int64_t prev = -1;
     for (std::size_t i = 0; i < keys.size(); ++i) {
-      const auto t = static_cast<std::int64_t>(static_cast<double>(keys[i]->header.pts - base) / rate);
-      const auto next = i + 1 < keys.size()
-                            ? static_cast<std::int64_t>(static_cast<double>(keys[i + 1]->header.pts - base) / rate)
-                            : t + 40'000;
+      // Strictly increasing even if the recording's clock stepped back (the muxer needs it).
+      const auto t = std::max(media_time(keys[i]), prev + 1);
+      const auto next = i + 1 < keys.size() ? media_time(keys[i + 1]) : t + 40'000;
       writer.write({.pts_us = t, .dts_us = t, .duration_us = std::max<std::int64_t>(next - t, 1), .keyframe = true,
                     .payload = keys[i]->payload});
+      prev = t;
     }
     writer.finish();
     return std::make_shared<const std::vector<std::byte>>(writer.take_output());
@@ -145,10 +152,16 @@ boost::asio::awaitable<HttpReply> export_route(const RouteContext& ctx, const Ht
   const bool keyframes = q.number("keyframes", 0, 1).value_or(0) == 1;
   const double rate = q.number("rate", 1, 64).value_or(1);
   if (rate != 1 && !keyframes) throw BadRequest("rate applies to keyframes=1 (a full-frame export keeps media time)");
+  // Rewind: the keyframes from TO back to FROM (the wire protocol's reverse playback walk).
+  const bool reverse = q.number("reverse", 0, 1).value_or(0) == 1;
+  if (reverse && !keyframes) {
+    throw BadRequest("reverse applies to keyframes=1 (inter frames cannot be decoded backwards)");
+  }
 
   const auto started = std::chrono::steady_clock::now();
   ClipPlan plan = co_await plan_clip(ctx, camera, from_us, to_us, kMaxExportBytes);
-  const std::string etag = plan.etag(keyframes ? "mp4-keys|" + std::to_string(rate) : std::string("mp4"));
+  const std::string etag = plan.etag(keyframes ? (reverse ? "mp4-keys-rev|" : "mp4-keys|") + std::to_string(rate)
+                                               : std::string("mp4"));
   std::shared_ptr<const std::vector<std::byte>> mp4 = ctx.exports ? ctx.exports->find(etag) : nullptr;
   const bool cached = mp4 != nullptr;
   if (!mp4 && !not_modified(req, etag)) {
@@ -157,16 +170,19 @@ boost::asio::awaitable<HttpReply> export_route(const RouteContext& ctx, const Ht
       lease = ctx.exports->reserve_build(2 * plan.estimated_bytes);
       if (!lease) throw HttpError(http::status::service_unavailable, "too many exports are being built; retry shortly");
     }
-    Clip clip = co_await read_clip(ctx, plan, plan.from_us, plan.to_us, keyframes);
+    Clip clip = co_await read_clip(ctx, plan, plan.from_us, plan.to_us, keyframes,
+                                   reverse ? storage::ReadDirection::reverse : storage::ReadDirection::forward);
     if (clip.frames == 0) {
       throw HttpError(http::status::not_found, "nothing playable in that range (" +
                                                    std::to_string(clip.damaged_gops) + " damaged GOPs)");
     }
-    mp4 = build_mp4(plan, clip, keyframes, rate);
+    mp4 = build_mp4(plan, clip, keyframes, rate, reverse);
     if (ctx.exports) ctx.exports->put(etag, mp4);
     log::info("export built", {{"camera", camera},
                                {"from_us", plan.from_us},
                                {"to_us", plan.to_us},
+                               {"keyframes", keyframes},
+                               {"reverse", reverse},
                                {"frames", clip.frames},
                                {"damaged_gops", clip.damaged_gops},
                                {"read_bytes", clip.bytes_read},

@@ -2,11 +2,12 @@
 // Media routes of the HTTP API (docs/openapi.yaml): recorded video as files a browser or
 // player takes as they are. Every disk read is interactive IO through the disk's cycle
 // scheduler (ClipReader), so these never take time from admitted streams.
-//   GET /api/v1/cameras/{name}/export.mp4?from&to[&download=1][&keyframes=1[&rate=R]]
+//   GET /api/v1/cameras/{name}/export.mp4?from&to[&download=1][&keyframes=1[&rate=R][&reverse=1]]
 //       an MP4 of the range without re-encoding: index first, from the keyframe at or before
 //       FROM; ETag, If-None-Match, Range (one range: 206, bad: 416); built in memory and kept
 //       in the ExportCache for the Range requests that follow. keyframes=1: trick play — only
-//       each GOP's keyframe is read, re-timed to play at R× (1–64).
+//       each GOP's keyframe is read, re-timed to play at R× (1–64); reverse=1: rewind — the
+//       keyframes from TO back to FROM, the MP4's time running forward as the recording's runs back.
 //   GET /api/v1/cameras/{name}/thumbnail.jpg?at[&width=N]
 //       a JPEG of the keyframe at or before AT (within 10 minutes before it; only that
 //       keyframe is read), at most N pixels

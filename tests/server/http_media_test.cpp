@@ -3,7 +3,9 @@
 // rendition are fetched over loopback HTTP and checked by ffprobe — the same packets as the
 // source (size, key flag, order), the requested duration within one GOP, a mid-range export
 // starting at a keyframe, the index before the media data. Range requests return exactly the
-// requested bytes of the whole export; ETag revalidation, HEAD, and hostile input (bad times,
+// requested bytes of the whole export; trick play (keyframes only at a rate, forward and reverse:
+// the reverse export is the forward one's keyframes last first, on an increasing media time);
+// ETag revalidation, HEAD, and hostile input (bad times,
 // ranges, names, segment bounds) each get their clear answer.
 #include <boost/json.hpp>
 #include <catch2/catch_test_macros.hpp>
@@ -127,6 +129,60 @@ TEST_CASE("HTTP media: MP4 export and HLS of a recording, ranges, revalidation, 
     }
     CHECK(get(base + "export.mp4?" + range + "&rate=8").status == 400);  // rate without keyframes
     CHECK(get(base + "export.mp4?" + range + "&keyframes=1&rate=100").status == 400);
+
+    // Rewind: the same keyframes from the end back to the start, on an increasing media time
+    // that spans the recording / rate.
+    auto rw = get(base + "export.mp4?" + range + "&keyframes=1&rate=8&reverse=1");
+    INFO(rw.head);
+    REQUIRE(rw.status == 200);
+    CHECK(rw.header("ETag") != etag);
+    CHECK(rw.header("ETag") != ff.header("ETag"));
+    CHECK(rw.header("X-Vigil-Range-Us") == ff.header("X-Vigil-Range-Us"));
+    write_file(dir.path() / "rw.mp4", rw.body);
+    const auto back = test::probe_packets(dir.path() / "rw.mp4", dir.path());
+    REQUIRE(back.size() == out.size());
+    for (std::size_t i = 0; i < back.size(); ++i) {
+      INFO("packet " << i);
+      CHECK(back[i].key);
+      CHECK(back[i].size == out[out.size() - 1 - i].size);  // the forward export's keyframes, last first
+      if (i > 0) {
+        CHECK(back[i].pts > back[i - 1].pts);
+        CHECK(std::abs(back[i].pts - back[i - 1].pts - 1.0 / 8) < 0.01);
+      }
+    }
+    // 7 s between the first and the last keyframe at 8x, plus the last frame's 40 ms.
+    const double span = back.back().pts - back.front().pts;
+    CHECK(std::abs(span - 7.0 / 8) < 0.02);
+    CHECK(std::abs(test::probe_field(test::probe_stream(dir.path() / "rw.mp4", dir.path()), "duration") -
+                   (7.0 / 8 + 0.04)) < 0.05);
+    // Cached like any export: the same bytes, a Range of them, revalidation.
+    auto rw2 = get(base + "export.mp4?" + range + "&keyframes=1&rate=8&reverse=1");
+    CHECK(rw2.header("X-Vigil-Cache") == "hit");
+    CHECK((rw2.body == rw.body));
+    auto rw_part = get(base + "export.mp4?" + range + "&keyframes=1&rate=8&reverse=1", "Range: bytes=10-209\r\n");
+    REQUIRE(rw_part.status == 206);
+    CHECK((rw_part.body == rw.body.substr(10, 200)));
+    CHECK(get(base + "export.mp4?" + range + "&keyframes=1&rate=8&reverse=1",
+              "If-None-Match: " + rw.header("ETag") + "\r\n")
+              .status == 304);
+    // A part of the recording backwards: from the last keyframe before TO down to the one at or
+    // before FROM (2.5 s .. 5.5 s: the keyframes of 5, 4, 3 and 2 s).
+    const auto t = [&](std::int64_t offset_us) {
+      const auto v = std::to_string(start_us + offset_us);
+      return "@" + v.substr(0, v.size() - 6) + "." + v.substr(v.size() - 6);
+    };
+    auto part = get(base + "export.mp4?from=" + t(2'500'000) + "&to=" + t(5'500'000) + "&keyframes=1&rate=4&reverse=1");
+    REQUIRE(part.status == 200);
+    write_file(dir.path() / "rw-part.mp4", part.body);
+    const auto part_out = test::probe_packets(dir.path() / "rw-part.mp4", dir.path());
+    REQUIRE(part_out.size() == 4);
+    for (std::size_t i = 0; i < part_out.size(); ++i) CHECK(part_out[i].size == keys[5 - i]);
+    // Reverse is keyframes only; and a flag, 0 or 1.
+    auto bad = get(base + "export.mp4?" + range + "&reverse=1");
+    CHECK(bad.status == 400);
+    CHECK_THAT(bad.body, ContainsSubstring("keyframes=1"));
+    CHECK(get(base + "export.mp4?" + range + "&keyframes=1&reverse=2").status == 400);
+    CHECK(get(base + "export.mp4?" + range + "&keyframes=1&reverse=yes").status == 400);
   }
   {  // Range requests return exactly the bytes asked for
     auto part = get(base + "export.mp4?" + range, "Range: bytes=100-1099\r\n");

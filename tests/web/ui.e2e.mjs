@@ -3,8 +3,12 @@
 // file volume, the simulated-disk profile), records a test camera twice with a pause in between
 // (so the timeline has two runs and a gap), posts an event, then opens /ui/#token=... and checks:
 // the timeline shows both runs and the gap (with its reason), hovering shows a thumbnail,
-// clicking plays recorded video (the <video>'s currentTime advances), the disk panel is filled,
-// the event search finds the event and plays it in place. A screenshot is left in OUT_DIR.
+// clicking plays recorded video (the <video>'s currentTime advances), keyframe rewind runs back
+// to the start, fast-forward on to the end and rewind back again, clip after clip over the gap
+// (the position shown follows, the <video> plays the keyframe clips), ▶ plays normally again,
+// the disk panel is filled,
+// the event search finds the event and plays it in place. Screenshots are left in OUT_DIR:
+// ui.png at the end, ui-rewind.png while rewinding.
 // Bounded: everything runs under one 85 s deadline; exit status 0 only if every check passed.
 //
 // Usage: node ui.e2e.mjs --vigild PATH --vigil PATH --web DIR --deps DIR --out DIR
@@ -189,6 +193,80 @@ async function main() {
   // Speed control.
   await page.selectOption('#speed', '2');
   check((await page.evaluate(() => document.getElementById('video').playbackRate)) === 2, 'speed 2× sets playbackRate');
+
+  // Keyframe rewind and fast-forward: the <video> plays keyframe-only clips (export.mp4?keyframes=1,
+  // &reverse=1 backwards) chunk after chunk, and the shown recording position follows. Every
+  // timeupdate of a keyframe clip is logged in the page (media time and shown position), so the
+  // checks below wait for conditions, whatever this machine's speed. Rewind first: it starts
+  // wherever playback has got to, and ends at the start of the
+  // recording, from where fast-forward has a known way to go (run, gap, run).
+  await page.evaluate(() => {
+    window.trickLog = [];
+    const v = document.getElementById('video');
+    v.addEventListener('timeupdate', () => {
+      if (!v.src.includes('keyframes=1')) return;
+      window.trickLog.push({ reverse: v.src.includes('reverse=1'), t: v.currentTime, src: v.src,
+        pos: Number(document.getElementById('position').dataset.ms || 0) });
+    });
+  });
+  const pos = () => page.evaluate(() => Number(document.getElementById('position').dataset.ms || 0));
+  const modeText = () => page.textContent('#mode');
+  const runMs = tl.runs.map((x) => ({ start: x.start_us / 1000, end: x.end_us / 1000 }));
+  const p0 = await pos();
+  // (At least the 0.2 s of playing seen above after the keyframe playback started at.)
+  check(p0 > runMs[0].start + 100 && p0 <= runMs[1].end,
+    `the position shown is in the recording (${((p0 - runMs[0].start) / 1000).toFixed(2)} s after its start)`);
+  await page.selectOption('#trick-rate', '4');
+  await page.click('#rew');
+  check(/rewind 4×/.test(await modeText()), `the player says it rewinds ("${await modeText()}")`);
+  await page.waitForFunction(() => window.trickLog.some((e) => e.reverse && e.t > 0), null, { timeout: 15_000 });
+  check(true, 'the video plays a reverse keyframe clip (its currentTime advances)');
+  await page.waitForFunction((p) => Number(document.getElementById('position').dataset.ms) < p - 100, p0, { timeout: 15_000 });
+  check(true, 'rewind moves the shown position back');
+  await page.screenshot({ path: path.join(args.out, 'ui-rewind.png') });  // a second artifact: trick play
+  await page.waitForFunction(() => /start of recording/.test(document.getElementById('mode').textContent), null, { timeout: 20_000 });
+  const pStart = await pos();
+  check(Math.abs(pStart - runMs[0].start) < 50, `rewind stops at the start of the recording (${(pStart - runMs[0].start).toFixed(1)} ms from it)`);
+  let logged = await page.evaluate(() => window.trickLog);
+  const back = logged.filter((e) => e.reverse);
+  check(back.every((e, i) => i === 0 || e.pos <= back[i - 1].pos), `the position only moved back (${back.length} updates)`);
+  check(!(await page.locator('#cursor').isHidden()), 'the timeline cursor shows the position reached');
+
+  await page.evaluate(() => { window.trickLog = []; });
+  await page.click('#ffwd');
+  check(/fast-forward 4×/.test(await modeText()), `the player says it fast-forwards ("${await modeText()}")`);
+  await page.waitForFunction(() => window.trickLog.some((e) => !e.reverse && e.t > 0), null, { timeout: 15_000 });
+  check(true, 'the video plays a forward keyframe clip (its currentTime advances)');
+  await page.waitForFunction((r) => Number(document.getElementById('position').dataset.ms) > r.start, runMs[1], { timeout: 15_000 });
+  check(true, 'fast-forward moves the shown position on, over the gap into the second run');
+  await page.waitForFunction(() => /end of recording/.test(document.getElementById('mode').textContent), null, { timeout: 20_000 });
+  const pEnd = await pos();
+  check(Math.abs(pEnd - runMs[1].end) < 50, `fast-forward stops at the end of the recording (${(pEnd - runMs[1].end).toFixed(1)} ms from it)`);
+  logged = await page.evaluate(() => window.trickLog);
+  check(logged.every((e, i) => !e.reverse && (i === 0 || e.pos >= logged[i - 1].pos)), `the position only moved forward (${logged.length} updates)`);
+  check(new Set(logged.map((e) => e.src)).size >= 2 && logged.every((e) => /rate=4/.test(e.src)),
+    'the clips were chained (one per run: the gap is skipped), each at 4×');
+
+  // Rewind again, now from the end: the second run, over the gap, the first, to the start.
+  await page.evaluate(() => { window.trickLog = []; });
+  await page.click('#rew');
+  await page.waitForFunction((r) => Number(document.getElementById('position').dataset.ms) < r.end, runMs[0], { timeout: 15_000 });
+  check(true, 'rewind from the end moves the position back over the gap into the first run');
+  await page.waitForFunction(() => /start of recording/.test(document.getElementById('mode').textContent), null, { timeout: 20_000 });
+  check(Math.abs((await pos()) - runMs[0].start) < 50, 'and stops at the start of the recording');
+  logged = await page.evaluate(() => window.trickLog);
+  check(logged.every((e, i) => e.reverse && (i === 0 || e.pos <= logged[i - 1].pos)) && logged.some((e) => e.t > 0),
+    `the reverse clips played and the position only moved back (${logged.length} updates)`);
+  check(new Set(logged.map((e) => e.src)).size >= 2, 'the reverse clips were chained (one per run)');
+
+  // ▶: normal playback again, from where rewinding stopped.
+  await page.selectOption('#speed', '1');
+  await page.click('#play');
+  check((await modeText()) === 'recorded', 'after ▶ the player plays the recording normally');
+  const n0 = await until('normal playback to start again', async () => { const c = await ct(); return c > 0.2 ? c : 0; }, 20_000);
+  await until('its currentTime to advance', async () => (await ct()) > n0 + 0.3, 10_000);
+  const pPlay = await pos();
+  check(pPlay >= runMs[0].start - 50 && pPlay < runMs[0].end, `▶ plays from the start of the recording (${((pPlay - runMs[0].start) / 1000).toFixed(2)} s in)`);
 
   // Disk panel from /metrics.
   await page.waitForFunction(() => /admitted streams/.test(document.getElementById('disks').textContent), null, { timeout: 15_000 });
