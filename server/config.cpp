@@ -76,9 +76,13 @@ ParsedArgs parse_server_args(int argc, const char* const argv[]) {
       ("profile", po::value<std::string>()->value_name("FILE"),
        "disk profile (from `vigil profile`) for volumes whose disk has none in the catalog; stored there")
       ("admission-policy", po::value(&cfg.admission_policy)->value_name("NAME")->default_value(cfg.admission_policy),
-       "conservative (Adm1, the default: never over-admits), statistical (measured rates plus a margin for a "
-       "cycle's variation), analytic (safe, wasteful); aggressive (Adm2) and adm3 have no margin and can admit a "
-       "stream too many (thesis reproduction)")
+       "conservative (Adm1, the default: never over-admits while the profile holds), statistical (what the "
+       "running streams were measured to cost, plus a margin for a cycle's variation), aggressive (Adm2: mean "
+       "curve, peak rates), adm3 (mean curve, declared average rates), analytic (safe, wasteful); see "
+       "docs/admission.md")
+      ("overbooking", po::value(&cfg.overbooking)->value_name("P")->default_value(cfg.overbooking),
+       "for aggressive, adm3 and statistical: the accepted probability that a cycle's stream IO overruns "
+       "(their margin is z(P) standard deviations of the cycle); e.g. 0.001 for a stricter guarantee")
       ("model-check-cycles", po::value(&cfg.model_check_cycles)->value_name("K")->default_value(cfg.model_check_cycles),
        "pause admission when K cycles in a row take longer than the disk profile predicts (and say to profile "
        "again); 0 turns the check off (a profile known not to describe this device, e.g. in tests)")
@@ -167,6 +171,9 @@ ParsedArgs parse_server_args(int argc, const char* const argv[]) {
     if (!admission::policy_from_name(cfg.admission_policy)) {
       throw ConfigError("--admission-policy: unknown policy '" + cfg.admission_policy +
                         "' (conservative, aggressive, adm3, statistical, analytic)");
+    }
+    if (!(cfg.overbooking >= 1e-9 && cfg.overbooking <= 0.5)) {
+      throw ConfigError("--overbooking must be a probability between 1e-9 and 0.5");
     }
     if (cfg.chunk_bytes % 4096) {
       throw ConfigError("--chunk-bytes must be a multiple of 4096 (or 0 for the profile's)");

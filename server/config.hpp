@@ -39,6 +39,7 @@ struct ServerConfig {
   std::optional<std::filesystem::path> profile;  // disk profile to use (and store) where the catalog has none
   std::string admission_policy = "conservative";
   int model_check_cycles = 5;                  // online model check: K optimistic cycles pause admission; 0 off
+  double overbooking = 0.01;                   // adm2/adm3/statistical: accepted per-cycle overload probability
   std::optional<std::filesystem::path> recorder;  // `vigil` binary for pulled cameras; none: beside vigild
   bool pull_cameras = true;
   std::optional<std::filesystem::path> web_root;  // the web UI's files; none: beside vigild or the build tree's

@@ -199,7 +199,7 @@ int run_daemon(const ServerConfig& cfg) {
           v,
           DiskIoConfig{.cycle = std::chrono::milliseconds(cfg.cycle_ms), .chunk_bytes = cfg.chunk_bytes,
                        .depth = cfg.io_depth, .policy = *admission::policy_from_name(cfg.admission_policy),
-                       .model_check_cycles = cfg.model_check_cycles},
+                       .model_check_cycles = cfg.model_check_cycles, .overbooking = cfg.overbooking},
           profile, &metrics.disk(v.path.string())));
       auto slot = std::make_unique<RecordingService::Disk>();
       slot->volume = &v;

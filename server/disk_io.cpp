@@ -20,7 +20,8 @@ DiskIoThread::DiskIoThread(OpenVolume& volume, const DiskIoConfig& config, std::
     admission_ = std::make_unique<admission::AdmissionController>(
         *profile, admission::AdmissionConfig{.policy = config.policy,
                                              .cycle_s = std::chrono::duration<double>(config.cycle).count(),
-                                             .r_rt = config.r_rt});
+                                             .r_rt = config.r_rt,
+                                             .overbooking = config.overbooking});
     if (chunk == 0) chunk = static_cast<std::size_t>(profile->chunk_bytes());
     log::info("disk profile in use", {{"volume", path_},
                                       {"profiled", profile->device},

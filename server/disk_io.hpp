@@ -33,6 +33,7 @@ struct DiskIoConfig {
   double r_rt = 0.9;
   admission::Policy policy = admission::Policy::conservative;
   int model_check_cycles = 5;  // K optimistic cycles in a row pause admission; 0: no check
+  double overbooking = 0.01;   // the mean-curve policies' accepted per-cycle overload probability
 };
 
 class DiskIoThread {

@@ -139,4 +139,11 @@ TEST_CASE("vigild schedules with the disk profile: --profile the first time, the
                                dir.path() / "bad.log");
   CHECK(bad.status == 2);
   CHECK_THAT(bad.output, ContainsSubstring("unknown policy 'yolo'"));
+  for (const char* p : {"0", "0.7", "nan", "-1"}) {
+    auto over = test::run_to_exit(VIGILD_PATH, {"--data", (dir.path() / "d3").string(), "--overbooking", p},
+                                  dir.path() / "over.log");
+    INFO(p << ": " << over.output);
+    CHECK(over.status == 2);
+    CHECK_THAT(over.output, ContainsSubstring("--overbooking must be a probability"));
+  }
 }
