@@ -86,6 +86,12 @@ ParsedArgs parse_server_args(int argc, const char* const argv[]) {
       ("model-check-cycles", po::value(&cfg.model_check_cycles)->value_name("K")->default_value(cfg.model_check_cycles),
        "pause admission when K cycles in a row take longer than the disk profile predicts (and say to profile "
        "again); 0 turns the check off (a profile known not to describe this device, e.g. in tests)")
+      ("retention-interval", po::value(&cfg.retention_interval_s)->value_name("S")->default_value(cfg.retention_interval_s),
+       "reclaim closed segments past their camera's retention_days at least every S seconds; free space is "
+       "watched every second and the oldest unlocked segments are reclaimed when it runs short; 0 turns "
+       "retention off (a full volume then stalls recording)")
+      ("retention-reserve", po::value(&cfg.retention_reserve_s)->value_name("S")->default_value(cfg.retention_reserve_s),
+       "free space retention keeps: S seconds of the admitted recording rate (at least 1 % of the volume)")
       ("io-depth", po::value(&cfg.io_depth)->value_name("N")->default_value(cfg.io_depth),
        "chunks in flight per disk (1 or 2)")
       ("tls-cert", po::value<std::string>()->value_name("FILE"),
@@ -171,6 +177,12 @@ ParsedArgs parse_server_args(int argc, const char* const argv[]) {
     if (!admission::policy_from_name(cfg.admission_policy)) {
       throw ConfigError("--admission-policy: unknown policy '" + cfg.admission_policy +
                         "' (conservative, aggressive, adm3, statistical, analytic)");
+    }
+    if (!(cfg.retention_interval_s >= 0 && cfg.retention_interval_s <= 86400 * 30)) {
+      throw ConfigError("--retention-interval must be between 0 (off) and 2592000 seconds");
+    }
+    if (!(cfg.retention_reserve_s >= 0 && cfg.retention_reserve_s <= 86400)) {
+      throw ConfigError("--retention-reserve must be between 0 and 86400 seconds");
     }
     if (!(cfg.overbooking >= 1e-9 && cfg.overbooking <= 0.5)) {
       throw ConfigError("--overbooking must be a probability between 1e-9 and 0.5");

@@ -40,6 +40,8 @@ struct ServerConfig {
   std::string admission_policy = "conservative";
   int model_check_cycles = 5;                  // online model check: K optimistic cycles pause admission; 0 off
   double overbooking = 0.01;                   // adm2/adm3/statistical: accepted per-cycle overload probability
+  double retention_interval_s = 60;            // a full retention pass (camera ages) at least this often; 0 off
+  double retention_reserve_s = 120;            // free space kept, in seconds of admitted recording
   std::optional<std::filesystem::path> recorder;  // `vigil` binary for pulled cameras; none: beside vigild
   bool pull_cameras = true;
   std::optional<std::filesystem::path> web_root;  // the web UI's files; none: beside vigild or the build tree's

@@ -37,6 +37,7 @@
 #include "server/camera_manager.hpp"
 #include "server/playback_service.hpp"
 #include "server/recording_service.hpp"
+#include "server/retention_service.hpp"
 #include "server/vigild_metrics.hpp"
 #include "server/volume_startup.hpp"
 #include "server/web_assets.hpp"
@@ -230,6 +231,16 @@ int run_daemon(const ServerConfig& cfg) {
   catalog.set_metrics(metrics.catalog_wait(), metrics.catalog_job(true), metrics.catalog_job(false));
   RecordingService recording(std::move(recording_disks), catalog, batcher, &metrics);
   PlaybackService playback(recording, catalog);
+  // Retention: its own thread; stopped before the IO threads it hands reclaim work to.
+  std::unique_ptr<RetentionService> retention;
+  if (cfg.retention_interval_s > 0) {
+    retention = std::make_unique<RetentionService>(
+        conninfo, recording.disks(),
+        RetentionOptions{.interval = std::chrono::milliseconds(static_cast<std::int64_t>(cfg.retention_interval_s * 1000)),
+                         .reserve_seconds = cfg.retention_reserve_s});
+  } else {
+    log::warn("--retention-interval 0: retention is off; a full volume stalls recording");
+  }
   // Sessions run on their own threads; the main io_context only accepts and takes signals.
   NetworkThreads network(NetworkThreads::default_count());
   ExportCache exports(256u << 20);
@@ -321,6 +332,7 @@ int run_daemon(const ServerConfig& cfg) {
   // The IO threads stop after their current cycle; what they and the recordings that just ended
   // queued for the catalog (segment closes, stream ends) is committed while the embedded
   // PostgreSQL still runs — otherwise the next start would take those streams for crashed ones.
+  retention.reset();
   disks.clear();
   batcher.flush();
   std::error_code ignored;

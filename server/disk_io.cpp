@@ -14,6 +14,7 @@ DiskIoThread::DiskIoThread(OpenVolume& volume, const DiskIoConfig& config, std::
       check_(std::max(1, config.model_check_cycles), 0.10, 0.01 * std::chrono::duration<double>(config.cycle).count()),
       checking_(config.model_check_cycles > 0),
       calibration_(120, 30, 0.01 * std::chrono::duration<double>(config.cycle).count()) {
+  free_extents_ = volume_.volume->free_extent_count();
   std::size_t chunk = config.chunk_bytes;
   if (profile) {
     model_ = std::make_unique<admission::ProfiledServiceModel>(*profile);
@@ -62,6 +63,7 @@ std::optional<storage::StreamIoStats> DiskIoThread::measured(std::uint64_t io_id
 
 void DiskIoThread::on_cycle(const storage::CycleReport& r) {
   const auto n = cycles_.fetch_add(1, std::memory_order_relaxed) + 1;
+  free_extents_.store(volume_.volume->free_extent_count(), std::memory_order_relaxed);
   if (admission_) {
     calibration_.observe(ms(r.predicted_rt) / 1e3, ms(r.rt_busy) / 1e3);
     admission_->set_calibration(calibration_.factor());

@@ -58,6 +58,8 @@ class DiskIoThread {
   // kMinMeasuredCycles cycles; any thread (a copy the IO thread refreshes every cycle).
   static constexpr std::uint64_t kMinMeasuredCycles = 10;
   std::optional<storage::StreamIoStats> measured(std::uint64_t io_id) const;
+  // Free extents of the volume as of the last cycle (any thread).
+  std::uint64_t free_extents() const noexcept { return free_extents_.load(std::memory_order_relaxed); }
 
  private:
   void on_cycle(const storage::CycleReport& r);
@@ -74,7 +76,7 @@ class DiskIoThread {
   std::unique_ptr<storage::CycleScheduler> scheduler_;
   mutable std::mutex measured_mu_;
   std::map<std::uint64_t, storage::StreamIoStats> measured_;  // guarded by measured_mu_
-  std::atomic<std::uint64_t> cycles_{0}, misses_{0};
+  std::atomic<std::uint64_t> cycles_{0}, misses_{0}, free_extents_{0};
   std::jthread thread_;
 };
 

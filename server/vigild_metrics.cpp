@@ -41,6 +41,11 @@ Metrics::Metrics()
       d_decisions_(registry_.counter("vigil_disk_admission_decisions_total",
                                      "Admission decisions on the disk by kind (recording, playback) and decision (admitted, refused).",
                                      {"disk", "kind", "decision"})),
+      d_reclaimed_segments_(registry_.counter("vigil_disk_retention_reclaimed_segments_total",
+                                              "Closed segments retention reclaimed (oldest unlocked first, or past their camera's retention_days).", {"disk"})),
+      d_reclaimed_bytes_(registry_.counter("vigil_disk_retention_reclaimed_bytes_total", "Volume space retention freed (whole extents).", {"disk"})),
+      d_retention_failures_(registry_.counter("vigil_disk_retention_failures_total",
+                                              "Retention passes that failed (catalog or device error; retried next pass).", {"disk"})),
       d_utilisation_(registry_.gauge("vigil_disk_last_cycle_utilisation_ratio", "Device busy time of the last cycle over the cycle length T.", {"disk"})),
       d_slack_(registry_.gauge("vigil_disk_last_cycle_slack_seconds",
                                "T minus the time the last cycle's stream IOs took to finish; negative when the cycle overran.", {"disk"})),
@@ -65,6 +70,7 @@ Metrics::Metrics()
                                         "Stream IO time per cycle the admission policy predicts for the admitted streams, over T.", {"disk"})),
       d_model_optimistic_(registry_.gauge("vigil_disk_model_optimistic",
                                           "1 while the online model check finds the profile optimistic (admission paused), else 0.", {"disk"})),
+      d_free_bytes_(registry_.gauge("vigil_disk_free_bytes", "Free space of the disk's volume (whole free extents).", {"disk"})),
       d_utilisation_hist_(registry_.histogram("vigil_disk_cycle_utilisation_ratio", "Device busy time per cycle over T.",
                                               kUtilisationBounds, {"disk"})),
       d_slack_hist_(registry_.histogram("vigil_disk_cycle_slack_seconds", "Slack per cycle: T minus the end of its last stream IO.",
@@ -154,7 +160,11 @@ DiskMetrics::DiskMetrics(Metrics& m, const std::string& disk)
       admitted_streams_(m.d_admitted_streams_.with({disk})),
       admitted_rate_(m.d_admitted_rate_.with({disk})),
       predicted_busy_(m.d_predicted_busy_.with({disk})),
-      model_optimistic_(m.d_model_optimistic_.with({disk})) {
+      model_optimistic_(m.d_model_optimistic_.with({disk})),
+      reclaimed_segments_(m.d_reclaimed_segments_.with({disk})),
+      reclaimed_bytes_(m.d_reclaimed_bytes_.with({disk})),
+      retention_failures_(m.d_retention_failures_.with({disk})),
+      free_bytes_(m.d_free_bytes_.with({disk})) {
   for (std::size_t i = 0; i < kCauses.size(); ++i) {
     misses_[i] = &m.d_misses_.with({disk, storage::miss_cause_name(kCauses[i])});
   }
@@ -195,6 +205,15 @@ void DiskMetrics::cycle(const storage::CycleReport& r, const storage::SchedulerT
   other_bytes_.store(t.other_bytes);
   cycles_.store(t.cycles);  // relaxed, like the rest: a scrape may mix figures of adjacent cycles
 }
+
+void DiskMetrics::reclaimed(std::uint64_t segments, std::uint64_t bytes) noexcept {
+  reclaimed_segments_.inc(segments);
+  reclaimed_bytes_.inc(bytes);
+}
+
+void DiskMetrics::retention_failed() noexcept { retention_failures_.inc(); }
+
+void DiskMetrics::free_bytes(double bytes) noexcept { free_bytes_.set(bytes); }
 
 void DiskMetrics::miss(storage::MissCause cause) noexcept {
   const auto i = static_cast<std::size_t>(cause);

@@ -37,6 +37,10 @@ class DiskMetrics {
   // With the disk's admission mutex held, after its set of admitted streams changed.
   void admitted(std::size_t streams, double rate_bytes_per_s, double predicted_busy_ratio) noexcept;
   void decision(Kind kind, bool admitted) noexcept;
+  // The retention thread: a pass reclaimed SEGMENTS segments of BYTES, or failed; the volume's free space.
+  void reclaimed(std::uint64_t segments, std::uint64_t bytes) noexcept;
+  void retention_failed() noexcept;
+  void free_bytes(double bytes) noexcept;
 
  private:
   metrics::Counter &cycles_, &stream_ios_, &preemptions_, &interactive_, &best_effort_, &background_chunks_,
@@ -47,6 +51,8 @@ class DiskMetrics {
   metrics::Gauge &cycle_s_, &r_rt_, &chunk_bytes_, &depth_, &profiled_, &budget_ratio_;
   metrics::Gauge &admitted_streams_, &admitted_rate_, &predicted_busy_, &model_optimistic_;
   std::array<metrics::Counter*, 4> decisions_{};  // [kind][admitted]
+  metrics::Counter &reclaimed_segments_, &reclaimed_bytes_, &retention_failures_;
+  metrics::Gauge& free_bytes_;
 };
 
 class CameraMetrics {
@@ -105,10 +111,11 @@ class Metrics {
   metrics::Registry registry_;
   // Disk families.
   metrics::Family<metrics::Counter> &d_cycles_, &d_stream_ios_, &d_preemptions_, &d_interactive_, &d_best_effort_,
-      &d_background_, &d_commands_, &d_stream_bytes_, &d_other_bytes_, &d_misses_, &d_decisions_;
+      &d_background_, &d_commands_, &d_stream_bytes_, &d_other_bytes_, &d_misses_, &d_decisions_,
+      &d_reclaimed_segments_, &d_reclaimed_bytes_, &d_retention_failures_;
   metrics::Family<metrics::Gauge> &d_utilisation_, &d_slack_, &d_predicted_rt_, &d_observed_rt_, &d_expected_wait_,
       &d_longest_command_, &d_cycle_s_, &d_r_rt_, &d_chunk_bytes_, &d_depth_, &d_profiled_, &d_budget_,
-      &d_admitted_streams_, &d_admitted_rate_, &d_predicted_busy_, &d_model_optimistic_;
+      &d_admitted_streams_, &d_admitted_rate_, &d_predicted_busy_, &d_model_optimistic_, &d_free_bytes_;
   metrics::Family<metrics::Histogram> &d_utilisation_hist_, &d_slack_hist_;
   // Camera families.
   metrics::Family<metrics::Counter> &c_streams_, &c_packets_, &c_bytes_, &c_refused_, &c_gaps_, &c_discontinuities_;

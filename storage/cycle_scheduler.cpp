@@ -59,11 +59,12 @@ struct CycleScheduler::Job {
 };
 
 struct CycleScheduler::Arrival {
-  enum class Kind { add, remove, request } kind = Kind::request;
+  enum class Kind { add, remove, request, task } kind = Kind::request;
   std::uint64_t id = 0;
   CycleStream* stream = nullptr;
   IoRequest request{};
   std::function<void()> on_idle{};
+  std::function<void()> task{};
 };
 
 CycleScheduler::CycleScheduler(Device& device, Clock& clock, const ServiceModel& model, SchedulerConfig config,
@@ -109,6 +110,16 @@ void CycleScheduler::submit(IoRequest request, std::optional<Nanos> arrival) {
     std::lock_guard lock(inbox_mu_);
     const Nanos at = arrival.value_or(clock_.now());
     inbox_.emplace(at, std::move(a));
+    next_arrival_ = inbox_.begin()->first.count();
+  }
+  inbox_cv_.notify_one();
+}
+
+void CycleScheduler::post_task(std::function<void()> task) {
+  auto a = std::make_unique<Arrival>(Arrival{Arrival::Kind::task, 0, nullptr, {}, {}, std::move(task)});
+  {
+    std::lock_guard lock(inbox_mu_);
+    inbox_.emplace(clock_.now(), std::move(a));
     next_arrival_ = inbox_.begin()->first.count();
   }
   inbox_cv_.notify_one();
@@ -193,6 +204,9 @@ void CycleScheduler::admit_arrivals() {
           retiring_[a->id] = std::move(a->on_idle);
           retire_if_idle(a->id);
         }
+        break;
+      case Arrival::Kind::task:
+        tasks_.push_back(std::move(a->task));
         break;
       case Arrival::Kind::request: {
         IoRequest& r = a->request;
@@ -561,6 +575,13 @@ CycleReport CycleScheduler::run_cycle() {
     }
     if (in_flight_ > 0) {
       device_.poll(1);
+      continue;
+    }
+    if (!tasks_.empty() && rt_open_ == 0) {
+      // The cycle's stream IO is done and the device idle: its slack serves maintenance.
+      auto task = std::move(tasks_.front());
+      tasks_.pop_front();
+      task();
       continue;
     }
     wait_idle(deadline_);

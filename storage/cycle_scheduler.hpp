@@ -166,6 +166,11 @@ class CycleScheduler {
   // ID must not be added again before ON_IDLE ran (its IO in flight is matched by id).
   void remove_stream(std::uint64_t id, std::function<void()> on_idle = {});
   void submit(IoRequest request, std::optional<Nanos> arrival = {});
+  // Work that must run on the IO thread because it uses the volume's allocation (retention's
+  // reclaim writes extent headers synchronously): it runs in a cycle's slack, once the cycle's
+  // stream IO is done and nothing is in flight, one task per idle moment. A task still queued
+  // when the scheduler is destroyed is destroyed unrun (its owner sees a broken promise).
+  void post_task(std::function<void()> task);
 
   // --- IO thread ---
   CycleReport run_cycle();
@@ -248,6 +253,7 @@ class CycleScheduler {
   SchedulerTotals totals_;
   std::map<std::uint64_t, Nanos> start_latency_;
   std::map<std::uint64_t, StreamIoStats> io_stats_;  // of the streams in streams_
+  std::deque<std::function<void()>> tasks_;           // post_task, in order
   CycleSpread spread_;
   struct {
     double total_s = 0, expected_s = 0;  // this cycle's measured stream IOs and their means before it

@@ -2,6 +2,8 @@
 
 #include <catch2/catch_test_macros.hpp>
 
+#include <algorithm>
+
 #include "tests/support/media_fixture.hpp"
 #include "tests/support/script_frames.hpp"
 
@@ -41,7 +43,12 @@ RecordingRig::RecordingRig(std::vector<std::string> extra) {
   std::vector<std::string> args{"--volume", (dir.path() / "vol").string(), "--volume-size", std::to_string(256 << 20),
                                 "--extent-bytes", std::to_string(4 << 20), "--profile", (dir.path() / "wd.json").string(),
                                 "--cycle-ms", "200", "--model-check-cycles", "0"};
-  args.insert(args.end(), extra.begin(), extra.end());
+  // EXTRA's "--option value" pairs replace the defaults above, or are added.
+  for (std::size_t i = 0; i + 1 < extra.size(); i += 2) {
+    const auto at = std::find(args.begin(), args.end(), extra[i]);
+    if (at != args.end()) *(at + 1) = extra[i + 1];
+    else args.insert(args.end(), {extra[i], extra[i + 1]});
+  }
   vigild = std::make_unique<VigildProcess>(dir.path() / "data", std::move(args));
   REQUIRE(vigild->wait_ready());
 }

@@ -21,7 +21,7 @@ std::pair<proto::Envelope, std::vector<std::byte>> media_packet(std::uint64_t st
                                                                 std::uint64_t frame_stream);
 
 struct RecordingRig {
-  // EXTRA: more vigild options (e.g. another --admission-policy).
+  // EXTRA: "--option value" pairs that replace the defaults (--volume-size ...) or are added.
   explicit RecordingRig(std::vector<std::string> extra = {});
   // libpq connection string of vigild's embedded catalog.
   std::string catalog() const;

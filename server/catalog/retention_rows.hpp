@@ -1,0 +1,32 @@
+#pragma once
+// Retention's catalog side (docs/durability.md, "Deletion"): what a volume holds that could be
+// reclaimed, and the two steps around the disk's reclaim — segments are marked 'deleting'
+// (committed) before any extent is freed, and their rows go only after; a crash between the
+// two is finished by the next start's recovery (plan_recovery's finish_delete).
+// Thread: the retention thread's own connection. Errors: throws (pqxx errors).
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include <pqxx/transaction>
+
+#include "storage/retention.hpp"
+
+namespace vigil::catalog {
+
+// Closed (and damaged) segments on VOLUME_ID with the extents each holds, and the age limits
+// of their cameras (cameras.retention_days) by stream.
+struct RetentionView {
+  std::vector<storage::ClosedSegment> closed;
+  std::map<std::uint64_t, storage::StreamRetention> per_stream;
+};
+RetentionView retention_view(pqxx::work& tx, std::int64_t volume_id);
+
+// Marks IDS 'deleting' (those still closed or damaged) and records a 'retention' gap where a
+// reclaimed segment has older recording of its camera left before it. Returns the ids marked.
+std::vector<std::uint64_t> mark_deleting(pqxx::work& tx, const std::vector<std::uint64_t>& ids);
+
+// The segments' rows (extents and GOP index with them), once their extents are free.
+void finish_deleting(pqxx::work& tx, const std::vector<std::uint64_t>& ids);
+
+}  // namespace vigil::catalog

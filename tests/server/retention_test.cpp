@@ -1,0 +1,153 @@
+// Retention inside a real vigild: a small volume recorded past full keeps recording — the oldest
+// unlocked segments are reclaimed (catalog rows and extents), an evidence-locked one never is,
+// the hole it leaves after the locked one is a 'retention' gap, every packet sent is
+// acknowledged, and /metrics counts it. And a camera's retention_days reclaims an old segment
+// though space is plentiful.
+#include <sys/socket.h>
+
+#include <catch2/catch_test_macros.hpp>
+#include <chrono>
+#include <functional>
+#include <pqxx/pqxx>
+#include <thread>
+
+#include "client/wire_client.hpp"
+#include "tests/support/prometheus_text.hpp"
+#include "tests/support/recording_rig.hpp"
+#include "tests/support/vigild_process.hpp"
+
+using namespace vigil;
+using namespace std::chrono_literals;
+
+namespace {
+
+// One session of camera NAME: PACKETS script frames, every one acknowledged (a refused packet —
+// the buffer is full while the volume has no room — is sent again once what came before is
+// durable). Returns the stream id.
+std::uint64_t record_session(const test::VigildProcess& d, const std::string& name, std::uint64_t packets) {
+  client::WireClient c(d.wire(), 30s);
+  c.hello("retention test", test::token());
+  c.send(test::open_record(name, 2'000'000));
+  auto admitted = c.receive();
+  REQUIRE(admitted.msg.has_admit());
+  const auto stream = admitted.msg.admit().stream_id();
+  std::uint64_t next = 1, acked = 0;
+  auto take = [&](const client::Received& r) {
+    if (r.msg.has_durable_ack()) acked = r.msg.durable_ack().last_sequence();
+  };
+  while (next <= packets) {
+    const std::uint64_t end = std::min(packets, next + 9);
+    for (std::uint64_t seq = next; seq <= end; ++seq) {
+      auto [p, payload] = test::media_packet(stream, seq, stream);
+      c.send(p, payload);
+    }
+    proto::Envelope ping;
+    ping.mutable_ping()->set_nonce(end);
+    c.send(ping);
+    std::uint64_t first_refused = 0;
+    for (;;) {
+      try {
+        auto r = c.receive();
+        take(r);
+        if (r.msg.has_pong()) break;
+      } catch (const client::ServerError& e) {
+        REQUIRE((e.code == proto::ERROR_CODE_RATE_EXCEEDED || e.code == proto::ERROR_CODE_INVALID_ARGUMENT));
+        if (first_refused == 0) first_refused = e.related_sequence;
+      }
+    }
+    next = first_refused ? first_refused : end + 1;
+    if (first_refused) {
+      const auto before = acked;
+      while (acked == before) take(c.receive());
+    }
+  }
+  while (acked < packets) take(c.receive());
+  ::shutdown(c.native_handle(), SHUT_WR);
+  try {
+    for (;;) take(c.receive());
+  } catch (const std::exception&) {
+    // the session ended
+  }
+  CHECK(acked == packets);
+  return stream;
+}
+
+// Polls PRED (a catalog query) until it holds or TIMEOUT passes; the pause only spares PostgreSQL.
+bool eventually(const std::function<bool()>& pred, std::chrono::seconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(50ms);
+  }
+  return true;
+}
+
+std::int64_t count(const std::string& db, const std::string& sql) {
+  pqxx::connection c(db);
+  return pqxx::nontransaction(c).exec1(sql)[0].as<std::int64_t>();
+}
+
+}  // namespace
+
+TEST_CASE("a full volume keeps recording: retention reclaims the oldest unlocked segments, never a locked one",
+          "[retention][vigild]") {
+  // 24 MiB in 1 MiB extents: each session's segment takes at least one, so the volume is full
+  // after about twenty sessions. Reserve 0 s: the floor (two extents) is what retention keeps.
+  test::RecordingRig rig({"--volume-size", std::to_string(24 << 20), "--extent-bytes", std::to_string(1 << 20),
+                          "--retention-reserve", "0", "--retention-interval", "3600"});
+  auto& d = *rig.vigild;
+  INFO(d.output());
+  const auto db = rig.catalog();
+
+  const auto first = record_session(d, "yard", 30);
+  // The batcher commits the segment's close shortly: wait for it (bounded), then lock it.
+  REQUIRE(eventually(
+      [&] { return count(db, "SELECT count(*) FROM segments WHERE state = 'closed' AND stream_id = " + std::to_string(first)) > 0; },
+      20s));
+  {
+    pqxx::connection c(db);
+    pqxx::work tx(c);
+    tx.exec_params0("INSERT INTO evidence_locks (stream_id, start_us, end_us, reason) "
+                    "SELECT stream_id, start_us, end_us + 1, 'incident 7' FROM segments WHERE stream_id = $1",
+                    static_cast<std::int64_t>(first));
+    tx.commit();
+  }
+  const auto second = record_session(d, "yard", 30);
+  // Well past what the volume holds: 50 sessions of at least one extent each.
+  for (int i = 0; i < 48; ++i) record_session(d, "yard", 30);
+
+  // The locked segment is still there; the second session's (the oldest unlocked) is gone, and
+  // the hole it left after the locked one is a gap that says why.
+  CHECK(count(db, "SELECT count(*) FROM segments WHERE state = 'closed' AND stream_id = " + std::to_string(first)) >= 1);
+  CHECK(count(db, "SELECT count(*) FROM segments WHERE stream_id = " + std::to_string(second)) == 0);
+  CHECK(count(db, "SELECT count(*) FROM gaps WHERE reason = 'retention' AND stream_id = " + std::to_string(second)) >= 1);
+  CHECK(count(db, "SELECT count(*) FROM segments WHERE state = 'closed'") < 50);
+  const auto scrape = test::parse_prometheus_text(test::http_request(d.http(), "GET", "/metrics").body);
+  const std::string disk = std::filesystem::absolute(rig.dir.path() / "vol").string();
+  CHECK(scrape.value("vigil_disk_retention_reclaimed_segments_total", {{"disk", disk}}) >= 1);
+  CHECK(scrape.value("vigil_disk_retention_reclaimed_bytes_total", {{"disk", disk}}) >= (1 << 20));
+  CHECK(scrape.value("vigil_disk_retention_failures_total", {{"disk", disk}}) == 0);
+}
+
+TEST_CASE("a camera's retention_days reclaims its old segments though space is plentiful", "[retention][vigild]") {
+  test::RecordingRig rig({"--retention-interval", "1"});
+  auto& d = *rig.vigild;
+  INFO(d.output());
+  const auto db = rig.catalog();
+  const auto old_stream = record_session(d, "gate", 30);
+  const auto new_stream = record_session(d, "gate", 30);
+  REQUIRE(eventually([&] { return count(db, "SELECT count(*) FROM segments WHERE state = 'closed'") == 2; }, 20s));
+  {
+    // Keep 1 day; the first session's segment is made three days old.
+    pqxx::connection c(db);
+    pqxx::work tx(c);
+    tx.exec0("UPDATE cameras SET retention_days = 1 WHERE name = 'gate'");
+    tx.exec_params0("UPDATE segments SET start_us = start_us - 259200000000, end_us = end_us - 259200000000 "
+                    "WHERE stream_id = $1",
+                    static_cast<std::int64_t>(old_stream));
+    tx.commit();
+  }
+  CHECK(eventually(
+      [&] { return count(db, "SELECT count(*) FROM segments WHERE stream_id = " + std::to_string(old_stream)) == 0; }, 30s));
+  CHECK(count(db, "SELECT count(*) FROM segments WHERE state = 'closed' AND stream_id = " + std::to_string(new_stream)) == 1);
+}
