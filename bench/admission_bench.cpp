@@ -298,6 +298,9 @@ BenchReport admission_bench(const BenchOptions& options) {
       (misses_at(mid) == 0 ? lo : hi) = mid;
     }
     const std::size_t max_n = lo;
+    // Runs that measure (the calibration, the statistical policy's streams): 60 cycles in virtual
+    // time; on the real device, where each costs real time, 20 (8 with --quick).
+    const int measure_cycles = !target.real ? 60 : options.quick ? 8 : 20;
     // The online calibration (admission/calibration.hpp) as vigild learns it: the device's stream
     // IO time over the profile's prediction while the conservatively admitted set runs.
     double calibration = 1.0;
@@ -305,7 +308,7 @@ BenchReport admission_bench(const BenchOptions& options) {
       const AdmissionController adm1(profile, {.policy = Policy::conservative, .cycle_s = target.cycle_s, .r_rt = r_rt});
       const std::size_t k = admitted_count(adm1, order);
       const auto run = run_set(target, {order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k)}, row.kind,
-                               target.real ? 20 : 60, service);
+                               measure_cycles, service);
       if (run.predicted_s > 0) calibration = run.rt_busy_s / run.predicted_s;
     }
     // The statistical policy decides as vigild does: each running stream charged what the
@@ -317,7 +320,7 @@ BenchReport admission_bench(const BenchOptions& options) {
       std::size_t k = admitted_count(adm1, order);
       for (; k < order.size(); ++k) {
         std::vector<StreamDemand> running(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k));
-        const auto run = run_set(target, running, row.kind, target.real ? 20 : 60, service);
+        const auto run = run_set(target, running, row.kind, measure_cycles, service);
         for (std::size_t i = 0; i < k; ++i) {
           const auto& m = run.measured[i];
           if (m.cycles == 0) continue;

@@ -31,7 +31,7 @@ RetentionService::~RetentionService() {
   cv_.notify_all();
 }
 
-std::uint64_t RetentionService::reserve_extents(RecordingService::Disk& disk) const {
+std::uint64_t RetentionService::reserve_extents(RecordingService::Disk& disk) {
   const auto& vol = *disk.volume->volume;
   double ingest_bps = 0;
   {
@@ -48,7 +48,18 @@ std::uint64_t RetentionService::reserve_extents(RecordingService::Disk& disk) co
   // Never less than 1 % of the volume or two extents: a camera that connects to an idle,
   // full volume needs somewhere to start before the next tick.
   const std::uint64_t floor = std::max<std::uint64_t>(2, vol.extent_count() / 100);
-  return std::max(storage::reserve_extents(policy, in), floor);
+  // And never more than a quarter of the volume: a reserve of seconds of ingest larger than the
+  // volume (a small test volume, a huge --retention-reserve) would reclaim everything unlocked.
+  const std::uint64_t cap = std::max<std::uint64_t>(floor, vol.extent_count() / 4);
+  const std::uint64_t wanted = storage::reserve_extents(policy, in);
+  if (wanted > cap && capped_.insert(&disk).second) {
+    log::warn("the retention reserve is more than a quarter of the volume; a quarter is kept free",
+              {{"volume", disk.volume->path.string()},
+               {"reserve_extents", wanted},
+               {"kept_extents", cap},
+               {"reserve_seconds", options_.reserve_seconds}});
+  }
+  return std::clamp(wanted, floor, cap);
 }
 
 void RetentionService::run(std::stop_token stop) {

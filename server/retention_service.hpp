@@ -2,7 +2,8 @@
 // Retention inside vigild (docs/durability.md, "Deletion"): recording never stops because a
 // volume is full. A thread of its own watches each volume's free space (the IO thread publishes
 // it every cycle); when it falls below the reserve — RESERVE_SECONDS of the disk's admitted
-// recording rate, and never less than 1 % of the volume or two extents — and every INTERVAL in
+// recording rate, never less than 1 % of the volume or two extents, never more than a quarter of
+// it — and every INTERVAL in
 // any case (cameras' retention_days), it chooses what to reclaim (storage::choose_reclaim: past
 // their camera's age first, then the oldest closed segments no evidence lock covers), marks them
 // 'deleting' in the catalog, has the disk's IO thread free their extents in a cycle's slack
@@ -16,6 +17,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <set>
 #include <span>
 #include <string>
 #include <thread>
@@ -44,11 +46,13 @@ class RetentionService {
   void run(std::stop_token stop);
   // One disk: reclaims what is due (FULL: ages too, not only space). True if it reclaimed any.
   bool pass(RecordingService::Disk& disk, bool full, std::stop_token stop);
-  std::uint64_t reserve_extents(RecordingService::Disk& disk) const;
+  // Free extents to keep: the reserve, at least the floor, at most a quarter of the volume.
+  std::uint64_t reserve_extents(RecordingService::Disk& disk);
 
   std::string conninfo_;
   std::span<const std::unique_ptr<RecordingService::Disk>> disks_;
   RetentionOptions options_;
+  std::set<const RecordingService::Disk*> capped_;  // warned that the reserve was capped (retention thread)
   std::mutex mu_;
   std::condition_variable_any cv_;
   std::jthread thread_;  // last: started after everything it uses
