@@ -9,6 +9,7 @@
 
 #include "admission/admission.hpp"
 #include "admission/model_check.hpp"
+#include "tests/admission/hand_profile.hpp"
 
 using namespace vigil::admission;
 using Catch::Approx;
@@ -18,17 +19,7 @@ namespace {
 
 constexpr double MB = 1e6;
 
-// Random-read curve: 100 kB → 10 MB/s (mean) / 8 MB/s (min); 1 MB → 25 / 20 MB/s.
-DiskProfile hand_profile() {
-  DiskProfile p;
-  p.device = "hand";
-  p.random_read = {{100e3, 1e6}, {8 * MB, 20 * MB}, {10 * MB, 25 * MB}, {11 * MB, 27 * MB}};
-  p.seq_read = {{64e3, 1e6}, {30 * MB, 30 * MB}, {30 * MB, 30 * MB}, {30 * MB, 30 * MB}};
-  p.read_range = near_peak_range(p.seq_read);
-  p.access_max_s = 0.020;
-  p.access_mean_s = 0.012;
-  return p;
-}
+using vigil::test::hand_profile;
 
 std::vector<StreamDemand> streams(int n, double rate, bool write = false) {
   std::vector<StreamDemand> out;

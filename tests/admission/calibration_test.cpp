@@ -9,6 +9,7 @@
 
 #include "admission/admission.hpp"
 #include "admission/calibration.hpp"
+#include "tests/admission/hand_profile.hpp"
 
 using namespace vigil::admission;
 using Catch::Approx;
@@ -17,18 +18,8 @@ namespace {
 
 constexpr double MB = 1e6;
 
-// Flat mean curve 25 MB/s and min curve 20 MB/s above 8 MB; sequential peak 30 MB/s.
-DiskProfile flat_profile(double io_sd_s = 0) {
-  DiskProfile p;
-  p.device = "hand";
-  p.random_read = {{100e3, 1e6}, {8 * MB, 20 * MB}, {10 * MB, 25 * MB}, {11 * MB, 27 * MB}};
-  p.seq_read = {{64e3, 1e6}, {30 * MB, 30 * MB}, {30 * MB, 30 * MB}, {30 * MB, 30 * MB}};
-  p.read_range = near_peak_range(p.seq_read);
-  p.access_max_s = 0.020;
-  p.access_mean_s = 0.012;
-  p.cycle_io_sd_s = io_sd_s;
-  return p;
-}
+// The shared hand-computed profile: flat mean curve 25 MB/s and min curve 20 MB/s above 1 MB.
+using vigil::test::hand_profile;
 
 std::vector<StreamDemand> streams(int n, double peak, double average = 0) {
   std::vector<StreamDemand> out;
@@ -62,7 +53,7 @@ TEST_CASE("the calibration is observed over predicted stream IO time, once enoug
 }
 
 TEST_CASE("the calibration scales the mean curve; Adm1 only ever upwards; analytic never", "[admission]") {
-  const auto p = flat_profile();
+  const auto p = hand_profile();
   const auto ten = streams(10, 2 * MB);  // 20 MB/s: 0.8 s on the mean curve, 1.0 s on the min curve
   AdmissionController adm2(p, {.policy = Policy::aggressive, .cycle_s = 1, .r_rt = 1});
   CHECK(adm2.predicted_busy(ten) == Approx(0.8));
@@ -87,7 +78,7 @@ TEST_CASE("the calibration scales the mean curve; Adm1 only ever upwards; analyt
 }
 
 TEST_CASE("Adm2 and Adm3 hold a margin for the cycle's spread: rotation, and Adm3 the declared VBR range", "[admission]") {
-  const auto p = flat_profile(0.004);  // 4 ms per IO
+  const auto p = hand_profile(0.004);  // 4 ms per IO
   const double z = normal_quantile_upper(0.01);
   // Adm2: 10 CBR streams of 2 MB/s: 0.8 s + z·√10·4 ms.
   AdmissionController adm2(p, {.policy = Policy::aggressive, .cycle_s = 1, .r_rt = 1, .overbooking = 0.01});
@@ -112,7 +103,7 @@ TEST_CASE("Adm2 and Adm3 hold a margin for the cycle's spread: rotation, and Adm
 
 TEST_CASE("statistical charges running streams their measured device time, the candidate its marginal cost",
           "[admission]") {
-  const auto p = flat_profile(0.004);
+  const auto p = hand_profile(0.004);
   const double z = normal_quantile_upper(0.01);
   // Eight running streams measured at 70 ms per cycle each (the curve would say 80 ms for their
   // 2 MB: they sit in a fast zone — what they cost is what is charged), rate 2 MB/s with σ 0.5 MB/s.

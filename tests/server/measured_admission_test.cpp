@@ -2,13 +2,12 @@
 // measured of it: after a camera has recorded for some cycles, GET /api/v1/disks shows the
 // stream's measured rate and device time per cycle (the numbers the next decision uses), and the
 // model calibration the aggressive policies apply.
-#include <sys/socket.h>
-
 #include <boost/json.hpp>
 #include <catch2/catch_test_macros.hpp>
 #include <chrono>
 
 #include "client/wire_client.hpp"
+#include "tests/support/paced_sender.hpp"
 #include "tests/support/recording_rig.hpp"
 #include "tests/support/vigild_process.hpp"
 
@@ -43,38 +42,11 @@ TEST_CASE("statistical admission in vigild uses the scheduler's measurements of 
   // Record like a camera (the server's policing paces us to the declared rate: a refused packet
   // is sent again once what came before is durable) until the scheduler has measured the
   // stream for enough cycles that /disks shows it — bounded by a deadline, not a sleep.
-  std::uint64_t next = 1, acked = 0;
+  test::PacedSender sender(c, stream);
   json::object measured;
   const auto deadline = std::chrono::steady_clock::now() + 60s;
   while (measured.empty() && std::chrono::steady_clock::now() < deadline) {
-    const std::uint64_t end = next + 9;
-    for (std::uint64_t seq = next; seq <= end; ++seq) {
-      auto [p, payload] = test::media_packet(stream, seq, stream);
-      c.send(p, payload);
-    }
-    proto::Envelope ping;
-    ping.mutable_ping()->set_nonce(end);
-    c.send(ping);
-    std::uint64_t first_refused = 0;
-    for (;;) {
-      try {
-        auto r = c.receive();
-        if (r.msg.has_durable_ack()) acked = r.msg.durable_ack().last_sequence();
-        if (r.msg.has_pong()) break;
-      } catch (const client::ServerError& e) {
-        // The policed packet, then the ones after it (out of sequence once it was refused).
-        REQUIRE((e.code == proto::ERROR_CODE_RATE_EXCEEDED || e.code == proto::ERROR_CODE_INVALID_ARGUMENT));
-        if (first_refused == 0) first_refused = e.related_sequence;
-      }
-    }
-    next = first_refused ? first_refused : end + 1;
-    if (first_refused) {
-      const auto before = acked;
-      while (acked == before) {
-        auto r = c.receive();
-        if (r.msg.has_durable_ack()) acked = r.msg.durable_ack().last_sequence();
-      }
-    }
+    sender.send_until(sender.sent() + 10, 10);
     const auto disk = first_disk(d);
     const auto& streams = disk.at("admitted").at("streams").as_array();
     REQUIRE(streams.size() == 1);
@@ -90,10 +62,5 @@ TEST_CASE("statistical admission in vigild uses the scheduler's measurements of 
   const double k = first_disk(d).at("model_calibration").to_number<double>();
   CHECK(k >= 0.8);
   CHECK(k <= 1.25);
-  ::shutdown(c.native_handle(), SHUT_WR);
-  try {
-    for (;;) c.receive();
-  } catch (const std::exception&) {
-    // the session ended
-  }
+  sender.finish();
 }

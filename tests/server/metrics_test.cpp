@@ -4,7 +4,6 @@
 // what the session saw, the admission decision is counted, a reconnect gap is counted, and the
 // HTTP latency histogram counts exactly the requests made, by route name and status class.
 #include <signal.h>
-#include <sys/socket.h>
 
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
@@ -13,6 +12,7 @@
 #include <thread>
 
 #include "client/wire_client.hpp"
+#include "tests/support/paced_sender.hpp"
 #include "tests/support/prometheus_text.hpp"
 #include "tests/support/recording_rig.hpp"
 #include "tests/support/vigild_process.hpp"
@@ -48,50 +48,16 @@ Sent record(const test::VigildProcess& d, const std::string& name, std::uint64_t
   auto admitted = c.receive();
   REQUIRE(admitted.msg.has_admit());
   const auto stream = admitted.msg.admit().stream_id();
-  std::uint64_t next = 1, acked = 0;
-  auto take = [&](const client::Received& r) {
-    if (r.msg.has_durable_ack()) acked = r.msg.durable_ack().last_sequence();
-  };
-  while (next <= total) {
-    const std::uint64_t end = std::min(total, next + 39);
-    for (std::uint64_t seq = next; seq <= end; ++seq) {
-      auto [p, payload] = test::media_packet(stream, seq, stream);
-      c.send(p, payload);
-    }
-    proto::Envelope ping;
-    ping.mutable_ping()->set_nonce(end);
-    c.send(ping);
-    std::uint64_t first_refused = 0;
-    for (;;) {
-      try {
-        auto r = c.receive();
-        take(r);
-        if (r.msg.has_pong()) break;
-      } catch (const client::ServerError& e) {
-        if (e.code == proto::ERROR_CODE_RATE_EXCEEDED) ++sent.rate_refusals;
-        else ++sent.other_refusals;
-        if (first_refused == 0) first_refused = e.related_sequence;
-      }
-    }
-    if (first_refused == 0) {
-      next = end + 1;
-      continue;
-    }
-    next = first_refused;
-    const auto before = acked;
-    while (acked == before) take(c.receive());
-  }
+  test::PacedSender sender(c, stream);
+  sender.send_until(total, 40);
+  sent.rate_refusals = sender.counts().rate_refusals;
+  sent.other_refusals = sender.counts().other_refusals;
   for (std::uint64_t seq = 1; seq <= total; ++seq) {
     sent.payload_bytes += test::media_packet(stream, seq, stream).second.size();
   }
   sent.packets = total;
-  ::shutdown(c.native_handle(), SHUT_WR);
-  try {
-    for (;;) take(c.receive());
-  } catch (const std::exception&) {
-    // end of stream
-  }
-  CHECK(acked == total);
+  sender.finish();
+  CHECK(sender.counts().acked == total);
   return sent;
 }
 

@@ -5,7 +5,6 @@
 // side every packet is acknowledged and the stream's segments are in the catalog. A rate that
 // does not fit is refused with the largest rate that would.
 #include <signal.h>
-#include <sys/socket.h>
 
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
@@ -14,6 +13,7 @@
 #include <thread>
 
 #include "client/wire_client.hpp"
+#include "tests/support/paced_sender.hpp"
 #include "tests/support/recording_rig.hpp"
 #include "tests/support/script_frames.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -46,56 +46,12 @@ TEST_CASE("a recording session is admitted, acknowledged and lands in the catalo
   // cycle holds, so the server polices. Like the Xtream client proxy, the sender keeps what was
   // not acknowledged and resends from the first refused packet once a cycle has taken data.
   const std::uint64_t total = 120;
-  std::uint64_t next = 1, acked = 0, refused = 0;
-  auto take = [&](const client::Received& r) {
-    if (r.msg.has_durable_ack()) {
-      CHECK(r.msg.durable_ack().last_sequence() >= acked);
-      acked = r.msg.durable_ack().last_sequence();
-    }
-  };
-  while (next <= total) {
-    const std::uint64_t end = std::min(total, next + 39);
-    for (std::uint64_t seq = next; seq <= end; ++seq) {
-      auto [p, payload] = media_packet(stream, seq, stream);
-      c.send(p, payload);
-    }
-    // A ping as barrier: every answer to the burst comes before its pong.
-    proto::Envelope ping;
-    ping.mutable_ping()->set_nonce(end);
-    c.send(ping);
-    std::uint64_t first_refused = 0;
-    for (;;) {
-      try {
-        auto r = c.receive();
-        take(r);
-        if (r.msg.has_pong()) break;
-      } catch (const client::ServerError& e) {
-        // The first refusal is for the rate; the packets after it are out of order until it is resent.
-        if (first_refused == 0) {
-          CHECK(e.code == proto::ERROR_CODE_RATE_EXCEEDED);
-          first_refused = e.related_sequence;
-        }
-      }
-    }
-    if (first_refused == 0) {
-      next = end + 1;
-      continue;
-    }
-    ++refused;
-    next = first_refused;
-    const auto before = acked;  // resend once the next cycle has taken the full half
-    while (acked == before) take(c.receive());
-  }
-  CHECK(refused > 0);  // 120 packets of up to 6 kB do not fit in one 50 kB cycle
-
+  test::PacedSender sender(c, stream);
+  sender.send_until(total, 40);
+  CHECK(sender.counts().bursts_refused > 0);  // 120 packets of up to 6 kB do not fit in one 50 kB cycle
   // Done: close the sending side and read acknowledgements to the end.
-  ::shutdown(c.native_handle(), SHUT_WR);
-  try {
-    for (;;) take(c.receive());
-  } catch (const std::exception&) {
-    // end of stream
-  }
-  CHECK(acked == total);
+  sender.finish();
+  CHECK(sender.counts().acked == total);
 
   // The catalog gets the stream's segments through the batcher (bounded delay).
   pqxx::connection conn(rig.catalog());

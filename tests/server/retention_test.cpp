@@ -3,8 +3,6 @@
 // the hole it leaves after the locked one is a 'retention' gap, every packet sent is
 // acknowledged, and /metrics counts it. And a camera's retention_days reclaims an old segment
 // though space is plentiful.
-#include <sys/socket.h>
-
 #include <catch2/catch_test_macros.hpp>
 #include <chrono>
 #include <functional>
@@ -12,6 +10,7 @@
 #include <thread>
 
 #include "client/wire_client.hpp"
+#include "tests/support/paced_sender.hpp"
 #include "tests/support/prometheus_text.hpp"
 #include "tests/support/recording_rig.hpp"
 #include "tests/support/vigild_process.hpp"
@@ -22,8 +21,8 @@ using namespace std::chrono_literals;
 namespace {
 
 // One session of camera NAME: PACKETS script frames, every one acknowledged (a refused packet —
-// the buffer is full while the volume has no room — is sent again once what came before is
-// durable). Returns the stream id.
+// the buffer is full while the volume has no room — is sent again once a cycle took data).
+// Returns the stream id.
 std::uint64_t record_session(const test::VigildProcess& d, const std::string& name, std::uint64_t packets) {
   client::WireClient c(d.wire(), 30s);
   c.hello("retention test", test::token());
@@ -31,44 +30,10 @@ std::uint64_t record_session(const test::VigildProcess& d, const std::string& na
   auto admitted = c.receive();
   REQUIRE(admitted.msg.has_admit());
   const auto stream = admitted.msg.admit().stream_id();
-  std::uint64_t next = 1, acked = 0;
-  auto take = [&](const client::Received& r) {
-    if (r.msg.has_durable_ack()) acked = r.msg.durable_ack().last_sequence();
-  };
-  while (next <= packets) {
-    const std::uint64_t end = std::min(packets, next + 9);
-    for (std::uint64_t seq = next; seq <= end; ++seq) {
-      auto [p, payload] = test::media_packet(stream, seq, stream);
-      c.send(p, payload);
-    }
-    proto::Envelope ping;
-    ping.mutable_ping()->set_nonce(end);
-    c.send(ping);
-    std::uint64_t first_refused = 0;
-    for (;;) {
-      try {
-        auto r = c.receive();
-        take(r);
-        if (r.msg.has_pong()) break;
-      } catch (const client::ServerError& e) {
-        REQUIRE((e.code == proto::ERROR_CODE_RATE_EXCEEDED || e.code == proto::ERROR_CODE_INVALID_ARGUMENT));
-        if (first_refused == 0) first_refused = e.related_sequence;
-      }
-    }
-    next = first_refused ? first_refused : end + 1;
-    if (first_refused) {
-      const auto before = acked;
-      while (acked == before) take(c.receive());
-    }
-  }
-  while (acked < packets) take(c.receive());
-  ::shutdown(c.native_handle(), SHUT_WR);
-  try {
-    for (;;) take(c.receive());
-  } catch (const std::exception&) {
-    // the session ended
-  }
-  CHECK(acked == packets);
+  test::PacedSender sender(c, stream);
+  sender.send_until(packets, 10);
+  sender.finish();
+  CHECK(sender.counts().acked == packets);
   return stream;
 }
 
