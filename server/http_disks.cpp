@@ -70,6 +70,8 @@ DiskSnapshot snapshot(RecordingService::Disk& d) {
   live["misses"] = d.io ? d.io->misses() : 0;
   live["model_optimistic"] = d.io ? d.io->model_optimistic() : false;
   live["model_calibration"] = d.io ? d.io->model_calibration() : 1.0;
+  live["free_bytes"] = d.io && d.volume ? static_cast<std::int64_t>(d.io->free_extents() * d.volume->volume->extent_bytes()) : 0;
+  live["no_room"] = d.no_room.load(std::memory_order_relaxed);
   const auto* adm = d.io ? d.io->admission() : nullptr;
   if (!adm) {
     live["policy"] = nullptr;

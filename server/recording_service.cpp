@@ -42,6 +42,7 @@ RecordingService::RecordingService(std::vector<std::unique_ptr<Disk>> disks, Cat
   }
 }
 
+
 asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto::OpenRecord& req,
                                                                      const std::function<void()>& notify,
                                                                      std::shared_ptr<Recording>& out) {
@@ -58,6 +59,7 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
   // Admission: the first disk whose controller admits the stream (disks in configuration order).
   Disk* chosen = nullptr;
   admission::Decision last;
+  bool no_space = false;  // a disk refused for space, not load
   std::string why = "no disk is configured (start vigild with --volume)";
   for (auto& d : disks_) {
     const auto* adm = d->io->admission();
@@ -66,6 +68,13 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
       continue;
     }
     std::lock_guard lock(d->mu);
+    if (d->no_room.load(std::memory_order_relaxed)) {
+      why = "the volume " + d->volume->path.string() +
+            " has no room: it is short of its free-space reserve and everything on it is evidence-locked or "
+            "still being written (release locks, or add a volume)";
+      no_space = true;
+      continue;
+    }
     refresh_measured(*d);
     last = adm->decide(d->admitted, demand);
     // An admission is logged once its stream exists (tied to it and its camera), a refusal now.
@@ -79,6 +88,7 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
     }
     why = last.reason;
   }
+  if (!chosen && no_space && last.reason.empty()) co_return refuse(proto::REFUSE_REASON_NO_SPACE, why);
   if (!chosen) {
     const auto code = last.reason.find("vigil profile") != std::string::npos && last.max_rate == 0 && !disks_.empty() &&
                               disks_.front()->io->admission()
@@ -244,6 +254,16 @@ void RecordingService::log_decision(const Disk& disk, const admission::Decision&
                      catalog::log_decision(tx, decision, disk_id, stream_id, cycle_s, camera);
                    });
 }
+
+double RecordingService::ingest_bytes_per_s(Disk& disk) {
+  std::lock_guard lock(disk.mu);
+  double rate = 0;
+  for (const auto& s : disk.admitted) {
+    if (s.write) rate += s.peak_rate;
+  }
+  return rate;
+}
+
 
 void RecordingService::refresh_measured(Disk& disk) {
   const double cycle_s = std::chrono::duration<double>(disk.io->scheduler().config().cycle).count();

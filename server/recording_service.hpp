@@ -44,6 +44,9 @@ class RecordingService {
     std::mutex mu;
     std::vector<admission::StreamDemand> admitted;  // guarded by mu
     std::uint64_t next_demand = 1;                  // guarded by mu: ids of admitted demands
+    // Space: set by retention while the volume is short of its reserve with nothing left that it
+    // may reclaim (all evidence-locked or still being written): new recordings are refused.
+    std::atomic<bool> no_room{false};
   };
 
   // One stream being recorded by one session.
@@ -90,6 +93,8 @@ class RecordingService {
   // With DISK.mu held, after DISK.admitted changed: its admitted streams, rate and predicted busy
   // share go to the disk's metrics.
   static void publish_admitted(const Disk& disk) noexcept;
+  // The disk's admitted recording rate, bytes/s. Takes disk.mu.
+  static double ingest_bytes_per_s(Disk& disk);
   // Fills DISK's admitted demands with what the scheduler measured of each (rate, its spread,
   // device time per cycle) for the statistical policy. Caller holds disk.mu.
   static void refresh_measured(Disk& disk);

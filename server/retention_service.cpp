@@ -9,6 +9,7 @@
 #include "common/log.hpp"
 #include "server/catalog/evidence_locks.hpp"
 #include "server/catalog/retention_rows.hpp"
+#include "server/retention_reserve.hpp"
 #include "storage/retention.hpp"
 
 namespace vigil::server {
@@ -33,33 +34,16 @@ RetentionService::~RetentionService() {
 
 std::uint64_t RetentionService::reserve_extents(RecordingService::Disk& disk) {
   const auto& vol = *disk.volume->volume;
-  double ingest_bps = 0;
-  {
-    std::lock_guard lock(disk.mu);
-    for (const auto& s : disk.admitted) {
-      if (s.write) ingest_bps += s.peak_rate * 8;
-    }
-  }
-  storage::RetentionPolicy policy;
-  policy.reserve_seconds = options_.reserve_seconds;
-  storage::RetentionInput in;
-  in.extent_bytes = vol.extent_bytes();
-  in.admitted_ingest_bps = ingest_bps;
-  // Never less than 1 % of the volume or two extents: a camera that connects to an idle,
-  // full volume needs somewhere to start before the next tick.
-  const std::uint64_t floor = std::max<std::uint64_t>(2, vol.extent_count() / 100);
-  // And never more than a quarter of the volume: a reserve of seconds of ingest larger than the
-  // volume (a small test volume, a huge --retention-reserve) would reclaim everything unlocked.
-  const std::uint64_t cap = std::max<std::uint64_t>(floor, vol.extent_count() / 4);
-  const std::uint64_t wanted = storage::reserve_extents(policy, in);
-  if (wanted > cap && capped_.insert(&disk).second) {
+  const auto r = retention_reserve(vol.extent_count(), vol.extent_bytes(), options_.reserve_seconds,
+                                   RecordingService::ingest_bytes_per_s(disk));
+  if (r.wanted > r.kept && capped_.insert(&disk).second) {
     log::warn("the retention reserve is more than a quarter of the volume; a quarter is kept free",
               {{"volume", disk.volume->path.string()},
-               {"reserve_extents", wanted},
-               {"kept_extents", cap},
+               {"reserve_extents", r.wanted},
+               {"kept_extents", r.kept},
                {"reserve_seconds", options_.reserve_seconds}});
   }
-  return std::clamp(wanted, floor, cap);
+  return r.kept;
 }
 
 void RetentionService::run(std::stop_token stop) {
@@ -74,6 +58,9 @@ void RetentionService::run(std::stop_token stop) {
         m->free_bytes(static_cast<double>(d->io->free_extents() * d->volume->volume->extent_bytes()));
       }
       const bool low = d->io->free_extents() < reserve_extents(*d);
+      if (!low && d->no_room.exchange(false)) {
+        log::info("volume has room again for new recordings", {{"volume", d->volume->path.string()}});
+      }
       if (!full && !low) continue;
       try {
         // One pass per tick: it frees what the reserve needs, and the free count the IO thread
@@ -99,7 +86,7 @@ bool RetentionService::pass(RecordingService::Disk& disk, bool full, std::stop_t
   std::vector<std::uint64_t> chosen;
   {
     pqxx::work tx(conn);
-    auto view = catalog::retention_view(tx, disk.volume->volume_id);
+    auto view = catalog::retention_view(tx, disk.volume->volume_id, now_us(), 4 * options_.max_segments_per_pass);
     policy.per_stream = std::move(view.per_stream);
     in.closed = std::move(view.closed);
     in.locks = catalog::active_evidence_locks(tx, disk.volume->volume_id);
@@ -110,12 +97,7 @@ bool RetentionService::pass(RecordingService::Disk& disk, bool full, std::stop_t
   // real reserve, then top up to the floor with the next oldest unlocked segments.
   const std::uint64_t need = reserve_extents(disk);
   in.free_extents = disk.io->free_extents();
-  {
-    std::lock_guard lock(disk.mu);
-    for (const auto& s : disk.admitted) {
-      if (s.write) in.admitted_ingest_bps += s.peak_rate * 8;
-    }
-  }
+  in.admitted_ingest_bps = RecordingService::ingest_bytes_per_s(disk) * 8;
   if (!full) policy.per_stream.clear();  // a space pass: ages wait for the next full one
   chosen = storage::choose_reclaim(policy, in);
   {
@@ -140,6 +122,17 @@ bool RetentionService::pass(RecordingService::Disk& disk, bool full, std::stop_t
     }
   }
   if (chosen.size() > options_.max_segments_per_pass) chosen.resize(options_.max_segments_per_pass);
+  // Short of the reserve with nothing left that may go (all locked or still being written):
+  // recording admission refuses new streams on this disk until space comes back.
+  const bool no_room = chosen.empty() && in.free_extents < need;
+  if (disk.no_room.exchange(no_room) != no_room) {
+    if (no_room) {
+      log::warn("volume full of locked or open data: new recordings are refused until space is freed",
+                {{"volume", disk.volume->path.string()}, {"free_extents", in.free_extents}, {"reserve_extents", need}});
+    } else {
+      log::info("volume has room again for new recordings", {{"volume", disk.volume->path.string()}});
+    }
+  }
   if (chosen.empty()) return false;
 
   // 1. The catalog no longer offers them (committed before any extent is freed).

@@ -1,6 +1,8 @@
 #include "server/catalog/retention_rows.hpp"
 
 #include <pqxx/pqxx>
+#include <set>
+#include <string>
 
 namespace vigil::catalog {
 namespace {
@@ -14,28 +16,36 @@ std::string id_array(const std::vector<std::uint64_t>& ids) {
 
 }  // namespace
 
-RetentionView retention_view(pqxx::work& tx, std::int64_t volume_id) {
+RetentionView retention_view(pqxx::work& tx, std::int64_t volume_id, std::int64_t now_us, std::size_t limit) {
   RetentionView v;
-  const auto rows = tx.exec_params(
+  std::set<std::uint64_t> seen;
+  auto add = [&](const pqxx::result& rows) {
+    for (const auto& r : rows) {
+      const auto id = r[0].as<std::uint64_t>();
+      if (!r[5].is_null()) v.per_stream[r[1].as<std::uint64_t>()].max_age_us = r[5].as<std::int64_t>() * 86'400'000'000LL;
+      if (!seen.insert(id).second) continue;
+      v.closed.push_back({.segment_id = id,
+                          .stream_id = r[1].as<std::uint64_t>(),
+                          .start_us = r[2].as<std::int64_t>(),
+                          .end_us = r[3].as<std::int64_t>(),
+                          .extent_count = r[4].as<std::uint64_t>()});
+    }
+  };
+  // The oldest (what space needs first; segments_volume_start), and those past their camera's
+  // age: never the whole volume, which can hold millions of segments.
+  const std::string cols =
       "SELECT s.id, s.stream_id, s.start_us, s.end_us, "
-      "       (SELECT count(*) FROM segment_extents e WHERE e.segment_id = s.id) "
-      "FROM segments s WHERE s.volume_id = $1 AND s.state IN ('closed', 'damaged')",
-      volume_id);
-  for (const auto& r : rows) {
-    v.closed.push_back({.segment_id = r[0].as<std::uint64_t>(),
-                        .stream_id = r[1].as<std::uint64_t>(),
-                        .start_us = r[2].as<std::int64_t>(),
-                        .end_us = r[3].as<std::int64_t>(),
-                        .extent_count = r[4].as<std::uint64_t>()});
-  }
-  const auto ages = tx.exec_params(
-      "SELECT DISTINCT st.id, c.retention_days FROM streams st JOIN cameras c ON c.id = st.camera_id "
-      "JOIN segments s ON s.stream_id = st.id "
-      "WHERE s.volume_id = $1 AND c.retention_days IS NOT NULL",
-      volume_id);
-  for (const auto& r : ages) {
-    v.per_stream[r[0].as<std::uint64_t>()].max_age_us = r[1].as<std::int64_t>() * 86'400'000'000LL;
-  }
+      "       (SELECT count(*) FROM segment_extents e WHERE e.segment_id = s.id), c.retention_days "
+      "FROM segments s JOIN streams st ON st.id = s.stream_id JOIN cameras c ON c.id = st.camera_id "
+      "WHERE s.volume_id = $1 AND s.state IN ('closed', 'damaged') "
+      // Not under an active evidence lock (the overlap storage::is_locked tests, again there):
+      // a long locked range at the old end must not hide what may go after it.
+      "AND NOT EXISTS (SELECT 1 FROM evidence_locks l WHERE l.stream_id = s.stream_id "
+      "                AND l.unlocked_at_us IS NULL AND l.start_us < s.end_us AND s.start_us < l.end_us) ";
+  add(tx.exec_params(cols + "ORDER BY s.start_us LIMIT $2", volume_id, static_cast<std::int64_t>(limit)));
+  add(tx.exec_params(cols + "AND c.retention_days IS NOT NULL AND s.end_us < $3 - c.retention_days * 86400000000 "
+                            "ORDER BY s.start_us LIMIT $2",
+                     volume_id, static_cast<std::int64_t>(limit), now_us));
   return v;
 }
 

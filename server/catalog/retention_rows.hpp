@@ -4,6 +4,7 @@
 // (committed) before any extent is freed, and their rows go only after; a crash between the
 // two is finished by the next start's recovery (plan_recovery's finish_delete).
 // Thread: the retention thread's own connection. Errors: throws (pqxx errors).
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <vector>
@@ -14,13 +15,14 @@
 
 namespace vigil::catalog {
 
-// Closed (and damaged) segments on VOLUME_ID with the extents each holds, and the age limits
-// of their cameras (cameras.retention_days) by stream.
+// Candidates on VOLUME_ID, each with the extents it holds: the LIMIT oldest closed (and damaged)
+// segments no active evidence lock covers, and up to LIMIT past their camera's retention_days at
+// NOW_US; the age limits of their streams' cameras.
 struct RetentionView {
   std::vector<storage::ClosedSegment> closed;
   std::map<std::uint64_t, storage::StreamRetention> per_stream;
 };
-RetentionView retention_view(pqxx::work& tx, std::int64_t volume_id);
+RetentionView retention_view(pqxx::work& tx, std::int64_t volume_id, std::int64_t now_us, std::size_t limit);
 
 // Marks IDS 'deleting' (those still closed or damaged) and records a 'retention' gap where a
 // reclaimed segment has older recording of its camera left before it. Returns the ids marked.

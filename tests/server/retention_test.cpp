@@ -94,6 +94,33 @@ TEST_CASE("a full volume keeps recording: retention reclaims the oldest unlocked
   CHECK(scrape.value("vigil_disk_retention_reclaimed_segments_total", {{"disk", disk}}) >= 1);
   CHECK(scrape.value("vigil_disk_retention_reclaimed_bytes_total", {{"disk", disk}}) >= (1 << 20));
   CHECK(scrape.value("vigil_disk_retention_failures_total", {{"disk", disk}}) == 0);
+  // Everything locked: once the volume is short of its reserve, retention finds nothing it may
+  // take, and a new recording is refused at once with the reason — never admitted to stall.
+  {
+    pqxx::connection c(db);
+    pqxx::work tx(c);
+    tx.exec0("INSERT INTO evidence_locks (stream_id, start_us, end_us, reason) "
+             "SELECT stream_id, min(start_us), max(end_us) + 1, 'everything' FROM segments GROUP BY stream_id");
+    tx.commit();
+  }
+  auto no_room = [&] {
+    auto r = test::http_request(d.http(), "GET", "/api/v1/disks");
+    return r.status == 200 && r.body.find("\"no_room\":true") != std::string::npos;
+  };
+  for (int i = 0; i < 20 && !no_room(); ++i) {
+    // Each session takes a free extent; retention sees the shortfall within a tick.
+    if (!eventually(no_room, 3s)) record_session(d, "yard", 30);
+  }
+  REQUIRE(no_room());
+  {
+    client::WireClient c(d.wire(), 30s);
+    c.hello("retention test", test::token());
+    c.send(test::open_record("yard", 2'000'000));
+    auto reply = c.receive();
+    REQUIRE(reply.msg.has_refuse());
+    CHECK(reply.msg.refuse().reason_code() == proto::REFUSE_REASON_NO_SPACE);
+    CHECK_THAT(reply.msg.refuse().reason(), ContainsSubstring("evidence-locked"));
+  }
   // Retention stops before the IO threads it hands work to: a clean exit (and, in a sanitizer
   // build, a clean report).
   CHECK(d.stop() == 0);
