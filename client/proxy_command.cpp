@@ -41,8 +41,8 @@ constexpr const char* kUsage =
     "  --read-ahead S        a shared playback pauses this far ahead of its furthest viewer (default 30)\n"
     "  --keep-behind S       and keeps this much behind it; a viewer further behind gets keyframes only\n"
     "                        (default 30)\n"
-    "  --playback-mb N       buffer bound of one shared playback in MiB (default 64)\n"
-    "  --max-playbacks N     upstream playbacks open at once (default 64)\n\n"
+    "  --playback-mb N       buffer bound of one shared playback in MiB (default 32)\n"
+    "  --max-playbacks N     upstream playbacks open at once (default 32)\n\n"
     "Open: GET /healthz, GET /metrics (Prometheus text: vigil_proxy_upstream_requests_total{kind},\n"
     "cache hits/misses, coalesced waits, viewers connected, bytes served).\n"
     "Stops cleanly on SIGINT/SIGTERM. Exit: 0 stopped by a signal, 1 failed, 2 usage error.\n";

@@ -27,7 +27,7 @@ namespace vigil::client {
 struct HubOptions {
   std::vector<UpstreamNode> nodes;  // wire addresses, in the order of the HTTP upstreams
   PlaybackLimits limits;
-  std::size_t max_playbacks = 64;
+  std::size_t max_playbacks = 32;
   std::chrono::milliseconds idle{20'000};
   std::chrono::milliseconds timeout{30'000};  // longest wait of one viewer request
 };

@@ -33,7 +33,7 @@ struct PlaybackLimits {
   double rate = 4.0;                         // upstream speed while filling the buffer
   std::int64_t read_ahead_us = 30'000'000;   // ahead of the furthest segment asked for
   std::int64_t keep_behind_us = 30'000'000;  // kept behind it, for viewers who lag
-  std::size_t max_bytes = 64u << 20;         // per playback
+  std::size_t max_bytes = 32u << 20;         // per playback
   std::int64_t span_us = 10 * 60'000'000ll;  // each playback's range: [start, start + span)
   std::chrono::milliseconds open_timeout{30'000};
 };
