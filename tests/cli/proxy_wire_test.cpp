@@ -7,6 +7,7 @@
 //    count of admitted playbacks agree; ffprobe plays the proxied rendition packet for packet;
 //  - a viewer that lags behind what the shared playback keeps gets keyframes only (marked), from a
 //    keyframes-only playback, and the full playback is not rewound;
+//  - SIGTERM with a viewer waiting is a clean exit that closes the upstream playback;
 //  - a playback vigild's admission refuses (the disk is taken by a recording admitted at the
 //    largest rate that fits) is a 503 with vigild's reason and the largest rate, at once.
 #include <boost/asio/connect.hpp>
@@ -231,6 +232,44 @@ TEST_CASE("vigil proxy --wire: 50 viewers share one upstream playback, laggards 
     const auto again = get(p, targets[2], token);
     CHECK((again.body == direct[2]));
     CHECK(metric(p, "vigil_proxy_upstream_playbacks_opened_total", {{"mode", "full"}}) == 1);
+  }
+
+  {  // SIGTERM while a viewer waits on a slow playback: a clean exit, and vigild's disk is free again
+    const auto admitted_now = [&] { return metric(d.http(), "vigil_disk_admitted_streams"); };
+    REQUIRE(admitted_now() == 0);
+    test::TempDir pdir;
+    WireProxy proxy(pdir.path(), d, {"--playback-rate", "0.1"});  // the first segment takes 40 s
+    const std::string p = proxy.address();
+    int status = -1;
+    std::thread viewer([&] {
+      try {
+        status = get(p, targets[1], token).status;
+      } catch (const std::exception&) {
+        status = 0;
+      }
+    });
+    double attached = 0;
+    for (int i = 0; i < 500 && attached < 1; ++i) {
+      attached = metric(p, "vigil_proxy_viewers_attached");
+      if (attached < 1) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    CHECK(attached == 1);
+    double upstream = 0;
+    for (int i = 0; i < 500 && upstream < 1; ++i) {
+      upstream = admitted_now();
+      if (upstream < 1) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    CHECK(upstream == 1);  // the proxy's playback holds its share of the disk
+    const int exit_status = proxy.stop();
+    viewer.join();
+    CHECK(status == 0);  // the connection was closed, not answered
+    CHECK(WIFEXITED(exit_status));
+    CHECK(WEXITSTATUS(exit_status) == 0);
+    for (int i = 0; i < 500 && upstream > 0; ++i) {
+      upstream = admitted_now();
+      if (upstream > 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    CHECK(upstream == 0);  // the playback was closed: vigild released it
   }
 
   {  // admission refuses the playback: a 503 with vigild's reason, not a hang
