@@ -159,17 +159,22 @@ asio::awaitable<ProxyReply> PlaybackHub::segment(const std::string& camera, cons
   }
   const bool degraded = !covered && passed;
   if (degraded) ++metrics_.viewers_degraded;
-  // No structured binding of a co_await result: GCC 12 miscompiles it in coroutines.
-  auto got = co_await attach(camera, token, degraded, t0, t1, first_node, false);
-  if (got.second) {
-    ProxyReply err = std::move(*got.second);
-    co_return err;
-  }
   media::Bytes bytes;
-  try {
-    bytes = got.first->segment(t0, t1, origin);
-  } catch (const std::exception& e) {
-    co_return json_error(502, std::string("muxing the segment failed: ") + e.what());
+  // Twice at most: a playback that ended before T0 (it opened when less of a recording still being
+  // written was closed) is followed by a fresh one.
+  for (int attempt = 0; attempt < 2 && bytes.empty(); ++attempt) {
+    // No structured binding of a co_await result: GCC 12 miscompiles it in coroutines.
+    auto got = co_await attach(camera, token, degraded, t0, t1, first_node, false);
+    if (got.second) {
+      ProxyReply err = std::move(*got.second);
+      co_return err;
+    }
+    try {
+      bytes = got.first->segment(t0, t1, origin);
+    } catch (const std::exception& e) {
+      co_return json_error(502, std::string("muxing the segment failed: ") + e.what());
+    }
+    if (!got.first->ended()) break;
   }
   if (bytes.empty()) co_return json_error(404, "nothing playable in that segment");
   co_return media_reply(std::move(bytes), "video/iso.segment", degraded);

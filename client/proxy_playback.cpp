@@ -132,6 +132,9 @@ bool UpstreamPlayback::covers(std::int64_t t0, std::int64_t t1) const {
   if (failure_ || closed_) return false;
   if (t0 < params_.start_us || t1 > params_.end_us) return false;
   if (dropped_any_ && t0 < front_pts()) return false;
+  // Ended before T0: what was closed on the disk when it opened is all it had. A recording still
+  // being written has more by now, so a new playback is the one to ask.
+  if (ended_ && t0 > head_pts_) return false;
   return t0 <= head_pts_ + limits_.read_ahead_us;
 }
 

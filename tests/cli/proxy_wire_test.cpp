@@ -232,6 +232,9 @@ TEST_CASE("vigil proxy --wire: 50 viewers share one upstream playback, laggards 
     const auto again = get(p, targets[2], token);
     CHECK((again.body == direct[2]));
     CHECK(metric(p, "vigil_proxy_upstream_playbacks_opened_total", {{"mode", "full"}}) == 1);
+    const int status = proxy.stop();
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
   }
 
   {  // SIGTERM while a viewer waits on a slow playback: a clean exit, and vigild's disk is free again
@@ -302,5 +305,8 @@ TEST_CASE("vigil proxy --wire: 50 viewers share one upstream playback, laggards 
     CHECK(metric(p, "vigil_proxy_playback_refusals_total") == 1);
     // A segment request too: the same answer, nothing cached.
     CHECK(get(p, targets[2], token).status == 503);
+    const int status = proxy.stop();
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
   }
 }
