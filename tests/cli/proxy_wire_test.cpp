@@ -7,6 +7,7 @@
 //    count of admitted playbacks agree; ffprobe plays the proxied rendition packet for packet;
 //  - a viewer that lags behind what the shared playback keeps gets keyframes only (marked), from a
 //    keyframes-only playback, and the full playback is not rewound;
+//  - a wire port that refuses connections is a 502, one that never answers a 504, never a hang;
 //  - SIGTERM with a viewer waiting is a clean exit that closes the upstream playback;
 //  - a playback vigild's admission refuses (the disk is taken by a recording admitted at the
 //    largest rate that fits) is a 503 with vigild's reason and the largest rate, at once.
@@ -21,6 +22,7 @@
 #include <chrono>
 #include <fstream>
 #include <thread>
+#include <tuple>
 
 #include "client/wire_client.hpp"
 #include "server/child_process.hpp"
@@ -235,6 +237,42 @@ TEST_CASE("vigil proxy --wire: 50 viewers share one upstream playback, laggards 
     const int status = proxy.stop();
     CHECK(WIFEXITED(status));
     CHECK(WEXITSTATUS(status) == 0);
+  }
+
+  {  // a wire port nobody listens on is a 502, one that never answers a 504 within --upstream-timeout
+    asio::io_context io;
+    std::string closed;
+    {
+      asio::ip::tcp::acceptor a(io, {asio::ip::make_address("127.0.0.1"), 0});
+      closed = "127.0.0.1:" + std::to_string(a.local_endpoint().port());
+    }
+    asio::ip::tcp::acceptor silent(io, {asio::ip::make_address("127.0.0.1"), 0});  // never accepts
+    const std::string silent_addr = "127.0.0.1:" + std::to_string(silent.local_endpoint().port());
+    for (const auto& [wire, status, why] : {std::tuple{closed, 502, "unreachable"}, std::tuple{silent_addr, 504, "in time"}}) {
+      test::TempDir pdir;
+      const auto file = pdir.path() / "proxy.address";
+      server::SpawnOptions s;
+      s.argv = {VIGIL_CLI_PATH, "proxy", "--upstream", d.http(), "--wire", wire, "--listen", "127.0.0.1:0",
+                "--address-file", file.string(), "--upstream-timeout", "0.5"};
+      s.output_file = pdir.path() / "proxy.log";
+      s.new_session = false;
+      auto child = server::ChildProcess::spawn(s);
+      std::string p;
+      for (int i = 0; i < 500 && p.empty() && child.running(); ++i) {
+        std::ifstream(file) >> p;
+        if (p.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+      REQUIRE(!p.empty());
+      const auto t0 = std::chrono::steady_clock::now();
+      const auto r = get(p, targets[1], token);
+      INFO(wire << " -> " << r.status << " " << r.body);
+      CHECK(r.status == status);
+      CHECK_THAT(r.body, ContainsSubstring(why));
+      CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(20));  // no hang
+      const int exit_status = child.terminate(SIGTERM, std::chrono::seconds(10));
+      CHECK(WIFEXITED(exit_status));
+      CHECK(WEXITSTATUS(exit_status) == 0);
+    }
   }
 
   {  // SIGTERM while a viewer waits on a slow playback: a clean exit, and vigild's disk is free again
