@@ -31,9 +31,11 @@ ProxyReply refusal_reply(const proto::Refuse& r) {
 }  // namespace
 
 UpstreamPlayback::UpstreamPlayback(const asio::any_io_executor& ex, PlaybackParams params, PlaybackLimits limits)
-    : ex_(ex), params_(std::move(params)), limits_(limits), last_used_(std::chrono::steady_clock::now()) {
-  head_pts_ = params_.start_us;
-}
+    : ex_(ex),
+      params_(std::move(params)),
+      limits_(limits),
+      buffer_(params_.start_us, params_.end_us, limits),
+      last_used_(std::chrono::steady_clock::now()) {}
 
 void UpstreamPlayback::start() { asio::co_spawn(ex_, run(shared_from_this()), asio::detached); }
 
@@ -41,7 +43,7 @@ void UpstreamPlayback::close() {
   if (closed_) return;
   closed_ = true;
   if (conn_) conn_->close();
-  if (!ended_ && !failure_) fail(json_error(502, "the proxy closed the upstream playback"));
+  if (!buffer_.ended() && !failure_) fail(json_error(502, "the proxy closed the upstream playback"));
   wake();
 }
 
@@ -75,7 +77,7 @@ asio::awaitable<void> UpstreamPlayback::run(std::shared_ptr<UpstreamPlayback> se
   for (;;) {
     auto frame = co_await self->conn_->receive();
     if (!frame) {
-      if (!self->ended_) self->fail(self->conn_->failure());
+      if (!self->buffer_.ended()) self->fail(self->conn_->failure());
       co_return;
     }
     const auto& msg = frame->msg;
@@ -93,7 +95,7 @@ asio::awaitable<void> UpstreamPlayback::run(std::shared_ptr<UpstreamPlayback> se
       self->on_packet(msg.media_packet(), frame->payload);
     } else if (msg.has_playback_end()) {
       const auto& end = msg.playback_end();
-      self->ended_ = true;
+      self->buffer_.mark_ended();
       if (end.failed()) self->fail(json_error(502, "vigild: the playback failed: " + end.reason()));
       self->conn_->close();  // the buffer stays; the node's playback is over
       self->wake();
@@ -106,67 +108,29 @@ asio::awaitable<void> UpstreamPlayback::run(std::shared_ptr<UpstreamPlayback> se
 }
 
 void UpstreamPlayback::on_packet(const proto::MediaPacket& m, std::span<const std::byte> payload) {
-  Packet p;
+  PlaybackBuffer::Packet p;
   p.pts = m.has_pts() ? m.pts() : last_pts_;
   p.dts = m.has_dts() ? m.dts() : p.pts;
   p.duration = m.duration();
   p.keyframe = m.keyframe();
   last_pts_ = p.pts;
-  if (packets_.empty() && !p.keyframe) return;  // vigild starts at a keyframe; the front stays one
   p.payload.assign(payload.begin(), payload.end());  // the one copy, out of the decoder's buffer
-  bytes_ += p.payload.size();
-  const bool key = p.keyframe;
-  if (key) head_pts_ = p.pts;
-  packets_.push_back(std::move(p));
-  if (!key) return;  // a segment can only become complete when the next GOP starts
-  trim();
+  // A segment can only become complete when the next GOP starts.
+  if (!buffer_.append(std::move(p))) return;
+  buffer_.trim();
   steer();
   wake();
 }
 
-std::int64_t UpstreamPlayback::front_pts() const { return packets_.empty() ? head_pts_ : packets_.front().pts; }
-
-bool UpstreamPlayback::complete(std::int64_t t1) const { return started_ && (head_pts_ >= t1 || ended_); }
-
 bool UpstreamPlayback::covers(std::int64_t t0, std::int64_t t1) const {
-  if (failure_ || closed_) return false;
-  if (t0 < params_.start_us || t1 > params_.end_us) return false;
-  if (dropped_any_ && t0 < front_pts()) return false;
-  // Ended before T0: what was closed on the disk when it opened is all it had. A recording still
-  // being written has more by now, so a new playback is the one to ask.
-  if (ended_ && t0 > head_pts_) return false;
-  return t0 <= head_pts_ + limits_.read_ahead_us;
+  return !failure_ && !closed_ && buffer_.covers(t0, t1);
 }
 
-bool UpstreamPlayback::passed(std::int64_t t0, std::int64_t t1) const {
-  return !failure_ && t0 >= params_.start_us && t1 <= params_.end_us && dropped_any_ && t0 < front_pts();
-}
-
-void UpstreamPlayback::trim() {
-  // Nothing a viewer waits for goes, and nothing less than KEEP_BEHIND behind the furthest viewer
-  // unless the buffer is over its byte bound.
-  const std::int64_t waiting = waiting_t0_.empty() ? lead_us_ : *waiting_t0_.begin();
-  const std::int64_t keep_from = std::min(lead_us_ - limits_.keep_behind_us, waiting);
-  const std::int64_t hard_from = std::min(lead_us_, waiting);
-  for (;;) {
-    // The second GOP's start: the first GOP ends there.
-    std::size_t next = 1;
-    while (next < packets_.size() && !packets_[next].keyframe) ++next;
-    if (next >= packets_.size()) return;
-    const std::int64_t first_gop_end = packets_[next].pts;
-    if (first_gop_end > keep_from && !(bytes_ > limits_.max_bytes && first_gop_end <= hard_from)) return;
-    for (std::size_t i = 0; i < next; ++i) {
-      bytes_ -= packets_.front().payload.size();
-      packets_.pop_front();
-    }
-    dropped_any_ = true;
-  }
-}
+bool UpstreamPlayback::passed(std::int64_t t0, std::int64_t t1) const { return !failure_ && buffer_.passed(t0, t1); }
 
 void UpstreamPlayback::steer() {
-  if (!started_ || ended_ || failure_ || closed_ || !conn_) return;
-  const bool someone_needs_more = !waiting_t1_.empty() && *waiting_t1_.rbegin() > head_pts_;
-  const bool pause = !someone_needs_more && (head_pts_ > lead_us_ + limits_.read_ahead_us || bytes_ > limits_.max_bytes);
+  if (!started_ || buffer_.ended() || failure_ || closed_ || !conn_) return;
+  const bool pause = buffer_.should_pause();
   if (pause == paused_) return;
   paused_ = pause;
   proto::Envelope c;
@@ -189,7 +153,7 @@ asio::awaitable<std::optional<ProxyReply>> UpstreamPlayback::wait_until(const st
     last_used_ = std::chrono::steady_clock::now();
     if (ready()) co_return std::nullopt;
     if (failure_) co_return *failure_;
-    if (ended_) co_return std::nullopt;
+    if (buffer_.ended()) co_return std::nullopt;
     if (std::chrono::steady_clock::now() >= deadline) {
       co_return json_error(504, "upstream playback of '" + params_.camera + "' did not deliver in time");
     }
@@ -201,18 +165,15 @@ asio::awaitable<std::optional<ProxyReply>> UpstreamPlayback::wait_until(const st
 
 asio::awaitable<std::optional<ProxyReply>> UpstreamPlayback::wait_for(std::int64_t t0, std::int64_t t1,
                                                                       std::chrono::steady_clock::time_point deadline) {
-  lead_us_ = std::max(lead_us_, t1);
-  const auto t0_at = waiting_t0_.insert(t0);
-  const auto t1_at = waiting_t1_.insert(t1);
+  buffer_.enter(t0, t1);
   // Dropping what the viewers left behind happens here and on new keyframes, never between this
   // wait's end and the caller cutting its segment.
-  trim();
+  buffer_.trim();
   steer();
   // Named: GCC 12 destroys temporaries of a co_await expression twice.
-  const std::function<bool()> ready = [this, t1] { return complete(t1); };
+  const std::function<bool()> ready = [this, t1] { return started_ && buffer_.complete(t1); };
   auto result = co_await wait_until(ready, deadline);
-  waiting_t0_.erase(t0_at);
-  waiting_t1_.erase(t1_at);
+  buffer_.leave(t0, t1);
   if (!result && !started_) result = failure_ ? *failure_ : json_error(502, "the upstream playback never started");
   steer();
   co_return result;
@@ -227,17 +188,12 @@ asio::awaitable<std::optional<ProxyReply>> UpstreamPlayback::wait_started(std::c
 
 media::Bytes UpstreamPlayback::segment(std::int64_t t0, std::int64_t t1, std::int64_t origin) const {
   // The GOPs whose keyframe is in [T0, T1), as vigild cuts hls/seg.m4s (its segments start and end at keyframes).
-  std::vector<const Packet*> picked;
-  bool in = false;
-  for (const auto& p : packets_) {
-    if (p.keyframe) in = p.pts >= t0 && p.pts < t1;
-    if (in) picked.push_back(&p);
-  }
+  const auto picked = buffer_.pick(t0, t1);
   if (picked.empty() || !codec_) return {};
   auto writer = media::MediaWriter::fragmented(*codec_, origin);
   (void)writer.take_output();  // the init segment: served by init.mp4
   for (std::size_t i = 0; i < picked.size(); ++i) {
-    const Packet& p = *picked[i];
+    const auto& p = *picked[i];
     media::Frame f{.pts_us = p.pts, .dts_us = p.dts, .duration_us = p.duration, .keyframe = p.keyframe,
                    .payload = p.payload};
     if (params_.keyframes_only) {

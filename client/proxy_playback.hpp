@@ -1,20 +1,18 @@
 #pragma once
 // One upstream playback that many viewers share: an OpenPlayback on a vigild node (wire
-// protocol), its packets kept in a time-bounded buffer that viewers' HLS segment requests are cut
-// from. The buffer masks upstream and network jitter: vigild sends at RATE times real time until
-// the playback is READ_AHEAD ahead of the furthest segment any viewer asked for, then it is
-// paused (Control PAUSE) and resumed when viewers catch up. GOPs more than KEEP_BEHIND behind the
-// furthest viewer are dropped: a viewer further behind than that is not allowed to rewind or stall
-// the playback; PlaybackHub serves it from a keyframes-only playback instead.
-// Memory: about (READ_AHEAD + KEEP_BEHIND) × the recording's rate, never much above MAX_BYTES
-// (beyond it old GOPs go first, and reading pauses unless a viewer waits for data ahead).
+// protocol), its packets kept in a PlaybackBuffer (client/proxy_buffer.hpp: which segments it
+// covers, what it drops, when to pause) that viewers' HLS segment requests are cut from. The
+// buffer masks upstream and network jitter: vigild sends at RATE times real time until the
+// playback is READ_AHEAD ahead of the furthest segment any viewer asked for, then it is paused
+// (Control PAUSE) and resumed when a viewer needs more. A viewer more than KEEP_BEHIND behind the
+// furthest one is not allowed to rewind or stall it; PlaybackHub serves it keyframes only.
+// Memory: about (READ_AHEAD + KEEP_BEHIND) × the recording's rate, never much above MAX_BYTES.
 // Thread: the proxy's io_context thread; no locking. Errors: none thrown; a refusal (admission),
 // a token refused, an unreachable or lost node become the ProxyReply every waiting viewer gets.
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -22,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "client/proxy_buffer.hpp"
 #include "client/proxy_reply.hpp"
 #include "client/proxy_upstream.hpp"
 #include "client/proxy_wire.hpp"
@@ -29,11 +28,8 @@
 
 namespace vigil::client {
 
-struct PlaybackLimits {
+struct PlaybackLimits : BufferLimits {
   double rate = 4.0;                         // upstream speed while filling the buffer
-  std::int64_t read_ahead_us = 30'000'000;   // ahead of the furthest segment asked for
-  std::int64_t keep_behind_us = 30'000'000;  // kept behind it, for viewers who lag
-  std::size_t max_bytes = 32u << 20;         // per playback
   std::int64_t span_us = 10 * 60'000'000ll;  // each playback's range: [start, start + span)
   std::chrono::milliseconds open_timeout{30'000};
 };
@@ -47,19 +43,13 @@ struct PlaybackParams {
 
 class UpstreamPlayback : public std::enable_shared_from_this<UpstreamPlayback> {
  public:
-  struct Packet {
-    std::int64_t pts = 0, dts = 0, duration = 0;
-    bool keyframe = false;
-    std::vector<std::byte> payload;
-  };
-
   UpstreamPlayback(const boost::asio::any_io_executor& ex, PlaybackParams params, PlaybackLimits limits);
   void start();  // connects and opens the playback in the background
   void close();  // ends the upstream playback (the connection closes); waiters get a 502
 
   const PlaybackParams& params() const { return params_; }
   bool failed() const { return failure_.has_value(); }
-  bool ended() const { return ended_; }
+  bool ended() const { return buffer_.ended(); }
   // The viewer can be served from here now or soon: [T0, T1) is in the range, not dropped yet,
   // and within READ_AHEAD of what has arrived.
   bool covers(std::int64_t t0, std::int64_t t1) const;
@@ -77,7 +67,7 @@ class UpstreamPlayback : public std::enable_shared_from_this<UpstreamPlayback> {
   // The init segment (ftyp + moov) for the codec vigild announced.
   media::Bytes init_segment(std::int64_t origin) const;
 
-  std::size_t buffered_bytes() const { return bytes_; }
+  std::size_t buffered_bytes() const { return buffer_.bytes(); }
   std::size_t waiters() const { return waiters_.size(); }
   std::chrono::steady_clock::time_point last_used() const { return last_used_; }
 
@@ -88,26 +78,18 @@ class UpstreamPlayback : public std::enable_shared_from_this<UpstreamPlayback> {
   boost::asio::awaitable<std::optional<ProxyReply>> wait_until(const std::function<bool()>& ready,
                                                                std::chrono::steady_clock::time_point deadline);
   void wake();
-  void trim();
   void steer();  // pause or resume the upstream
-  bool complete(std::int64_t t1) const;
-  std::int64_t front_pts() const;
 
   boost::asio::any_io_executor ex_;
   PlaybackParams params_;
   PlaybackLimits limits_;
   std::shared_ptr<WireConnection> conn_;
-  bool started_ = false, ended_ = false, closed_ = false, paused_ = false;
+  bool started_ = false, closed_ = false, paused_ = false;
   std::optional<ProxyReply> failure_;
   std::optional<media::CodecInfo> codec_;
   std::uint64_t stream_id_ = 0;
-  std::deque<Packet> packets_;  // in decode order; the front is always a keyframe
-  std::size_t bytes_ = 0;
-  std::int64_t head_pts_ = 0;     // the newest keyframe's pts (what has surely arrived before it)
-  std::int64_t last_pts_ = 0;     // for packets without a pts
-  std::int64_t lead_us_ = 0;      // the furthest segment end a viewer asked for
-  bool dropped_any_ = false;      // GOPs were dropped from the front
-  std::multiset<std::int64_t> waiting_t0_, waiting_t1_;  // segments viewers wait for now
+  PlaybackBuffer buffer_;
+  std::int64_t last_pts_ = 0;  // for packets without a pts
   std::set<boost::asio::steady_timer*> waiters_;
   std::chrono::steady_clock::time_point last_used_;
 };
