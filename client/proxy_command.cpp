@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "client/proxy_hub.hpp"
 #include "client/proxy_server.hpp"
 
 namespace asio = boost::asio;
@@ -32,7 +33,16 @@ constexpr const char* kUsage =
     "  --upstream-timeout S  longest wait for a node's whole answer (default 30) before a 504\n"
     "  --auth-ttl S          how long a token's verdict is kept (default 5)\n"
     "  --access-log          one line per request on stderr (target, status, hit/miss/shared/pass)\n"
-    "  --address-file FILE   write the bound ADDR:PORT to FILE once listening (for scripts and tests)\n\n"
+    "  --address-file FILE   write the bound ADDR:PORT to FILE once listening (for scripts and tests)\n"
+    "  --wire LIST           vigild wire-protocol address(es), in the order of --upstream: HLS VOD segments\n"
+    "                        are then cut from shared upstream playbacks (one per camera and position,\n"
+    "                        however many viewers), not fetched over HTTP one by one\n"
+    "  --playback-rate R     speed at which a shared playback fills its buffer (default 4)\n"
+    "  --read-ahead S        a shared playback pauses this far ahead of its furthest viewer (default 30)\n"
+    "  --keep-behind S       and keeps this much behind it; a viewer further behind gets keyframes only\n"
+    "                        (default 30)\n"
+    "  --playback-mb N       buffer bound of one shared playback in MiB (default 32)\n"
+    "  --max-playbacks N     upstream playbacks open at once (default 32)\n\n"
     "Open: GET /healthz, GET /metrics (Prometheus text: vigil_proxy_upstream_requests_total{kind},\n"
     "cache hits/misses, coalesced waits, viewers connected, bytes served).\n"
     "Stops cleanly on SIGINT/SIGTERM. Exit: 0 stopped by a signal, 1 failed, 2 usage error.\n";
@@ -51,7 +61,8 @@ asio::ip::tcp::endpoint parse_listen(const std::string& s) {
 
 int proxy_main(const std::vector<std::string>& args) {
   ProxyOptions options;
-  std::string listen = "127.0.0.1:8090", upstream, address_file;
+  std::string listen = "127.0.0.1:8090", upstream, address_file, wire;
+  HubOptions hub_options;
   bool access_log = false;
   try {
     for (std::size_t i = 0; i < args.size(); ++i) {
@@ -75,6 +86,12 @@ int proxy_main(const std::vector<std::string>& args) {
       else if (a == "--upstream-timeout") options.upstream_timeout = std::chrono::milliseconds(static_cast<long long>(std::stod(v) * 1000));
       else if (a == "--auth-ttl") options.auth_ttl = std::chrono::milliseconds(static_cast<long long>(std::stod(v) * 1000));
       else if (a == "--address-file") address_file = v;
+      else if (a == "--wire") wire = v;
+      else if (a == "--playback-rate") hub_options.limits.rate = std::stod(v);
+      else if (a == "--read-ahead") hub_options.limits.read_ahead_us = static_cast<std::int64_t>(std::stod(v) * 1e6);
+      else if (a == "--keep-behind") hub_options.limits.keep_behind_us = static_cast<std::int64_t>(std::stod(v) * 1e6);
+      else if (a == "--playback-mb") hub_options.limits.max_bytes = static_cast<std::size_t>(std::stoull(v)) << 20;
+      else if (a == "--max-playbacks") hub_options.max_playbacks = static_cast<std::size_t>(std::stoull(v));
       else {
         std::cerr << "vigil proxy: unknown option '" << a << "'\n" << kUsage;
         return kExitUsage;
@@ -86,6 +103,18 @@ int proxy_main(const std::vector<std::string>& args) {
     }
     options.upstreams = parse_upstreams(upstream);
     if (options.upstream_timeout.count() <= 0) throw std::invalid_argument("--upstream-timeout must be positive");
+    if (!wire.empty()) {
+      hub_options.nodes = parse_upstreams(wire);
+      if (hub_options.nodes.size() != options.upstreams.size()) {
+        throw std::invalid_argument("--wire needs one address per --upstream, in the same order");
+      }
+    }
+    const auto& l = hub_options.limits;
+    if (!(l.rate > 0 && l.rate <= 64)) throw std::invalid_argument("--playback-rate must be in (0, 64]");
+    if (l.read_ahead_us < 0 || l.keep_behind_us < 0) throw std::invalid_argument("--read-ahead and --keep-behind must not be negative");
+    if (hub_options.max_playbacks == 0) throw std::invalid_argument("--max-playbacks must be at least 1");
+    hub_options.timeout = options.upstream_timeout;
+    hub_options.limits.open_timeout = options.upstream_timeout;
   } catch (const std::exception& e) {
     std::cerr << "vigil proxy: " << e.what() << "\n";
     return kExitUsage;
@@ -104,6 +133,13 @@ int proxy_main(const std::vector<std::string>& args) {
       std::cerr << "vigil proxy: cannot listen on " << listen << ": " << e.what() << "\n";
       return kExitFailure;
     }
+    // Shared upstream playbacks (--wire). Destroyed before the io_context, after shutdown() closed them.
+    std::unique_ptr<PlaybackHub> hub;
+    if (!hub_options.nodes.empty()) {
+      hub = std::make_unique<PlaybackHub>(io.get_executor(), hub_options, metrics);
+      core.use_hub(hub.get());
+      hub->start();
+    }
     const auto ep = server->local_endpoint();
     const std::string bound = ep.address().to_string() + ":" + std::to_string(ep.port());
     asio::signal_set signals(io, SIGINT, SIGTERM);
@@ -111,6 +147,7 @@ int proxy_main(const std::vector<std::string>& args) {
       if (ec) return;
       std::cerr << "vigil proxy: " << (sig == SIGINT ? "SIGINT" : "SIGTERM") << ", stopping\n";
       server->stop();
+      if (hub) hub->shutdown();  // the upstream playbacks end: vigild releases their disk time
       io.stop();  // open viewer connections close as their sessions are destroyed with the io_context
     });
     server->start();
@@ -120,9 +157,12 @@ int proxy_main(const std::vector<std::string>& args) {
       std::rename(tmp.c_str(), address_file.c_str());
     }
     std::cerr << "vigil proxy: listening on " << bound << ", upstream " << upstream << ", cache "
-              << (options.cache_bytes >> 20) << " MiB\n";
+              << (options.cache_bytes >> 20) << " MiB"
+              << (wire.empty() ? std::string() : ", HLS VOD from shared playbacks over the wire protocol at " + wire)
+              << "\n";
     io.run();
     core.drop_flights();
+    core.use_hub(nullptr);
   }
   std::cerr << "vigil proxy: stopped (" << metrics.requests << " requests, " << metrics.bytes_served
             << " bytes served)\n";

@@ -3,6 +3,8 @@
 #include <charconv>
 #include <optional>
 
+#include "client/proxy_hub.hpp"
+
 namespace asio = boost::asio;
 
 namespace vigil::client {
@@ -50,6 +52,27 @@ std::optional<std::pair<std::size_t, std::size_t>> single_range(std::string_view
   return std::make_pair(*a, std::min(*b, size - 1) - *a + 1);
 }
 
+// The value of query parameter KEY of TARGET as a non-negative integer; nullopt if absent or not one.
+std::optional<std::int64_t> query_int(std::string_view target, std::string_view key) {
+  const auto q = target.find('?');
+  if (q == std::string_view::npos) return std::nullopt;
+  std::string_view rest = target.substr(q + 1);
+  while (!rest.empty()) {
+    const auto amp = rest.find('&');
+    const auto pair = rest.substr(0, amp);
+    if (pair.size() > key.size() && pair.starts_with(key) && pair[key.size()] == '=') {
+      const auto v = pair.substr(key.size() + 1);
+      std::int64_t out = 0;
+      const auto r = std::from_chars(v.data(), v.data() + v.size(), out);
+      if (r.ec != std::errc() || r.ptr != v.data() + v.size() || out < 0) return std::nullopt;
+      return out;
+    }
+    if (amp == std::string_view::npos) break;
+    rest.remove_prefix(amp + 1);
+  }
+  return std::nullopt;
+}
+
 void set_header(ProxyReply& r, const std::string& name, std::string value) {
   for (auto& [k, v] : r.headers) {
     if (k == name) {
@@ -88,6 +111,18 @@ asio::awaitable<UpstreamAnswer> ProxyCore::fetch(const Resource& r, const Upstre
     co_return a;
   }
   co_return not_here ? std::move(*not_here) : std::move(*failed);
+}
+
+asio::awaitable<std::optional<ProxyReply>> ProxyCore::from_hub(const Resource& r, const std::string& target,
+                                                               const std::string& token) {
+  const auto t0 = query_int(target, "t0"), t1 = query_int(target, "t1");
+  if (!t0 || !t1 || *t1 <= *t0 || *t1 - *t0 > 10 * 60'000'000ll) co_return std::nullopt;
+  std::size_t first = 0;
+  if (auto it = node_of_camera_.find(r.camera); it != node_of_camera_.end()) first = it->second;
+  if (r.kind == ResourceKind::hls_init) co_return co_await hub_->init(r.camera, token, *t0, *t1, first);
+  const auto origin = query_int(target, "o");
+  if (!origin || *origin > *t0) co_return std::nullopt;
+  co_return co_await hub_->segment(r.camera, token, *t0, *t1, *origin, first);
 }
 
 asio::awaitable<std::shared_ptr<const ProxyReply>> ProxyCore::verdict(const std::string& token) {
@@ -151,13 +186,21 @@ asio::awaitable<ProxyReply> ProxyCore::handle(const ViewerRequest& req) {
   } else {
     ++metrics_.cache_misses;
     bool joined = false;
-    Flights::Fetch fetch_it = [this, r, key, target = req.target, auth = req.authorization]()
+    Flights::Fetch fetch_it = [this, r, key, token, target = req.target, auth = req.authorization]()
         -> asio::awaitable<std::shared_ptr<const ProxyReply>> {
-      UpstreamRequest up{.method = "GET", .target = target, .headers = {}, .body = {}};
-      if (!auth.empty()) up.headers.emplace_back("Authorization", auth);
-      auto a = co_await fetch(r, up);
-      auto shared = std::make_shared<const ProxyReply>(std::move(a.reply));
-      if (shared->status == 200) {
+      std::optional<ProxyReply> made;
+      if (hub_ && (r.kind == ResourceKind::hls_segment || r.kind == ResourceKind::hls_init)) {
+        made = co_await from_hub(r, target, token);
+      }
+      if (!made) {
+        UpstreamRequest up{.method = "GET", .target = target, .headers = {}, .body = {}};
+        if (!auth.empty()) up.headers.emplace_back("Authorization", auth);
+        auto a = co_await fetch(r, up);
+        made = std::move(a.reply);
+      }
+      auto shared = std::make_shared<const ProxyReply>(std::move(*made));
+      // A degraded (keyframes-only) segment is for the lagging viewer only, never for the cache.
+      if (shared->status == 200 && shared->header("X-Vigil-Proxy-Degraded").empty()) {
         cache_.put(key, shared, Clock::now() + freshness(r, shared->header("Cache-Control")));
       }
       co_return shared;

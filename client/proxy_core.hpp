@@ -9,6 +9,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,8 @@ struct ProxyOptions {
   std::size_t max_body = 1u << 30;            // largest upstream answer proxied
 };
 
+class PlaybackHub;
+
 struct ViewerRequest {
   std::string method, target;  // GET and HEAD are shared/cached; other methods are passed through
   std::string authorization, range, if_none_match, if_range;
@@ -41,15 +44,23 @@ class ProxyCore {
   ProxyMetrics& metrics() { return metrics_; }
   const ProxyCache& cache() const { return cache_; }
   void drop_flights() { flights_.clear(); }  // at shutdown, before the io_context is destroyed
+  // With a hub (--wire), HLS VOD segments and init segments come from shared upstream playbacks
+  // over the wire protocol instead of vigild's HTTP routes.
+  void use_hub(PlaybackHub* hub) { hub_ = hub; }
 
  private:
   boost::asio::awaitable<ProxyReply> pass_through(const ViewerRequest& req, const Resource& r);
   boost::asio::awaitable<std::shared_ptr<const ProxyReply>> verdict(const std::string& token);
   // REQ to R's node (see above), counted under KIND (default: R's kind).
   boost::asio::awaitable<UpstreamAnswer> fetch(const Resource& r, const UpstreamRequest& req, const char* kind = nullptr);
+  // R (a segment or init segment) from the hub; nullopt when its parameters are not plain
+  // numbers (vigild then says what is wrong with them).
+  boost::asio::awaitable<std::optional<ProxyReply>> from_hub(const Resource& r, const std::string& target,
+                                                             const std::string& token);
 
   ProxyOptions options_;
   ProxyMetrics& metrics_;
+  PlaybackHub* hub_ = nullptr;
   ProxyCache cache_;
   Flights flights_;
   std::map<std::string, std::size_t> node_of_camera_;  // camera ("" for others) → index in options_.upstreams

@@ -38,6 +38,25 @@ std::string prometheus_text(const ProxyMetrics& m) {
   one(out, "vigil_proxy_bytes_served_total", "counter", "Response body bytes written to viewers.", m.bytes_served);
   one(out, "vigil_proxy_cache_bytes", "gauge", "Bytes held in the cache.", m.cache_bytes);
   one(out, "vigil_proxy_cache_entries", "gauge", "Replies held in the cache.", m.cache_entries);
+  family(out, "vigil_proxy_upstream_playbacks_opened_total", "counter",
+         "Playbacks the proxy opened on vigild nodes (wire protocol), by mode (full, keyframes).");
+  if (m.playbacks_opened.empty()) out << "vigil_proxy_upstream_playbacks_opened_total{mode=\"full\"} 0\n";
+  for (const auto& [mode, n] : m.playbacks_opened) {
+    out << "vigil_proxy_upstream_playbacks_opened_total{mode=\"" << mode << "\"} " << n << "\n";
+  }
+  one(out, "vigil_proxy_upstream_playbacks_active", "gauge", "Upstream playbacks open now (their buffers kept).",
+      m.playbacks_active);
+  one(out, "vigil_proxy_playback_buffer_bytes", "gauge", "Bytes held in the buffers of upstream playbacks.",
+      m.playback_buffer_bytes);
+  one(out, "vigil_proxy_playback_joins_total", "counter",
+      "Viewer requests served by an upstream playback that was already open.", m.playback_joins);
+  one(out, "vigil_proxy_viewers_attached", "gauge", "Viewer requests waiting on an upstream playback now.",
+      m.viewers_attached);
+  one(out, "vigil_proxy_viewers_degraded_total", "counter",
+      "Viewer requests served keyframes-only because the viewer lagged behind the shared playback.",
+      m.viewers_degraded);
+  one(out, "vigil_proxy_playback_refusals_total", "counter",
+      "Viewer requests answered 503 because vigild refused the playback (admission).", m.playback_refusals);
   return out.str();
 }
 

@@ -1,9 +1,11 @@
 // The proxy's pure parts, without processes: what a request names and the key it is shared
 // under (media without the token, playlists with it), how long answers stay fresh, the LRU
-// cache's budget and expiry, the upstream list.
+// cache's budget and expiry, the upstream list, and the rules of a shared playback's buffer
+// (segments, read-ahead, the lag rule, the byte bound, pausing).
 #include <catch2/catch_test_macros.hpp>
 #include <stdexcept>
 
+#include "client/proxy_buffer.hpp"
 #include "client/proxy_cache.hpp"
 #include "client/proxy_resource.hpp"
 #include "client/proxy_upstream.hpp"
@@ -75,4 +77,97 @@ TEST_CASE("proxy upstream list", "[proxy][unit]") {
   CHECK_THROWS_AS(parse_upstreams("node"), std::invalid_argument);
   CHECK_THROWS_AS(parse_upstreams("node:80,"), std::invalid_argument);
   CHECK_THROWS_AS(parse_upstreams("node:http"), std::invalid_argument);
+}
+
+namespace {
+
+// GOPs of 1 s from SECOND FROM to TO (exclusive), 4 packets each (a keyframe and 3 others, 250 ms
+// apart), 1000 bytes a packet, times in microseconds.
+void feed_gops(PlaybackBuffer& b, int from, int to) {
+  for (int s = from; s < to; ++s) {
+    for (int i = 0; i < 4; ++i) {
+      PlaybackBuffer::Packet p;
+      p.pts = p.dts = s * 1'000'000ll + i * 250'000ll;
+      p.duration = 250'000;
+      p.keyframe = i == 0;
+      p.payload.resize(1000);
+      b.append(std::move(p));
+    }
+  }
+}
+
+constexpr std::int64_t kS = 1'000'000;
+
+}  // namespace
+
+TEST_CASE("proxy playback buffer: segments, read-ahead, the lag rule, the byte bound, pausing", "[proxy][unit]") {
+  PlaybackBuffer b(0, 600 * kS, {.read_ahead_us = 10 * kS, .keep_behind_us = 5 * kS, .max_bytes = 1u << 20});
+  // A non-keyframe before the first keyframe is not kept (the front is always a keyframe).
+  CHECK_FALSE(b.append({.pts = 0, .dts = 0, .duration = 1, .keyframe = false, .payload = {}}));
+  feed_gops(b, 0, 4);  // GOPs 0..3; the one starting at 3 s is still arriving
+  CHECK(b.head_pts() == 3 * kS);
+  CHECK(b.bytes() == 16 * 1000);
+  // [0, 2 s) is complete (a keyframe at ≥ 2 s is in); [2, 4 s) is not yet.
+  CHECK(b.complete(2 * kS));
+  CHECK_FALSE(b.complete(4 * kS));
+  const auto seg = b.pick(0, 2 * kS);
+  REQUIRE(seg.size() == 8);
+  CHECK(seg.front()->keyframe);
+  CHECK(seg.back()->pts == 1 * kS + 750'000);
+  // Covered: in range and within read-ahead of the newest keyframe; not before the start or far ahead.
+  CHECK(b.covers(2 * kS, 4 * kS));
+  CHECK(b.covers(13 * kS, 14 * kS));
+  CHECK_FALSE(b.covers(14 * kS, 15 * kS));
+  CHECK_FALSE(b.covers(599 * kS, 601 * kS));  // past the playback's range
+
+  // A viewer at 20 s (the lead): GOPs ending 5 s or more behind it go, the others stay.
+  b.enter(19 * kS, 20 * kS);
+  feed_gops(b, 4, 21);
+  b.trim();
+  CHECK(b.front_pts() == 15 * kS);
+  CHECK(b.bytes() == 6 * 4 * 1000);  // GOPs 15..20
+  // A viewer wanting [2, 4 s) now lags: the buffer passed it, and does not cover it any more.
+  CHECK(b.passed(2 * kS, 4 * kS));
+  CHECK_FALSE(b.covers(2 * kS, 4 * kS));
+  CHECK_FALSE(b.passed(16 * kS, 17 * kS));
+  CHECK(b.covers(16 * kS, 17 * kS));
+  b.leave(19 * kS, 20 * kS);
+
+  // Pausing: not while a viewer waits for more than has arrived; yes once READ_AHEAD past the lead.
+  CHECK_FALSE(b.should_pause());  // head 20 s, lead 20 s
+  feed_gops(b, 21, 32);
+  CHECK(b.head_pts() == 31 * kS);
+  CHECK(b.should_pause());  // 31 s > 20 s + 10 s
+  b.enter(30 * kS, 40 * kS);
+  CHECK_FALSE(b.should_pause());  // someone waits for [30, 40 s)
+  b.leave(30 * kS, 40 * kS);
+
+  // A waiting viewer's GOPs are never dropped, even far behind the lead.
+  PlaybackBuffer w(0, 600 * kS, {.read_ahead_us = 10 * kS, .keep_behind_us = 0, .max_bytes = 1u << 20});
+  feed_gops(w, 0, 10);
+  w.enter(2 * kS, 3 * kS);
+  w.enter(8 * kS, 9 * kS);
+  w.trim();
+  CHECK(w.front_pts() == 2 * kS);
+  w.leave(2 * kS, 3 * kS);
+  w.trim();
+  CHECK(w.front_pts() == 8 * kS);
+
+  // The byte bound: above it, old GOPs go up to the lead even within KEEP_BEHIND.
+  PlaybackBuffer m(0, 600 * kS, {.read_ahead_us = 10 * kS, .keep_behind_us = 60 * kS, .max_bytes = 10 * 1000});
+  m.enter(5 * kS, 6 * kS);
+  m.leave(5 * kS, 6 * kS);
+  feed_gops(m, 0, 12);
+  m.trim();
+  CHECK(m.front_pts() == 6 * kS);  // GOPs 0..5 (up to the lead, 6 s) went; what is ahead of it stays
+  CHECK(m.bytes() == 6 * 4 * 1000);
+  CHECK(m.should_pause());  // still over the bound and nobody waits: stop reading
+
+  // Ended: segments complete; a segment after the end is not covered (a new playback is asked).
+  PlaybackBuffer e(0, 600 * kS, {});
+  feed_gops(e, 0, 3);
+  e.mark_ended();
+  CHECK(e.complete(100 * kS));
+  CHECK(e.covers(2 * kS, 3 * kS));
+  CHECK_FALSE(e.covers(4 * kS, 5 * kS));
 }
