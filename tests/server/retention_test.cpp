@@ -94,8 +94,7 @@ TEST_CASE("a full volume keeps recording: retention reclaims the oldest unlocked
   CHECK(scrape.value("vigil_disk_retention_reclaimed_segments_total", {{"disk", disk}}) >= 1);
   CHECK(scrape.value("vigil_disk_retention_reclaimed_bytes_total", {{"disk", disk}}) >= (1 << 20));
   CHECK(scrape.value("vigil_disk_retention_failures_total", {{"disk", disk}}) == 0);
-  // Everything locked: once the volume is short of its reserve, retention finds nothing it may
-  // take, and a new recording is refused at once with the reason — never admitted to stall.
+  // Everything recorded so far locked.
   {
     pqxx::connection c(db);
     pqxx::work tx(c);
@@ -107,12 +106,19 @@ TEST_CASE("a full volume keeps recording: retention reclaims the oldest unlocked
     auto r = test::http_request(d.http(), "GET", "/api/v1/disks");
     return r.status == 200 && r.body.find("\"no_room\":true") != std::string::npos;
   };
-  for (int i = 0; i < 20 && !no_room(); ++i) {
-    // Each session takes a free extent; retention sees the shortfall within a tick.
-    if (!eventually(no_room, 3s)) record_session(d, "yard", 30);
-  }
-  REQUIRE(no_room());
   {
+    // A camera keeps recording (its open segment is not reclaimable) until the volume is short
+    // of its reserve; retention then finds nothing it may take.
+    client::WireClient live(d.wire(), 30s);
+    live.hello("retention test", test::token());
+    live.send(test::open_record("porch", 2'000'000));
+    auto admitted = live.receive();
+    REQUIRE(admitted.msg.has_admit());
+    test::PacedSender sender(live, admitted.msg.admit().stream_id());
+    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    while (!no_room() && std::chrono::steady_clock::now() < deadline) sender.send_until(sender.sent() + 20, 20);
+    REQUIRE(no_room());
+    // A new recording is refused at once, with the reason — never admitted to stall.
     client::WireClient c(d.wire(), 30s);
     c.hello("retention test", test::token());
     c.send(test::open_record("yard", 2'000'000));
@@ -120,6 +126,7 @@ TEST_CASE("a full volume keeps recording: retention reclaims the oldest unlocked
     REQUIRE(reply.msg.has_refuse());
     CHECK(reply.msg.refuse().reason_code() == proto::REFUSE_REASON_NO_SPACE);
     CHECK_THAT(reply.msg.refuse().reason(), ContainsSubstring("evidence-locked"));
+    sender.finish();
   }
   // Retention stops before the IO threads it hands work to: a clean exit (and, in a sanitizer
   // build, a clean report).
