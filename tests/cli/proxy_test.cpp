@@ -25,6 +25,7 @@
 #include "server/child_process.hpp"
 #include "tests/support/media_fixture.hpp"
 #include "tests/support/prometheus_text.hpp"
+#include "tests/support/proxy_process.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/vigild_process.hpp"
 
@@ -34,62 +35,20 @@ namespace asio = boost::asio;
 
 namespace {
 
-// A `vigil proxy` process on a free loopback port, found through its --address-file.
-class ProxyProcess {
- public:
-  ProxyProcess(const std::filesystem::path& dir, const std::string& upstream, std::vector<std::string> extra = {}) {
-    const auto file = dir / "proxy.address";
-    std::filesystem::remove(file);
-    server::SpawnOptions s;
-    s.argv = {VIGIL_CLI_PATH, "proxy", "--upstream", upstream, "--listen", "127.0.0.1:0", "--address-file", file.string()};
-    for (auto& a : extra) s.argv.push_back(std::move(a));
-    s.output_file = log_ = dir / "proxy.log";
-    s.new_session = false;
-    child_ = server::ChildProcess::spawn(s);
-    for (int i = 0; i < 500 && address_.empty() && child_.running(); ++i) {
-      std::ifstream(file) >> address_;
-      if (address_.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    REQUIRE(!address_.empty());
-  }
-  ~ProxyProcess() { stop(); }
-  const std::string& address() const { return address_; }
-  std::string log() const { return server::tail_of_file(log_, 40); }
-  int stop() { return child_.terminate(SIGTERM, std::chrono::seconds(10)); }
-
- private:
-  server::ChildProcess child_;
-  std::filesystem::path log_;
-  std::string address_;
+// A `vigil proxy` in front of UPSTREAM (vigild's HTTP address), with EXTRA options.
+struct ProxyProcess : test::ProxyProcess {
+  ProxyProcess(const std::filesystem::path& dir, const std::string& upstream, std::vector<std::string> extra = {})
+      : test::ProxyProcess(dir, [&] {
+          std::vector<std::string> args{"--upstream", upstream};
+          args.insert(args.end(), extra.begin(), extra.end());
+          return args;
+        }()) {}
 };
 
+using test::metric;
+using test::playlist_uris;
 test::HttpResult get_with(const std::string& host_port, const std::string& target, const std::string& token) {
-  return test::http_request_without_token(host_port, "GET", target,
-                                          token.empty() ? std::string() : "Authorization: Bearer " + token + "\r\n");
-}
-
-double metric(const std::string& proxy, const std::string& name, const std::map<std::string, std::string>& labels = {}) {
-  const auto text = test::http_request_without_token(proxy, "GET", "/metrics");
-  REQUIRE(text.status == 200);
-  const auto parsed = test::parse_prometheus_text(text.body);
-  INFO(text.body);
-  REQUIRE(parsed.errors.empty());
-  return parsed.sum(name, labels);
-}
-
-// The URI lines of an HLS playlist (the init segment's included), relative to the playlist.
-std::vector<std::string> playlist_uris(const std::string& m3u8) {
-  std::vector<std::string> out;
-  const auto map = m3u8.find("#EXT-X-MAP:URI=\"");
-  if (map != std::string::npos) out.push_back(m3u8.substr(map + 16, m3u8.find('"', map + 16) - map - 16));
-  std::size_t at = 0;
-  while (at < m3u8.size()) {
-    const auto end = std::min(m3u8.find('\n', at), m3u8.size());
-    const auto line = m3u8.substr(at, end - at);
-    if (!line.empty() && line[0] != '#') out.push_back(line);
-    at = end + 1;
-  }
-  return out;
+  return test::get_as(host_port, target, token);
 }
 
 }  // namespace
@@ -97,18 +56,9 @@ std::vector<std::string> playlist_uris(const std::string& m3u8) {
 TEST_CASE("vigil proxy: 50 viewers share one upstream fetch per resource, slow viewers, refusals, auth, ffprobe",
           "[proxy][cli][ffmpeg]") {
   test::TempDir dir;
-  const auto clip = test::make_h264_clip(dir.path(), 8);
-  const auto source = test::probe_packets(clip, dir.path());
-  REQUIRE(source.size() == 200);
-  const auto profile = test::make_sim_profile(dir.path());
-  const auto data = dir.path() / "data";
-  test::VigildProcess d(data, test::sim_volume_args(dir.path(), profile));
-  REQUIRE(d.wait_ready());
-  auto rec = test::run_to_exit(VIGIL_CLI_PATH, {"--server", d.wire(), "record", "--stream", "gate", clip.string(), "--fast"},
-                               dir.path() / "rec.log");
-  INFO(rec.output);
-  REQUIRE(rec.status == 0);
-  test::wait_for_closed_frames(data, 200);
+  auto cam = test::recorded_camera(dir.path(), "gate", 8);  // 200 packets
+  const auto& source = cam.source;
+  auto& d = *cam.vigild;
   const std::string token = d.token();
   const std::string base = "/api/v1/cameras/gate/";
 

@@ -30,18 +30,9 @@ void write_file(const std::filesystem::path& p, const std::string& bytes) {
 
 TEST_CASE("HTTP media: MP4 export and HLS of a recording, ranges, revalidation, hostile input", "[http][media][ffmpeg]") {
   test::TempDir dir;
-  const auto clip = test::make_h264_clip(dir.path(), 8);
-  const auto source = test::probe_packets(clip, dir.path());
-  REQUIRE(source.size() == 200);
-  const auto profile = test::make_sim_profile(dir.path());
-  const auto data = dir.path() / "data";
-  test::VigildProcess d(data, test::sim_volume_args(dir.path(), profile));
-  REQUIRE(d.wait_ready());
-  auto rec = test::run_to_exit(VIGIL_CLI_PATH, {"--server", d.wire(), "record", "--stream", "gate", clip.string(), "--fast"},
-                               dir.path() / "rec.log");
-  INFO(rec.output);
-  REQUIRE(rec.status == 0);
-  test::wait_for_closed_frames(data, 200);
+  auto cam = test::recorded_camera(dir.path(), "gate", 8);  // 200 packets
+  const auto& source = cam.source;
+  auto& d = *cam.vigild;
   auto get = [&](const std::string& target, const std::string& headers = {}) {
     return test::http_request(d.http(), "GET", target, headers);
   };

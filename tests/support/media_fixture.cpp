@@ -91,4 +91,21 @@ double probe_field(const std::string& text, const std::string& key) {
   return std::stod(text.substr(at + key.size() + 1));
 }
 
+RecordedCamera recorded_camera(const std::filesystem::path& dir, const std::string& name, int seconds) {
+  RecordedCamera r;
+  r.clip = make_h264_clip(dir, seconds);
+  r.source = probe_packets(r.clip, dir);
+  REQUIRE(r.source.size() == static_cast<std::size_t>(25 * seconds));
+  const auto profile = make_sim_profile(dir);
+  r.data = dir / "data";
+  r.vigild = std::make_unique<VigildProcess>(r.data, sim_volume_args(dir, profile));
+  REQUIRE(r.vigild->wait_ready());
+  auto rec = run_to_exit(VIGIL_CLI_PATH, {"--server", r.vigild->wire(), "record", "--stream", name, r.clip.string(), "--fast"},
+                         dir / "rec.log");
+  INFO(rec.output);
+  REQUIRE(rec.status == 0);
+  wait_for_closed_frames(r.data, 25 * seconds);
+  return r;
+}
+
 }  // namespace vigil::test

@@ -4,8 +4,11 @@
 // disk profile from `vigil profile`. Each REQUIREs success.
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "tests/support/vigild_process.hpp"
 
 namespace vigil::test {
 
@@ -24,6 +27,7 @@ std::vector<std::string> sim_volume_args(const std::filesystem::path& dir, const
 std::int64_t wait_for_closed_frames(const std::filesystem::path& data, std::int64_t frames);
 
 
+
 struct ProbedPacket {
   std::int64_t size = 0;
   bool key = false;
@@ -35,5 +39,15 @@ std::vector<ProbedPacket> probe_packets(const std::filesystem::path& file, const
 std::string probe_stream(const std::filesystem::path& file, const std::filesystem::path& dir);
 // The number after "KEY=" in TEXT (REQUIREs it is there).
 double probe_field(const std::string& text, const std::string& key);
+
+// The media tests' starting point: in DIR, a SECONDS test clip (probed: SOURCE), a vigild on the
+// simulated disk (sim_volume_args, data in DIR/data), and the clip recorded whole as camera NAME
+// and closed in the catalog.
+struct RecordedCamera {
+  std::filesystem::path clip, data;
+  std::vector<ProbedPacket> source;
+  std::unique_ptr<VigildProcess> vigild;
+};
+RecordedCamera recorded_camera(const std::filesystem::path& dir, const std::string& name, int seconds);
 
 }  // namespace vigil::test
