@@ -48,8 +48,9 @@ struct StreamDemand {
   double measured_stddev = 0; // bytes/s, its standard deviation
   // The device time its cycle IO takes, measured by the scheduler (storage/stream_io_stats.hpp):
   // the statistical policy charges a running stream this instead of the curve. 0 = not yet.
-  // The spread is the stream's share of the cycle's (CycleSpread: covariances included).
-  double measured_io_s = 0, measured_io_sd_s = 0;
+  // Its spread is charged from the measured rate spread and the profile's per-IO rotational
+  // spread, as for the candidate.
+  double measured_io_s = 0;
   std::uint64_t io_id = 0;    // the stream's id on the disk's scheduler (0: not running yet)
 };
 

@@ -84,7 +84,6 @@ std::vector<StreamDemand> demands(Kind k, double avg, std::size_t n, std::uint64
 struct RunResult {
   std::uint64_t misses = 0, stream_cycles = 0;
   std::vector<StreamIoStats> measured;  // per stream, as the scheduler measured it
-  double spread_sd_s = 0;               // the cycle's spread per stream (CycleSpread)
   double predicted_s = 0, rt_busy_s = 0;  // Σ over cycles: the model's and the device's stream IO time
 };
 
@@ -159,7 +158,6 @@ RunResult run_set(const Target& target, const std::vector<StreamDemand>& set, Ki
   }
   r.misses = sched.totals().misses;
   r.stream_cycles = set.size() * static_cast<std::uint64_t>(cycles);
-  r.spread_sd_s = sched.cycle_spread().sd_per_stream_s();
   for (const auto& d : set) {
     const auto it = sched.stream_stats().find(d.id);
     r.measured.push_back(it != sched.stream_stats().end() ? it->second : StreamIoStats{});
@@ -327,7 +325,6 @@ BenchReport admission_bench(const BenchOptions& options) {
           running[i].measured_mean = m.bytes_mean / target.cycle_s;
           running[i].measured_stddev = m.bytes_sd() / target.cycle_s;
           running[i].measured_io_s = m.time_mean_s;
-          running[i].measured_io_sd_s = run.spread_sd_s;
         }
         if (!adm.decide(running, order[k]).admitted) break;
       }

@@ -5,8 +5,9 @@
 // reserve larger than a small volume would reclaim everything unlocked).
 // Thread: any. Errors: none.
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
+
+#include "storage/retention.hpp"
 
 namespace vigil::server {
 
@@ -18,8 +19,12 @@ struct ReserveExtents {
 inline ReserveExtents retention_reserve(std::uint64_t extent_count, std::uint64_t extent_bytes, double reserve_seconds,
                                         double ingest_bytes_per_s) noexcept {
   ReserveExtents r;
-  const double bytes = std::max(0.0, reserve_seconds) * std::max(0.0, ingest_bytes_per_s);
-  r.wanted = extent_bytes ? static_cast<std::uint64_t>(std::ceil(bytes / static_cast<double>(extent_bytes))) : 0;
+  storage::RetentionPolicy policy;
+  policy.reserve_seconds = std::max(0.0, reserve_seconds);
+  storage::RetentionInput in;
+  in.extent_bytes = extent_bytes;
+  in.admitted_ingest_bps = std::max(0.0, ingest_bytes_per_s) * 8;
+  r.wanted = storage::reserve_extents(policy, in);
   const std::uint64_t floor = std::max<std::uint64_t>(2, extent_count / 100);
   const std::uint64_t cap = std::max(floor, extent_count / 4);
   r.kept = std::clamp(r.wanted, floor, cap);

@@ -478,14 +478,7 @@ void CycleScheduler::finish_job(Job& j) {
     if (j.first_io) start_latency_[j.stream] = now - j.arrival;
     // A stream's first IO is out of the cycle (head of the queue, its own seek): not typical.
     if (!j.first_io && !j.failed && streams_.contains(j.stream)) {
-      auto& st = io_stats_[j.stream];
-      const double t = std::chrono::duration<double>(j.device).count();
-      if (st.cycles > 0) {
-        spread_cycle_.total_s += t;
-        spread_cycle_.expected_s += st.time_mean_s;
-        ++spread_cycle_.streams;
-      }
-      st.add(static_cast<double>(j.bytes), t);
+      io_stats_[j.stream].add(static_cast<double>(j.bytes), std::chrono::duration<double>(j.device).count());
     }
     if (j.failed && !j.missed) {
       j.missed = true;
@@ -621,8 +614,6 @@ void CycleScheduler::end_cycle() {
   if (report_.misses) report_.rt_done = std::max(report_.rt_done, clock_.now() - cycle_start_);
   report_.slack = T - report_.rt_done;
   report_.utilisation = static_cast<double>(report_.busy.count()) / static_cast<double>(T.count());
-  spread_.add(spread_cycle_.total_s, spread_cycle_.expected_s, spread_cycle_.streams);
-  spread_cycle_ = {};
   ++totals_.cycles;
   if (on_cycle) on_cycle(report_);
 }

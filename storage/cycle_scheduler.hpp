@@ -186,7 +186,6 @@ class CycleScheduler {
   const std::map<std::uint64_t, Nanos>& start_latencies() const noexcept { return start_latency_; }
   // Per running stream: its measured bytes and device time per cycle (stream_io_stats.hpp).
   const std::map<std::uint64_t, StreamIoStats>& stream_stats() const noexcept { return io_stats_; }
-  const CycleSpread& cycle_spread() const noexcept { return spread_; }
   std::function<void(const CycleReport&)> on_cycle;       // after each cycle
   std::function<void(const CommandTrace&)> on_command;    // after each command completes
 
@@ -254,11 +253,6 @@ class CycleScheduler {
   std::map<std::uint64_t, Nanos> start_latency_;
   std::map<std::uint64_t, StreamIoStats> io_stats_;  // of the streams in streams_
   std::deque<std::function<void()>> tasks_;           // post_task, in order
-  CycleSpread spread_;
-  struct {
-    double total_s = 0, expected_s = 0;  // this cycle's measured stream IOs and their means before it
-    std::size_t streams = 0;
-  } spread_cycle_;
 };
 
 }  // namespace vigil::storage

@@ -7,7 +7,6 @@
 // Thread: updated on the IO thread; copied out by value. Errors: none.
 #include <algorithm>
 #include <cmath>
-#include <cstddef>
 #include <cstdint>
 
 namespace vigil::storage {
@@ -28,32 +27,13 @@ struct StreamIoStats {
   double bytes_sd() const noexcept { return std::sqrt(bytes_var); }
   double time_sd_s() const noexcept { return std::sqrt(time_var_s2); }
 
+ private:
   // West's weighted incremental mean and variance.
   static void update(double& mean, double& var, double x, double a) noexcept {
     const double d = x - mean;
     mean += a * d;
     var = (1 - a) * (var + a * d * d);
   }
-};
-
-// How much a whole cycle's stream IO time strays from the sum of its streams' mean times, per
-// stream: E[(Σ t_i − Σ mean_i)²] / N over about the last kWindow cycles. The streams' times are
-// not independent — in one sweep a late IO moves the next one's rotational wait, the seek
-// between two streams is shared — so the sum of the streams' own variances overstates the
-// cycle's (by a factor of 2–5 on the simulated WD400BB); this is the cycle's own, covariances
-// included, and scales with N for a set of a different size.
-struct CycleSpread {
-  std::uint64_t cycles = 0;
-  double var_per_stream_s2 = 0;
-
-  void add(double total_s, double expected_s, std::size_t streams) noexcept {
-    if (streams == 0) return;
-    ++cycles;
-    const double a = 1.0 / std::min(static_cast<double>(cycles), StreamIoStats::kWindow);
-    const double e = total_s - expected_s;
-    var_per_stream_s2 += a * (e * e / static_cast<double>(streams) - var_per_stream_s2);
-  }
-  double sd_per_stream_s() const noexcept { return std::sqrt(var_per_stream_s2); }
 };
 
 }  // namespace vigil::storage

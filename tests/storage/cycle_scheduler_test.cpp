@@ -305,9 +305,6 @@ TEST_CASE("the scheduler measures each stream's bytes and device time per cycle,
   CHECK(std::abs(stats.at(1).time_mean_s - big) < big * 0.01);
   CHECK(std::abs(stats.at(2).time_mean_s - small) < small * 0.01);
   CHECK(stats.at(1).time_sd_s() < 1e-5);  // a flat-timing disk does the same work the same way
-  // The cycles' totals match the sum of the streams' means: no spread to speak of.
-  CHECK(rig.sched.cycle_spread().cycles > 0);
-  CHECK(rig.sched.cycle_spread().sd_per_stream_s() < 1e-5);
   rig.sched.remove_stream(2);
   rig.sched.run_cycle();
   CHECK_FALSE(rig.sched.stream_stats().contains(2));
