@@ -202,6 +202,7 @@ Decision AdmissionController::decide(std::span<const StreamDemand> admitted, con
     d.reason = "the disk model is optimistic (observed cycles slower than predicted); admission is paused until "
                "the disk is profiled again (`vigil profile`)";
     d.max_rate = 0;
+    d.cause = RefuseCause::model_paused;
     return d;
   }
   if (!ok) {
@@ -212,6 +213,7 @@ Decision AdmissionController::decide(std::span<const StreamDemand> admitted, con
         << policy_name(config_.policy) << " policy, " << d.streams << " streams); largest rate that fits: "
         << d.max_rate * 8 / 1e6 << " Mbit/s";
     d.reason = why.str();
+    d.cause = RefuseCause::cycle_full;
     return d;
   }
   d.admitted = true;

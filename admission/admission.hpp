@@ -30,7 +30,7 @@
 #include <string_view>
 
 #include "admission/profile.hpp"
-#include "storage/cycle_scheduler.hpp"
+#include "storage/service_model.hpp"
 
 namespace vigil::admission {
 
@@ -67,8 +67,16 @@ struct AdmissionConfig {
   double overbooking = 0.01;   // mean-curve policies: accepted probability that a cycle exceeds the budget
 };
 
+// Why a candidate was refused, for the refusal code a client gets (the reason text is for people).
+enum class RefuseCause {
+  none,          // admitted
+  cycle_full,    // the cycle would not fit the candidate: a smaller rate might (Decision::max_rate)
+  model_paused,  // the online model check found the profile optimistic: nothing is admitted until re-profiled
+};
+
 struct Decision {
   bool admitted = false;
+  RefuseCause cause = RefuseCause::none;
   Policy policy = Policy::conservative;
   std::string reason;          // empty when admitted
   double requested_rate = 0;   // bytes/s

@@ -17,7 +17,7 @@ extern "C" {
 
 #include "admission/profiler.hpp"
 #include "bench/bench_vigild.hpp"
-#include "client/wire_client.hpp"
+#include "client/wire/wire_client.hpp"
 #include "storage/file_device.hpp"
 
 namespace fs = std::filesystem;

@@ -2,7 +2,7 @@
 // The catalog schema this binary knows: every schema/NNNN_name.sql, embedded at build time by
 // schema/embed_migrations.cmake (which refuses misnumbered files, files with transaction
 // control, and files that would break the raw string literal). Applied at start-up by
-// server/catalog/migrator.hpp; rules for writing one are in docs/catalog.md.
+// catalog/migrator.hpp; rules for writing one are in docs/catalog.md.
 //
 // Thread: any; the data is static and immutable.
 #include <span>

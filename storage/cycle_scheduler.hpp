@@ -44,6 +44,7 @@
 #include "storage/preemptibility_meter.hpp"
 #include "storage/stream_io.hpp"
 #include "storage/stream_io_stats.hpp"
+#include "storage/service_model.hpp"
 
 namespace vigil::storage {
 
@@ -67,26 +68,6 @@ struct IoRequest {
   std::uint64_t offset = 0;
   std::span<std::byte> buf{};
   std::function<void(const IoOutcome&)> done{};
-};
-
-// Predicted device time of one IO issued as chunks: one access, then transfer. Admission ([D])
-// supplies the profiled model; LinearServiceModel is the analytic T_access + S/R.
-class ServiceModel {
- public:
-  virtual ~ServiceModel() = default;
-  virtual Nanos predict(bool write, std::uint64_t offset, std::uint64_t bytes) const noexcept = 0;
-};
-
-class LinearServiceModel final : public ServiceModel {
- public:
-  LinearServiceModel(Nanos access, double bytes_per_s) : access_(access), bytes_per_s_(bytes_per_s) {}
-  Nanos predict(bool, std::uint64_t, std::uint64_t bytes) const noexcept override {
-    return access_ + Nanos(static_cast<std::int64_t>(static_cast<double>(bytes) / bytes_per_s_ * 1e9));
-  }
-
- private:
-  Nanos access_;
-  double bytes_per_s_;
 };
 
 // The simulated hard disk's mechanics, for JIT-seek and seek splitting.

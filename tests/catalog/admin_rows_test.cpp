@@ -6,11 +6,11 @@
 #include <catch2/catch_test_macros.hpp>
 #include <pqxx/pqxx>
 
-#include "server/catalog/admission_rows.hpp"
-#include "server/catalog/camera_admin.hpp"
-#include "server/catalog/evidence_locks.hpp"
-#include "server/catalog/migrator.hpp"
-#include "server/catalog/profiles.hpp"
+#include "catalog/admission_rows.hpp"
+#include "catalog/camera_admin.hpp"
+#include "catalog/evidence_locks.hpp"
+#include "catalog/migrator.hpp"
+#include "catalog/profiles.hpp"
 #include "tests/support/temp_cluster.hpp"
 
 using namespace vigil;

@@ -4,7 +4,7 @@
 #include <pqxx/pqxx>
 #include <thread>
 
-#include "server/catalog/batcher.hpp"
+#include "catalog/batcher.hpp"
 #include "tests/support/temp_cluster.hpp"
 
 using vigil::catalog::Batcher;

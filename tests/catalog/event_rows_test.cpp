@@ -12,8 +12,8 @@
 #include <pqxx/pqxx>
 #include <set>
 
-#include "server/catalog/event_rows.hpp"
-#include "server/catalog/migrator.hpp"
+#include "catalog/event_rows.hpp"
+#include "catalog/migrator.hpp"
 #include "tests/support/temp_cluster.hpp"
 
 using namespace vigil;

@@ -1,6 +1,6 @@
 // Catalog migrations and the first schema, against a real PostgreSQL (one throwaway cluster
 // per test process, a fresh database per test case).
-#include "server/catalog/migrator.hpp"
+#include "catalog/migrator.hpp"
 
 #include <algorithm>
 #include <catch2/catch_test_macros.hpp>

@@ -4,8 +4,8 @@
 #include <catch2/catch_test_macros.hpp>
 #include <pqxx/pqxx>
 
-#include "server/catalog/migrator.hpp"
-#include "server/catalog/profiles.hpp"
+#include "catalog/migrator.hpp"
+#include "catalog/profiles.hpp"
 #include "tests/support/temp_cluster.hpp"
 
 using namespace vigil;

@@ -4,10 +4,10 @@
 #include <catch2/catch_test_macros.hpp>
 #include <pqxx/pqxx>
 
-#include "server/catalog/batcher.hpp"
-#include "server/catalog/migrator.hpp"
-#include "server/catalog/recording_rows.hpp"
-#include "server/catalog/volume_reconcile.hpp"
+#include "catalog/batcher.hpp"
+#include "catalog/migrator.hpp"
+#include "catalog/recording_rows.hpp"
+#include "catalog/volume_reconcile.hpp"
 #include "storage/cycle_scheduler.hpp"
 #include "storage/recording_stream.hpp"
 #include "storage/simulated_disk.hpp"

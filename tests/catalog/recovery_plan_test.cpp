@@ -5,8 +5,8 @@
 #include <catch2/catch_test_macros.hpp>
 #include <pqxx/pqxx>
 
-#include "server/catalog/migrator.hpp"
-#include "server/catalog/recovery_plan.hpp"
+#include "catalog/migrator.hpp"
+#include "catalog/recovery_plan.hpp"
 #include "storage/retention.hpp"
 #include "storage/segment_writer.hpp"
 #include "storage/simulated_disk.hpp"

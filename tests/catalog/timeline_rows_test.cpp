@@ -4,10 +4,10 @@
 #include <catch2/catch_test_macros.hpp>
 #include <pqxx/pqxx>
 
-#include "server/catalog/migrator.hpp"
-#include "server/catalog/recording_rows.hpp"
-#include "server/catalog/timeline_rows.hpp"
-#include "server/catalog/volume_reconcile.hpp"
+#include "catalog/migrator.hpp"
+#include "catalog/recording_rows.hpp"
+#include "catalog/timeline_rows.hpp"
+#include "catalog/volume_reconcile.hpp"
 #include "storage/simulated_disk.hpp"
 #include "storage/volume.hpp"
 #include "tests/support/temp_cluster.hpp"

@@ -3,8 +3,8 @@
 #include <catch2/catch_test_macros.hpp>
 #include <pqxx/pqxx>
 
-#include "server/catalog/migrator.hpp"
-#include "server/catalog/token_rows.hpp"
+#include "catalog/migrator.hpp"
+#include "catalog/token_rows.hpp"
 #include "tests/support/temp_cluster.hpp"
 
 using namespace vigil;

@@ -4,9 +4,9 @@
 #include <catch2/catch_test_macros.hpp>
 #include <pqxx/pqxx>
 
-#include "server/catalog/evidence_locks.hpp"
-#include "server/catalog/migrator.hpp"
-#include "server/catalog/volume_reconcile.hpp"
+#include "catalog/evidence_locks.hpp"
+#include "catalog/migrator.hpp"
+#include "catalog/volume_reconcile.hpp"
 #include "storage/retention.hpp"
 #include "storage/segment_writer.hpp"
 #include "storage/simulated_disk.hpp"

@@ -12,7 +12,7 @@
 #include <pqxx/pqxx>
 #include <thread>
 
-#include "server/child_process.hpp"
+#include "common/child_process.hpp"
 #include "tests/support/media_fixture.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/vigild_process.hpp"
@@ -40,13 +40,13 @@ bool eventually(F condition, std::chrono::seconds limit = 60s) {
 }
 
 // The GStreamer RTSP camera on PORT (0: any); returns the process and its port.
-std::pair<server::ChildProcess, int> start_camera(const std::filesystem::path& dir, int port) {
+std::pair<ChildProcess, int> start_camera(const std::filesystem::path& dir, int port) {
   const auto log = dir / ("camera-" + std::to_string(port) + "-" +
                           std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()) + ".log");
-  server::SpawnOptions o;
+  SpawnOptions o;
   o.argv = {"/usr/bin/python3", VIGIL_SOURCE_DIR "/tests/support/rtsp_camera.py", std::to_string(port)};
   o.output_file = log;
-  auto child = server::ChildProcess::spawn(o);
+  auto child = ChildProcess::spawn(o);
   int bound = 0;
   REQUIRE(eventually([&] {
     const auto text = slurp(log);

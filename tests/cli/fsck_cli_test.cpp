@@ -8,8 +8,8 @@
 
 #include <pqxx/pqxx>
 
-#include "server/catalog/migrator.hpp"
-#include "server/catalog/volume_reconcile.hpp"
+#include "catalog/migrator.hpp"
+#include "catalog/volume_reconcile.hpp"
 #include "storage/file_device.hpp"
 #include "storage/segment_writer.hpp"
 #include "storage/volume.hpp"

@@ -5,10 +5,10 @@
 #include <catch2/catch_test_macros.hpp>
 #include <stdexcept>
 
-#include "client/proxy_buffer.hpp"
-#include "client/proxy_cache.hpp"
-#include "client/proxy_resource.hpp"
-#include "client/proxy_upstream.hpp"
+#include "client/proxy/proxy_buffer.hpp"
+#include "client/proxy/proxy_cache.hpp"
+#include "client/proxy/proxy_resource.hpp"
+#include "client/proxy/proxy_upstream.hpp"
 
 using namespace vigil::client;
 using namespace std::chrono_literals;

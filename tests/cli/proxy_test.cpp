@@ -22,7 +22,7 @@
 #include <fstream>
 #include <thread>
 
-#include "server/child_process.hpp"
+#include "common/child_process.hpp"
 #include "tests/support/media_fixture.hpp"
 #include "tests/support/prometheus_text.hpp"
 #include "tests/support/proxy_process.hpp"
@@ -307,11 +307,11 @@ TEST_CASE("vigil proxy: three ffmpeg players follow a live recording through the
   CHECK(get_with(p, "/api/v1/cameras/yard/live.m3u8", d.token()).status == 404);  // not recording: vigild's 404
 
   // Real time: the recording lasts the clip's 10 s.
-  server::SpawnOptions rec;
+  SpawnOptions rec;
   rec.argv = {VIGIL_CLI_PATH, "--server", d.wire(), "record", "--stream", "yard", clip.string()};
   rec.output_file = dir.path() / "rec.log";
   rec.new_session = false;
-  auto recorder = server::ChildProcess::spawn(rec);
+  auto recorder = ChildProcess::spawn(rec);
   test::HttpResult pl;
   for (int i = 0; i < 300 && pl.status != 200; ++i) {
     pl = get_with(p, "/api/v1/cameras/yard/live.m3u8", d.token());
@@ -322,15 +322,15 @@ TEST_CASE("vigil proxy: three ffmpeg players follow a live recording through the
   CHECK_THAT(pl.body, ContainsSubstring("live/seg.m4s?c="));
 
   // Three players at once, each until the playlist ends with the recording.
-  std::vector<server::ChildProcess> players;
+  std::vector<ChildProcess> players;
   for (int i = 0; i < 3; ++i) {
-    server::SpawnOptions ff;
+    SpawnOptions ff;
     ff.argv = {"/usr/bin/ffmpeg", "-loglevel", "error", "-y", "-i",
                "http://" + p + "/api/v1/cameras/yard/live.m3u8?access_token=" + d.token(), "-c", "copy",
                (dir.path() / ("live" + std::to_string(i) + ".mp4")).string()};
     ff.output_file = dir.path() / ("ffmpeg" + std::to_string(i) + ".log");
     ff.new_session = false;
-    players.push_back(server::ChildProcess::spawn(ff));
+    players.push_back(ChildProcess::spawn(ff));
   }
   for (auto& player : players) CHECK(player.wait() == 0);
   CHECK(recorder.wait() == 0);

@@ -24,8 +24,8 @@
 #include <thread>
 #include <tuple>
 
-#include "client/wire_client.hpp"
-#include "server/child_process.hpp"
+#include "client/wire/wire_client.hpp"
+#include "common/child_process.hpp"
 #include "tests/support/media_fixture.hpp"
 #include "tests/support/prometheus_text.hpp"
 #include "tests/support/proxy_process.hpp"
@@ -204,12 +204,12 @@ TEST_CASE("vigil proxy --wire: 50 viewers share one upstream playback, laggards 
     for (const auto& [wire, status, why] : {std::tuple{closed, 502, "unreachable"}, std::tuple{silent_addr, 504, "in time"}}) {
       test::TempDir pdir;
       const auto file = pdir.path() / "proxy.address";
-      server::SpawnOptions s;
+      SpawnOptions s;
       s.argv = {VIGIL_CLI_PATH, "proxy", "--upstream", d.http(), "--wire", wire, "--listen", "127.0.0.1:0",
                 "--address-file", file.string(), "--upstream-timeout", "0.5"};
       s.output_file = pdir.path() / "proxy.log";
       s.new_session = false;
-      auto child = server::ChildProcess::spawn(s);
+      auto child = ChildProcess::spawn(s);
       std::string p;
       for (int i = 0; i < 500 && p.empty() && child.running(); ++i) {
         std::ifstream(file) >> p;

@@ -13,7 +13,7 @@
 #include <pqxx/pqxx>
 #include <thread>
 
-#include "server/child_process.hpp"
+#include "common/child_process.hpp"
 #include "tests/support/media_fixture.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/vigild_process.hpp"
@@ -46,11 +46,11 @@ TEST_CASE("vigil record reconnects after vigild is killed and loses nothing it r
   auto d = std::make_unique<test::VigildProcess>(data, args);
   REQUIRE(d->wait_ready());
 
-  server::SpawnOptions o;
+  SpawnOptions o;
   const auto rec_log = dir.path() / "rec.log";
   o.argv = {VIGIL_CLI_PATH, "--server", wire, "record", "--stream", "lobby", clip.string(), "--retry-for", "120"};
   o.output_file = rec_log;
-  auto recorder = server::ChildProcess::spawn(o);
+  auto recorder = ChildProcess::spawn(o);
   // A second of it reaches vigild (watched live, once the recorder is admitted), then vigild is killed.
   for (int i = 0; i < 300 && slurp(rec_log).find("admitted as stream") == std::string::npos; ++i) {
     std::this_thread::sleep_for(100ms);  // a bounded wait for the recorder, not timing

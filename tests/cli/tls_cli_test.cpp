@@ -7,7 +7,7 @@
 #include <ctime>
 #include <thread>
 
-#include "client/wire_client.hpp"
+#include "client/wire/wire_client.hpp"
 #include "tests/support/media_fixture.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/vigild_process.hpp"

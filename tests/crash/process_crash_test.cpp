@@ -11,7 +11,7 @@
 #include <random>
 #include <thread>
 
-#include "server/child_process.hpp"
+#include "common/child_process.hpp"
 #include "storage/file_device.hpp"
 #include "storage/segment_recovery.hpp"
 #include "storage/volume.hpp"
@@ -49,11 +49,11 @@ Outcome one_iteration(const std::filesystem::path& dir, std::mt19937& rng) {
     REQUIRE(dev.has_value());
     REQUIRE(Volume::format(**dev, {.extent_bytes = 256 * 1024}).has_value());
   }
-  server::SpawnOptions s;
+  SpawnOptions s;
   s.argv = {CRASH_RECORDER_PATH, volume.string(), "7"};
   s.output_file = out;
   s.new_session = false;
-  auto child = server::ChildProcess::spawn(s);
+  auto child = ChildProcess::spawn(s);
   // Let it run until a random number of acknowledgements, then kill it wherever it is.
   const std::uint64_t target = 1 + rng() % 400;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);

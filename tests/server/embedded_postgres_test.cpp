@@ -9,7 +9,7 @@
 #include <fstream>
 #include <pqxx/pqxx>
 
-#include "server/embedded_postgres.hpp"
+#include "server/app/embedded_postgres.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/vigild_process.hpp"
 
@@ -96,9 +96,9 @@ TEST_CASE("embedded PostgreSQL starts despite a stale postmaster.pid", "[embedde
   SECTION("naming a process that no longer exists") {
     pid_t dead = 0;
     {
-      vigil::server::SpawnOptions s;
+      vigil::SpawnOptions s;
       s.argv = {"/bin/true"};
-      auto child = vigil::server::ChildProcess::spawn(s);
+      auto child = vigil::ChildProcess::spawn(s);
       dead = child.pid();
       child.wait();
     }

@@ -3,7 +3,7 @@
 // until their lease ends, one that would pass the budget is refused, a lone build always runs.
 #include <catch2/catch_test_macros.hpp>
 
-#include "server/export_cache.hpp"
+#include "server/media/export_cache.hpp"
 
 using vigil::server::ExportCache;
 

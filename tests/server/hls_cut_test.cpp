@@ -3,7 +3,7 @@
 // recording does, a hole in the recording closing a segment.
 #include <catch2/catch_test_macros.hpp>
 
-#include "server/http_hls.hpp"
+#include "server/api/http_hls.hpp"
 
 using vigil::server::cut_hls_segments;
 using vigil::storage::PlaybackSegment;

@@ -24,7 +24,7 @@
 #include <thread>
 #include <vector>
 
-#include "client/wire_client.hpp"
+#include "client/wire/wire_client.hpp"
 #include "tests/support/media_fixture.hpp"
 #include "tests/support/recording_rig.hpp"
 #include "tests/support/temp_cluster.hpp"

@@ -7,7 +7,7 @@
 #include <chrono>
 #include <thread>
 
-#include "server/child_process.hpp"
+#include "common/child_process.hpp"
 #include "tests/support/media_fixture.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/vigild_process.hpp"
@@ -26,11 +26,11 @@ TEST_CASE("HTTP live HLS: a player at the live edge gets the recording's packets
   CHECK(test::http_request(d.http(), "GET", "/api/v1/cameras/yard/live.m3u8").status == 404);  // not recording
 
   // Real time: the recording lasts the clip's 10 s.
-  server::SpawnOptions rec;
+  SpawnOptions rec;
   rec.argv = {VIGIL_CLI_PATH, "--server", d.wire(), "record", "--stream", "yard", clip.string()};
   rec.output_file = dir.path() / "rec.log";
   rec.new_session = false;
-  auto recorder = server::ChildProcess::spawn(rec);
+  auto recorder = ChildProcess::spawn(rec);
 
   // The live playlist exists once the recording has a complete segment (bounded wait).
   test::HttpResult pl;

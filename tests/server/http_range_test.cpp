@@ -3,7 +3,7 @@
 // cannot be satisfied.
 #include <catch2/catch_test_macros.hpp>
 
-#include "server/http_range.hpp"
+#include "server/net/http_range.hpp"
 
 using vigil::server::ByteRange;
 using vigil::server::parse_byte_range;

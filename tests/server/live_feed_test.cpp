@@ -3,7 +3,7 @@
 // or another viewer back; the end of the recording reaches every viewer after its last frame.
 #include <catch2/catch_test_macros.hpp>
 
-#include "server/live_feed.hpp"
+#include "server/core/live_feed.hpp"
 
 using namespace vigil;
 using server::LiveFeed;

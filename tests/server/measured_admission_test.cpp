@@ -6,7 +6,7 @@
 #include <catch2/catch_test_macros.hpp>
 #include <chrono>
 
-#include "client/wire_client.hpp"
+#include "client/wire/wire_client.hpp"
 #include "tests/support/paced_sender.hpp"
 #include "tests/support/recording_rig.hpp"
 #include "tests/support/vigild_process.hpp"

@@ -13,7 +13,7 @@
 #include <memory>
 #include <thread>
 
-#include "client/wire_client.hpp"
+#include "client/wire/wire_client.hpp"
 #include "tests/support/media_fixture.hpp"
 #include "tests/support/recording_rig.hpp"
 #include "tests/support/vigild_process.hpp"

@@ -7,9 +7,9 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "server/http_metrics.hpp"
-#include "server/metrics.hpp"
-#include "server/vigild_metrics.hpp"
+#include "server/api/http_metrics.hpp"
+#include "server/core/metrics.hpp"
+#include "server/core/vigild_metrics.hpp"
 #include "tests/support/prometheus_text.hpp"
 
 using namespace vigil;

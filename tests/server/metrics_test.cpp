@@ -11,7 +11,7 @@
 #include <pqxx/pqxx>
 #include <thread>
 
-#include "client/wire_client.hpp"
+#include "client/wire/wire_client.hpp"
 #include "tests/support/paced_sender.hpp"
 #include "tests/support/prometheus_text.hpp"
 #include "tests/support/recording_rig.hpp"

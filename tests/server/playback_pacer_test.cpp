@@ -3,7 +3,7 @@
 // sent; a seek re-anchors.
 #include <catch2/catch_test_macros.hpp>
 
-#include "server/playback_pacer.hpp"
+#include "server/playback/playback_pacer.hpp"
 
 using vigil::server::PlaybackPacer;
 using namespace std::chrono_literals;

@@ -13,7 +13,7 @@
 #include <pqxx/pqxx>
 #include <thread>
 
-#include "client/wire_client.hpp"
+#include "client/wire/wire_client.hpp"
 #include "tests/support/recording_rig.hpp"
 #include "tests/support/script_frames.hpp"
 

@@ -12,7 +12,7 @@
 #include <memory>
 #include <thread>
 
-#include "client/wire_client.hpp"
+#include "client/wire/wire_client.hpp"
 #include "tests/support/paced_sender.hpp"
 #include "tests/support/recording_rig.hpp"
 #include "tests/support/script_frames.hpp"

@@ -5,7 +5,7 @@
 #include <catch2/matchers/catch_matchers_string.hpp>
 #include <fstream>
 
-#include "server/web_assets.hpp"
+#include "server/api/web_assets.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/vigild_process.hpp"
 

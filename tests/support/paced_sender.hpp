@@ -6,7 +6,7 @@
 // Shared by the wire-level recording tests. Errors: Catch2 assertions.
 #include <cstdint>
 
-#include "client/wire_client.hpp"
+#include "client/wire/wire_client.hpp"
 
 namespace vigil::test {
 

@@ -15,12 +15,12 @@ namespace vigil::test {
 ProxyProcess::ProxyProcess(const std::filesystem::path& dir, std::vector<std::string> args) {
   const auto file = dir / "proxy.address";
   std::filesystem::remove(file);
-  server::SpawnOptions s;
+  SpawnOptions s;
   s.argv = {VIGIL_CLI_PATH, "proxy", "--listen", "127.0.0.1:0", "--address-file", file.string()};
   for (auto& a : args) s.argv.push_back(std::move(a));
   s.output_file = log_ = dir / "proxy.log";
   s.new_session = false;
-  child_ = server::ChildProcess::spawn(s);
+  child_ = ChildProcess::spawn(s);
   // Bounded: the proxy writes the file once it listens, or exits.
   for (int i = 0; i < 500 && address_.empty() && child_.running(); ++i) {
     std::ifstream(file) >> address_;
@@ -29,7 +29,7 @@ ProxyProcess::ProxyProcess(const std::filesystem::path& dir, std::vector<std::st
   REQUIRE(!address_.empty());
 }
 
-std::string ProxyProcess::log() const { return server::tail_of_file(log_, 40); }
+std::string ProxyProcess::log() const { return tail_of_file(log_, 40); }
 
 int ProxyProcess::stop() { return child_.terminate(SIGTERM, std::chrono::seconds(10)); }
 

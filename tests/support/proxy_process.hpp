@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "server/child_process.hpp"
+#include "common/child_process.hpp"
 #include "tests/support/vigild_process.hpp"
 
 namespace vigil::test {
@@ -24,7 +24,7 @@ class ProxyProcess {
   int stop();               // SIGTERM and wait (bounded); the wait status
 
  private:
-  server::ChildProcess child_;
+  ChildProcess child_;
   std::filesystem::path log_;
   std::string address_;
 };

@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "server/embedded_postgres.hpp"
+#include "server/app/embedded_postgres.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace vigil::test {

@@ -18,7 +18,7 @@ namespace vigil::test {
 
 VigildProcess::VigildProcess(const fs::path& data_dir, std::vector<std::string> extra_args)
     : data_dir_(data_dir), log_path_(data_dir.parent_path() / (data_dir.filename().string() + "-vigild.log")) {
-  server::SpawnOptions opts;
+  SpawnOptions opts;
   opts.argv = {VIGILD_PATH, "--data", data_dir.string(), "--http-port", "0"};
   // Any free port, unless the test needs a fixed one (a client reconnecting after a restart).
   if (std::find(extra_args.begin(), extra_args.end(), "--listen") == extra_args.end()) {
@@ -28,7 +28,7 @@ VigildProcess::VigildProcess(const fs::path& data_dir, std::vector<std::string> 
   for (auto& a : extra_args) opts.argv.push_back(std::move(a));
   opts.output_file = log_path_;
   opts.new_session = false;
-  child_ = server::ChildProcess::spawn(opts);
+  child_ = ChildProcess::spawn(opts);
 }
 
 VigildProcess::~VigildProcess() { stop(SIGTERM); }
@@ -72,14 +72,14 @@ std::string token() {
 int VigildProcess::stop(int sig) { return child_.terminate(sig, std::chrono::seconds(40)); }
 
 ExitResult run_to_exit(const std::string& program, std::vector<std::string> args, const fs::path& log) {
-  server::SpawnOptions s;
+  SpawnOptions s;
   s.argv = {program};
   for (auto& a : args) s.argv.push_back(std::move(a));
   s.output_file = log;
   s.new_session = false;
-  auto child = server::ChildProcess::spawn(s);
+  auto child = ChildProcess::spawn(s);
   const int st = child.wait();
-  return {WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), server::tail_of_file(log, 200)};
+  return {WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), tail_of_file(log, 200)};
 }
 
 std::vector<pid_t> postgres_processes_under(const fs::path& dir) {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "server/child_process.hpp"
+#include "common/child_process.hpp"
 
 namespace vigil::test {
 
@@ -45,14 +45,14 @@ class VigildProcess {
   const std::string& wire() const { return wire_; }
   const std::string& http() const { return http_; }
   pid_t pid() const { return child_.pid(); }
-  server::ChildProcess& child() { return child_; }
+  ChildProcess& child() { return child_; }
   std::string output() const;  // vigild's stderr+stdout so far
 
   int stop(int sig = 15);  // signal and wait (bounded); returns the wait status
 
  private:
   std::filesystem::path data_dir_, log_path_;
-  server::ChildProcess child_;
+  ChildProcess child_;
   std::string wire_, http_, token_;
 };
 

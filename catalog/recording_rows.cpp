@@ -1,0 +1,106 @@
+#include "catalog/recording_rows.hpp"
+
+#include <pqxx/pqxx>
+#include <stdexcept>
+
+namespace vigil::catalog {
+
+std::int64_t ensure_camera(pqxx::work& tx, const std::string& name) {
+  // ON CONFLICT DO NOTHING + SELECT: two sessions naming the same camera get the same row.
+  tx.exec_params0("INSERT INTO cameras (name) VALUES ($1) ON CONFLICT (name) DO NOTHING", name);
+  return tx.exec_params1("SELECT id FROM cameras WHERE name = $1", name)[0].as<std::int64_t>();
+}
+
+std::int64_t open_stream(pqxx::work& tx, const StreamOpening& s) {
+  if (s.codec.empty()) throw std::invalid_argument("open_stream: codec is required");
+  std::optional<int> w, h;
+  if (s.width > 0 && s.height > 0) {
+    w = s.width;
+    h = s.height;
+  }
+  const auto id =
+      tx.exec_params1("INSERT INTO streams (camera_id, disk_id, codec, width, height, declared_rate_bps, "
+                      "admitted_rate_bps, state, started_at_us) VALUES ($1, $2, $3, $4, $5, $6, $7, 'recording', $8) "
+                      "RETURNING id",
+                      s.camera_id, s.disk_id, s.codec, w, h, s.declared_rate_bps, s.admitted_rate_bps, s.started_at_us)[0]
+          .as<std::int64_t>();
+  if (!s.extradata.empty()) {
+    tx.exec_params0("UPDATE streams SET extradata = $2 WHERE id = $1", id, pqxx::binarystring(s.extradata));
+  }
+  return id;
+}
+
+void record_closed_segment(pqxx::work& tx, std::int64_t volume_id, const storage::SegmentSummary& seg,
+                           const std::vector<std::uint64_t>& extent_offsets, std::uint64_t extent_bytes,
+                           std::int64_t closed_at_us) {
+  const auto id = static_cast<std::int64_t>(seg.segment_id);
+  const std::int64_t start = seg.first_pts == storage::kNoTimestamp ? closed_at_us : seg.first_pts;
+  const std::int64_t end = seg.end_pts == storage::kNoTimestamp ? start : std::max(start, seg.end_pts);
+  tx.exec_params0("INSERT INTO segments (id, stream_id, volume_id, state, start_us, end_us, data_bytes, frame_count, "
+                  "checksum_crc32c, closed_at_us) VALUES ($1, $2, $3, 'closed', $4, $5, $6, $7, 0, $8)",
+                  id, static_cast<std::int64_t>(seg.stream_id), volume_id, start, end,
+                  static_cast<std::int64_t>(seg.end_offset), static_cast<std::int64_t>(seg.frame_count), closed_at_us);
+  for (std::size_t i = 0; i < extent_offsets.size(); ++i) {
+    tx.exec_params0("INSERT INTO segment_extents (segment_id, ordinal, volume_offset_bytes, length_bytes) "
+                    "VALUES ($1, $2, $3, $4)",
+                    id, static_cast<int>(i), static_cast<std::int64_t>(extent_offsets[i]),
+                    static_cast<std::int64_t>(extent_bytes));
+  }
+  const auto blob = seg.gop_index.encode();
+  tx.exec_params0("INSERT INTO gop_index (segment_id, format, gop_count, blob) VALUES ($1, 1, $2, $3)", id,
+                  static_cast<int>(seg.gop_index.size()), pqxx::binarystring(blob.data(), blob.size()));
+}
+
+void record_gap(pqxx::work& tx, std::int64_t stream_id, std::int64_t from_us, std::int64_t to_us,
+                const std::string& reason, const std::string& detail) {
+  if (to_us <= from_us) return;  // an empty gap is no gap
+  tx.exec_params0("INSERT INTO gaps (stream_id, start_us, end_us, reason, detail) VALUES ($1, $2, $3, $4, $5)",
+                  stream_id, from_us, to_us, reason, detail);
+}
+
+bool record_reconnect_gap(pqxx::work& tx, std::int64_t camera_id, std::int64_t now_us, const std::string& why) {
+  auto prev = tx.exec_params(
+      "SELECT s.id, s.state, GREATEST(COALESCE((SELECT max(end_us) FROM segments WHERE stream_id = s.id), 0), "
+      "COALESCE((SELECT max(end_us) FROM gaps WHERE stream_id = s.id), 0), s.started_at_us) "
+      "FROM streams s WHERE s.camera_id = $1 ORDER BY s.started_at_us DESC, s.id DESC LIMIT 1",
+      camera_id);
+  if (prev.empty()) return false;
+  const auto state = prev[0][1].as<std::string>();
+  if (state != "stopped" && state != "interrupted") return false;
+  const auto from = prev[0][2].as<std::int64_t>();
+  if (now_us <= from) return false;
+  std::string detail = state == "interrupted" ? "client disconnected; recording continues in a new stream"
+                                              : "recording stopped by the client; continues in a new stream";
+  if (!why.empty()) detail = why.substr(0, 500);
+  record_gap(tx, prev[0][0].as<std::int64_t>(), from, now_us, "source_lost", detail);
+  return true;
+}
+
+int end_streams_after_crash(pqxx::work& tx, const std::vector<std::int64_t>& disk_ids, std::int64_t restart_us) {
+  std::string ids = "{";
+  for (std::size_t i = 0; i < disk_ids.size(); ++i) ids += (i ? "," : "") + std::to_string(disk_ids[i]);
+  ids += "}";
+  const auto ended = tx.exec_params(
+      "UPDATE streams s SET state = 'interrupted', ended_at_us = GREATEST(s.started_at_us, "
+      "  COALESCE((SELECT max(end_us) FROM segments g WHERE g.stream_id = s.id), s.started_at_us)) "
+      "WHERE s.state IN ('pending', 'recording') AND s.disk_id = ANY($1::bigint[]) RETURNING s.id, s.ended_at_us",
+      ids);
+  for (const auto& row : ended) {
+    record_gap(tx, row[0].as<std::int64_t>(), row[1].as<std::int64_t>(), restart_us, "crash_recovery",
+               "vigild stopped while recording (crash, kill or power loss); the stream was not ended");
+  }
+  return static_cast<int>(ended.size());
+}
+
+void end_stream(pqxx::work& tx, std::int64_t stream_id, const std::string& state, std::int64_t ended_at_us) {
+  tx.exec_params0("UPDATE streams SET state = $2, ended_at_us = GREATEST(started_at_us, $3) WHERE id = $1", stream_id,
+                  state, ended_at_us);
+}
+
+std::uint64_t next_segment_id(pqxx::work& tx, const storage::Volume& volume) {
+  std::uint64_t next = tx.exec1("SELECT COALESCE(max(id), 0) + 1 FROM segments")[0].as<std::int64_t>();
+  for (const auto& [id, uses] : volume.segments()) next = std::max(next, id + 1);
+  return next;
+}
+
+}  // namespace vigil::catalog

@@ -1,0 +1,143 @@
+#include "catalog/recovery_plan.hpp"
+
+#include <algorithm>
+#include <map>
+#include <pqxx/pqxx>
+
+#include "storage/segment_recovery.hpp"
+
+namespace vigil::server {
+
+std::vector<VolumeSegment> scan_volume(storage::Volume& volume) {
+  std::vector<VolumeSegment> out;
+  for (const auto& [id, uses] : volume.segments()) {
+    VolumeSegment v;
+    v.segment_id = id;
+    v.stream_id = uses.front().header.stream_id;
+    v.extent_bytes = volume.extent_bytes();
+    auto rec = storage::recover_segment(volume, id);
+    if (!rec) {
+      v.readable = false;
+      out.push_back(std::move(v));
+      continue;
+    }
+    const auto& s = rec->summary;
+    v.frame_count = s.frame_count;
+    v.start_us = s.first_pts == storage::kNoTimestamp ? rec->header.start_us : s.first_pts;
+    v.end_us = s.end_pts == storage::kNoTimestamp ? v.start_us : s.end_pts;
+    v.data_bytes = s.end_offset;
+    for (auto e : s.extents) v.extent_offsets.push_back(volume.extent_offset(e));
+    v.gop_index_blob = s.gop_index.encode();
+    v.gop_count = static_cast<std::uint32_t>(s.gop_index.size());
+    v.clean = rec->clean();
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+RecoveryPlan plan_recovery(const std::vector<VolumeSegment>& on_volume, const std::vector<CatalogSegment>& in_catalog,
+                           const std::set<std::int64_t>& known_streams) {
+  RecoveryPlan plan;
+  std::map<std::uint64_t, const VolumeSegment*> disk;
+  for (const auto& v : on_volume) disk[v.segment_id] = &v;
+  std::set<std::uint64_t> in_cat;
+  for (const auto& c : in_catalog) {
+    in_cat.insert(static_cast<std::uint64_t>(c.id));
+    auto it = disk.find(static_cast<std::uint64_t>(c.id));
+    const bool present = it != disk.end() && it->second->readable && it->second->frame_count > 0;
+    if (c.state == "deleting") {
+      // Retention had started: finish it (the extents are tombstoned or about to be).
+      if (it != disk.end()) plan.reclaim.push_back(it->first);
+      plan.finish_delete.push_back(c.id);
+    } else if (!present) {
+      if (c.state != "damaged") plan.lost.push_back(c);
+      if (it != disk.end()) plan.reclaim.push_back(it->first);  // unreadable leftovers
+    } else if (c.state == "open") {
+      plan.close.push_back(*it->second);
+    } else if (c.state == "closed" && (c.frame_count != static_cast<std::int64_t>(it->second->frame_count) ||
+                                       c.end_us != std::max(c.start_us, it->second->end_us))) {
+      plan.refresh.push_back(*it->second);
+    }
+  }
+  for (const auto& v : on_volume) {
+    if (in_cat.count(v.segment_id)) continue;
+    const bool usable = v.readable && v.frame_count > 0 && known_streams.count(static_cast<std::int64_t>(v.stream_id));
+    if (usable) plan.adopt.push_back(v);
+    else plan.reclaim.push_back(v.segment_id);
+  }
+  return plan;
+}
+
+namespace {
+
+void write_extents_and_index(pqxx::work& tx, const VolumeSegment& v) {
+  tx.exec_params0("DELETE FROM segment_extents WHERE segment_id = $1", static_cast<std::int64_t>(v.segment_id));
+  for (std::size_t i = 0; i < v.extent_offsets.size(); ++i) {
+    tx.exec_params0("INSERT INTO segment_extents (segment_id, ordinal, volume_offset_bytes, length_bytes) "
+                    "VALUES ($1, $2, $3, $4)",
+                    static_cast<std::int64_t>(v.segment_id), static_cast<int>(i),
+                    static_cast<std::int64_t>(v.extent_offsets[i]), static_cast<std::int64_t>(v.extent_bytes));
+  }
+  pqxx::binarystring blob(v.gop_index_blob.data(), v.gop_index_blob.size());
+  tx.exec_params0("INSERT INTO gop_index (segment_id, format, gop_count, blob) VALUES ($1, 1, $2, $3) "
+                  "ON CONFLICT (segment_id) DO UPDATE SET gop_count = EXCLUDED.gop_count, blob = EXCLUDED.blob",
+                  static_cast<std::int64_t>(v.segment_id), static_cast<int>(v.gop_count), blob);
+}
+
+}  // namespace
+
+void apply_recovery_plan(pqxx::work& tx, std::int64_t volume_id, const RecoveryPlan& plan, std::int64_t restart_us) {
+  for (const auto& v : plan.close) {
+    const auto id = static_cast<std::int64_t>(v.segment_id);
+    // No checksum over the whole segment is known after a crash: 'damaged' is for lost data,
+    // so a truncated segment is closed with the CRCs of its records as its integrity.
+    tx.exec_params0("UPDATE segments SET state = 'closed', end_us = GREATEST(start_us, $2), data_bytes = $3, "
+                    "frame_count = $4, checksum_crc32c = 0, closed_at_us = $5 WHERE id = $1",
+                    id, v.end_us, static_cast<std::int64_t>(v.data_bytes), static_cast<std::int64_t>(v.frame_count),
+                    restart_us);
+    write_extents_and_index(tx, v);
+    if (restart_us > v.end_us) {
+      tx.exec_params0("INSERT INTO gaps (stream_id, start_us, end_us, reason, detail) "
+                      "VALUES ($1, $2, $3, 'crash_recovery', $4)",
+                      static_cast<std::int64_t>(v.stream_id), v.end_us, restart_us,
+                      "segment " + std::to_string(v.segment_id) + (v.clean ? " ended cleanly" : " truncated at a torn write"));
+    }
+  }
+  for (const auto& v : plan.adopt) {
+    const auto id = static_cast<std::int64_t>(v.segment_id);
+    tx.exec_params0("INSERT INTO segments (id, stream_id, volume_id, state, start_us, end_us, data_bytes, frame_count, "
+                    "checksum_crc32c, closed_at_us) VALUES ($1, $2, $3, 'closed', $4::bigint, GREATEST($4::bigint, $5::bigint), $6, $7, 0, $8)",
+                    id, static_cast<std::int64_t>(v.stream_id), volume_id, v.start_us, v.end_us,
+                    static_cast<std::int64_t>(v.data_bytes), static_cast<std::int64_t>(v.frame_count), restart_us);
+    write_extents_and_index(tx, v);
+  }
+  for (const auto& c : plan.lost) {
+    tx.exec_params0("UPDATE segments SET state = 'damaged' WHERE id = $1", c.id);
+    if (c.end_us > c.start_us) {
+      tx.exec_params0("INSERT INTO gaps (stream_id, start_us, end_us, reason, detail) VALUES ($1, $2, $3, 'corruption', $4)",
+                      c.stream_id, c.start_us, c.end_us,
+                      "segment " + std::to_string(c.id) + " is missing from its volume");
+    }
+  }
+  for (auto id : plan.finish_delete) tx.exec_params0("DELETE FROM segments WHERE id = $1", id);
+  for (const auto& v : plan.refresh) {
+    tx.exec_params0("UPDATE segments SET end_us = GREATEST(start_us, $2), data_bytes = $3, frame_count = $4 WHERE id = $1",
+                    static_cast<std::int64_t>(v.segment_id), v.end_us, static_cast<std::int64_t>(v.data_bytes),
+                    static_cast<std::int64_t>(v.frame_count));
+    write_extents_and_index(tx, v);
+  }
+}
+
+std::vector<CatalogSegment> catalog_segments(pqxx::work& tx, std::int64_t volume_id) {
+  std::vector<CatalogSegment> out;
+  for (const auto& row : tx.exec_params(
+           "SELECT id, stream_id, state, start_us, end_us, frame_count, data_bytes FROM segments WHERE volume_id = $1",
+           volume_id)) {
+    out.push_back({row[0].as<std::int64_t>(), row[1].as<std::int64_t>(), row[2].as<std::string>(),
+                   row[3].as<std::int64_t>(), row[4].as<std::int64_t>(), row[5].as<std::int64_t>(),
+                   row[6].as<std::int64_t>()});
+  }
+  return out;
+}
+
+}  // namespace vigil::server

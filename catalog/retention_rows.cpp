@@ -1,0 +1,79 @@
+#include "catalog/retention_rows.hpp"
+
+#include <pqxx/pqxx>
+#include <set>
+#include <string>
+
+namespace vigil::catalog {
+namespace {
+
+// pqxx 6 has no array parameters: ids go in as a PostgreSQL array literal of integers.
+std::string id_array(const std::vector<std::uint64_t>& ids) {
+  std::string s = "{";
+  for (std::size_t i = 0; i < ids.size(); ++i) s += (i ? "," : "") + std::to_string(ids[i]);
+  return s + "}";
+}
+
+}  // namespace
+
+RetentionView retention_view(pqxx::work& tx, std::int64_t volume_id, std::int64_t now_us, std::size_t limit) {
+  RetentionView v;
+  std::set<std::uint64_t> seen;
+  auto add = [&](const pqxx::result& rows) {
+    for (const auto& r : rows) {
+      const auto id = r[0].as<std::uint64_t>();
+      if (!r[5].is_null()) v.per_stream[r[1].as<std::uint64_t>()].max_age_us = r[5].as<std::int64_t>() * 86'400'000'000LL;
+      if (!seen.insert(id).second) continue;
+      v.closed.push_back({.segment_id = id,
+                          .stream_id = r[1].as<std::uint64_t>(),
+                          .start_us = r[2].as<std::int64_t>(),
+                          .end_us = r[3].as<std::int64_t>(),
+                          .extent_count = r[4].as<std::uint64_t>()});
+    }
+  };
+  // The oldest (what space needs first; segments_volume_start), and those past their camera's
+  // age: never the whole volume, which can hold millions of segments.
+  const std::string cols =
+      "SELECT s.id, s.stream_id, s.start_us, s.end_us, "
+      "       (SELECT count(*) FROM segment_extents e WHERE e.segment_id = s.id), c.retention_days "
+      "FROM segments s JOIN streams st ON st.id = s.stream_id JOIN cameras c ON c.id = st.camera_id "
+      "WHERE s.volume_id = $1 AND s.state IN ('closed', 'damaged') "
+      // Not under an active evidence lock (the overlap storage::is_locked tests, again there):
+      // a long locked range at the old end must not hide what may go after it.
+      "AND NOT EXISTS (SELECT 1 FROM evidence_locks l WHERE l.stream_id = s.stream_id "
+      "                AND l.unlocked_at_us IS NULL AND l.start_us < s.end_us AND s.start_us < l.end_us) ";
+  add(tx.exec_params(cols + "ORDER BY s.start_us LIMIT $2", volume_id, static_cast<std::int64_t>(limit)));
+  add(tx.exec_params(cols + "AND c.retention_days IS NOT NULL AND s.end_us < $3 - c.retention_days * 86400000000 "
+                            "ORDER BY s.start_us LIMIT $2",
+                     volume_id, static_cast<std::int64_t>(limit), now_us));
+  return v;
+}
+
+std::vector<std::uint64_t> mark_deleting(pqxx::work& tx, const std::vector<std::uint64_t>& ids) {
+  std::vector<std::uint64_t> marked;
+  if (ids.empty()) return marked;
+  // A hole is a gap only where older recording of the camera stays (normally retention takes
+  // the oldest, which just moves the start forward). Recorded before the rows change state.
+  tx.exec_params0(
+      "INSERT INTO gaps (stream_id, start_us, end_us, reason, detail) "
+      "SELECT s.stream_id, s.start_us, s.end_us, 'retention', 'reclaimed segment ' || s.id "
+      "FROM segments s WHERE s.id = ANY($1::bigint[]) AND s.state IN ('closed', 'damaged') AND s.end_us > s.start_us "
+      "AND EXISTS (SELECT 1 FROM segments o JOIN streams os ON os.id = o.stream_id "
+      "            JOIN streams ss ON ss.id = s.stream_id "
+      "            WHERE os.camera_id = ss.camera_id AND o.start_us < s.start_us "
+      "            AND o.state IN ('closed', 'damaged') AND NOT (o.id = ANY($1::bigint[])))",
+      id_array(ids));
+  for (const auto& r : tx.exec_params("UPDATE segments SET state = 'deleting' "
+                                      "WHERE id = ANY($1::bigint[]) AND state IN ('closed', 'damaged') RETURNING id",
+                                      id_array(ids))) {
+    marked.push_back(r[0].as<std::uint64_t>());
+  }
+  return marked;
+}
+
+void finish_deleting(pqxx::work& tx, const std::vector<std::uint64_t>& ids) {
+  if (ids.empty()) return;
+  tx.exec_params0("DELETE FROM segments WHERE id = ANY($1::bigint[]) AND state = 'deleting'", id_array(ids));
+}
+
+}  // namespace vigil::catalog

@@ -1,0 +1,92 @@
+#include "catalog/token_rows.hpp"
+
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+
+#include <pqxx/pqxx>
+#include <stdexcept>
+
+namespace vigil::catalog {
+namespace {
+
+std::string hex(const unsigned char* p, std::size_t n) {
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string out(2 * n, '0');
+  for (std::size_t i = 0; i < n; ++i) {
+    out[2 * i] = digits[p[i] >> 4];
+    out[2 * i + 1] = digits[p[i] & 15];
+  }
+  return out;
+}
+
+std::optional<std::int64_t> opt_int(const pqxx::field& f) {
+  if (f.is_null()) return std::nullopt;
+  return f.as<std::int64_t>();
+}
+
+}  // namespace
+
+std::string token_sha256_hex(std::string_view token) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int n = 0;
+  if (EVP_Digest(token.data(), token.size(), md, &n, EVP_sha256(), nullptr) != 1) {
+    throw std::runtime_error("SHA-256 failed");
+  }
+  return hex(md, n);
+}
+
+std::string new_token_text() {
+  unsigned char raw[20];
+  if (RAND_bytes(raw, sizeof raw) != 1) throw std::runtime_error("no randomness for a token");
+  return "vgl_" + hex(raw, sizeof raw);
+}
+
+bool is_valid_role(std::string_view role) { return role == "recorder" || role == "viewer" || role == "admin"; }
+
+CreatedToken create_token(pqxx::work& tx, const std::string& role, const std::string& label,
+                          std::optional<std::int64_t> expires_at_us) {
+  if (!is_valid_role(role)) throw std::invalid_argument("role must be recorder, viewer or admin");
+  if (label.size() > 200 || label.find('\0') != std::string::npos) {
+    throw std::invalid_argument("the label must be at most 200 characters");
+  }
+  CreatedToken out;
+  out.token = new_token_text();
+  const auto row = tx.exec_params1(
+      "INSERT INTO tokens (token_sha256, role, label, expires_at_us) VALUES ($1, $2, $3, $4) RETURNING id",
+      token_sha256_hex(out.token), role, label, expires_at_us);
+  out.id = row[0].as<std::int64_t>();
+  return out;
+}
+
+std::optional<std::string> role_of_token(pqxx::transaction_base& tx, const std::string& sha256_hex,
+                                         std::int64_t now_us) {
+  const auto rows = tx.exec_params(
+      "SELECT role FROM tokens WHERE token_sha256 = $1 AND revoked_at_us IS NULL "
+      "AND (expires_at_us IS NULL OR expires_at_us > $2)",
+      sha256_hex, now_us);
+  if (rows.empty()) return std::nullopt;
+  return rows[0][0].as<std::string>();
+}
+
+std::vector<TokenRow> list_tokens(pqxx::transaction_base& tx) {
+  std::vector<TokenRow> out;
+  for (const auto& r : tx.exec("SELECT id, role, label, created_at_us, expires_at_us, revoked_at_us FROM tokens ORDER BY id")) {
+    out.push_back({r[0].as<std::int64_t>(), r[1].as<std::string>(), r[2].as<std::string>(), r[3].as<std::int64_t>(),
+                   opt_int(r[4]), opt_int(r[5])});
+  }
+  return out;
+}
+
+bool revoke_token(pqxx::work& tx, std::int64_t id) {
+  return tx.exec_params("UPDATE tokens SET revoked_at_us = GREATEST(vigil_now_us(), created_at_us) "
+                        "WHERE id = $1 AND revoked_at_us IS NULL", id)
+             .affected_rows() == 1;
+}
+
+int revoke_tokens_labelled(pqxx::work& tx, const std::string& label) {
+  return static_cast<int>(tx.exec_params("UPDATE tokens SET revoked_at_us = GREATEST(vigil_now_us(), created_at_us) "
+                                         "WHERE label = $1 AND revoked_at_us IS NULL", label)
+                              .affected_rows());
+}
+
+}  // namespace vigil::catalog

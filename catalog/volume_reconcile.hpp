@@ -1,0 +1,60 @@
+#pragma once
+// A volume and its catalog rows, side by side: registering a volume (by the uuid in its
+// superblock), reconciling the two after a start or on `vigil fsck --db --repair` (the
+// recovery plan of recovery_plan.hpp, applied in one transaction, then space reclaimed), and
+// checking them without changing anything (`vigil fsck --db`).
+// Thread: start-up or the fsck command, never an IO or network thread. Errors: SQL throws;
+// a failed reclaim throws std::runtime_error.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <pqxx/connection>
+#include <pqxx/transaction>
+
+#include "catalog/recovery_plan.hpp"
+#include "storage/volume.hpp"
+
+namespace vigil::catalog {
+
+// The catalog id of VOLUME, if it was ever registered.
+std::optional<std::int64_t> find_volume(pqxx::work& tx, const storage::Volume& volume);
+// The catalog id of VOLUME, registering it (and a disk row for PATH) on first sight.
+std::int64_t register_volume(pqxx::work& tx, const storage::Volume& volume, const std::string& path);
+
+struct Reconciled {
+  std::vector<server::VolumeSegment> found;  // what the volume holds
+  server::RecoveryPlan plan;                 // what was done about it
+};
+
+// Scans VOLUME, applies the recovery plan to the catalog (RESTART_US ends crash gaps), commits,
+// then reclaims the space of segments nothing should point at any more.
+Reconciled reconcile_volume(pqxx::connection& conn, storage::Volume& volume, std::int64_t volume_id,
+                            std::int64_t restart_us);
+
+// One disagreement between a volume and the catalog.
+struct CatalogProblem {
+  enum class Kind {
+    unregistered,     // the volume has no catalog row
+    open_segment,     // open in the catalog: vigild stopped uncleanly; its next start closes it
+    orphan_on_disk,   // a segment with frames the catalog does not know (adopted on repair)
+    unusable_on_disk, // space held by a segment that is unreadable or of an unknown stream
+    missing_data,     // a catalog segment whose data is not on the volume
+    mismatch,         // a closed segment whose frame count or end differs from the volume's
+    unfinished_delete // retention was interrupted; the next start finishes it
+  };
+  Kind kind;
+  std::int64_t segment_id = 0;
+  std::int64_t stream_id = 0;
+  std::string detail;
+  bool serious() const noexcept;  // lost or unindexed data (the others fix themselves at start)
+  std::string describe() const;
+};
+const char* catalog_problem_name(CatalogProblem::Kind k) noexcept;
+
+// Read-only comparison of FOUND (scan_volume) with the catalog rows of VOLUME_ID.
+std::vector<CatalogProblem> check_against_catalog(pqxx::work& tx, const std::vector<server::VolumeSegment>& found,
+                                                  std::int64_t volume_id);
+
+}  // namespace vigil::catalog

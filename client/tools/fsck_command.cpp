@@ -1,0 +1,141 @@
+#include "client/tools/fsck_command.hpp"
+
+#include <chrono>
+#include <iostream>
+#include <pqxx/pqxx>
+
+#include "catalog/volume_reconcile.hpp"
+#include "storage/file_device.hpp"
+#include "storage/fsck.hpp"
+#include "storage/volume.hpp"
+
+namespace vigil::client {
+namespace {
+
+constexpr const char* kUsage =
+    "Usage: vigil fsck VOLUME [--db URL] [--repair]\n\n"
+    "Verifies a volume offline (stop vigild first; the volume is locked while in use):\n"
+    "superblock, extent headers, segment headers and the CRC of every record.\n"
+    "With --db, also checks the catalog against the volume: segments on disk the catalog does not\n"
+    "index, catalog segments whose data is missing, closed segments whose frame count or end\n"
+    "differs, segments left open by an unclean stop.\n\n"
+    "  --db URL   PostgreSQL connection string of the catalog (as given to vigild --db)\n"
+    "  --repair   volume: reclaim segments with unreadable headers; with --db also reconcile the\n"
+    "             catalog as vigild does at start (adopt orphans, mark missing data damaged with a gap)\n\n"
+    "Exit: 0 clean, 1 problems found, 2 usage, 3 cannot open the volume or the catalog.\n";
+
+std::int64_t now_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// Catalog half of fsck. Returns the number of serious problems, or -1 if the catalog is unusable.
+int check_catalog(storage::Volume& volume, const std::string& path, const std::string& db, bool repair) {
+  try {
+    pqxx::connection conn(db);
+    std::optional<std::int64_t> volume_id;
+    std::vector<catalog::CatalogProblem> problems;
+    {
+      pqxx::work tx(conn);
+      volume_id = catalog::find_volume(tx, volume);
+      if (!volume_id) {
+        std::cout << "catalog: volume " << storage::uuid_text(volume.superblock().volume_uuid)
+                  << " is not registered (vigild registers it when started with --volume " << path << ")\n";
+        return 0;
+      }
+      problems = catalog::check_against_catalog(tx, server::scan_volume(volume), *volume_id);
+    }
+    int serious = 0;
+    for (const auto& p : problems) {
+      std::cout << "catalog: " << p.describe() << "\n";
+      serious += p.serious() ? 1 : 0;
+    }
+    std::cout << "catalog: volume id " << *volume_id << "; " << serious << " problem(s)";
+    if (problems.size() > static_cast<std::size_t>(serious)) {
+      std::cout << ", " << problems.size() - static_cast<std::size_t>(serious) << " left by an unclean stop";
+    }
+    std::cout << "\n";
+    if (repair && !problems.empty()) {
+      auto r = catalog::reconcile_volume(conn, volume, *volume_id, now_us());
+      std::cout << "repair: catalog reconciled: " << r.plan.close.size() << " closed, " << r.plan.adopt.size()
+                << " adopted, " << r.plan.lost.size() << " marked damaged, " << r.plan.reclaim.size()
+                << " reclaimed\n";
+    }
+    return serious;
+  } catch (const std::exception& e) {
+    std::cerr << "vigil fsck: catalog: " << e.what() << "\n";
+    return -1;
+  }
+}
+
+}  // namespace
+
+int fsck_main(const std::vector<std::string>& args) {
+  std::string path, db;
+  bool repair = false;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const auto& a = args[i];
+    if (a == "--repair") {
+      repair = true;
+    } else if (a == "--help" || a == "-h") {
+      std::cout << kUsage;
+      return 0;
+    } else if (a == "--db") {
+      if (i + 1 == args.size()) {
+        std::cerr << "vigil fsck: --db needs a connection string\n";
+        return 2;
+      }
+      db = args[++i];
+    } else if (!a.empty() && a[0] == '-') {
+      std::cerr << "vigil fsck: unknown option " << a << "\n" << kUsage;
+      return 2;
+    } else if (path.empty()) {
+      path = a;
+    } else {
+      std::cerr << "vigil fsck: one volume at a time\n";
+      return 2;
+    }
+  }
+  if (path.empty()) {
+    std::cerr << kUsage;
+    return 2;
+  }
+  auto dev = storage::FileDevice::open(path, {.exclusive = true});
+  if (!dev) {
+    std::cerr << "vigil fsck: cannot open " << path << ": " << dev.error().message()
+              << (dev.error() == errc::busy ? " (is vigild running with this volume? stop it first)" : "") << "\n";
+    return 3;
+  }
+  auto vol = storage::Volume::open(**dev);
+  if (!vol) {
+    std::cerr << "vigil fsck: " << path << " is not a readable Vigil volume: " << vol.error().message() << "\n";
+    return 3;
+  }
+  auto report = storage::check_volume(**vol);
+  if (!report) {
+    std::cerr << "vigil fsck: reading " << path << " failed: " << report.error().message() << "\n";
+    return 3;
+  }
+  for (const auto& p : report->problems) std::cout << p.describe() << "\n";
+  std::cout << path << ": " << report->segments << " segments, " << report->records << " records, "
+            << report->bytes << " bytes checked; " << report->serious() << " problem(s)";
+  const std::size_t torn = report->problems.size() - report->serious();
+  if (torn) std::cout << ", " << torn << " torn tail(s) from unclean stops";
+  std::cout << "\n";
+  if (repair && report->serious()) {
+    auto fixed = storage::repair_volume(**vol, *report);
+    if (!fixed) {
+      std::cerr << "vigil fsck: repair failed: " << fixed.error().message() << "\n";
+      return 1;
+    }
+    std::cout << "repair: reclaimed " << *fixed << " segment(s) with unreadable headers\n";
+  }
+  int catalog_problems = 0;
+  if (!db.empty()) {
+    catalog_problems = check_catalog(**vol, path, db, repair);
+    if (catalog_problems < 0) return 3;
+  }
+  return report->serious() || catalog_problems ? 1 : 0;
+}
+
+}  // namespace vigil::client

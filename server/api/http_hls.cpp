@@ -1,0 +1,254 @@
+#include "server/api/http_hls.hpp"
+
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/http/status.hpp>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+
+#include "common/media_writer.hpp"
+#include "catalog/camera_rows.hpp"
+#include "server/media/clip_source.hpp"
+#include "server/media/export_cache.hpp"
+#include "server/media/hls_live.hpp"
+#include "server/media/hls_text.hpp"
+#include "server/api/http_media.hpp"
+
+namespace http = boost::beast::http;
+
+namespace vigil::server {
+namespace {
+
+// A recording hole longer than this between two GOPs starts a discontinuity.
+constexpr std::int64_t kHoleUs = 1'000'000;
+// One HLS segment's video is read and muxed in memory.
+constexpr std::uint64_t kMaxSegmentBytes = 64ull << 20;
+// How long a live playlist request waits for a channel's first segment (a GOP or two).
+constexpr std::chrono::seconds kLiveFirstSegmentWait{10};
+
+std::int64_t now_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// A required integer parameter (microseconds), digits with an optional sign only.
+std::int64_t micros(const QueryParams& q, std::string_view key) {
+  const auto v = q.get(key);
+  if (!v || v->empty()) throw BadRequest("parameter '" + std::string(key) + "' is required (microseconds)");
+  std::int64_t out = 0;
+  const auto* end = v->data() + v->size();
+  const auto r = std::from_chars(v->data(), end, out);
+  if (r.ec != std::errc() || r.ptr != end || out < 0) {
+    throw BadRequest("parameter '" + std::string(key) + "' must be a non-negative integer (microseconds)");
+  }
+  return out;
+}
+
+struct Cut {
+  HlsSegment seg;
+  bool discontinuity = false;
+};
+
+std::vector<Cut> cut(const std::vector<storage::PlaybackSegment>& segments, std::int64_t from_us, std::int64_t to_us,
+                     std::int64_t target_us) {
+  std::vector<Cut> out;
+  std::optional<Cut> current;
+  bool hole = false;
+  for (const auto& s : segments) {
+    const auto g = s.gops.entries();
+    for (std::size_t i = 0; i < g.size(); ++i) {
+      const std::int64_t start = g[i].pts;
+      std::int64_t end = i + 1 < g.size() ? g[i + 1].pts
+                         : s.end_pts == storage::kNoTimestamp ? start + 1
+                                                              : std::max(s.end_pts, start + 1);
+      if (start >= to_us) break;
+      if (end <= from_us) continue;
+      end = std::min(end, to_us);
+      if (current && start - current->seg.to_us > kHoleUs) {
+        out.push_back(*current);
+        current.reset();
+        hole = true;
+      }
+      if (!current) {
+        current = Cut{{start, end}, hole && !out.empty()};
+        hole = false;
+      } else {
+        current->seg.to_us = end;
+      }
+      if (current->seg.to_us - current->seg.from_us >= target_us) {
+        out.push_back(*current);
+        current.reset();
+      }
+    }
+  }
+  if (current) out.push_back(*current);
+  return out;
+}
+
+// A player that was given the playlist with ?access_token= (it cannot send headers) asks for
+// the segments the same way: "&access_token=…", or "" (only a token's own characters pass).
+std::string token_param_of(const QueryParams& q) {
+  const auto t = q.get("access_token");
+  if (t && !t->empty() && t->size() <= 256 &&
+      t->find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") == std::string::npos) {
+    return "&access_token=" + *t;
+  }
+  return {};
+}
+
+HttpResponse text_response(const HttpRequest& req, std::string body, const char* type) {
+  HttpResponse res{http::status::ok, req.version()};
+  res.set(http::field::server, "vigild/" VIGIL_VERSION);
+  res.set(http::field::content_type, type);
+  res.set(http::field::cache_control, "no-cache");
+  res.keep_alive(req.keep_alive());
+  res.body() = std::move(body);
+  res.prepare_payload();
+  return res;
+}
+
+boost::asio::awaitable<HttpReply> playlist(const RouteContext& ctx, const HttpRequest& req, const QueryParams& q,
+                                           const std::string& camera) {
+  const auto now = now_us();
+  const std::int64_t from_us = q.time("from", now);
+  const std::int64_t to_us = q.get("to") ? q.time("to", now) : now;
+  if (to_us <= from_us) throw BadRequest("'to' must be after 'from'");
+  if (to_us - from_us > kMaxMediaRangeUs) throw BadRequest("the range is longer than 24 hours: ask in parts");
+  // The playlist reads nothing from the disk: any size of range may be listed.
+  const ClipPlan plan = co_await plan_clip(ctx.catalog, camera, from_us, to_us, ~0ull);
+  const auto cuts = cut(plan.plan.segments, from_us, to_us, kHlsTargetUs);
+  if (cuts.empty()) throw HttpError(http::status::not_found, "no keyframe of '" + camera + "' in that range");
+  const std::int64_t origin = cuts.front().seg.from_us;
+  std::int64_t longest = 0;
+  for (const auto& c : cuts) longest = std::max(longest, c.seg.to_us - c.seg.from_us);
+  std::string m3u8 = "#EXTM3U\n#EXT-X-VERSION:7\n#EXT-X-TARGETDURATION:" +
+                     std::to_string(static_cast<std::int64_t>(std::ceil(static_cast<double>(longest) / 1e6))) +
+                     "\n#EXT-X-PLAYLIST-TYPE:VOD\n#EXT-X-MEDIA-SEQUENCE:0\n#EXT-X-INDEPENDENT-SEGMENTS\n";
+  const std::string token_param = token_param_of(q);
+  const std::string bounds = "t0=" + std::to_string(cuts.front().seg.from_us) + "&t1=" + std::to_string(cuts.front().seg.to_us);
+  m3u8 += "#EXT-X-MAP:URI=\"hls/init.mp4?" + bounds + token_param + "\"\n";
+  for (const auto& c : cuts) {
+    if (c.discontinuity) m3u8 += "#EXT-X-DISCONTINUITY\n";
+    // Recorded times are wall-clock microseconds: players show the time of day of what they play.
+    m3u8 += "#EXT-X-PROGRAM-DATE-TIME:" + hls_date_time(c.seg.from_us) + "\n";
+    m3u8 += "#EXTINF:" + hls_seconds(c.seg.to_us - c.seg.from_us) + ",\n";
+    m3u8 += "hls/seg.m4s?t0=" + std::to_string(c.seg.from_us) + "&t1=" + std::to_string(c.seg.to_us) +
+            "&o=" + std::to_string(origin) + token_param + "\n";
+  }
+  m3u8 += "#EXT-X-ENDLIST\n";
+  co_return text_response(req, std::move(m3u8), "application/vnd.apple.mpegurl");
+}
+
+boost::asio::awaitable<HttpReply> init_segment(const RouteContext& ctx, const HttpRequest& req, const QueryParams& q,
+                                               const std::string& camera) {
+  const std::int64_t t0 = micros(q, "t0"), t1 = micros(q, "t1");
+  if (t1 <= t0 || t1 - t0 > kMaxMediaRangeUs) throw BadRequest("t1 must be after t0, at most 24 hours");
+  const ClipPlan plan = co_await plan_clip(ctx.catalog, camera, t0, t1, ~0ull);
+  auto writer = media::MediaWriter::fragmented(plan.codec(), t0);
+  auto init = std::make_shared<const std::vector<std::byte>>(writer.take_output());
+  co_return media_reply(req, std::move(init), plan.etag("hls-init|" + plan.plan.codec), "video/mp4");
+}
+
+boost::asio::awaitable<HttpReply> media_segment(const RouteContext& ctx, const HttpRequest& req, const QueryParams& q,
+                                                const std::string& camera) {
+  const std::int64_t t0 = micros(q, "t0"), t1 = micros(q, "t1"), origin = micros(q, "o");
+  if (t1 <= t0 || t1 - t0 > 10 * 60 * 1'000'000ll) throw BadRequest("t1 must be after t0, at most 10 minutes");
+  if (origin > t0) throw BadRequest("o (the playlist's origin) must not be after t0");
+  const ClipPlan plan = co_await plan_clip(ctx.catalog, camera, t0, t1, kMaxSegmentBytes);
+  const std::string etag = plan.etag("hls-seg|" + std::to_string(origin));
+  auto data = ctx.exports ? ctx.exports->find(etag) : nullptr;
+  if (!data) {
+    std::optional<ExportCache::BuildLease> lease;
+    if (ctx.exports) {
+      lease = ctx.exports->reserve_build(2 * plan.estimated_bytes);
+      if (!lease) throw HttpError(http::status::service_unavailable, "too many segments are being built; retry shortly");
+    }
+    Clip clip = co_await read_clip(ctx.disks, plan, t0, t1, false);
+    auto writer = media::MediaWriter::fragmented(plan.codec(), origin);
+    (void)writer.take_output();  // the init segment: served by init.mp4
+    std::int64_t last = t0;
+    for (const auto& g : clip.gops) {
+      for (const auto& f : g->frames) {
+        const auto pts = f.header.pts != storage::kNoTimestamp ? f.header.pts : last;
+        const auto dts = f.header.dts != storage::kNoTimestamp ? f.header.dts : pts;
+        last = pts;
+        writer.write({.pts_us = pts, .dts_us = dts, .duration_us = f.header.duration,
+                      .keyframe = f.header.keyframe(), .payload = f.payload});
+      }
+    }
+    if (writer.frames() == 0) throw HttpError(http::status::not_found, "nothing playable in that segment");
+    writer.flush_fragment();
+    data = std::make_shared<const std::vector<std::byte>>(writer.take_output());
+    if (ctx.exports) ctx.exports->put(etag, data);
+  }
+  co_return media_reply(req, std::move(data), etag, "video/iso.segment");
+}
+
+// Live: the camera's channel, after draining its tap; the playlist waits (bounded) for the
+// first segment of a channel just opened.
+boost::asio::awaitable<std::shared_ptr<HlsLiveChannel>> live_channel(const RouteContext& ctx, const std::string& camera,
+                                                                     bool wait_for_segment) {
+  auto ch = ctx.live ? ctx.live->channel(camera) : nullptr;
+  if (!ch) throw HttpError(http::status::not_found, "camera '" + camera + "' is not recording now");
+  if (!wait_for_segment) {
+    ch->pump();
+    co_return ch;
+  }
+  boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);
+  const auto deadline = std::chrono::steady_clock::now() + kLiveFirstSegmentWait;
+  while (!ch->pump()) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      throw HttpError(http::status::service_unavailable, "no complete segment yet (no keyframe from the camera); retry");
+    }
+    timer.expires_after(std::chrono::milliseconds(100));
+    co_await timer.async_wait(boost::asio::use_awaitable);
+  }
+  co_return ch;
+}
+
+boost::asio::awaitable<HttpReply> live(const RouteContext& ctx, const HttpRequest& req, const QueryParams& q,
+                                       const std::string& camera, const std::string& what) {
+  if (what == "live.m3u8") {
+    auto ch = co_await live_channel(ctx, camera, true);
+    co_return text_response(req, ch->playlist(token_param_of(q)), "application/vnd.apple.mpegurl");
+  }
+  auto ch = co_await live_channel(ctx, camera, false);
+  // c: the channel the playlist named; another one (a new recording since) has other segments.
+  const std::int64_t c = micros(q, "c");
+  if (static_cast<std::uint64_t>(c) != ch->epoch()) {
+    throw HttpError(http::status::not_found, "that live channel has ended; fetch live.m3u8 again");
+  }
+  const std::string tag = "\"live-" + std::to_string(c);
+  if (what == "live/init.mp4") co_return media_reply(req, ch->init_segment(), tag + "-init\"", "video/mp4");
+  const std::int64_t n = micros(q, "n");
+  auto seg = ch->segment(static_cast<std::uint64_t>(n));
+  if (!seg) throw HttpError(http::status::not_found, "segment " + std::to_string(n) + " is not in the live window");
+  co_return media_reply(req, std::move(seg), tag + "-" + std::to_string(n) + "\"", "video/iso.segment");
+}
+
+}  // namespace
+
+std::vector<HlsSegment> cut_hls_segments(const std::vector<storage::PlaybackSegment>& segments, std::int64_t from_us,
+                                         std::int64_t to_us, std::int64_t target_us) {
+  std::vector<HlsSegment> out;
+  for (const auto& c : cut(segments, from_us, to_us, target_us)) out.push_back(c.seg);
+  return out;
+}
+
+boost::asio::awaitable<HttpReply> hls_route(const RouteContext& ctx, const HttpRequest& req, const QueryParams& q,
+                                            const std::string& camera, const std::string& path_tail) {
+  if (!catalog::is_valid_camera_name(camera)) throw BadRequest("camera name is not valid");
+  if (path_tail == "hls.m3u8") co_return co_await playlist(ctx, req, q, camera);
+  if (path_tail == "hls/init.mp4") co_return co_await init_segment(ctx, req, q, camera);
+  if (path_tail == "hls/seg.m4s") co_return co_await media_segment(ctx, req, q, camera);
+  if (path_tail == "live.m3u8" || path_tail == "live/init.mp4" || path_tail == "live/seg.m4s") {
+    co_return co_await live(ctx, req, q, camera, path_tail);
+  }
+  throw HttpError(http::status::not_found, "no such resource");
+}
+
+}  // namespace vigil::server

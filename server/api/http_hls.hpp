@@ -1,0 +1,43 @@
+#pragma once
+// HLS with fMP4 segments for recorded video (RFC 8216; docs/openapi.yaml):
+//   GET /api/v1/cameras/{name}/hls.m3u8?from&to     VOD playlist of the range
+//   GET /api/v1/cameras/{name}/hls/init.mp4?t0&t1   init segment (ftyp + moov)
+//   GET /api/v1/cameras/{name}/hls/seg.m4s?t0&t1&o  media segment: the GOPs of [t0, t1)
+// The playlist is cut from the GOP index alone (no disk IO): segments are whole GOPs of about
+// kHlsTargetUs, each starting at a keyframe, named by exact microsecond bounds, so a segment
+// request is stateless and its bytes are the same every time (ETag). Segment decode times are
+// measured from the playlist's first keyframe (o), so separately built segments line up.
+// A segment's GOPs are read as interactive IO (ClipReader) like any media route.
+// Live (hls_live.hpp), while the camera records:
+//   GET /api/v1/cameras/{name}/live.m3u8           the last segments at the live edge
+//   GET /api/v1/cameras/{name}/live/init.mp4, live/seg.m4s?n=SEQUENCE
+// Thread: the session's network thread. Errors: exceptions (HttpError, BadRequest, pqxx).
+#include <boost/asio/awaitable.hpp>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "server/net/http_query.hpp"
+#include "server/api/http_routes.hpp"
+#include "storage/playback_stream.hpp"
+
+namespace vigil::server {
+
+inline constexpr std::int64_t kHlsTargetUs = 4'000'000;
+
+struct HlsSegment {
+  std::int64_t from_us = 0, to_us = 0;
+};
+
+// Segments of about TARGET_US cut at keyframes of SEGMENTS within [FROM_US, TO_US): the first
+// starts at the keyframe at or before FROM_US, the last ends at TO_US or where the recording
+// does. A hole between storage segments starts a new HLS segment.
+std::vector<HlsSegment> cut_hls_segments(const std::vector<storage::PlaybackSegment>& segments, std::int64_t from_us,
+                                         std::int64_t to_us, std::int64_t target_us = kHlsTargetUs);
+
+// PATH_TAIL: what follows /api/v1/cameras/{name}/ ("hls.m3u8", "hls/init.mp4", "hls/seg.m4s",
+// "live.m3u8", "live/init.mp4", "live/seg.m4s").
+boost::asio::awaitable<HttpReply> hls_route(const RouteContext& ctx, const HttpRequest& req, const QueryParams& q,
+                                            const std::string& camera, const std::string& path_tail);
+
+}  // namespace vigil::server

@@ -1,0 +1,41 @@
+#pragma once
+// Media routes of the HTTP API (docs/openapi.yaml): recorded video as files a browser or
+// player takes as they are. Every disk read is interactive IO through the disk's cycle
+// scheduler (ClipReader), so these never take time from admitted streams.
+//   GET /api/v1/cameras/{name}/export.mp4?from&to[&download=1][&keyframes=1[&rate=R][&reverse=1]]
+//       an MP4 of the range without re-encoding: index first, from the keyframe at or before
+//       FROM; ETag, If-None-Match, Range (one range: 206, bad: 416); built in memory and kept
+//       in the ExportCache for the Range requests that follow. keyframes=1: trick play — only
+//       each GOP's keyframe is read, re-timed to play at R× (1–64); reverse=1: rewind — the
+//       keyframes from TO back to FROM, the MP4's time running forward as the recording's runs back.
+//   GET /api/v1/cameras/{name}/thumbnail.jpg?at[&width=N]
+//       a JPEG of the keyframe at or before AT (within 10 minutes before it; only that
+//       keyframe is read), at most N pixels
+//       wide (default 320); cached like exports.
+// Thread: the session's network thread. Errors: exceptions (HttpError, BadRequest, pqxx),
+// answered by http_routes.
+#include <boost/asio/awaitable.hpp>
+#include <string>
+
+#include "server/net/http_query.hpp"
+#include "server/api/http_routes.hpp"
+
+namespace vigil::server {
+
+// Exports larger than this are refused with 413 (they are built in memory).
+inline constexpr std::uint64_t kMaxExportBytes = 512ull << 20;
+// Longest range one media request may name.
+inline constexpr std::int64_t kMaxMediaRangeUs = 24ll * 3600 * 1'000'000;
+
+boost::asio::awaitable<HttpReply> export_route(const RouteContext& ctx, const HttpRequest& req, const QueryParams& q,
+                                               const std::string& camera);
+
+boost::asio::awaitable<HttpReply> thumbnail_route(const RouteContext& ctx, const HttpRequest& req,
+                                                  const QueryParams& q, const std::string& camera);
+
+// A MediaResponse for DATA (all of it, or the request's Range of it), with ETAG and TYPE; 304
+// when If-None-Match names ETAG; 416 for a range that cannot be served.
+HttpReply media_reply(const HttpRequest& req, std::shared_ptr<const std::vector<std::byte>> data,
+                      const std::string& etag, const std::string& content_type);
+
+}  // namespace vigil::server

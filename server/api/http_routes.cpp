@@ -1,0 +1,201 @@
+#include "server/api/http_routes.hpp"
+
+#include <boost/json.hpp>
+#include <pqxx/pqxx>
+
+#include "common/log.hpp"
+#include "catalog/migrator.hpp"
+#include "server/api/http_cameras.hpp"
+#include "server/api/http_disks.hpp"
+#include "server/api/http_events.hpp"
+#include "server/core/auth.hpp"
+#include "server/api/http_hls.hpp"
+#include "server/api/http_locks.hpp"
+#include "server/api/http_media.hpp"
+#include "server/api/http_metrics.hpp"
+#include "server/net/http_query.hpp"
+#include "server/api/http_timeline.hpp"
+#include "server/api/web_assets.hpp"
+
+namespace http = boost::beast::http;
+namespace json = boost::json;
+
+namespace vigil::server {
+namespace {
+
+boost::asio::awaitable<HttpResponse> healthz(const RouteContext& ctx, const HttpRequest& req) {
+  json::object db{{"mode", ctx.database_mode}};
+  bool ok = true;
+  try {
+    int version = co_await ctx.catalog.run([](pqxx::connection& conn) { return catalog::current_version(conn); });
+    db["status"] = "ok";
+    db["schema_version"] = version;
+  } catch (const std::exception& e) {
+    ok = false;
+    db["status"] = "error";
+    std::string what = e.what();
+    db["error"] = what.substr(0, what.find('\n'));
+  }
+  json::object body{{"status", ok ? "ok" : "degraded"}, {"version", VIGIL_VERSION}, {"database", std::move(db)}};
+  co_return json_response(req, ok ? http::status::ok : http::status::service_unavailable, json::serialize(body));
+}
+
+HttpResponse error_response(const HttpRequest& req, http::status status, std::string_view message) {
+  return json_response(req, status, json::serialize(json::object{{"error", message}}));
+}
+
+}  // namespace
+
+namespace {
+
+// The route proper; exceptions are answered by the caller.
+boost::asio::awaitable<HttpReply> route(const RouteContext& ctx, const HttpRequest& req) {
+  const QueryParams q(req.target());
+  const auto& seg = q.segments();
+  const bool get = req.method() == http::verb::get || req.method() == http::verb::head;
+  auto only_get = [&] {
+    auto res = error_response(req, http::status::method_not_allowed, "use GET");
+    res.set(http::field::allow, "GET, HEAD");
+    return res;
+  };
+  if (q.path() == "/healthz") {
+    if (!get) co_return only_get();
+    co_return co_await healthz(ctx, req);
+  }
+  if (q.path() == "/metrics" && ctx.metrics) {
+    if (!get) co_return only_get();
+    co_return metrics_response(*ctx.metrics, req);
+  }
+  if (q.path() == "/ui" || q.path().rfind("/ui/", 0) == 0) co_return web_reply(ctx.web, req, q.path());
+  if (seg.size() >= 3 && seg[0] == "api" && seg[1] == "v1") {
+    if (seg[2] == "events") co_return co_await events_route(ctx, req, q);  // its own methods and 405s
+    // Admin and state routes (issue [F]): each answers its own methods and 405s.
+    if (seg.size() == 3 && seg[2] == "cameras" && req.method() == http::verb::post) {
+      co_return co_await create_camera_route(ctx, req, q);
+    }
+    if (seg[2] == "cameras" && (seg.size() == 4 || (seg.size() == 5 && seg[4] == "streams"))) {
+      co_return co_await camera_route(ctx, req, q);
+    }
+    if (seg[2] == "locks") co_return co_await locks_route(ctx, req, q);
+    if (seg[2] == "disks") co_return co_await disks_route(ctx, req, q);
+    if (seg.size() == 4 && seg[2] == "admission" && seg[3] == "decisions") {
+      co_return co_await decisions_route(ctx, req, q);
+    }
+    if (seg.size() == 3 && seg[2] == "cameras") {
+      if (!get) {
+        auto res = error_response(req, http::status::method_not_allowed, "use GET or POST");
+        res.set(http::field::allow, "GET, HEAD, POST");
+        co_return res;
+      }
+      co_return co_await cameras_route(ctx, req);
+    }
+    if (seg.size() == 3 && seg[2] == "timeline") {
+      if (!get) co_return only_get();
+      const std::optional<std::string> all;
+      co_return co_await timeline_route(ctx, req, q, all);
+    }
+    if (seg.size() == 5 && seg[2] == "cameras" && seg[4] == "timeline") {
+      if (!get) co_return only_get();
+      const std::optional<std::string> one = seg[3];
+      co_return co_await timeline_route(ctx, req, q, one);
+    }
+    if (seg.size() == 5 && seg[2] == "cameras" && seg[4] == "export.mp4") {
+      if (!get) co_return only_get();
+      co_return co_await export_route(ctx, req, q, seg[3]);
+    }
+    if (seg.size() == 5 && seg[2] == "cameras" && seg[4] == "thumbnail.jpg") {
+      if (!get) co_return only_get();
+      co_return co_await thumbnail_route(ctx, req, q, seg[3]);
+    }
+    if (seg.size() >= 5 && seg.size() <= 6 && seg[2] == "cameras" &&
+        (seg[4] == "hls.m3u8" || seg[4] == "hls" || seg[4] == "live.m3u8" || seg[4] == "live")) {
+      if (!get) co_return only_get();
+      const std::string tail = seg.size() == 5 ? seg[4] : seg[4] + "/" + seg[5];
+      co_return co_await hls_route(ctx, req, q, seg[3], tail);
+    }
+  }
+  co_return error_response(req, http::status::not_found, "no such resource");
+}
+
+}  // namespace
+
+namespace {
+
+// What a request needs: /healthz, /metrics and the web UI's static files (/ui/: the page holds
+// no data; it asks for a token and sends it with its API requests) are open; reading is for viewers; posting
+// events is for recorders (detectors); every other change is for admins.
+Access access_for(const HttpRequest& req, const std::string& path, bool metrics_protected) {
+  if (path == "/healthz" || (path == "/metrics" && !metrics_protected)) return Access::open;
+  if (path == "/ui" || path.rfind("/ui/", 0) == 0) return Access::open;
+  if (req.method() == http::verb::get || req.method() == http::verb::head) return Access::view;
+  if (req.method() == http::verb::post && path == "/api/v1/events") return Access::record;
+  return Access::admin;
+}
+
+// The bearer token of REQ: the Authorization header, else ?access_token= (what a <video>
+// element or an HLS player, which cannot set headers, can carry).
+std::string token_of(const HttpRequest& req, const QueryParams& q) {
+  const std::string_view auth = req[http::field::authorization];
+  constexpr std::string_view bearer = "Bearer ";
+  if (auth.size() > bearer.size() && auth.substr(0, bearer.size()) == bearer) {
+    return std::string(auth.substr(bearer.size()));
+  }
+  return q.get("access_token").value_or("");
+}
+
+// Null if REQ may go on; else the 401/403 to answer.
+boost::asio::awaitable<std::optional<HttpResponse>> check_access(const RouteContext& ctx, const HttpRequest& req) {
+  if (!ctx.auth || !ctx.auth->required()) co_return std::nullopt;
+  const QueryParams q(req.target());
+  const Access need = access_for(req, q.path(), ctx.auth->metrics_protected());
+  if (need == Access::open) co_return std::nullopt;
+  const std::string token = token_of(req, q);
+  std::optional<Role> role;
+  if (!token.empty()) role = co_await ctx.auth->role_of(token);
+  if (!role) {
+    auto res = error_response(req, http::status::unauthorized,
+                              token.empty() ? "a token is required: Authorization: Bearer TOKEN (vigild wrote an admin "
+                                              "token to DATA/admin.token; vigil token create makes more)"
+                                            : "the token is not valid (unknown, revoked or expired)");
+    res.set(http::field::www_authenticate, "Bearer realm=\"vigil\"");
+    co_return res;
+  }
+  if (!allows(*role, need)) {
+    co_return error_response(req, http::status::forbidden,
+                             std::string("this needs a token with the ") + access_name(need) + " (or admin) role");
+  }
+  co_return std::nullopt;
+}
+
+}  // namespace
+
+HttpHandler make_http_routes(RouteContext ctx) {
+  return [ctx](const HttpRequest& req) -> boost::asio::awaitable<HttpReply> {
+    // Every failure is a status and a JSON reason; nothing escapes to the session.
+    std::optional<HttpResponse> failed;
+    try {
+      auto denied = co_await check_access(ctx, req);
+      if (denied) co_return std::move(*denied);
+      co_return co_await route(ctx, req);
+    } catch (const HttpError& e) {
+      failed = error_response(req, e.status, e.what());
+    } catch (const BadRequest& e) {
+      failed = error_response(req, http::status::bad_request, e.what());
+    } catch (const std::invalid_argument& e) {
+      failed = error_response(req, http::status::bad_request, e.what());
+    } catch (const pqxx::sql_error& e) {
+      if (e.sqlstate() == "57014") {  // query_canceled: the pool's statement time-out
+        failed = error_response(req, http::status::service_unavailable, "the catalog query took too long; ask for less");
+      } else {
+        log::error("HTTP request: catalog error", {{"target", loggable_target(req)}, {"error", e.what()}});
+        failed = error_response(req, http::status::internal_server_error, "catalog error (logged)");
+      }
+    } catch (const std::exception& e) {
+      log::error("HTTP request failed", {{"target", loggable_target(req)}, {"error", e.what()}});
+      failed = error_response(req, http::status::internal_server_error, "internal error (logged)");
+    }
+    co_return std::move(*failed);
+  };
+}
+
+}  // namespace vigil::server

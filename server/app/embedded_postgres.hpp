@@ -1,0 +1,74 @@
+#pragma once
+// The embedded default catalog: a private PostgreSQL cluster under DIR/pg that vigild
+// initialises (initdb) on first start, runs as its child on a unix socket inside DIR only,
+// and stops on exit. It is real PostgreSQL, not a mock.
+//
+// Layout:  DIR/pg/data        the cluster (owned by the cluster user)
+//          DIR/pg/run         its unix socket directory (mode 0700)
+//          DIR/pg/postgres.log
+//          DIR/pg/initialized marker written once initdb and CREATE DATABASE succeeded
+//
+// PostgreSQL refuses to run as root: when vigild is root, the cluster runs as an
+// unprivileged system user (created if missing) and DIR/pg is chowned to it.
+//
+// Thread: start()/stop() from the main thread (see child_process.hpp on PDEATHSIG).
+// Errors: start-up code, throws std::runtime_error with a one-line cause.
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "common/child_process.hpp"
+
+namespace vigil::server {
+
+struct EmbeddedPostgresOptions {
+  std::filesystem::path data_dir;                  // vigild's --data DIR
+  std::string run_as_user = "vigil";               // used only when running as root
+  std::filesystem::path pg_bin_dir;                // empty = newest /usr/lib/postgresql/*/bin
+  int port = 5432;                                 // names the socket file; TCP only if tcp_listen
+  std::optional<std::string> tcp_listen;           // e.g. "127.0.0.1" to also listen on TCP
+  bool fsync = true;                               // tests turn it off for speed
+  std::string database = "vigil";
+  std::chrono::seconds start_timeout{60};
+};
+
+class EmbeddedPostgres {
+ public:
+  explicit EmbeddedPostgres(EmbeddedPostgresOptions options);
+  ~EmbeddedPostgres();  // stop()s
+  EmbeddedPostgres(const EmbeddedPostgres&) = delete;
+  EmbeddedPostgres& operator=(const EmbeddedPostgres&) = delete;
+
+  // initdb if needed, clear a stale or orphaned postmaster, start, wait until ready.
+  void start();
+  // Fast shutdown (SIGINT), escalating to immediate (SIGQUIT) then SIGKILL. Idempotent, noexcept.
+  void stop() noexcept;
+
+  bool running() noexcept { return postmaster_.running(); }
+  pid_t postmaster_pid() const noexcept { return postmaster_.pid(); }
+  // libpq connection string for DATABASE (default: options.database) over the unix socket.
+  std::string conninfo(const std::string& database = {}) const;
+  const std::filesystem::path& cluster_dir() const noexcept { return data_path_; }
+  const std::filesystem::path& log_path() const noexcept { return log_path_; }
+  const std::string& superuser() const noexcept { return superuser_; }
+
+  // Newest installed PostgreSQL server binaries (throws if none is installed).
+  static std::filesystem::path find_pg_bin_dir();
+
+ private:
+  void prepare_directories();
+  void init_cluster();
+  void clear_previous_postmaster();
+  void spawn_postmaster();
+  void wait_until_ready();
+  void create_database_if_missing();
+
+  EmbeddedPostgresOptions options_;
+  std::filesystem::path pg_root_, data_path_, socket_dir_, log_path_, marker_path_;
+  std::optional<RunAs> run_as_;
+  std::string superuser_ = "vigil";
+  ChildProcess postmaster_;
+};
+
+}  // namespace vigil::server

@@ -1,0 +1,287 @@
+#include "server/core/vigild_metrics.hpp"
+
+#include <algorithm>
+
+namespace vigil::server {
+namespace {
+
+using metrics::Counter;
+using metrics::Family;
+using metrics::Gauge;
+using metrics::Histogram;
+
+double seconds(storage::Nanos t) { return std::chrono::duration<double>(t).count(); }
+
+const std::vector<double> kUtilisationBounds = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0, 1.25};
+// Slack is negative when a cycle overran.
+const std::vector<double> kSlackBounds = {-1, -0.1, -0.01, 0, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5};
+const std::vector<double> kLatencyBounds = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+
+constexpr std::array<storage::MissCause, 4> kCauses = {storage::MissCause::overload, storage::MissCause::interactive,
+                                                       storage::MissCause::slow_io, storage::MissCause::device_error};
+constexpr std::array<const char*, 3> kRefusals = {"rate_exceeded", "out_of_order", "invalid"};
+constexpr std::array<const char*, 4> kStatusClasses = {"2xx", "3xx", "4xx", "5xx"};
+
+}  // namespace
+
+Metrics::Metrics()
+    : d_cycles_(registry_.counter("vigil_disk_cycles_total", "Cycles the disk's IO thread has run.", {"disk"})),
+      d_stream_ios_(registry_.counter("vigil_disk_stream_ios_total", "Stream IOs (one per admitted stream per cycle) completed.", {"disk"})),
+      d_preemptions_(registry_.counter("vigil_disk_preemptions_total",
+                                       "Times an interactive request was served at a preemption point between the chunks of a stream IO.", {"disk"})),
+      d_interactive_(registry_.counter("vigil_disk_interactive_requests_total", "Interactive requests served.", {"disk"})),
+      d_best_effort_(registry_.counter("vigil_disk_best_effort_requests_total", "Best-effort requests served.", {"disk"})),
+      d_background_(registry_.counter("vigil_disk_background_chunks_total", "Chunks of background work (retention, scrubbing) issued in slack.", {"disk"})),
+      d_commands_(registry_.counter("vigil_disk_commands_total", "Device commands (chunks, flushes) completed.", {"disk"})),
+      d_stream_bytes_(registry_.counter("vigil_disk_stream_io_bytes_total", "Bytes moved by stream IOs (recording writes and playback reads).", {"disk"})),
+      d_other_bytes_(registry_.counter("vigil_disk_other_io_bytes_total", "Bytes moved by interactive, best-effort and background IO.", {"disk"})),
+      d_misses_(registry_.counter("vigil_disk_deadline_misses_total",
+                                  "Stream IOs unfinished when their cycle ended, by cause (overload, interactive, slow_io, device_error).",
+                                  {"disk", "cause"})),
+      d_decisions_(registry_.counter("vigil_disk_admission_decisions_total",
+                                     "Admission decisions on the disk by kind (recording, playback) and decision (admitted, refused).",
+                                     {"disk", "kind", "decision"})),
+      d_reclaimed_segments_(registry_.counter("vigil_disk_retention_reclaimed_segments_total",
+                                              "Closed segments retention reclaimed (oldest unlocked first, or past their camera's retention_days).", {"disk"})),
+      d_reclaimed_bytes_(registry_.counter("vigil_disk_retention_reclaimed_bytes_total", "Volume space retention freed (whole extents).", {"disk"})),
+      d_retention_failures_(registry_.counter("vigil_disk_retention_failures_total",
+                                              "Retention passes that failed (catalog or device error; retried next pass).", {"disk"})),
+      d_utilisation_(registry_.gauge("vigil_disk_last_cycle_utilisation_ratio", "Device busy time of the last cycle over the cycle length T.", {"disk"})),
+      d_slack_(registry_.gauge("vigil_disk_last_cycle_slack_seconds",
+                               "T minus the time the last cycle's stream IOs took to finish; negative when the cycle overran.", {"disk"})),
+      d_predicted_rt_(registry_.gauge("vigil_disk_last_cycle_stream_io_predicted_seconds",
+                                      "Stream IO time the disk model predicted for the last cycle (the online model check's input).", {"disk"})),
+      d_observed_rt_(registry_.gauge("vigil_disk_last_cycle_stream_io_observed_seconds",
+                                     "Device time the last cycle's stream IOs took (compared with the prediction by the online model check).", {"disk"})),
+      d_expected_wait_(registry_.gauge("vigil_disk_expected_interactive_wait_seconds",
+                                       "Expected waiting time of an interactive request arriving at a random moment, Eq. 4.2: 1/2 sum T_i^2 / (sum T_i + T_idle), since start.",
+                                       {"disk"})),
+      d_longest_command_(registry_.gauge("vigil_disk_longest_command_seconds", "Longest non-preemptible device command since start.", {"disk"})),
+      d_cycle_s_(registry_.gauge("vigil_disk_cycle_length_seconds", "Cycle length T (--cycle-ms).", {"disk"})),
+      d_r_rt_(registry_.gauge("vigil_disk_realtime_share_ratio", "r_RT: the share of each cycle reserved for stream IO.", {"disk"})),
+      d_chunk_bytes_(registry_.gauge("vigil_disk_chunk_bytes", "Chunk size of Semi-preemptible IO (from the profile or --chunk-bytes).", {"disk"})),
+      d_depth_(registry_.gauge("vigil_disk_io_depth", "Chunks in flight at most (--io-depth).", {"disk"})),
+      d_profiled_(registry_.gauge("vigil_disk_profiled", "1 if the disk has a profile (streams can be admitted), else 0.", {"disk"})),
+      d_budget_(registry_.gauge("vigil_disk_admission_budget_ratio",
+                                "Share of the cycle the admission controller may fill with predicted stream IO (budget over T).", {"disk"})),
+      d_admitted_streams_(registry_.gauge("vigil_disk_admitted_streams", "Streams admitted on the disk now (recording and playback).", {"disk"})),
+      d_admitted_rate_(registry_.gauge("vigil_disk_admitted_rate_bytes_per_second", "Sum of the admitted rates BR of the disk's streams.", {"disk"})),
+      d_predicted_busy_(registry_.gauge("vigil_disk_admission_predicted_busy_ratio",
+                                        "Stream IO time per cycle the admission policy predicts for the admitted streams, over T.", {"disk"})),
+      d_model_optimistic_(registry_.gauge("vigil_disk_model_optimistic",
+                                          "1 while the online model check finds the profile optimistic (admission paused), else 0.", {"disk"})),
+      d_free_bytes_(registry_.gauge("vigil_disk_free_bytes", "Free space of the disk's volume (whole free extents).", {"disk"})),
+      d_utilisation_hist_(registry_.histogram("vigil_disk_cycle_utilisation_ratio", "Device busy time per cycle over T.",
+                                              kUtilisationBounds, {"disk"})),
+      d_slack_hist_(registry_.histogram("vigil_disk_cycle_slack_seconds", "Slack per cycle: T minus the end of its last stream IO.",
+                                        kSlackBounds, {"disk"})),
+      c_streams_(registry_.counter("vigil_camera_streams_total", "Recording streams the camera has opened (admitted).", {"camera"})),
+      c_packets_(registry_.counter("vigil_camera_packets_accepted_total", "Media packets accepted into the camera's stream buffer.", {"camera"})),
+      c_bytes_(registry_.counter("vigil_camera_bytes_accepted_total", "Payload bytes of the accepted media packets.", {"camera"})),
+      c_refused_(registry_.counter("vigil_camera_packets_refused_total",
+                                   "Media packets refused, by reason: rate_exceeded (policing: beyond the admitted rate this cycle), out_of_order, invalid.",
+                                   {"camera", "reason"})),
+      c_gaps_(registry_.counter("vigil_camera_gaps_total", "Gaps recorded in the camera's recording when it reconnected.", {"camera"})),
+      c_discontinuities_(registry_.counter("vigil_camera_timestamp_discontinuities_total",
+                                           "Timestamp jumps in the camera's packets re-pinned to wall-clock time.", {"camera"})),
+      c_recording_(registry_.gauge("vigil_camera_recording_streams", "Streams of the camera recording now.", {"camera"})),
+      c_admitted_rate_(registry_.gauge("vigil_camera_admitted_rate_bytes_per_second", "Admitted rate of the camera's recording streams now.", {"camera"})),
+      c_rate_(registry_.gauge("vigil_camera_recording_rate_bytes_per_second",
+                              "Measured rate: payload bytes accepted per second, over the time since the previous sample (at least 1 s).",
+                              {"camera"})),
+      http_(registry_.histogram("vigil_http_request_duration_seconds",
+                                "HTTP request handling time, by route (a fixed set of names) and status class.", kLatencyBounds,
+                                {"route", "status"})),
+      catalog_wait_family_(registry_.histogram("vigil_catalog_job_wait_seconds",
+                                               "Time a catalog job waited for a catalog pool thread.", kLatencyBounds)),
+      catalog_job_family_(registry_.histogram("vigil_catalog_job_duration_seconds",
+                                              "Time a catalog job ran on its pool thread (connection and statements), by outcome (ok, error).",
+                                              kLatencyBounds, {"outcome"})),
+      catalog_wait_(catalog_wait_family_.with({})),
+      catalog_ok_(catalog_job_family_.with({"ok"})),
+      catalog_failed_(catalog_job_family_.with({"error"})) {
+  for (std::size_t r = 0; r < kHttpRoutes.size(); ++r) {
+    for (std::size_t s = 0; s < kStatusClasses.size(); ++s) {
+      http_series_[r][s] = &http_.with({std::string(kHttpRoutes[r]), kStatusClasses[s]});
+    }
+  }
+  registry_.on_collect([this] {
+    const auto now = std::chrono::steady_clock::now();
+    std::lock_guard lock(mu_);
+    for (auto& [name, c] : cameras_) c->sample_rate(now);
+  });
+}
+
+DiskMetrics& Metrics::disk(const std::string& disk) {
+  std::lock_guard lock(mu_);
+  auto& slot = disks_[disk];
+  if (!slot) slot = std::make_unique<DiskMetrics>(*this, disk);
+  return *slot;
+}
+
+CameraMetrics& Metrics::camera(const std::string& name) {
+  std::lock_guard lock(mu_);
+  auto& slot = cameras_[name];
+  if (!slot) slot = std::make_unique<CameraMetrics>(*this, name);
+  return *slot;
+}
+
+void Metrics::http_request(std::string_view route, unsigned status, double seconds) noexcept {
+  std::size_t r = std::find(kHttpRoutes.begin(), kHttpRoutes.end(), route) - kHttpRoutes.begin();
+  if (r == kHttpRoutes.size()) r = kHttpRoutes.size() - 1;  // "other"
+  const std::size_t s = std::clamp<unsigned>(status / 100, 2, 5) - 2;
+  http_series_[r][s]->observe(seconds);
+}
+
+DiskMetrics::DiskMetrics(Metrics& m, const std::string& disk)
+    : cycles_(m.d_cycles_.with({disk})),
+      stream_ios_(m.d_stream_ios_.with({disk})),
+      preemptions_(m.d_preemptions_.with({disk})),
+      interactive_(m.d_interactive_.with({disk})),
+      best_effort_(m.d_best_effort_.with({disk})),
+      background_chunks_(m.d_background_.with({disk})),
+      commands_(m.d_commands_.with({disk})),
+      stream_bytes_(m.d_stream_bytes_.with({disk})),
+      other_bytes_(m.d_other_bytes_.with({disk})),
+      utilisation_(m.d_utilisation_.with({disk})),
+      slack_s_(m.d_slack_.with({disk})),
+      predicted_rt_s_(m.d_predicted_rt_.with({disk})),
+      observed_rt_s_(m.d_observed_rt_.with({disk})),
+      expected_wait_s_(m.d_expected_wait_.with({disk})),
+      longest_command_s_(m.d_longest_command_.with({disk})),
+      utilisation_hist_(m.d_utilisation_hist_.with({disk})),
+      slack_hist_(m.d_slack_hist_.with({disk})),
+      cycle_s_(m.d_cycle_s_.with({disk})),
+      r_rt_(m.d_r_rt_.with({disk})),
+      chunk_bytes_(m.d_chunk_bytes_.with({disk})),
+      depth_(m.d_depth_.with({disk})),
+      profiled_(m.d_profiled_.with({disk})),
+      budget_ratio_(m.d_budget_.with({disk})),
+      admitted_streams_(m.d_admitted_streams_.with({disk})),
+      admitted_rate_(m.d_admitted_rate_.with({disk})),
+      predicted_busy_(m.d_predicted_busy_.with({disk})),
+      model_optimistic_(m.d_model_optimistic_.with({disk})),
+      reclaimed_segments_(m.d_reclaimed_segments_.with({disk})),
+      reclaimed_bytes_(m.d_reclaimed_bytes_.with({disk})),
+      retention_failures_(m.d_retention_failures_.with({disk})),
+      free_bytes_(m.d_free_bytes_.with({disk})) {
+  for (std::size_t i = 0; i < kCauses.size(); ++i) {
+    misses_[i] = &m.d_misses_.with({disk, storage::miss_cause_name(kCauses[i])});
+  }
+  const char* kinds[] = {"recording", "playback"};
+  const char* outcomes[] = {"refused", "admitted"};
+  for (std::size_t k = 0; k < 2; ++k) {
+    for (std::size_t a = 0; a < 2; ++a) decisions_[k * 2 + a] = &m.d_decisions_.with({disk, kinds[k], outcomes[a]});
+  }
+}
+
+void DiskMetrics::configured(const storage::SchedulerConfig& config, bool profiled, double admission_budget_ratio) noexcept {
+  cycle_s_.set(seconds(config.cycle));
+  r_rt_.set(config.r_rt);
+  chunk_bytes_.set(static_cast<double>(config.chunk_bytes));
+  depth_.set(static_cast<double>(config.depth));
+  profiled_.set(profiled ? 1 : 0);
+  budget_ratio_.set(admission_budget_ratio);
+}
+
+void DiskMetrics::cycle(const storage::CycleReport& r, const storage::SchedulerTotals& t,
+                        const storage::PreemptibilityMeter& meter, bool model_optimistic) noexcept {
+  utilisation_.set(r.utilisation);
+  utilisation_hist_.observe(r.utilisation);
+  slack_s_.set(seconds(r.slack));
+  slack_hist_.observe(seconds(r.slack));
+  predicted_rt_s_.set(seconds(r.predicted_rt));
+  observed_rt_s_.set(seconds(r.rt_busy));
+  expected_wait_s_.set(seconds(meter.expected_waiting()));
+  longest_command_s_.set(seconds(meter.longest_command()));
+  model_optimistic_.set(model_optimistic ? 1 : 0);
+  stream_ios_.store(t.stream_ios);
+  preemptions_.store(t.preemptions);
+  interactive_.store(t.interactive);
+  best_effort_.store(t.best_effort);
+  background_chunks_.store(t.background_chunks);
+  commands_.store(t.commands);
+  stream_bytes_.store(t.stream_bytes);
+  other_bytes_.store(t.other_bytes);
+  cycles_.store(t.cycles);  // relaxed, like the rest: a scrape may mix figures of adjacent cycles
+}
+
+void DiskMetrics::reclaimed(std::uint64_t segments, std::uint64_t bytes) noexcept {
+  reclaimed_segments_.inc(segments);
+  reclaimed_bytes_.inc(bytes);
+}
+
+void DiskMetrics::retention_failed() noexcept { retention_failures_.inc(); }
+
+void DiskMetrics::free_bytes(double bytes) noexcept { free_bytes_.set(bytes); }
+
+void DiskMetrics::miss(storage::MissCause cause) noexcept {
+  const auto i = static_cast<std::size_t>(cause);
+  if (i < misses_.size()) misses_[i]->inc();
+}
+
+void DiskMetrics::admitted(std::size_t streams, double rate_bytes_per_s, double predicted_busy_ratio) noexcept {
+  admitted_streams_.set(static_cast<double>(streams));
+  admitted_rate_.set(rate_bytes_per_s);
+  predicted_busy_.set(predicted_busy_ratio);
+}
+
+void DiskMetrics::decision(Kind kind, bool admitted) noexcept {
+  decisions_[(kind == Kind::playback ? 2 : 0) + (admitted ? 1 : 0)]->inc();
+}
+
+CameraMetrics::CameraMetrics(Metrics& m, const std::string& camera)
+    : streams_(m.c_streams_.with({camera})),
+      packets_(m.c_packets_.with({camera})),
+      bytes_(m.c_bytes_.with({camera})),
+      gaps_(m.c_gaps_.with({camera})),
+      discontinuities_(m.c_discontinuities_.with({camera})),
+      recording_(m.c_recording_.with({camera})),
+      admitted_rate_(m.c_admitted_rate_.with({camera})),
+      rate_(m.c_rate_.with({camera})) {
+  for (std::size_t i = 0; i < kRefusals.size(); ++i) refused_[i] = &m.c_refused_.with({camera, kRefusals[i]});
+}
+
+void CameraMetrics::stream_started(double admitted_bytes_per_s) noexcept {
+  streams_.inc();
+  recording_.add(1);
+  admitted_rate_.add(admitted_bytes_per_s);
+  std::lock_guard lock(rate_mu_);  // network thread, once per stream; never on the packet path
+  if (!sampled_) {
+    sampled_ = true;
+    last_ = std::chrono::steady_clock::now();
+    last_bytes_ = bytes_.value();
+  }
+}
+
+void CameraMetrics::stream_ended(double admitted_bytes_per_s) noexcept {
+  recording_.add(-1);
+  admitted_rate_.add(-admitted_bytes_per_s);
+}
+
+void CameraMetrics::packet(std::size_t payload_bytes) noexcept {
+  packets_.inc();
+  bytes_.inc(payload_bytes);
+}
+
+void CameraMetrics::refused(Refusal why) noexcept { refused_[static_cast<std::size_t>(why)]->inc(); }
+void CameraMetrics::gap() noexcept { gaps_.inc(); }
+void CameraMetrics::discontinuity() noexcept { discontinuities_.inc(); }
+
+void CameraMetrics::sample_rate(std::chrono::steady_clock::time_point now) {
+  std::lock_guard lock(rate_mu_);
+  const auto bytes = bytes_.value();
+  if (!sampled_) {
+    sampled_ = true;
+    last_ = now;
+    last_bytes_ = bytes;
+    return;
+  }
+  const double dt = std::chrono::duration<double>(now - last_).count();
+  if (dt < 1.0) return;
+  rate_.set(static_cast<double>(bytes - last_bytes_) / dt);
+  last_ = now;
+  last_bytes_ = bytes;
+}
+
+}  // namespace vigil::server

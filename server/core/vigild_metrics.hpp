@@ -1,0 +1,135 @@
+#pragma once
+// The metrics vigild exports at GET /metrics (docs/metrics.md lists and explains each one):
+// per disk (label `disk` = the volume's absolute path, as in vigild's logs), per camera (label
+// `camera` = the camera's name), HTTP request latency (label `route` from a fixed set, never
+// the raw path, and `status` = 2xx/3xx/4xx/5xx) and catalog pool latency.
+// Thread: DiskMetrics::cycle()/miss() run on that disk's IO thread and only store atomics;
+// CameraMetrics updates run on a session's network thread and only touch atomics; admitted()
+// and decision() on network threads; Metrics::disk()/camera() take a mutex (start-up, opening a
+// stream), never on an IO thread; render() on HTTP threads. Errors: none at run time.
+#include <array>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "server/core/metrics.hpp"
+#include "storage/cycle_scheduler.hpp"
+
+namespace vigil::server {
+
+class Metrics;
+
+class DiskMetrics {
+ public:
+  DiskMetrics(Metrics& m, const std::string& disk);
+
+  // Once, before the IO thread's first cycle: the control variables.
+  void configured(const storage::SchedulerConfig& config, bool profiled, double admission_budget_ratio) noexcept;
+  // IO thread, after each cycle: the cycle's report and the scheduler's running totals.
+  void cycle(const storage::CycleReport& r, const storage::SchedulerTotals& totals,
+             const storage::PreemptibilityMeter& meter, bool model_optimistic) noexcept;
+  void miss(storage::MissCause cause) noexcept;
+
+  enum class Kind { recording, playback };
+  // With the disk's admission mutex held, after its set of admitted streams changed.
+  void admitted(std::size_t streams, double rate_bytes_per_s, double predicted_busy_ratio) noexcept;
+  void decision(Kind kind, bool admitted) noexcept;
+  // The retention thread: a pass reclaimed SEGMENTS segments of BYTES, or failed; the volume's free space.
+  void reclaimed(std::uint64_t segments, std::uint64_t bytes) noexcept;
+  void retention_failed() noexcept;
+  void free_bytes(double bytes) noexcept;
+
+ private:
+  metrics::Counter &cycles_, &stream_ios_, &preemptions_, &interactive_, &best_effort_, &background_chunks_,
+      &commands_, &stream_bytes_, &other_bytes_;
+  std::array<metrics::Counter*, 4> misses_{};  // by storage::MissCause
+  metrics::Gauge &utilisation_, &slack_s_, &predicted_rt_s_, &observed_rt_s_, &expected_wait_s_, &longest_command_s_;
+  metrics::Histogram &utilisation_hist_, &slack_hist_;
+  metrics::Gauge &cycle_s_, &r_rt_, &chunk_bytes_, &depth_, &profiled_, &budget_ratio_;
+  metrics::Gauge &admitted_streams_, &admitted_rate_, &predicted_busy_, &model_optimistic_;
+  std::array<metrics::Counter*, 4> decisions_{};  // [kind][admitted]
+  metrics::Counter &reclaimed_segments_, &reclaimed_bytes_, &retention_failures_;
+  metrics::Gauge& free_bytes_;
+};
+
+class CameraMetrics {
+ public:
+  CameraMetrics(Metrics& m, const std::string& camera);
+
+  void stream_started(double admitted_bytes_per_s) noexcept;
+  void stream_ended(double admitted_bytes_per_s) noexcept;
+  void packet(std::size_t payload_bytes) noexcept;
+  enum class Refusal { rate_exceeded, out_of_order, invalid };
+  void refused(Refusal why) noexcept;
+  void gap() noexcept;
+  void discontinuity() noexcept;
+
+  // Render side: the measured rate, bytes accepted per second since the previous sample (taken
+  // at most once a second, so concurrent scrapers do not shorten the window to nothing).
+  void sample_rate(std::chrono::steady_clock::time_point now);
+
+ private:
+  metrics::Counter &streams_, &packets_, &bytes_, &gaps_, &discontinuities_;
+  std::array<metrics::Counter*, 3> refused_{};
+  metrics::Gauge &recording_, &admitted_rate_, &rate_;
+  std::mutex rate_mu_;  // sampling state; never taken on the packet path
+  std::uint64_t last_bytes_ = 0;
+  std::chrono::steady_clock::time_point last_{};
+  bool sampled_ = false;
+};
+
+// The fixed set of `route` label values (http_metrics.cpp maps a path onto one).
+inline constexpr std::array<std::string_view, 14> kHttpRoutes = {
+    "healthz",          "metrics",          "cameras",             "timeline",           "camera_timeline",
+    "camera_export",    "camera_thumbnail", "camera_hls_playlist", "camera_hls_segment", "camera_live_playlist",
+    "camera_live_segment", "events",        "event",               "other"};
+
+class Metrics {
+ public:
+  Metrics();
+  Metrics(const Metrics&) = delete;
+  Metrics& operator=(const Metrics&) = delete;
+
+  // The series of disk DISK (a volume path) / camera NAME, created at first use; stable.
+  DiskMetrics& disk(const std::string& disk);
+  CameraMetrics& camera(const std::string& name);
+
+  // ROUTE must be one of kHttpRoutes (others count as "other"). Lock-free.
+  void http_request(std::string_view route, unsigned status, double seconds) noexcept;
+  metrics::Histogram& catalog_wait() noexcept { return catalog_wait_; }
+  metrics::Histogram& catalog_job(bool ok) noexcept { return ok ? catalog_ok_ : catalog_failed_; }
+
+  std::string render() const { return registry_.render(); }
+
+ private:
+  friend class DiskMetrics;
+  friend class CameraMetrics;
+
+  metrics::Registry registry_;
+  // Disk families.
+  metrics::Family<metrics::Counter> &d_cycles_, &d_stream_ios_, &d_preemptions_, &d_interactive_, &d_best_effort_,
+      &d_background_, &d_commands_, &d_stream_bytes_, &d_other_bytes_, &d_misses_, &d_decisions_,
+      &d_reclaimed_segments_, &d_reclaimed_bytes_, &d_retention_failures_;
+  metrics::Family<metrics::Gauge> &d_utilisation_, &d_slack_, &d_predicted_rt_, &d_observed_rt_, &d_expected_wait_,
+      &d_longest_command_, &d_cycle_s_, &d_r_rt_, &d_chunk_bytes_, &d_depth_, &d_profiled_, &d_budget_,
+      &d_admitted_streams_, &d_admitted_rate_, &d_predicted_busy_, &d_model_optimistic_, &d_free_bytes_;
+  metrics::Family<metrics::Histogram> &d_utilisation_hist_, &d_slack_hist_;
+  // Camera families.
+  metrics::Family<metrics::Counter> &c_streams_, &c_packets_, &c_bytes_, &c_refused_, &c_gaps_, &c_discontinuities_;
+  metrics::Family<metrics::Gauge> &c_recording_, &c_admitted_rate_, &c_rate_;
+  // HTTP and catalog.
+  metrics::Family<metrics::Histogram>& http_;
+  std::array<std::array<metrics::Histogram*, 4>, kHttpRoutes.size()> http_series_{};  // [route][2xx..5xx]
+  metrics::Family<metrics::Histogram>& catalog_wait_family_;
+  metrics::Family<metrics::Histogram>& catalog_job_family_;
+  metrics::Histogram &catalog_wait_, &catalog_ok_, &catalog_failed_;
+
+  std::mutex mu_;
+  std::map<std::string, std::unique_ptr<DiskMetrics>> disks_;      // guarded by mu_
+  std::map<std::string, std::unique_ptr<CameraMetrics>> cameras_;  // guarded by mu_; read by the collect hook
+};
+
+}  // namespace vigil::server

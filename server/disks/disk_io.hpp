@@ -1,0 +1,83 @@
+#pragma once
+// One IO thread per disk (docs/scheduler.md): after recovery, each volume's Device belongs to
+// a CycleScheduler running on its own thread, the only thread that touches that device from
+// then on. With the disk's profile (docs/admission.md) the scheduler predicts IO times from the
+// profiled curve and uses the profiled chunk size, and the disk's AdmissionController decides
+// on new streams; the online model check compares every cycle's predicted and observed stream
+// IO time and pauses admission (with a warning naming `vigil profile`) when the profile has
+// become optimistic. Without a profile a flat default model is used and a warning says so.
+// Misses are logged per stream and cycle as they happen. With DiskMetrics, every cycle's report
+// and the scheduler's totals are published to /metrics from the IO thread (atomics only).
+// Start-up code throws; the IO thread itself does not.
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "admission/admission.hpp"
+#include "admission/calibration.hpp"
+#include "admission/model_check.hpp"
+#include "server/core/vigild_metrics.hpp"
+#include "server/disks/volume_startup.hpp"
+#include "storage/cycle_scheduler.hpp"
+
+namespace vigil::server {
+
+struct DiskIoConfig {
+  std::chrono::milliseconds cycle{1000};
+  std::size_t chunk_bytes = 0;  // 0: the profile's chunk size, else 512 KiB
+  std::size_t depth = 2;
+  double r_rt = 0.9;
+  admission::Policy policy = admission::Policy::conservative;
+  int model_check_cycles = 5;  // K optimistic cycles in a row pause admission; 0: no check
+  double overbooking = 0.01;   // the mean-curve policies' accepted per-cycle overload probability
+};
+
+class DiskIoThread {
+ public:
+  // Takes over VOLUME's device; recovery must be finished. METRICS (optional) must outlive this.
+  DiskIoThread(OpenVolume& volume, const DiskIoConfig& config, std::optional<admission::DiskProfile> profile,
+               DiskMetrics* metrics = nullptr);
+  ~DiskIoThread();  // stops the thread after its current cycle
+  DiskIoThread(const DiskIoThread&) = delete;
+  DiskIoThread& operator=(const DiskIoThread&) = delete;
+
+  storage::CycleScheduler& scheduler() noexcept { return *scheduler_; }
+  // Null without a profile: admission cannot be decided for this disk.
+  const admission::AdmissionController* admission() const noexcept { return admission_.get(); }
+  std::uint64_t cycles() const noexcept { return cycles_.load(std::memory_order_relaxed); }
+  std::uint64_t misses() const noexcept { return misses_.load(std::memory_order_relaxed); }
+  bool model_optimistic() const noexcept { return admission_ && admission_->model_optimistic(); }
+  // Observed / predicted stream IO time over recent cycles (1 until measured; admission/calibration.hpp).
+  double model_calibration() const noexcept { return admission_ ? admission_->calibration() : 1.0; }
+  DiskMetrics* metrics() const noexcept { return metrics_; }
+  // What stream IO_ID was measured to cost per cycle (storage/stream_io_stats.hpp), once it ran
+  // kMinMeasuredCycles cycles; any thread (a copy the IO thread refreshes every cycle).
+  static constexpr std::uint64_t kMinMeasuredCycles = 10;
+  std::optional<storage::StreamIoStats> measured(std::uint64_t io_id) const;
+  // Free extents of the volume as of the last cycle (any thread).
+  std::uint64_t free_extents() const noexcept { return free_extents_.load(std::memory_order_relaxed); }
+
+ private:
+  void on_cycle(const storage::CycleReport& r);
+
+  OpenVolume& volume_;
+  std::string path_;
+  DiskMetrics* metrics_;
+  storage::SteadyClock clock_;
+  std::unique_ptr<storage::ServiceModel> model_;
+  std::unique_ptr<admission::AdmissionController> admission_;
+  admission::ModelCheck check_{5, 0.10, 0.0};  // K and absolute floor set in the constructor
+  bool checking_ = true;
+  admission::ModelCalibration calibration_;  // window and noise floor set in the constructor
+  std::unique_ptr<storage::CycleScheduler> scheduler_;
+  mutable std::mutex measured_mu_;
+  std::map<std::uint64_t, storage::StreamIoStats> measured_;  // guarded by measured_mu_
+  std::atomic<std::uint64_t> cycles_{0}, misses_{0}, free_extents_{0};
+  std::jthread thread_;
+};
+
+}  // namespace vigil::server

@@ -1,0 +1,148 @@
+#include "server/disks/disk_set.hpp"
+
+#include <chrono>
+#include <pqxx/pqxx>
+
+#include "catalog/profiles.hpp"
+
+namespace vigil::server {
+
+double Disk::cycle_s() const { return std::chrono::duration<double>(io->scheduler().config().cycle).count(); }
+
+proto::Refuse refuse(proto::RefuseReason code, std::string reason) {
+  proto::Refuse r;
+  r.set_reason(std::move(reason));
+  r.set_reason_code(code);
+  r.set_largest_rate_bps(0);
+  return r;
+}
+
+proto::Refuse to_refuse(const Refusal& refusal) {
+  proto::RefuseReason code = proto::REFUSE_REASON_UNSPECIFIED;
+  switch (refusal.cause) {
+    case RefusalCause::no_disk:
+    case RefusalCause::cycle_full: code = proto::REFUSE_REASON_DISK_FULL_LOAD; break;
+    case RefusalCause::not_profiled:
+    case RefusalCause::model_paused: code = proto::REFUSE_REASON_PROFILE_STALE; break;
+    case RefusalCause::no_room: code = proto::REFUSE_REASON_NO_SPACE; break;
+  }
+  auto r = refuse(code, refusal.reason);
+  r.set_largest_rate_bps(static_cast<std::uint64_t>(refusal.largest_rate_Bps * 8));
+  return r;
+}
+
+DiskSet::DiskSet(std::vector<std::unique_ptr<Disk>> disks, catalog::Batcher& batcher)
+    : disks_(std::move(disks)), batcher_(batcher) {
+  for (const auto& d : disks_) {
+    std::lock_guard lock(d->mu);
+    publish_admitted(*d);
+  }
+}
+
+std::variant<Admitted, Refusal> DiskSet::admit(admission::StreamDemand demand, DiskMetrics::Kind kind,
+                                               const std::optional<std::string>& camera, Disk* only) {
+  // Which refusal a client gets when no disk admits: a decision on load beats a disk without
+  // room, which beats a disk without a profile (the most specific thing that could change).
+  std::optional<Refusal> decided, no_room, not_profiled;
+  for (auto& d : disks_) {
+    if (only && d.get() != only) continue;
+    const auto* adm = d->io->admission();
+    if (!adm) {
+      not_profiled = Refusal{RefusalCause::not_profiled,
+                             "the disk is not profiled: run `vigil profile` and start vigild with --profile", 0};
+      continue;
+    }
+    std::lock_guard lock(d->mu);
+    if (demand.write && d->no_room.load(std::memory_order_relaxed)) {
+      no_room = Refusal{RefusalCause::no_room,
+                        "the volume " + d->volume->path.string() +
+                            " has no room: it is short of its free-space reserve and everything on it is "
+                            "evidence-locked or still being written (release locks, or add a volume)",
+                        0};
+      continue;
+    }
+    refresh_measured(*d);
+    auto decision = adm->decide(d->admitted, demand);
+    if (!decision.admitted) {
+      log_decision(*d, decision, kind, std::nullopt, camera);
+      const auto cause = decision.cause == admission::RefuseCause::model_paused ? RefusalCause::model_paused
+                                                                                 : RefusalCause::cycle_full;
+      decided = Refusal{cause, decision.reason, decision.max_rate};
+      continue;
+    }
+    demand.id = d->next_demand++;
+    d->admitted.push_back(demand);
+    publish_admitted(*d);
+    return Admitted{d.get(), demand, std::move(decision)};
+  }
+  if (decided) return *decided;
+  if (no_room) return *no_room;
+  if (not_profiled) return *not_profiled;
+  return Refusal{RefusalCause::no_disk, "no disk is configured (start vigild with --volume)", 0};
+}
+
+void DiskSet::log_admitted(const Admitted& a, DiskMetrics::Kind kind, std::optional<std::int64_t> stream_id,
+                           const std::optional<std::string>& camera) {
+  log_decision(*a.disk, a.decision, kind, stream_id, camera);
+}
+
+void DiskSet::release(Disk& disk, std::uint64_t demand_id) {
+  std::lock_guard lock(disk.mu);
+  std::erase_if(disk.admitted, [&](const auto& s) { return s.id == demand_id; });
+  publish_admitted(disk);
+}
+
+void DiskSet::log_decision(const Disk& disk, const admission::Decision& decision, DiskMetrics::Kind kind,
+                           std::optional<std::int64_t> stream_id, const std::optional<std::string>& camera) {
+  if (auto* m = disk.io->metrics()) m->decision(kind, decision.admitted);
+  batcher_.enqueue("admission decision",
+                   [decision, disk_id = disk.disk_id, cycle_s = disk.cycle_s(), stream_id, camera](pqxx::work& tx) {
+                     catalog::log_decision(tx, decision, disk_id, stream_id, cycle_s, camera);
+                   });
+}
+
+double DiskSet::ingest_Bps(Disk& disk) {
+  std::lock_guard lock(disk.mu);
+  double rate_Bps = 0;
+  for (const auto& s : disk.admitted) {
+    if (s.write) rate_Bps += s.peak_rate;
+  }
+  return rate_Bps;
+}
+
+void DiskSet::refresh_measured(Disk& disk) {
+  const double cycle_s = disk.cycle_s();
+  for (auto& s : disk.admitted) {
+    const auto m = s.io_id ? disk.io->measured(s.io_id) : std::nullopt;
+    if (!m) continue;  // not running long enough yet: its declared rates stand
+    s.measured_mean = m->bytes_mean / cycle_s;
+    s.measured_stddev = m->bytes_sd() / cycle_s;
+    s.measured_io_s = m->time_mean_s;
+  }
+}
+
+void DiskSet::bind_io_id(Disk& disk, std::uint64_t demand_id, std::uint64_t io_id) {
+  std::lock_guard lock(disk.mu);
+  for (auto& s : disk.admitted) {
+    if (s.id == demand_id) s.io_id = io_id;
+  }
+}
+
+void DiskSet::publish_admitted(const Disk& disk) noexcept {
+  auto* m = disk.io->metrics();
+  if (!m) return;
+  double rate_Bps = 0;
+  for (const auto& s : disk.admitted) rate_Bps += s.peak_rate;
+  double busy = 0;
+  if (const auto* adm = disk.io->admission()) busy = adm->predicted_busy(disk.admitted) / disk.cycle_s();
+  m->admitted(disk.admitted.size(), rate_Bps, busy);
+}
+
+Disk* DiskSet::disk_of_volume(std::int64_t volume_id) noexcept {
+  for (auto& d : disks_) {
+    if (d->volume && d->volume->volume_id == volume_id) return d.get();
+  }
+  return nullptr;
+}
+
+}  // namespace vigil::server

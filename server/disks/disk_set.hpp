@@ -1,0 +1,108 @@
+#pragma once
+// Every disk of this node and its admitted streams: the one place a stream is admitted on a disk
+// and released from it (docs/admission.md). Recording, playback, the HTTP API's /disks and
+// retention all read per-disk state here; none of them owns it.
+// The admit transaction, in order: lock the disk, refresh the admitted streams' measured rates
+// from the IO thread, decide, log the decision (refusals now, admissions once the caller knows
+// the stream), add the demand, publish the admitted set to /metrics. Release is its inverse.
+// Thread: any (each disk's state under its own mutex; the IO thread's figures through atomics).
+// Errors: refusals are values (Refusal, with a typed cause); nothing here throws.
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "admission/admission.hpp"
+#include "catalog/batcher.hpp"
+#include "proto/vigil.pb.h"
+#include "server/core/vigild_metrics.hpp"
+#include "server/disks/disk_io.hpp"
+#include "server/disks/volume_startup.hpp"
+
+namespace vigil::server {
+
+struct Disk {
+  OpenVolume* volume = nullptr;
+  DiskIoThread* io = nullptr;
+  std::int64_t disk_id = 0;
+  std::atomic<std::uint64_t> next_segment{1};
+  std::mutex mu;
+  std::vector<admission::StreamDemand> admitted;  // guarded by mu
+  std::uint64_t next_demand = 1;                  // guarded by mu: ids of admitted demands
+  // Space: set by retention while the volume is short of its reserve with nothing left that it
+  // may reclaim (all evidence-locked or still being written): new recordings are refused.
+  std::atomic<bool> no_room{false};
+
+  double cycle_s() const;
+};
+
+// Why a stream was not admitted; each cause has one refusal code on the wire (to_refuse).
+enum class RefusalCause {
+  no_disk,       // no volume is configured
+  not_profiled,  // the disk has no profile: nothing can be admitted on it
+  model_paused,  // the online model check paused admission until the disk is profiled again
+  cycle_full,    // the cycle would not fit the stream; a smaller rate might
+  no_room,       // recording: the volume is short of its reserve with nothing reclaimable
+};
+
+struct Refusal {
+  RefusalCause cause = RefusalCause::no_disk;
+  std::string reason;            // for people
+  double largest_rate_Bps = 0;   // the largest rate that fits now, bytes/s (0: none, or not a rate question)
+};
+
+// The wire protocol's Refuse for REFUSAL (its code chosen from the cause by one table).
+proto::Refuse to_refuse(const Refusal& refusal);
+// A Refuse that is not about a disk (bad request, unknown stream).
+proto::Refuse refuse(proto::RefuseReason code, std::string reason);
+
+struct Admitted {
+  Disk* disk = nullptr;
+  admission::StreamDemand demand;  // with its id on that disk
+  admission::Decision decision;
+};
+
+class DiskSet {
+ public:
+  // BATCHER takes the admission_decisions rows; it must outlive the set.
+  DiskSet(std::vector<std::unique_ptr<Disk>> disks, catalog::Batcher& batcher);
+
+  // Admits DEMAND (its rates in bytes/s) on ONLY, or without it on the first disk in configuration
+  // order that admits it. A refusal is logged here; an admission is logged by the caller with
+  // log_admitted once the stream has an id (or could not get one).
+  std::variant<Admitted, Refusal> admit(admission::StreamDemand demand, DiskMetrics::Kind kind,
+                                        const std::optional<std::string>& camera, Disk* only = nullptr);
+  void log_admitted(const Admitted& a, DiskMetrics::Kind kind, std::optional<std::int64_t> stream_id,
+                    const std::optional<std::string>& camera);
+  // Takes admitted demand DEMAND_ID off DISK and publishes the new set.
+  void release(Disk& disk, std::uint64_t demand_id);
+  // Ties admitted demand DEMAND_ID to its stream's id on the disk's scheduler (measured rates).
+  static void bind_io_id(Disk& disk, std::uint64_t demand_id, std::uint64_t io_id);
+
+  // The disk's admitted recording rate, bytes/s. Takes disk.mu.
+  static double ingest_Bps(Disk& disk);
+  // Fills DISK's admitted demands with what the scheduler measured of each (rate, its spread,
+  // device time per cycle) for the statistical policy. Caller holds disk.mu.
+  static void refresh_measured(Disk& disk);
+  // With DISK.mu held: its admitted streams, rate and predicted busy share go to its metrics.
+  static void publish_admitted(const Disk& disk) noexcept;
+
+  // Every disk, in configuration order (Disk::admitted only under Disk::mu).
+  std::span<const std::unique_ptr<Disk>> disks() const noexcept { return disks_; }
+  // The disk that holds volume VOLUME_ID on this node, or null.
+  Disk* disk_of_volume(std::int64_t volume_id) noexcept;
+
+ private:
+  void log_decision(const Disk& disk, const admission::Decision& decision, DiskMetrics::Kind kind,
+                    std::optional<std::int64_t> stream_id, const std::optional<std::string>& camera);
+
+  std::vector<std::unique_ptr<Disk>> disks_;
+  catalog::Batcher& batcher_;
+};
+
+}  // namespace vigil::server

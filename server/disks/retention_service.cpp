@@ -1,0 +1,190 @@
+#include "server/disks/retention_service.hpp"
+
+#include <algorithm>
+#include <future>
+#include <map>
+#include <memory>
+#include <pqxx/pqxx>
+
+#include "common/log.hpp"
+#include "catalog/evidence_locks.hpp"
+#include "catalog/retention_rows.hpp"
+#include "server/disks/retention_reserve.hpp"
+#include "storage/retention.hpp"
+
+namespace vigil::server {
+namespace {
+
+std::int64_t now_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+RetentionService::RetentionService(std::string conninfo, std::span<const std::unique_ptr<Disk>> disks,
+                                   RetentionOptions options)
+    : conninfo_(std::move(conninfo)), disks_(disks), options_(options),
+      thread_([this](std::stop_token st) { run(st); }) {}
+
+RetentionService::~RetentionService() {
+  thread_.request_stop();
+  cv_.notify_all();
+}
+
+std::uint64_t RetentionService::reserve_extents(Disk& disk) {
+  const auto& vol = *disk.volume->volume;
+  const auto r = retention_reserve(vol.extent_count(), vol.extent_bytes(), options_.reserve_seconds,
+                                   DiskSet::ingest_Bps(disk));
+  if (r.wanted > r.kept && capped_.insert(&disk).second) {
+    log::warn("the retention reserve is more than a quarter of the volume; a quarter is kept free",
+              {{"volume", disk.volume->path.string()},
+               {"reserve_extents", r.wanted},
+               {"kept_extents", r.kept},
+               {"reserve_seconds", options_.reserve_seconds}});
+  }
+  return r.kept;
+}
+
+void RetentionService::run(std::stop_token stop) {
+  auto last_full = std::chrono::steady_clock::now() - options_.interval;  // a full pass at start
+  while (!stop.stop_requested()) {
+    const bool full = std::chrono::steady_clock::now() - last_full >= options_.interval;
+    if (full) last_full = std::chrono::steady_clock::now();
+    for (const auto& d : disks_) {
+      if (stop.stop_requested()) return;
+      if (!d->volume || !d->io) continue;
+      if (auto* m = d->io->metrics()) {
+        m->free_bytes(static_cast<double>(d->io->free_extents() * d->volume->volume->extent_bytes()));
+      }
+      const bool low = d->io->free_extents() < reserve_extents(*d);
+      if (!low && d->no_room.exchange(false)) {
+        log::info("volume has room again for new recordings", {{"volume", d->volume->path.string()}});
+      }
+      if (!full && !low) continue;
+      try {
+        // One pass per tick: it frees what the reserve needs, and the free count the IO thread
+        // publishes is only fresh again after its next cycle.
+        pass(*d, full, stop);
+      } catch (const std::exception& e) {
+        if (auto* m = d->io->metrics()) m->retention_failed();
+        log::warn("retention pass failed; retried at the next tick",
+                  {{"volume", d->volume->path.string()}, {"error", e.what()}});
+      }
+    }
+    std::unique_lock lock(mu_);
+    cv_.wait_for(lock, stop, options_.tick, [] { return false; });
+  }
+}
+
+bool RetentionService::pass(Disk& disk, bool full, std::stop_token stop) {
+  auto& vol = *disk.volume->volume;
+  pqxx::connection conn(conninfo_);
+  storage::RetentionPolicy policy;
+  policy.reserve_seconds = options_.reserve_seconds;
+  storage::RetentionInput in;
+  std::vector<std::uint64_t> chosen;
+  {
+    pqxx::work tx(conn);
+    auto view = catalog::retention_view(tx, disk.volume->volume_id, now_us(), 4 * options_.max_segments_per_pass);
+    policy.per_stream = std::move(view.per_stream);
+    in.closed = std::move(view.closed);
+    in.locks = catalog::active_evidence_locks(tx, disk.volume->volume_id);
+  }
+  in.extent_bytes = vol.extent_bytes();
+  in.now_us = now_us();
+  // The floor (see reserve_extents) as extra seconds of ingest would be a detour: choose with the
+  // real reserve, then top up to the floor with the next oldest unlocked segments.
+  const std::uint64_t need = reserve_extents(disk);
+  in.free_extents = disk.io->free_extents();
+  in.admitted_ingest_bps = DiskSet::ingest_Bps(disk) * 8;
+  if (!full) policy.per_stream.clear();  // a space pass: ages wait for the next full one
+  chosen = storage::choose_reclaim(policy, in);
+  {
+    std::uint64_t freed = in.free_extents;
+    std::map<std::uint64_t, std::uint64_t> extents_of;
+    for (const auto& s : in.closed) extents_of[s.segment_id] = s.extent_count;
+    for (auto id : chosen) freed += extents_of[id];
+    if (freed < need) {
+      // Oldest unlocked first, as choose_reclaim orders them.
+      std::vector<storage::ClosedSegment> rest;
+      for (const auto& s : in.closed) {
+        if (std::find(chosen.begin(), chosen.end(), s.segment_id) == chosen.end() && !storage::is_locked(s, in.locks)) {
+          rest.push_back(s);
+        }
+      }
+      std::sort(rest.begin(), rest.end(), [](const auto& a, const auto& b) { return a.start_us < b.start_us; });
+      for (const auto& s : rest) {
+        if (freed >= need) break;
+        chosen.push_back(s.segment_id);
+        freed += s.extent_count;
+      }
+    }
+  }
+  if (chosen.size() > options_.max_segments_per_pass) chosen.resize(options_.max_segments_per_pass);
+  // Short of the reserve with nothing left that may go (all locked or still being written):
+  // recording admission refuses new streams on this disk until space comes back.
+  const bool no_room = chosen.empty() && in.free_extents < need;
+  if (disk.no_room.exchange(no_room) != no_room) {
+    if (no_room) {
+      log::warn("volume full of locked or open data: new recordings are refused until space is freed",
+                {{"volume", disk.volume->path.string()}, {"free_extents", in.free_extents}, {"reserve_extents", need}});
+    } else {
+      log::info("volume has room again for new recordings", {{"volume", disk.volume->path.string()}});
+    }
+  }
+  if (chosen.empty()) return false;
+
+  // 1. The catalog no longer offers them (committed before any extent is freed).
+  std::vector<std::uint64_t> marked;
+  {
+    pqxx::work tx(conn);
+    marked = catalog::mark_deleting(tx, chosen);
+    tx.commit();
+  }
+  if (marked.empty()) return false;
+  // 2. The IO thread frees their extents in a cycle's slack. It owns the volume's allocation.
+  struct Outcome {
+    std::vector<std::uint64_t> done;
+    std::uint64_t bytes = 0;
+    std::string error;
+  };
+  auto promise = std::make_shared<std::promise<Outcome>>();
+  auto result = promise->get_future();
+  disk.io->scheduler().post_task([promise, marked, &vol] {
+    Outcome out;
+    for (auto id : marked) {
+      const auto it = vol.segments().find(id);
+      const std::uint64_t extents = it == vol.segments().end() ? 0 : it->second.size();
+      if (auto r = storage::reclaim_segment(vol, id); !r && r.error() != errc::not_found) {
+        out.error = "segment " + std::to_string(id) + ": " + r.error().message();
+        break;  // left 'deleting': the next start's recovery finishes it
+      }
+      out.done.push_back(id);
+      out.bytes += extents * vol.extent_bytes();
+    }
+    promise->set_value(std::move(out));
+  });
+  // The IO thread runs it within a cycle or two; a stop while waiting leaves the rows
+  // 'deleting', which the next start finishes.
+  while (result.wait_for(std::chrono::milliseconds(100)) != std::future_status::ready) {
+    if (stop.stop_requested()) return false;
+  }
+  Outcome out = result.get();
+  // 3. Their rows go (extents and GOP index with them).
+  {
+    pqxx::work tx(conn);
+    catalog::finish_deleting(tx, out.done);
+    tx.commit();
+  }
+  if (auto* m = disk.io->metrics()) m->reclaimed(out.done.size(), out.bytes);
+  log::info("retention reclaimed segments", {{"volume", disk.volume->path.string()},
+                                             {"segments", out.done.size()},
+                                             {"bytes", out.bytes},
+                                             {"free_extents", disk.io->free_extents()},
+                                             {"reason", full ? "age or space" : "space"}});
+  if (!out.error.empty()) throw std::runtime_error("reclaiming " + out.error);
+  return !out.done.empty();
+}
+
+}  // namespace vigil::server

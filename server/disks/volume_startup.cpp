@@ -1,0 +1,84 @@
+#include "server/disks/volume_startup.hpp"
+
+#include <chrono>
+#include <pqxx/pqxx>
+#include <random>
+
+#include "common/log.hpp"
+#include "catalog/volume_reconcile.hpp"
+
+namespace vigil::server {
+namespace {
+
+storage::VolumeUuid random_uuid() {
+  std::random_device rd;
+  storage::VolumeUuid u;
+  for (auto& b : u) b = std::byte(static_cast<std::uint8_t>(rd()));
+  u[6] = (u[6] & std::byte{0x0f}) | std::byte{0x40};  // version 4
+  u[8] = (u[8] & std::byte{0x3f}) | std::byte{0x80};  // RFC 4122 variant
+  return u;
+}
+
+std::int64_t now_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+OpenVolume open_volume(const VolumeConfig& cfg) {
+  OpenVolume ov;
+  ov.path = cfg.path;
+  const bool existed = std::filesystem::exists(cfg.path);
+  if (!existed && cfg.create_bytes == 0) {
+    throw std::runtime_error("volume " + cfg.path.string() + " does not exist (give --volume-size to create it)");
+  }
+  auto dev = storage::FileDevice::open(cfg.path, {.create_bytes = existed ? 0 : cfg.create_bytes, .exclusive = true});
+  if (!dev) throw std::runtime_error("cannot open volume " + cfg.path.string() + ": " + dev.error().message());
+  ov.device = std::move(*dev);
+  auto vol = storage::Volume::open(*ov.device);
+  if (!vol && !existed) {
+    // A volume file we just created: format it.
+    auto f = storage::Volume::format(*ov.device, {.extent_bytes = cfg.extent_bytes, .volume_uuid = random_uuid(),
+                                                  .created_us = now_us()});
+    if (!f) throw std::runtime_error("cannot format volume " + cfg.path.string() + ": " + f.error().message());
+    log::info("volume formatted", {{"path", cfg.path.string()}, {"bytes", cfg.create_bytes}});
+    vol = storage::Volume::open(*ov.device);
+  }
+  if (!vol) {
+    // Never format something that exists: it may be someone's data. The operator decides.
+    throw std::runtime_error(cfg.path.string() + " is not a Vigil volume (" + vol.error().message() +
+                             "); check it with `vigil fsck`, or remove it to let vigild create a new one");
+  }
+  ov.volume = std::move(*vol);
+  return ov;
+}
+
+}  // namespace
+
+std::vector<OpenVolume> bring_up_volumes(const std::vector<VolumeConfig>& configs, const std::string& conninfo) {
+  std::vector<OpenVolume> out;
+  pqxx::connection conn(conninfo);
+  for (const auto& cfg : configs) {
+    auto ov = open_volume(cfg);
+    std::int64_t volume_id = 0;
+    {
+      pqxx::work tx(conn);
+      volume_id = catalog::register_volume(tx, *ov.volume, cfg.path.string());
+      tx.commit();
+    }
+    ov.volume_id = volume_id;
+    const auto [found, plan] = catalog::reconcile_volume(conn, *ov.volume, volume_id, now_us());
+    log::info("volume recovered", {{"path", cfg.path.string()},
+                                   {"volume_id", ov.volume_id},
+                                   {"segments", found.size()},
+                                   {"closed_after_crash", plan.close.size()},
+                                   {"adopted", plan.adopt.size()},
+                                   {"reclaimed", plan.reclaim.size()},
+                                   {"lost", plan.lost.size()},
+                                   {"free_extents", ov.volume->free_extent_count()},
+                                   {"extents", ov.volume->extent_count()}});
+    out.push_back(std::move(ov));
+  }
+  return out;
+}
+
+}  // namespace vigil::server

@@ -1,0 +1,32 @@
+#pragma once
+// Bringing vigild's volumes up at start: open (or create and format) each volume, register it
+// in the catalog, and recover it — every segment scanned from the volume itself and the
+// catalog reconciled with what was found (catalog/recovery_plan.hpp) — before anything is
+// served. Start-up code: throws std::runtime_error with a one-line cause.
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "storage/file_device.hpp"
+#include "storage/volume.hpp"
+
+namespace vigil::server {
+
+struct VolumeConfig {
+  std::filesystem::path path;
+  std::uint64_t create_bytes = 0;        // create a file volume of this size if it does not exist
+  std::uint64_t extent_bytes = 64ull << 20;
+};
+
+struct OpenVolume {
+  std::filesystem::path path;
+  std::int64_t volume_id = 0;            // catalog id
+  std::unique_ptr<storage::FileDevice> device;
+  std::unique_ptr<storage::Volume> volume;
+};
+
+// Opens every configured volume and recovers it against the catalog at CONNINFO.
+std::vector<OpenVolume> bring_up_volumes(const std::vector<VolumeConfig>& configs, const std::string& conninfo);
+
+}  // namespace vigil::server

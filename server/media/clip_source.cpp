@@ -1,0 +1,116 @@
+#include "server/media/clip_source.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <pqxx/pqxx>
+
+#include "server/media/clip_reader.hpp"
+#include "server/disks/disk_set.hpp"
+
+namespace http = boost::beast::http;
+
+namespace vigil::server {
+namespace {
+
+// Logical bytes of SEG's GOPs that intersect [FROM, TO).
+std::uint64_t range_bytes(const storage::PlaybackSegment& seg, std::int64_t from_us, std::int64_t to_us) {
+  const auto g = seg.gops.entries();
+  if (g.empty()) return 0;
+  const std::size_t first = seg.gops.at_or_before(from_us).value_or(0);
+  std::uint64_t end = seg.end_offset;
+  for (std::size_t i = first + 1; i < g.size(); ++i) {
+    if (g[i].pts >= to_us) {
+      end = g[i].offset;
+      break;
+    }
+  }
+  return end > g[first].offset ? end - g[first].offset : 0;
+}
+
+// FNV-1a, 64 bits: an ETag needs to tell versions apart, not resist an adversary (the key is
+// built by the server from catalog rows).
+std::uint64_t fnv1a(const std::string& s) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+}  // namespace
+
+media::CodecInfo ClipPlan::codec() const {
+  return {.codec_name = plan.codec, .width = plan.width, .height = plan.height, .bit_rate = plan.rate_bps,
+          .extradata = plan.extradata};
+}
+
+std::string ClipPlan::etag(const std::string& kind) const {
+  std::string key = kind + "|" + std::to_string(plan.camera_id) + "|" + std::to_string(from_us) + "|" +
+                    std::to_string(to_us);
+  for (const auto& s : plan.segments) key += "|" + std::to_string(s.segment_id) + ":" + std::to_string(s.end_offset);
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(fnv1a(key)));
+  return "\"" + std::string(buf) + "\"";
+}
+
+boost::asio::awaitable<ClipPlan> plan_clip(CatalogPool& catalog, const std::string& camera, std::int64_t from_us,
+                                           std::int64_t to_us, std::uint64_t max_bytes) {
+  ClipPlan out;
+  out.camera = camera;
+  // By reference: see CatalogPool::run; all outlive the co_await.
+  out.plan = co_await catalog.run([&camera, &from_us, &to_us](pqxx::connection& c) {
+    pqxx::work tx(c);
+    auto p = catalog::plan_playback(tx, camera, from_us, to_us);
+    tx.commit();
+    return p;
+  });
+  if (!out.plan.camera_exists) throw HttpError(http::status::not_found, "no camera named '" + camera + "'");
+  if (out.plan.segments.empty()) {
+    throw HttpError(http::status::not_found,
+                    "nothing of '" + camera + "' is recorded in that range (or it is still being written)");
+  }
+  out.from_us = std::max(from_us, out.plan.from_us);
+  out.to_us = std::min(to_us, out.plan.to_us);
+  for (const auto& s : out.plan.segments) out.estimated_bytes += range_bytes(s, from_us, to_us);
+  if (out.estimated_bytes > max_bytes) {
+    throw HttpError(http::status::payload_too_large,
+                    "the range holds " + std::to_string(out.estimated_bytes >> 20) + " MiB of video; at most " +
+                        std::to_string(max_bytes >> 20) + " MiB per request: ask for a shorter range");
+  }
+  co_return out;
+}
+
+boost::asio::awaitable<Clip> read_clip(DiskSet* disks, const ClipPlan& plan, std::int64_t from_us,
+                                       std::int64_t to_us, bool keyframes_only, storage::ReadDirection direction) {
+  auto* disk = disks ? disks->disk_of_volume(plan.plan.volume_id) : nullptr;
+  if (!disk) {
+    throw HttpError(http::status::service_unavailable,
+                    "the recording is on volume " + std::to_string(plan.plan.volume_id) +
+                        ", which this server has not opened");
+  }
+  ClipReader reader(disk->io->scheduler(), plan.plan.segments,
+                    storage::PlaybackRange{.from_pts = from_us,
+                                           .to_pts = to_us,
+                                           .keyframes_only = keyframes_only,
+                                           .direction = direction},
+                    disk->volume->volume->block_bytes());
+  Clip clip;
+  for (;;) {
+    auto batch = co_await reader.next();
+    if (batch.empty()) break;
+    for (auto& g : batch) {
+      if (g->damaged) {
+        ++clip.damaged_gops;
+      } else {
+        clip.frames += g->frames.size();
+      }
+      clip.gops.push_back(std::move(g));
+    }
+  }
+  clip.bytes_read = reader.bytes_read();
+  clip.requests = reader.requests();
+  co_return clip;
+}
+
+}  // namespace vigil::server

@@ -1,0 +1,55 @@
+#pragma once
+// Recorded video for the HTTP media routes (export, HLS, thumbnails): a camera's range planned
+// from the catalog (on the catalog pool) and its GOPs read from the disk as interactive IO
+// (ClipReader), with the checks every media route makes first — the camera exists, something
+// is recorded there, the volume is open here, the clip is not too large to build in memory.
+// Thread: the session's network thread. Errors: exceptions — HttpError with the status to
+// answer (404, 413, 503), pqxx errors from the catalog, std::system_error from the device.
+#include <boost/asio/awaitable.hpp>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/media_writer.hpp"
+#include "catalog/playback_rows.hpp"
+#include "server/core/catalog_pool.hpp"
+#include "server/net/http_server.hpp"
+#include "storage/playback_stream.hpp"
+
+namespace vigil::server {
+
+class DiskSet;
+
+struct ClipPlan {
+  std::string camera;
+  catalog::PlaybackPlan plan;
+  std::int64_t from_us = 0, to_us = 0;  // the request, clipped to what is recorded
+  std::uint64_t estimated_bytes = 0;    // GOP bytes the range touches
+  media::CodecInfo codec() const;
+  // Names exactly what a clip of this plan contains (segments, their lengths, the range):
+  // equal tags mean equal bytes. KIND separates renditions (mp4, hls segment, jpeg).
+  std::string etag(const std::string& kind) const;
+};
+
+struct Clip {
+  std::vector<std::shared_ptr<storage::PlaybackGop>> gops;  // in reading order; damaged ones flagged
+  std::size_t frames = 0, damaged_gops = 0;
+  std::uint64_t bytes_read = 0, requests = 0;
+};
+
+// Plans CAMERA's [FROM_US, TO_US). 404 if the camera is unknown or nothing is recorded (closed
+// segments only: video still being written is served by live view); 413 if the GOPs it touches
+// exceed MAX_BYTES.
+boost::asio::awaitable<ClipPlan> plan_clip(CatalogPool& catalog, const std::string& camera, std::int64_t from_us,
+                                           std::int64_t to_us, std::uint64_t max_bytes);
+
+// Reads the plan's GOPs of [FROM_US, TO_US) (KEYFRAMES_ONLY: each GOP's keyframe alone) as
+// interactive IO on the disk that holds them; 503 if that volume is not open on this server.
+// DIRECTION reverse (keyframes only, as the wire protocol's reverse playback: the same
+// PlaybackStream walk): the GOPs from the last one before TO_US back to the one holding FROM_US.
+boost::asio::awaitable<Clip> read_clip(DiskSet* disks, const ClipPlan& plan, std::int64_t from_us,
+                                       std::int64_t to_us, bool keyframes_only,
+                                       storage::ReadDirection direction = storage::ReadDirection::forward);
+
+}  // namespace vigil::server

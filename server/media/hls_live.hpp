@@ -1,0 +1,88 @@
+#pragma once
+// Live HLS (fMP4) at the live edge (docs/openapi.yaml, /live.m3u8): while somebody watches a
+// camera that is recording, one channel per camera taps its LiveFeed (the frames the recording
+// session accepts, no disk IO), cuts them into fMP4 segments at keyframes of about
+// kLiveTargetUs and keeps the last kLiveWindow in memory. Every viewer of the camera shares it.
+//
+// Pull model, no thread of its own: each request drains what the tap holds into segments first
+// (players poll the playlist about once per target duration; the tap holds kLiveTapSeconds of
+// the camera's rate, so nothing is dropped between polls; a viewer gone longer than that loses
+// frames up to a keyframe, counted by the tap, never slowing the recording). A channel nobody
+// asked for in kLiveIdle is closed; when the recording ends the playlist gets EXT-X-ENDLIST.
+// Memory per watched camera: the window (kLiveWindow × target × rate) plus the tap's bound.
+// Thread: any network thread (one mutex per channel, one for the map). Errors: exceptions
+// (std::runtime_error from the muxer).
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/media_writer.hpp"
+#include "server/core/live_feed.hpp"
+
+namespace vigil::server {
+
+class LiveFeeds;
+
+inline constexpr std::int64_t kLiveTargetUs = 2'000'000;
+inline constexpr std::size_t kLiveWindow = 6;
+inline constexpr double kLiveTapSeconds = 10.0;
+inline constexpr std::chrono::seconds kLiveIdle{30};
+
+class HlsLiveChannel {
+ public:
+  explicit HlsLiveChannel(const std::shared_ptr<LiveFeed>& feed);
+
+  // Drains the tap into segments; true once at least one segment is complete (or it ended).
+  bool pump();
+  // The live playlist; TOKEN_PARAM ("&access_token=…" or "") is appended to every URI.
+  std::string playlist(const std::string& token_param);
+  std::shared_ptr<const media::Bytes> init_segment() const { return init_; }
+  // Names this channel in its URIs and ETags: a new recording of the camera is a new channel
+  // whose segment numbers start again, so a cached segment of the old one is never taken for it.
+  std::uint64_t epoch() const noexcept { return epoch_; }
+  // Segment SEQUENCE if it is still in the window.
+  std::shared_ptr<const media::Bytes> segment(std::uint64_t sequence);
+  bool ended();
+  std::chrono::steady_clock::time_point last_used() const;
+
+ private:
+  struct Segment {
+    std::uint64_t sequence = 0;
+    std::int64_t from_us = 0, to_us = 0;
+    std::shared_ptr<const media::Bytes> bytes;
+  };
+  void close_segment(std::int64_t end_us);
+
+  std::shared_ptr<LiveTap> tap_;
+  std::uint64_t epoch_ = 0;
+  media::CodecInfo codec_;
+  std::shared_ptr<const media::Bytes> init_;
+  mutable std::mutex mu_;
+  std::optional<std::int64_t> origin_us_;      // the first keyframe's dts: the timeline's zero
+  std::optional<media::MediaWriter> writer_;   // the segment being cut
+  std::int64_t open_from_us_ = 0, last_pts_us_ = 0;
+  std::deque<Segment> window_;
+  std::uint64_t next_sequence_ = 0;
+  bool ended_ = false;
+  std::chrono::steady_clock::time_point last_used_;
+};
+
+class HlsLive {
+ public:
+  explicit HlsLive(LiveFeeds& feeds) : feeds_(feeds) {}
+  // CAMERA's channel, opened if it records now; null if it does not (and no channel is left).
+  std::shared_ptr<HlsLiveChannel> channel(const std::string& camera);
+
+ private:
+  LiveFeeds& feeds_;
+  std::mutex mu_;
+  std::map<std::string, std::shared_ptr<HlsLiveChannel>> channels_;
+};
+
+}  // namespace vigil::server

@@ -1,0 +1,63 @@
+#pragma once
+// HTTP front end of vigild (Boost.Beast over Asio coroutines).
+// Thread: runs on the network io_context; handlers must not block (catalog work goes through
+// CatalogPool::run). Bad requests get a 4xx and the connection is closed; nothing thrown
+// escapes a session.
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <chrono>
+#include <functional>
+#include <stdexcept>
+#include <variant>
+
+#include "server/net/http_body.hpp"
+#include "server/net/listener.hpp"
+
+namespace vigil::server {
+
+using HttpRequest = boost::beast::http::request<boost::beast::http::string_body>;
+using HttpResponse = boost::beast::http::response<boost::beast::http::string_body>;
+// Video bytes (exports, HLS segments, thumbnails), sent from a shared buffer without a copy.
+using MediaResponse = boost::beast::http::response<SharedBytesBody>;
+using HttpReply = std::variant<HttpResponse, MediaResponse>;
+using HttpHandler = std::function<boost::asio::awaitable<HttpReply>(const HttpRequest&)>;
+
+// Thrown by routes to answer STATUS with a JSON {"error": what()}.
+struct HttpError : std::runtime_error {
+  HttpError(boost::beast::http::status s, const std::string& what) : std::runtime_error(what), status(s) {}
+  boost::beast::http::status status;
+};
+
+struct HttpLimits {
+  std::size_t header_bytes = 8 * 1024;
+  std::size_t body_bytes = 1024 * 1024;
+  std::chrono::seconds read_timeout{15};  // whole request; slow clients are cut off
+};
+
+// REQ's path for a log line: without its query string (it may carry ?access_token=), at most
+// 200 characters.
+std::string loggable_target(const HttpRequest& req);
+
+// A JSON response with the usual headers.
+HttpResponse json_response(const HttpRequest& req, boost::beast::http::status status, std::string body);
+
+class HttpServer {
+ public:
+  HttpServer(boost::asio::io_context& io, const boost::asio::ip::tcp::endpoint& endpoint, HttpHandler handler,
+             HttpLimits limits = {}, NetworkThreads* sessions = nullptr);
+  boost::asio::ip::tcp::endpoint local_endpoint() const { return listener_.local_endpoint(); }
+  void start() { listener_.start(); }
+  void stop() { listener_.stop(); }  // open sessions end at their next read
+
+ private:
+  boost::asio::awaitable<void> session(boost::asio::ip::tcp::socket socket);
+
+  HttpHandler handler_;
+  HttpLimits limits_;
+  Listener listener_;
+};
+
+}  // namespace vigil::server

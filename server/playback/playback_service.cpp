@@ -1,0 +1,156 @@
+#include "server/playback/playback_service.hpp"
+
+#include <pqxx/pqxx>
+
+#include "common/log.hpp"
+#include "catalog/playback_rows.hpp"
+#include "storage/stream_buffer.hpp"
+
+namespace asio = boost::asio;
+
+namespace vigil::server {
+namespace {
+
+// Playback ids live apart from recording stream ids on a disk's scheduler.
+constexpr std::uint64_t kPlaybackIdBase = 1ull << 62;
+
+
+}  // namespace
+
+asio::awaitable<PlaybackService::OpenResult> PlaybackService::open(const proto::OpenPlayback& req,
+                                                                   const std::function<void()>& notify,
+                                                                   std::shared_ptr<Playback>& out, std::uint64_t id) {
+  const double speed = req.rate() == 0 ? 1.0 : req.rate();
+  if (req.stream_name().empty()) co_return refuse(proto::REFUSE_REASON_INVALID_REQUEST, "open-playback needs a stream name");
+  if (!(speed > 0 && speed <= kMaxPlaybackRate)) {
+    co_return refuse(proto::REFUSE_REASON_INVALID_REQUEST, "rate must be in (0, 64]");
+  }
+  if (req.live()) co_return open_live(req, notify, out, id);
+  if (req.end_us() <= req.start_us()) {
+    co_return refuse(proto::REFUSE_REASON_INVALID_REQUEST, "the end of the range must be after its start");
+  }
+
+  catalog::PlaybackPlan plan;
+  try {
+    // By reference: see CatalogPool::run. REQ outlives the co_await.
+    plan = co_await catalog_.run([&req](pqxx::connection& c) {
+      pqxx::work tx(c);
+      auto p = catalog::plan_playback(tx, req.stream_name(), req.start_us(), req.end_us());
+      tx.commit();
+      return p;
+    });
+  } catch (const std::exception& e) {
+    co_return refuse(proto::REFUSE_REASON_INVALID_REQUEST, std::string("catalog: ") + e.what());
+  }
+  if (!plan.camera_exists) {
+    co_return refuse(proto::REFUSE_REASON_NO_SUCH_STREAM, "no camera named '" + req.stream_name() + "'");
+  }
+  if (plan.segments.empty()) {
+    co_return refuse(proto::REFUSE_REASON_NO_SUCH_STREAM,
+                     "nothing of '" + req.stream_name() + "' is recorded in that range (or it is still being written)");
+  }
+  auto* disk = disks_.disk_of_volume(plan.volume_id);
+  if (!disk) {
+    co_return refuse(proto::REFUSE_REASON_NO_SUCH_STREAM,
+                     "the recording is on volume " + std::to_string(plan.volume_id) + ", which this server has not opened");
+  }
+  // The disk time this playback takes: the recording's rate at SPEED; trick play reads keyframes only.
+  const bool key_only = req.keyframes_only() || req.direction() == proto::DIRECTION_REVERSE;
+  // The recording's own data rate (with headroom for bursts within a segment) when it is known,
+  // rather than the peak its recorder declared: a camera declared at 8 Mbit/s that records
+  // 2 Mbit/s is played back at what it stored.
+  const double admitted = static_cast<double>(plan.rate_bps) / 8;
+  const double stored = static_cast<double>(plan.data_rate_bps) / 8 * kPlaybackHeadroom;
+  const double base = stored > 0 ? std::min(admitted, stored) : admitted;
+  const double rate = key_only ? admission::trick_play_rate(base, kKeyframeShare, speed) : base * speed;
+  auto outcome = disks_.admit(admission::StreamDemand{0, false, rate, rate, 0, 0}, DiskMetrics::Kind::playback,
+                              std::nullopt, disk);
+  if (auto* no = std::get_if<Refusal>(&outcome)) {
+    no->reason = "playback: " + no->reason;
+    co_return to_refuse(*no);
+  }
+  const auto& granted = std::get<Admitted>(outcome);
+  disks_.log_admitted(granted, DiskMetrics::Kind::playback, std::nullopt, std::nullopt);
+  const admission::StreamDemand demand = granted.demand;
+
+  auto p = std::make_shared<Playback>();
+  // A fresh scheduler id every time, also when a seek or rate change keeps the client's id: the
+  // previous read stream may still have an IO in flight under its own id.
+  p->sched_id = kPlaybackIdBase + next_id_.fetch_add(1);
+  p->id = id ? id : p->sched_id;
+  p->disk = disk;
+  p->demand = demand;
+  p->request = req;
+  p->from_us = std::max(plan.from_us, req.start_us());
+  p->to_us = std::min(plan.to_us, req.end_us());
+  const auto& cfg = disk->io->scheduler().config();
+  const double cycle_s = std::chrono::duration<double>(cfg.cycle).count();
+  const std::size_t block = disk->volume->volume->block_bytes();
+  const std::size_t cycle_bytes = storage::stream_io_bytes(rate, cycle_s, block);
+  p->stream = std::make_shared<storage::PlaybackStream>(
+      std::move(plan.segments),
+      storage::PlaybackRange{.from_pts = req.start_us(), .to_pts = req.end_us(), .keyframes_only = key_only,
+                             .direction = req.direction() == proto::DIRECTION_REVERSE ? storage::ReadDirection::reverse
+                                                                                       : storage::ReadDirection::forward},
+      cycle_bytes, block, notify);
+  disk->io->scheduler().add_stream(p->sched_id, *p->stream);
+  DiskSet::bind_io_id(*disk, p->demand.id, p->sched_id);
+
+  proto::PlaybackStarted started;
+  started.set_stream_id(p->id);
+  started.set_admitted_rate_bps(static_cast<std::uint64_t>(rate * 8));
+  auto* codec = started.mutable_codec();
+  codec->set_codec_name(plan.codec);
+  codec->set_width(plan.width);
+  codec->set_height(plan.height);
+  codec->set_time_base_num(1);  // served timestamps are wall-clock microseconds
+  codec->set_time_base_den(1'000'000);
+  codec->set_extradata(plan.extradata);
+  codec->set_bit_rate(plan.rate_bps);
+  log::info("playback admitted", {{"playback", p->id},
+                                  {"name", req.stream_name()},
+                                  {"from_us", p->from_us},
+                                  {"to_us", p->to_us},
+                                  {"speed", speed},
+                                  {"keyframes_only", key_only ? "yes" : "no"},
+                                  {"rate_bps", static_cast<std::uint64_t>(rate * 8)},
+                                  {"gops", p->stream->gop_total()}});
+  out = std::move(p);
+  co_return started;
+}
+
+PlaybackService::OpenResult PlaybackService::open_live(const proto::OpenPlayback& req, const std::function<void()>& notify,
+                                                       std::shared_ptr<Playback>& out, std::uint64_t id) {
+  if (req.direction() == proto::DIRECTION_REVERSE || req.keyframes_only() || (req.rate() != 0 && req.rate() != 1.0)) {
+    return refuse(proto::REFUSE_REASON_INVALID_REQUEST, "live view plays forward at rate 1, every frame");
+  }
+  auto feed = feeds_.find(req.stream_name());
+  std::shared_ptr<LiveTap> tap;
+  if (feed) {
+    // Two cycles' worth of the camera's rate, like a stream's double buffer, plus a keyframe's room.
+    const std::size_t bound = static_cast<std::size_t>(2.0 * static_cast<double>(feed->rate_bps()) / 8) + (1u << 20);
+    tap = feed->subscribe(bound, notify);
+  }
+  if (!tap) return refuse(proto::REFUSE_REASON_NO_SUCH_STREAM, "camera '" + req.stream_name() + "' is not recording now");
+  auto p = std::make_shared<Playback>();
+  p->id = id ? id : kPlaybackIdBase + next_id_.fetch_add(1);
+  p->request = req;
+  p->live = std::move(tap);
+  proto::PlaybackStarted started;
+  started.set_stream_id(p->id);
+  *started.mutable_codec() = feed->codec();
+  started.set_admitted_rate_bps(0);  // no disk time
+  log::info("live view opened", {{"playback", p->id}, {"name", req.stream_name()}});
+  out = std::move(p);
+  return started;
+}
+
+void PlaybackService::close(const std::shared_ptr<Playback>& p) {
+  if (!p) return;
+  if (p->live) return;  // the tap goes with the playback; the feed forgets it
+  disks_.release(*p->disk, p->demand.id);
+  // The stream object lives until its last read is done.
+  p->disk->io->scheduler().remove_stream(p->sched_id, [keep = p->stream] {});
+}
+
+}  // namespace vigil::server

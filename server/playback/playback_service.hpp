@@ -1,0 +1,71 @@
+#pragma once
+// The server side of playback sessions (docs/protocol.md, "Playback"): an OpenPlayback is
+// planned from the catalog (closed segments of the camera in the range, on the catalog pool),
+// admitted on the disk holding them at its playback rate (the recording's rate × speed;
+// keyframes-only and reverse at the keyframe share of it), and its PlaybackStream joins that
+// disk's cycle scheduler, which fills its double buffer once per cycle. A seek or rate change
+// is a new playback: its first IO goes to the head of the scheduler's queue, so it waits for
+// one chunk of stream IO, not a cycle (the preemption of Semi-preemptible IO).
+// Thread: open() is awaited by network coroutines; close() from any thread; the stream's
+// callbacks run on the IO thread and only post a wake-up. Errors: open() answers
+// PlaybackStarted or Refuse. A live playback (OpenPlayback.live) is served from the camera's
+// LiveFeed while it records: no disk IO, so nothing to admit on a disk.
+#include <atomic>
+#include <boost/asio/awaitable.hpp>
+#include <functional>
+#include <memory>
+#include <variant>
+
+#include "admission/admission.hpp"
+#include "proto/vigil.pb.h"
+#include "server/core/catalog_pool.hpp"
+#include "server/core/live_feed.hpp"
+#include "server/disks/disk_set.hpp"
+#include "storage/playback_stream.hpp"
+
+namespace vigil::server {
+
+// Share of a GOP's bytes that is its keyframe, for charging keyframes-only playback (typical
+// H.264/H.265 surveillance GOPs of 1–2 s). A wrong guess slows that trick play down or speeds it
+// up; it never takes disk time from other streams, because the stream reads only what it was
+// charged for per cycle.
+inline constexpr double kKeyframeShare = 0.35;
+inline constexpr double kMaxPlaybackRate = 64.0;
+// Playback is charged at the stored data rate × this (VBR bursts within a segment).
+inline constexpr double kPlaybackHeadroom = 1.5;
+
+class PlaybackService {
+ public:
+  struct Playback {
+    std::uint64_t id = 0;        // in MediaPackets and Control: the same across seeks and rate changes
+    std::uint64_t sched_id = 0;  // on the disk's scheduler: new for every read stream
+    Disk* disk = nullptr;
+    admission::StreamDemand demand;
+    std::shared_ptr<storage::PlaybackStream> stream;
+    proto::OpenPlayback request;
+    std::int64_t from_us = 0, to_us = 0;  // what the recording covers of the request
+    std::shared_ptr<LiveTap> live;        // live view: frames from the recording session, no disk
+  };
+
+  PlaybackService(DiskSet& disks, LiveFeeds& feeds, CatalogPool& catalog)
+      : disks_(disks), feeds_(feeds), catalog_(catalog) {}
+
+  using OpenResult = std::variant<proto::PlaybackStarted, proto::Refuse>;
+  // ID: reuse this playback id (a seek or rate change continues the same client-visible
+  // playback); 0 for a new one.
+  boost::asio::awaitable<OpenResult> open(const proto::OpenPlayback& request, const std::function<void()>& notify,
+                                          std::shared_ptr<Playback>& out, std::uint64_t id = 0);
+  // Takes the playback off its disk and releases its admitted share.
+  void close(const std::shared_ptr<Playback>& p);
+
+ private:
+  OpenResult open_live(const proto::OpenPlayback& request, const std::function<void()>& notify,
+                       std::shared_ptr<Playback>& out, std::uint64_t id);
+
+  DiskSet& disks_;
+  LiveFeeds& feeds_;
+  CatalogPool& catalog_;
+  std::atomic<std::uint64_t> next_id_{1};
+};
+
+}  // namespace vigil::server

@@ -1,0 +1,251 @@
+#include "server/recording/recording_service.hpp"
+
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <chrono>
+#include <pqxx/pqxx>
+
+#include "common/log.hpp"
+#include "catalog/profiles.hpp"
+#include "catalog/recording_rows.hpp"
+#include "storage/stream_buffer.hpp"
+
+namespace asio = boost::asio;
+
+namespace vigil::server {
+namespace {
+
+std::int64_t now_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// Timestamps further than this from the previous frame's end are a discontinuity, not time
+// passing: B-frame reordering stays well within a second back, and a camera that stalls for
+// longer than 10 s without closing its connection is treated as having restarted its clock.
+constexpr std::int64_t kMaxBackwardsUs = 1'000'000;
+constexpr std::int64_t kMaxForwardUs = 10'000'000;
+// A recorder's clock further than this from ours is not trusted for timestamps.
+constexpr std::int64_t kMaxClockSkewUs = 3'600'000'000;
+
+
+}  // namespace
+
+RecordingService::RecordingService(DiskSet& disks, LiveFeeds& feeds, CatalogPool& catalog, catalog::Batcher& batcher,
+                                   Metrics* metrics)
+    : disks_(disks), feeds_(feeds), catalog_(catalog), batcher_(batcher), metrics_(metrics) {}
+
+asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto::OpenRecord& req,
+                                                                     const std::function<void()>& notify,
+                                                                     std::shared_ptr<Recording>& out) {
+  const auto& codec = req.codec();
+  if (req.stream_name().empty() || codec.codec_name().empty() || codec.time_base_num() <= 0 ||
+      codec.time_base_den() <= 0) {
+    co_return refuse(proto::REFUSE_REASON_INVALID_REQUEST, "open-record needs a stream name, a codec and a time base");
+  }
+  const std::uint64_t peak_bps = req.declared_peak_rate_bps() ? req.declared_peak_rate_bps() : req.declared_average_rate_bps();
+  if (peak_bps == 0) co_return refuse(proto::REFUSE_REASON_INVALID_REQUEST, "open-record needs a declared rate");
+  admission::StreamDemand demand{0, true, static_cast<double>(peak_bps) / 8,
+                                 static_cast<double>(req.declared_average_rate_bps()) / 8, 0, 0};
+
+  // Admission: the first disk whose controller admits the stream (disks in configuration order).
+  auto admitted = disks_.admit(demand, DiskMetrics::Kind::recording, req.stream_name());
+  if (auto* no = std::get_if<Refusal>(&admitted)) co_return to_refuse(*no);
+  const Admitted granted = std::get<Admitted>(std::move(admitted));
+  Disk* chosen = granted.disk;
+  demand = granted.demand;
+
+  // The recorder's clock, if it gives one and it is sane: its first packet's capture time.
+  const std::int64_t opened_at = now_us();
+  std::int64_t first_wall = 0;
+  if (req.first_wall_us() != 0 && std::llabs(req.first_wall_us() - opened_at) < kMaxClockSkewUs) {
+    first_wall = req.first_wall_us();
+  }
+  // Catalog rows, on the catalog pool.
+  const std::int64_t disk_id = chosen->disk_id;
+  std::int64_t stream_id = 0;
+  bool gap = false;
+  try {
+    stream_id = co_await catalog_.run([&, disk_id](pqxx::connection& c) {
+      pqxx::work tx(c);
+      const auto cam = catalog::ensure_camera(tx, req.stream_name());
+      // Reconnecting continues the camera's recording: the hole since its last stream is a gap.
+      gap = catalog::record_reconnect_gap(tx, cam, first_wall ? std::min(first_wall, opened_at) : opened_at,
+                                    req.gap_reason());
+      const auto id = catalog::open_stream(
+          tx, {.camera_id = cam, .codec = codec.codec_name(), .extradata = codec.extradata(), .width = codec.width(),
+               .height = codec.height(), .declared_rate_bps = static_cast<std::int64_t>(peak_bps),
+               .admitted_rate_bps = static_cast<std::int64_t>(peak_bps), .disk_id = disk_id,
+               .started_at_us = first_wall ? std::min(first_wall, opened_at) : opened_at});
+      tx.commit();
+      return id;
+    });
+  } catch (const std::exception& e) {
+    disks_.log_admitted(granted, DiskMetrics::Kind::recording, std::nullopt, req.stream_name());
+    disks_.release(*chosen, demand.id);
+    co_return refuse(proto::REFUSE_REASON_INVALID_REQUEST, std::string("catalog: ") + e.what());
+  }
+
+  disks_.log_admitted(granted, DiskMetrics::Kind::recording, stream_id, req.stream_name());
+  auto r = std::make_shared<Recording>();
+  r->stream_id = static_cast<std::uint64_t>(stream_id);
+  r->disk = chosen;
+  r->demand = demand;
+  r->time_num = codec.time_base_num();
+  r->time_den = codec.time_base_den();
+  r->first_wall_us = first_wall;
+  r->notify = notify;
+  if (metrics_) {
+    r->camera = &metrics_->camera(req.stream_name());
+    if (gap) r->camera->gap();
+    r->camera->stream_started(demand.peak_rate);
+  }
+  const auto& sched_cfg = chosen->io->scheduler().config();
+  const double cycle_s = std::chrono::duration<double>(sched_cfg.cycle).count();
+  const std::size_t io_bytes = storage::stream_io_bytes(demand.peak_rate, cycle_s, chosen->volume->volume->block_bytes());
+  const std::int64_t volume_id = chosen->volume->volume_id;
+  storage::Volume* vol = chosen->volume->volume.get();
+  std::weak_ptr<Recording> weak = r;
+  r->stream = std::make_shared<storage::RecordingStream>(
+      *vol, r->stream_id, std::vector<std::byte>(), 1, now_us(),
+      storage::RecordingStreamOptions{.io_bytes = io_bytes},
+      [chosen] { return chosen->next_segment.fetch_add(1); },
+      [weak](std::uint64_t seq) {
+        // The IO thread: store and wake the session; never wait for it.
+        if (auto rec = weak.lock()) {
+          rec->durable.store(seq, std::memory_order_release);
+          if (rec->notify) rec->notify();
+        }
+      },
+      [batcher = &batcher_, volume_id, vol](const storage::SegmentSummary& s) {
+        std::vector<std::uint64_t> offsets;
+        for (auto e : s.extents) offsets.push_back(vol->extent_offset(e));
+        batcher->enqueue("close segment " + std::to_string(s.segment_id),
+                         [s, offsets, volume_id, eb = vol->extent_bytes()](pqxx::work& tx) {
+                           catalog::record_closed_segment(tx, volume_id, s, offsets, eb, now_us());
+                         });
+      });
+  chosen->io->scheduler().add_stream(r->stream_id, *r->stream);
+  DiskSet::bind_io_id(*chosen, r->demand.id, r->stream_id);
+  {
+    // Live viewers see this recording's frames, with timestamps in wall-clock microseconds.
+    proto::CodecParameters live_codec = codec;
+    live_codec.set_time_base_num(1);
+    live_codec.set_time_base_den(1'000'000);
+    r->feed = std::make_shared<LiveFeed>(req.stream_name(), std::move(live_codec), peak_bps);
+    feeds_.put(r->feed);
+  }
+
+  proto::Admit a;
+  a.set_stream_id(r->stream_id);
+  a.set_admitted_rate_bps(peak_bps);
+  a.set_cycle_us(static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(sched_cfg.cycle).count()));
+  a.set_buffer_bytes(io_bytes);
+  a.set_chunk_bytes(sched_cfg.chunk_bytes);
+  log::info("recording admitted", {{"stream", r->stream_id},
+                                   {"name", req.stream_name()},
+                                   {"rate_bps", peak_bps},
+                                   {"volume", chosen->volume->path.string()},
+                                   {"buffer_bytes", io_bytes}});
+  out = std::move(r);
+  co_return a;
+}
+
+Result<void> RecordingService::packet(Recording& r, const proto::MediaPacket& m, std::span<const std::byte> payload) {
+  if (m.sequence() != r.last_sequence + 1) {
+    if (r.camera) r.camera->refused(CameraMetrics::Refusal::out_of_order);
+    return errc::invalid_argument;
+  }
+  storage::RecordHeader h;
+  h.sequence = m.sequence();
+  const auto to_us = [&](std::int64_t t) { return t * r.time_num * 1'000'000 / r.time_den; };
+  h.duration = to_us(m.duration());
+  // Wall-clock microseconds: the first timestamp is pinned to now; packets without one (RTSP
+  // B-frame sources) continue from the previous packet's end.
+  if (m.has_pts()) {
+    if (!r.have_offset) {
+      r.wall_offset_us = (r.first_wall_us ? r.first_wall_us : now_us()) - to_us(m.pts());
+      r.have_offset = true;
+    } else if (r.last_end_us) {
+      // A timestamp jump or wrap (a camera restarting its clock, a 33-bit RTP wrap) is a
+      // discontinuity: wall-clock time continues from the previous frame's end instead of
+      // jumping, so segments stay ordered and the GOP index searchable.
+      const std::int64_t at = to_us(m.pts()) + r.wall_offset_us;
+      if (at < r.last_end_us - kMaxBackwardsUs || at > r.last_end_us + kMaxForwardUs) {
+        log::warn("timestamp discontinuity: wall-clock time continues from the previous frame",
+                  {{"stream", r.stream_id}, {"sequence", m.sequence()}, {"jump_us", at - r.last_end_us}});
+        r.wall_offset_us = r.last_end_us - to_us(m.pts());
+        ++r.discontinuities;
+        if (r.camera) r.camera->discontinuity();
+      }
+    }
+    h.pts = to_us(m.pts()) + r.wall_offset_us;
+  } else {
+    h.pts = r.last_end_us ? r.last_end_us : now_us();
+  }
+  h.dts = m.has_dts() && r.have_offset ? to_us(m.dts()) + r.wall_offset_us : h.pts;
+  if (m.keyframe()) h.flags |= storage::kRecordKeyframe;
+  auto ok = r.stream->append(h, payload);
+  if (!ok) {
+    if (r.camera) {
+      r.camera->refused(ok.error() == errc::rate_exceeded ? CameraMetrics::Refusal::rate_exceeded
+                                                          : CameraMetrics::Refusal::invalid);
+    }
+    return ok;
+  }
+  if (r.camera) r.camera->packet(payload.size());
+  r.last_sequence = m.sequence();
+  r.last_end_us = h.pts + h.duration;
+  if (r.feed) r.feed->publish(h, payload);
+  return {};
+}
+
+asio::awaitable<void> RecordingService::close(const std::shared_ptr<Recording>& recording, bool clean) {
+  // A local copy (the caller's lives on, but this frame owns what it uses). No by-value
+  // non-trivial parameters on awaited calls: GCC 12 may destroy them twice.
+  auto r = recording;
+  if (!r) co_return;
+  if (r->feed) {
+    r->feed->end();  // live viewers finish with the frames they have
+    feeds_.erase(r->feed);
+  }
+  // The frames still in the filling half are written by the next cycle: give them up to ten
+  // cycles to become durable (a busy machine may be late by a few), so a clean end loses nothing.
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  const auto cycle = r->disk->io->scheduler().config().cycle;
+  for (int i = 0; i < 100 && r->durable.load() < r->last_sequence; ++i) {
+    timer.expires_after(std::chrono::duration_cast<std::chrono::steady_clock::duration>(cycle / 10));
+    co_await timer.async_wait(asio::use_awaitable);
+  }
+  clean = clean && r->durable.load() >= r->last_sequence;  // everything sent became durable
+  Disk* disk = r->disk;
+  const std::int64_t volume_id = disk->volume->volume_id;
+  storage::Volume* vol = disk->volume->volume.get();
+  const std::int64_t stream_id = static_cast<std::int64_t>(r->stream_id);
+  const auto demand_id = r->demand.id;
+  disks_.release(*disk, demand_id);
+  if (r->camera) r->camera->stream_ended(r->demand.peak_rate);
+  // On the IO thread once the stream's last IO is done: its last segment and its end.
+  disk->io->scheduler().remove_stream(r->stream_id, [batcher = &batcher_, r, volume_id, vol, stream_id, clean] {
+    auto last = r->stream->close();
+    const auto ended = now_us();
+    if (last && last->frame_count > 0) {
+      std::vector<std::uint64_t> offsets;
+      for (auto e : last->extents) offsets.push_back(vol->extent_offset(e));
+      batcher->enqueue("close segment " + std::to_string(last->segment_id),
+                       [s = *last, offsets, volume_id, eb = vol->extent_bytes(), ended](pqxx::work& tx) {
+                         catalog::record_closed_segment(tx, volume_id, s, offsets, eb, ended);
+                       });
+    }
+    batcher->enqueue("end stream " + std::to_string(stream_id), [stream_id, clean, ended](pqxx::work& tx) {
+      catalog::end_stream(tx, stream_id, clean ? "stopped" : "interrupted", ended);
+    });
+  });
+  log::info("recording ended", {{"stream", r->stream_id},
+                                {"clean", clean ? "yes" : "no"},
+                                {"last_sequence", r->last_sequence},
+                                {"durable", r->durable.load()}});
+}
+
+}  // namespace vigil::server

@@ -1,0 +1,81 @@
+#pragma once
+// The server side of recording sessions (docs/protocol.md, "Recording"): an OpenRecord is
+// admitted on a disk by that disk's admission controller, gets its catalog rows (camera by
+// name, a new stream), and its RecordingStream joins the disk's cycle scheduler; media packets
+// go into the stream's double buffer (policed: rate_exceeded beyond the admitted rate); the
+// disk's IO thread reports the durable sequence after each cycle's flush, which the session
+// sends as DurableAck; closed segments reach the catalog through the batcher.
+// Thread: open()/close() are awaited by network coroutines (catalog work runs on the catalog
+// pool); packet() on the session's thread; stream callbacks on the IO thread, which only store
+// a number and post a wake-up, or hand rows to the batcher (which must outlive the disks' IO
+// threads; the service itself is not referenced from them). Errors: values for packets; open()
+// answers Admit or Refuse. With Metrics, admission decisions and the admitted set are published
+// per disk, and each camera's packets, refusals and gaps per camera (atomics; docs/metrics.md).
+#include <atomic>
+#include <boost/asio/awaitable.hpp>
+#include <functional>
+#include <map>
+#include <string>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <variant>
+#include <vector>
+
+#include "admission/admission.hpp"
+#include "proto/vigil.pb.h"
+#include "catalog/batcher.hpp"
+#include "server/core/catalog_pool.hpp"
+#include "server/disks/disk_set.hpp"
+#include "server/core/live_feed.hpp"
+#include "server/core/vigild_metrics.hpp"
+#include "storage/recording_stream.hpp"
+
+namespace vigil::server {
+
+class RecordingService {
+ public:
+  // One stream being recorded by one session.
+  struct Recording {
+    std::uint64_t stream_id = 0;
+    Disk* disk = nullptr;
+    admission::StreamDemand demand;
+    std::shared_ptr<storage::RecordingStream> stream;
+    std::int64_t time_num = 1, time_den = 1'000'000;  // codec time base
+    std::int64_t wall_offset_us = 0;                  // wall clock = pts_us + offset
+    bool have_offset = false;
+    std::int64_t first_wall_us = 0;                   // the recorder's wall time of its first packet (0: arrival)
+    std::int64_t last_end_us = 0;
+    std::uint64_t last_sequence = 0;                  // last packet accepted
+    std::uint64_t discontinuities = 0;                // timestamp jumps re-pinned to wall time
+    std::atomic<std::uint64_t> durable{0};            // set by the IO thread
+    std::function<void()> notify;                     // wakes the session (posted to its thread)
+    std::shared_ptr<LiveFeed> feed;                   // live viewers of this camera
+    CameraMetrics* camera = nullptr;                  // this camera's /metrics series
+  };
+
+  // DISKS, FEEDS and METRICS (optional) must outlive the service.
+  RecordingService(DiskSet& disks, LiveFeeds& feeds, CatalogPool& catalog, catalog::Batcher& batcher,
+                   Metrics* metrics = nullptr);
+
+  using OpenResult = std::variant<proto::Admit, proto::Refuse>;
+  boost::asio::awaitable<OpenResult> open(const proto::OpenRecord& request, const std::function<void()>& notify,
+                                          std::shared_ptr<Recording>& out);
+  // rate_exceeded (policed), invalid_argument (sequence out of order, frame larger than a cycle).
+  Result<void> packet(Recording& r, const proto::MediaPacket& m, std::span<const std::byte> payload);
+  // Ends the stream: waits (up to ten cycles) for the last packets to be acknowledged, then
+  // takes it off the disk; its last segment and its end go to the catalog. CLEAN: the client
+  // ended at a frame boundary (the stream is 'stopped' if all it sent became durable, else
+  // 'interrupted').
+  boost::asio::awaitable<void> close(const std::shared_ptr<Recording>& recording, bool clean);
+
+ private:
+  DiskSet& disks_;
+  LiveFeeds& feeds_;
+  CatalogPool& catalog_;
+  catalog::Batcher& batcher_;
+  Metrics* metrics_;
+};
+
+}  // namespace vigil::server

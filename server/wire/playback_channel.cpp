@@ -1,0 +1,233 @@
+#include "server/wire/playback_channel.hpp"
+
+#include "common/log.hpp"
+#include "proto/frame_codec.hpp"
+
+namespace asio = boost::asio;
+
+namespace vigil::server {
+namespace {
+
+proto::Envelope error(errc code, std::string message) { return proto::make_error(code, std::move(message)); }
+
+}  // namespace
+
+asio::awaitable<proto::Envelope> PlaybackChannel::open(const proto::OpenPlayback& request) {
+  if (playback_) co_return error(errc::invalid_argument, "this session already plays a stream");
+  std::shared_ptr<PlaybackService::Playback> p;
+  auto r = co_await service_.open(request, notify_, p);
+  proto::Envelope reply;
+  if (auto* s = std::get_if<proto::PlaybackStarted>(&r)) {
+    *reply.mutable_playback_started() = *s;
+    playback_ = std::move(p);
+    pacer_ = PlaybackPacer(request.rate() == 0 ? 1.0 : request.rate());
+    gop_.reset();
+    frame_ = 0;
+    sequence_ = 0;
+    last_pts_.reset();
+    end_.Clear();
+  } else {
+    *reply.mutable_refuse() = std::get<proto::Refuse>(r);
+  }
+  co_return reply;
+}
+
+asio::awaitable<std::optional<proto::Envelope>> PlaybackChannel::control(const proto::Control& c) {
+  if (!playback_ || c.stream_id() != playback_->id) {
+    co_return error(errc::not_found, "control names no playback of this session");
+  }
+  const auto now = Clock::now();
+  switch (c.op()) {
+    case proto::CONTROL_OP_PAUSE:
+      pacer_.pause(now);
+      co_return std::nullopt;
+    case proto::CONTROL_OP_RESUME:
+      pacer_.resume(now);
+      co_return std::nullopt;
+    case proto::CONTROL_OP_SEEK:
+    case proto::CONTROL_OP_SET_RATE: {
+      if (playback_->live) {
+        co_return error(errc::invalid_argument, "live view cannot seek or change rate: open a recorded range");
+      }
+      const bool seek = c.op() == proto::CONTROL_OP_SEEK;
+      if (!seek && !(c.rate() > 0 && c.rate() <= kMaxPlaybackRate)) {
+        co_return error(errc::invalid_argument, "rate must be in (0, 64]");
+      }
+      auto old = playback_;
+      proto::OpenPlayback req = old->request;
+      if (seek) {
+        req.set_start_us(c.seek_to_us());
+        if (req.end_us() <= req.start_us()) co_return error(errc::invalid_argument, "seek past the end of the range");
+      } else {
+        req.set_rate(c.rate());
+        // Continue from the next frame not yet sent: the keyframe at or before it.
+        if (last_pts_) {
+          if (req.direction() == proto::DIRECTION_REVERSE) req.set_end_us(*last_pts_);
+          else req.set_start_us(*last_pts_ + 1);
+        }
+      }
+      // The old playback's share is released first, so its own admission never counts twice.
+      service_.close(old);
+      std::shared_ptr<PlaybackService::Playback> p;
+      auto r = co_await service_.open(req, notify_, p, old->id);
+      std::optional<proto::Envelope> reply;
+      if (auto* s = std::get_if<proto::PlaybackStarted>(&r)) {
+        proto::Envelope e;
+        *e.mutable_playback_started() = *s;
+        reply = std::move(e);
+      } else {
+        const auto& refused = std::get<proto::Refuse>(r);
+        // Keep playing as before: reopen at the old speed from where it was.
+        proto::OpenPlayback back = old->request;
+        if (last_pts_ && back.direction() != proto::DIRECTION_REVERSE) back.set_start_us(*last_pts_ + 1);
+        auto r2 = co_await service_.open(back, notify_, p, old->id);
+        auto e = error(errc::admission_refused, (seek ? "seek refused: " : "rate change refused: ") + refused.reason());
+        if (!std::holds_alternative<proto::PlaybackStarted>(r2)) {
+          playback_.reset();
+          co_return e;
+        }
+        reply = std::move(e);
+      }
+      playback_ = std::move(p);
+      gop_.reset();
+      frame_ = 0;
+      skip_through_.reset();
+      if (seek) {
+        pacer_.reanchor();
+      } else if (last_pts_ && playback_->request.direction() != proto::DIRECTION_REVERSE) {
+        // The reopened playback starts at the keyframe before the position: the viewer has
+        // those frames already.
+        skip_through_ = last_pts_;
+      }
+      if (!seek && playback_->request.rate() == c.rate()) pacer_.set_rate(c.rate(), now);
+      co_return reply;
+    }
+    default:
+      co_return error(errc::invalid_argument, "unknown control operation");
+  }
+}
+
+std::optional<PlaybackChannel::Out> PlaybackChannel::next(Clock::time_point now, Clock::time_point& wake) {
+  wake = Clock::time_point::max();
+  if (!playback_) return std::nullopt;
+  if (playback_->live) return next_live(now);
+  auto& stream = *playback_->stream;
+  for (;;) {
+    if (!gop_ || frame_ >= gop_->frames.size()) {
+      gop_ = stream.pop();
+      frame_ = 0;
+      if (!gop_) break;
+      if (gop_->damaged) {
+        auto* g = end_.add_gaps();
+        g->set_from_us(gop_->from_pts);
+        g->set_to_us(gop_->to_pts);
+        g->set_reason(std::string("corruption: a GOP failed verification (") + gop_->damage + ") and was skipped");
+        log::warn("playback skipped a damaged GOP",
+                  {{"playback", playback_->id}, {"from_us", gop_->from_pts}, {"why", gop_->damage}});
+        gop_.reset();
+        continue;
+      }
+      continue;
+    }
+    const auto& f = gop_->frames[frame_];
+    if (skip_through_ && f.header.pts != storage::kNoTimestamp && f.header.pts <= *skip_through_) {
+      ++frame_;
+      continue;
+    }
+    const std::int64_t pts = f.header.pts == storage::kNoTimestamp ? last_pts_.value_or(0) : f.header.pts;
+    const auto due = pacer_.due(pts, now);
+    if (!due) return std::nullopt;  // paused
+    if (*due > now) {
+      wake = *due;
+      return std::nullopt;
+    }
+    proto::Envelope env;
+    auto* m = env.mutable_media_packet();
+    m->set_stream_id(playback_->id);
+    m->set_sequence(++sequence_);
+    m->set_has_pts(f.header.pts != storage::kNoTimestamp);
+    m->set_has_dts(f.header.dts != storage::kNoTimestamp);
+    if (m->has_pts()) m->set_pts(f.header.pts);
+    if (m->has_dts()) m->set_dts(f.header.dts);
+    m->set_duration(f.header.duration);
+    m->set_keyframe(f.header.keyframe());
+    m->set_payload_bytes(static_cast<std::uint32_t>(f.payload.size()));
+    Out out;
+    proto::append_frame_header(out.header, env);
+    out.payload = f.payload;
+    out.keep = gop_;
+    ++frame_;
+    last_pts_ = pts;
+    pacer_.sent(pts);
+    return out;
+  }
+  if (!stream.done()) return std::nullopt;  // the next cycle's read will notify
+  proto::Envelope env;
+  *env.mutable_playback_end() = end_;
+  auto* e = env.mutable_playback_end();
+  e->set_stream_id(playback_->id);
+  e->set_packets(sequence_);
+  if (auto err = stream.error()) {
+    e->set_failed(true);
+    e->set_reason("read error: " + err->message());
+  } else {
+    e->set_reason("end of range");
+  }
+  Out out;
+  proto::append_frame_header(out.header, env);
+  out.last = true;
+  log::info("playback ended", {{"playback", playback_->id}, {"packets", sequence_}, {"reason", e->reason()}});
+  close();
+  return out;
+}
+
+std::optional<PlaybackChannel::Out> PlaybackChannel::next_live(Clock::time_point now) {
+  // Live frames go out as they come: the camera paces them. Paused, the tap fills and drops to
+  // the next keyframe; resuming continues from there.
+  auto& tap = *playback_->live;
+  if (pacer_.paused()) {
+    while (tap.pop()) {
+    }
+    return std::nullopt;
+  }
+  (void)now;
+  if (auto f = tap.pop()) {
+    proto::Envelope env;
+    auto* m = env.mutable_media_packet();
+    m->set_stream_id(playback_->id);
+    m->set_sequence(++sequence_);
+    m->set_has_pts(f->header.pts != storage::kNoTimestamp);
+    m->set_has_dts(f->header.dts != storage::kNoTimestamp);
+    if (m->has_pts()) m->set_pts(f->header.pts);
+    if (m->has_dts()) m->set_dts(f->header.dts);
+    m->set_duration(f->header.duration);
+    m->set_keyframe(f->header.keyframe());
+    m->set_payload_bytes(static_cast<std::uint32_t>(f->payload.size()));
+    Out out;
+    proto::append_frame_header(out.header, env);
+    out.payload = f->payload;
+    out.keep_live = std::move(f);
+    return out;
+  }
+  if (!tap.ended()) return std::nullopt;
+  proto::Envelope env;
+  auto* e = env.mutable_playback_end();
+  e->set_stream_id(playback_->id);
+  e->set_packets(sequence_);
+  e->set_reason("recording ended");
+  Out out;
+  proto::append_frame_header(out.header, env);
+  out.last = true;
+  log::info("live view ended", {{"playback", playback_->id}, {"packets", sequence_}, {"dropped", tap.dropped()}});
+  close();
+  return out;
+}
+
+void PlaybackChannel::close() {
+  if (!playback_) return;
+  service_.close(playback_);
+  playback_.reset();
+  gop_.reset();
+}
+
+}  // namespace vigil::server

@@ -1,0 +1,66 @@
+#pragma once
+// One session's playback (docs/protocol.md, "Playback"): opens it through the PlaybackService,
+// takes the GOPs the IO thread has read, and says which MediaPacket is due when (PlaybackPacer),
+// so the session coroutine only sends and sleeps. VCR control: pause/resume move the pacer;
+// seek and rate change reopen the playback at the new position or speed (re-admitted; a rate
+// the disk cannot take is refused and the old speed kept). Frames are sent from the read
+// buffers themselves (a header, then the payload span, kept alive by the GOP it belongs to).
+// Thread: the session's thread. Errors: protocol answers (Refuse, Error), never throws.
+#include <boost/asio/awaitable.hpp>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "proto/vigil.pb.h"
+#include "server/playback/playback_pacer.hpp"
+#include "server/playback/playback_service.hpp"
+
+namespace vigil::server {
+
+class PlaybackChannel {
+ public:
+  using Clock = PlaybackPacer::Clock;
+
+  PlaybackChannel(PlaybackService& service, std::function<void()> notify)
+      : service_(service), notify_(std::move(notify)) {}
+  ~PlaybackChannel() { close(); }
+  PlaybackChannel(const PlaybackChannel&) = delete;
+  PlaybackChannel& operator=(const PlaybackChannel&) = delete;
+
+  bool active() const noexcept { return playback_ != nullptr; }
+  // PlaybackStarted, Refuse, or Error (one playback per session at a time).
+  boost::asio::awaitable<proto::Envelope> open(const proto::OpenPlayback& request);
+  // An Error, or a PlaybackStarted after a seek or rate change; nothing for pause/resume.
+  boost::asio::awaitable<std::optional<proto::Envelope>> control(const proto::Control& c);
+
+  struct Out {
+    std::string header;                            // the frame's prefix and Envelope
+    std::span<const std::byte> payload{};          // sent right after it
+    std::shared_ptr<const storage::PlaybackGop> keep{};  // owns PAYLOAD until it is written
+    std::shared_ptr<const LiveFrame> keep_live{};         // (live view)
+    bool last = false;                             // PlaybackEnd: the playback is over
+  };
+  // What to send at NOW, or nullopt with WAKE set to when something is next due (max while
+  // waiting for the disk or paused; the stream's notify wakes the session earlier).
+  std::optional<Out> next(Clock::time_point now, Clock::time_point& wake);
+  void close();
+
+ private:
+  std::optional<Out> next_live(Clock::time_point now);
+
+  PlaybackService& service_;
+  std::function<void()> notify_;
+  std::shared_ptr<PlaybackService::Playback> playback_;
+  PlaybackPacer pacer_;
+  std::shared_ptr<storage::PlaybackGop> gop_;
+  std::size_t frame_ = 0;
+  std::uint64_t sequence_ = 0;
+  std::optional<std::int64_t> last_pts_;
+  std::optional<std::int64_t> skip_through_;  // after a rate change: frames the viewer already has
+  proto::PlaybackEnd end_;
+};
+
+}  // namespace vigil::server

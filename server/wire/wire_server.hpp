@@ -1,0 +1,53 @@
+#pragma once
+// The wire-protocol front end: accepts TCP connections (optionally TLS: --tls-cert/--tls-key) and
+// runs one session coroutine per connection (docs/protocol.md). Thread: network io_context only; sessions never touch a
+// disk or the database directly. A framing error gets one Error frame, then the connection
+// is closed; nothing a peer sends can crash the server.
+#include <atomic>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "server/net/listener.hpp"
+
+namespace vigil::server {
+
+class Authenticator;
+
+class RecordingService;
+class PlaybackService;
+
+struct WireOptions {
+  std::size_t max_payload_bytes = 16u << 20;
+  std::chrono::seconds hello_timeout{10};  // a connection must say hello this soon
+  RecordingService* recording = nullptr;    // null: recordings are refused as unsupported
+  PlaybackService* playback = nullptr;      // null: playbacks are refused as unsupported
+  std::shared_ptr<boost::asio::ssl::context> tls;  // null: plain TCP; else every connection is TLS
+  NetworkThreads* sessions = nullptr;  // the threads sessions run on; null: the listener's io_context
+  Authenticator* auth = nullptr;       // null: no tokens checked (unit rigs); else hello's token decides
+};
+
+class WireServer {
+ public:
+  WireServer(boost::asio::io_context& io, const boost::asio::ip::tcp::endpoint& endpoint, WireOptions options);
+  boost::asio::ip::tcp::endpoint local_endpoint() const { return listener_.local_endpoint(); }
+  void start() { listener_.start(); }
+  void stop() { listener_.stop(); }
+
+ private:
+  boost::asio::awaitable<void> session(boost::asio::ip::tcp::socket socket);
+  // The session proper, over plain TCP or TLS.
+  template <class Stream>
+  boost::asio::awaitable<void> serve(Stream& stream, std::uint64_t id, const std::string& peer_text);
+
+  WireOptions options_;
+  std::atomic<std::uint64_t> next_session_id_{1};
+  Listener listener_;
+};
+
+}  // namespace vigil::server
