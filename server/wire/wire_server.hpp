@@ -1,6 +1,6 @@
 #pragma once
 // The wire-protocol front end: accepts TCP connections (optionally TLS: --tls-cert/--tls-key) and
-// runs one session coroutine per connection (docs/protocol.md). Thread: network io_context only; sessions never touch a
+// runs one WireSession per connection (wire_session.hpp; docs/protocol.md). Thread: network io_context only; sessions never touch a
 // disk or the database directly. A framing error gets one Error frame, then the connection
 // is closed; nothing a peer sends can crash the server.
 #include <atomic>
@@ -40,10 +40,8 @@ class WireServer {
   void stop() { listener_.stop(); }
 
  private:
+  // Accepts one connection (and its TLS handshake), then runs its WireSession.
   boost::asio::awaitable<void> session(boost::asio::ip::tcp::socket socket);
-  // The session proper, over plain TCP or TLS.
-  template <class Stream>
-  boost::asio::awaitable<void> serve(Stream& stream, std::uint64_t id, const std::string& peer_text);
 
   WireOptions options_;
   std::atomic<std::uint64_t> next_session_id_{1};

@@ -1,0 +1,367 @@
+#include "server/wire/wire_session.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/ssl/error.hpp>
+#include <boost/asio/ssl/stream.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <array>
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <optional>
+
+#include "common/log.hpp"
+#include "proto/frame_codec.hpp"
+#include "proto/vigil.pb.h"
+#include "server/core/auth.hpp"
+#include "server/wire/playback_channel.hpp"
+#include "server/wire/recording_channel.hpp"
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+
+namespace vigil::server {
+namespace {
+
+// Replies queued beyond this (a client that sends but does not read) pause the reader.
+constexpr std::size_t kMaxQueuedBytes = 256 * 1024;
+constexpr std::size_t kReadBytes = 128 * 1024;  // a 100 ms burst of a 4-8 Mbit/s camera in one read
+
+// What the session answers to a frame no channel took. Requests this server cannot serve (no
+// volume) get an UNSUPPORTED error and the session stays open, so a client can tell "not here"
+// from "broken".
+struct Reply {
+  proto::Envelope msg;
+  bool close = false;
+};
+
+Reply hello_reply(const proto::Hello& hello, std::uint64_t session_id, const WireOptions& options) {
+  if (hello.protocol_version() != proto::kProtocolVersion) {
+    return {proto::make_error(errc::unsupported, "protocol version " + std::to_string(hello.protocol_version()) +
+                                                     " not supported; this server speaks " +
+                                                     std::to_string(proto::kProtocolVersion)),
+            true};
+  }
+  Reply r;
+  auto* hr = r.msg.mutable_hello_reply();
+  hr->set_server_version(VIGIL_VERSION);
+  hr->set_protocol_version(proto::kProtocolVersion);
+  hr->set_max_frame_bytes(options.max_payload_bytes);
+  hr->set_session_id(session_id);
+  return r;
+}
+
+Reply other_request(const proto::Envelope& msg) {
+  switch (msg.body_case()) {
+    case proto::Envelope::kPing: {
+      Reply r;
+      r.msg.mutable_pong()->set_nonce(msg.ping().nonce());
+      return r;
+    }
+    case proto::Envelope::kHello:
+      return {proto::make_error(errc::invalid_argument, "hello was already received on this connection"), false};
+    case proto::Envelope::kOpenRecord:
+    case proto::Envelope::kMediaPacket:
+      return {proto::make_error(errc::unsupported, "this server has no volume to record on"), false};
+    case proto::Envelope::kOpenPlayback:
+    case proto::Envelope::kControl:
+      return {proto::make_error(errc::unsupported, "this server has no volume to play from"), false};
+    case proto::Envelope::kQueryRequest:
+      return {proto::make_error(errc::unsupported, "this server does not answer queries yet"), false};
+    default:
+      return {proto::make_error(errc::invalid_argument, "message is not a client request"), false};
+  }
+}
+
+// What the reader and the writer share; other threads only set PENDING and post a wake-up.
+struct Shared {
+  explicit Shared(asio::any_io_executor ex) : wake(ex), drained(ex) {}
+  asio::steady_timer wake;           // the writer waits on it; cancelled: something to send
+  asio::steady_timer drained;        // the reader waits on it while too much is queued
+  std::atomic<bool> pending{false};  // set by other threads before they post a wake-up
+  std::string queued;                // frames the reader queued, in order
+  bool reading_done = false;
+  bool write_failed = false;
+  bool playback_busy = false;  // the reader is opening, seeking or re-rating: send no frame
+};
+
+template <class Stream>
+class WireSession {
+ public:
+  WireSession(Stream& stream, std::uint64_t id, std::string peer, const WireOptions& options,
+              asio::any_io_executor executor)
+      : stream_(stream),
+        tcp_(beast::get_lowest_layer(stream)),
+        id_(id),
+        peer_(std::move(peer)),
+        options_(options),
+        decoder_(proto::FrameLimits{.max_payload_bytes = options.max_payload_bytes}),
+        shared_(std::make_shared<Shared>(executor)) {
+    // Called from the IO thread (or the pacer's): store first, then wake; never wait.
+    notify_ = [weak = std::weak_ptr<Shared>(shared_), executor] {
+      if (auto s = weak.lock()) {
+        s->pending = true;
+        asio::post(executor, [weak] {
+          if (auto s2 = weak.lock()) s2->wake.cancel();
+        });
+      }
+    };
+    if (options_.recording) recording_.emplace(*options_.recording, notify_);
+    if (options_.playback) playback_.emplace(*options_.playback, notify_);
+  }
+
+  asio::awaitable<void> run() {
+    log::debug("wire session opened", {{"session", id_}, {"peer", peer_}});
+    // Named awaitables: GCC 12 destroys non-trivial temporaries of a co_await expression twice.
+    auto both = [this]() -> asio::awaitable<void> {
+      using namespace asio::experimental::awaitable_operators;
+      auto r = reader();
+      auto w = writer();
+      co_await (std::move(r) && std::move(w));
+    };
+    co_await both();
+    boost::system::error_code ignored;
+    tcp_.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+    log::debug("wire session closed", {{"session", id_}});
+  }
+
+ private:
+  void queue(const proto::Envelope& msg) {
+    proto::append_frame(shared_->queued, msg);
+    shared_->wake.cancel();
+  }
+
+  asio::awaitable<void> writer();
+  asio::awaitable<void> reader();
+  // Logs why the read ended; sets CLEAN_END for an end at a frame boundary.
+  void read_ended(const boost::system::error_code& ec, bool& clean_end);
+  // Acts on one frame; false when the session must end after what is queued.
+  asio::awaitable<bool> dispatch(const proto::Frame& frame, bool& clean_end);
+  // Hello with a token: the role it grants, or false (the refusal queued) if none.
+  asio::awaitable<bool> authenticate(const proto::Hello& hello);
+
+  Stream& stream_;
+  beast::tcp_stream& tcp_;
+  std::uint64_t id_;
+  std::string peer_;
+  const WireOptions& options_;
+  proto::FrameDecoder decoder_;
+  std::shared_ptr<Shared> shared_;
+  std::function<void()> notify_;
+  bool said_hello_ = false;
+  Role role_ = Role::admin;  // what the hello's token allows (without an Authenticator: everything)
+  std::optional<RecordingChannel> recording_;
+  std::optional<PlaybackChannel> playback_;
+};
+
+template <class Stream>
+asio::awaitable<void> WireSession<Stream>::writer() {
+  auto& sh = *shared_;
+  std::string writing;
+  boost::system::error_code ignored;
+  auto fail = [&] {
+    sh.write_failed = true;
+    sh.drained.cancel();
+    tcp_.socket().close(ignored);  // the reader's read ends too
+  };
+  for (;;) {
+    if (recording_) {
+      if (auto ack = recording_->next_ack()) proto::append_frame(sh.queued, *ack);
+    }
+    if (!sh.queued.empty()) {
+      writing.swap(sh.queued);
+      sh.queued.clear();
+      tcp_.expires_after(std::chrono::seconds(30));
+      auto [ec, n] = co_await asio::async_write(stream_, asio::buffer(writing), asio::as_tuple(asio::use_awaitable));
+      (void)n;
+      writing.clear();
+      sh.drained.cancel();
+      if (ec) {
+        fail();
+        co_return;
+      }
+      continue;
+    }
+    // Playback: the next frame when the pacer says it is due, straight from the read buffers
+    // (header and payload in one gather write).
+    auto next_due = asio::steady_timer::time_point::max();
+    if (playback_ && playback_->active() && !sh.playback_busy) {
+      if (auto out = playback_->next(PlaybackChannel::Clock::now(), next_due)) {
+        std::array<asio::const_buffer, 2> bufs{asio::buffer(out->header),
+                                               asio::buffer(out->payload.data(), out->payload.size())};
+        tcp_.expires_after(std::chrono::seconds(30));
+        auto [ec, n] = co_await asio::async_write(stream_, bufs, asio::as_tuple(asio::use_awaitable));
+        (void)n;
+        if (ec) {
+          fail();
+          co_return;
+        }
+        continue;
+      }
+    }
+    if (sh.reading_done) co_return;
+    if (sh.pending.exchange(false)) continue;  // an ack or GOP arrived while we were busy
+    sh.wake.expires_at(next_due);
+    co_await sh.wake.async_wait(asio::as_tuple(asio::use_awaitable));
+  }
+}
+
+template <class Stream>
+asio::awaitable<void> WireSession<Stream>::reader() {
+  auto& sh = *shared_;
+  bool clean_end = false;
+  for (bool open = true; open && !sh.write_failed;) {
+    // A client that does not read what it is sent waits here, not in our memory.
+    while (sh.queued.size() > kMaxQueuedBytes && !sh.write_failed) {
+      sh.drained.expires_at(asio::steady_timer::time_point::max());
+      co_await sh.drained.async_wait(asio::as_tuple(asio::use_awaitable));
+    }
+    if (sh.write_failed) break;
+    if (!said_hello_) tcp_.expires_after(options_.hello_timeout);
+    else tcp_.expires_never();
+    auto room = decoder_.prepare(kReadBytes);
+    auto [ec, n] =
+        co_await stream_.async_read_some(asio::buffer(room.data(), room.size()), asio::as_tuple(asio::use_awaitable));
+    if (ec) {
+      read_ended(ec, clean_end);
+      break;
+    }
+    decoder_.commit(n);
+    for (;;) {
+      auto next = decoder_.next();
+      if (!next) {
+        auto code = static_cast<errc>(next.error().value());
+        log::warn("wire protocol error, closing", {{"session", id_}, {"peer", peer_}, {"error", errc_name(code)}});
+        queue(proto::make_error(code, next.error().message()));
+        open = false;
+        break;
+      }
+      if (!*next) break;
+      if (!co_await dispatch(**next, clean_end)) {
+        open = false;
+        break;
+      }
+    }
+  }
+  if (playback_) playback_->close();
+  // The client is gone or done: its last packets are written by the next cycle; wait for them
+  // (the writer acknowledges what becomes durable — a half-closed client still reads), and end.
+  if (recording_) co_await recording_->close(clean_end);
+  sh.reading_done = true;
+  sh.wake.cancel();
+}
+
+template <class Stream>
+void WireSession<Stream>::read_ended(const boost::system::error_code& ec, bool& clean_end) {
+  if (shared_->write_failed) {
+    // The writer failed and closed the socket; it has said why.
+  } else if (ec == beast::error::timeout) {
+    // tcp_stream has already closed the socket: nothing can be said to this peer.
+    log::warn("wire peer sent no hello in time, closed", {{"session", id_}, {"peer", peer_}});
+  } else if (ec != asio::error::eof && ec != asio::ssl::error::stream_truncated) {
+    log::warn("wire connection failed", {{"session", id_}, {"peer", peer_}, {"error", ec.message()}});
+  } else if (auto fin = decoder_.finish(); !fin) {
+    // The peer may only have shut down its sending side: tell it why its data was dropped.
+    log::warn("wire peer closed mid-frame", {{"session", id_}, {"peer", peer_}});
+    queue(proto::make_error(errc::truncated_frame, fin.error().message()));
+  } else {
+    clean_end = true;  // end of the client's data at a frame boundary
+  }
+}
+
+template <class Stream>
+asio::awaitable<bool> WireSession<Stream>::authenticate(const proto::Hello& hello) {
+  // The token is checked before hello is answered: without a valid one the session ends here.
+  std::optional<Role> r;
+  bool catalog_down = false;
+  try {
+    r = co_await options_.auth->role_of(hello.auth_token());
+  } catch (const std::exception& e) {
+    catalog_down = true;
+    log::error("wire hello: token check failed", {{"session", id_}, {"error", e.what()}});
+  }
+  if (!r) {
+    log::warn("wire hello refused: no valid token", {{"session", id_}, {"peer", peer_}});
+    queue(proto::make_error(catalog_down ? errc::unavailable : errc::unauthenticated,
+                            catalog_down ? "the token could not be checked (catalog unavailable); try again"
+                                         : "a valid token is required: vigil --token TOKEN, VIGIL_TOKEN, or "
+                                           "vigild's DATA/admin.token (vigil token create makes more)"));
+    co_return false;
+  }
+  role_ = *r;
+  co_return true;
+}
+
+template <class Stream>
+asio::awaitable<bool> WireSession<Stream>::dispatch(const proto::Frame& frame, bool& clean_end) {
+  const auto& msg = frame.msg;
+  if (!said_hello_) {
+    if (!msg.has_hello()) {
+      queue(proto::make_error(errc::unauthenticated, "the first message must be hello"));
+      co_return false;
+    }
+    if (options_.auth && msg.hello().protocol_version() == proto::kProtocolVersion &&
+        !co_await authenticate(msg.hello())) {
+      co_return false;
+    }
+    auto reply = hello_reply(msg.hello(), id_, options_);
+    said_hello_ = !reply.close;
+    queue(reply.msg);
+    co_return !reply.close;
+  }
+  if (msg.has_open_record() || msg.has_open_playback()) {
+    const Access need = msg.has_open_record() ? Access::record : Access::view;
+    if (!allows(role_, need)) {
+      queue(proto::make_error(errc::permission_denied,
+                              std::string("this needs a token with the ") + access_name(need) + " (or admin) role"));
+      co_return true;
+    }
+  }
+  if (recording_ && msg.has_open_record()) {
+    queue(co_await recording_->open(msg.open_record()));
+    co_return true;
+  }
+  if (recording_ && msg.has_media_packet()) {
+    if (auto refused = recording_->packet(msg.media_packet(), frame.payload)) queue(*refused);
+    co_return true;
+  }
+  if (recording_ && msg.has_end_record() && recording_->ends(msg.end_record())) {
+    clean_end = true;  // the client's explicit end (what a TCP half-close says)
+    co_return false;
+  }
+  if (playback_ && (msg.has_open_playback() || msg.has_control())) {
+    std::optional<proto::Envelope> reply;
+    shared_->playback_busy = true;
+    if (msg.has_open_playback()) reply = co_await playback_->open(msg.open_playback());
+    else reply = co_await playback_->control(msg.control());
+    shared_->playback_busy = false;
+    if (reply) queue(*reply);
+    shared_->wake.cancel();  // the pacer's schedule changed
+    co_return true;
+  }
+  auto reply = other_request(msg);
+  queue(reply.msg);
+  co_return !reply.close;
+}
+
+}  // namespace
+
+template <class Stream>
+asio::awaitable<void> run_wire_session(Stream& stream, std::uint64_t id, const std::string& peer,
+                                       const WireOptions& options) {
+  WireSession<Stream> session(stream, id, peer, options, co_await asio::this_coro::executor);
+  co_await session.run();
+}
+
+template asio::awaitable<void> run_wire_session(beast::tcp_stream&, std::uint64_t, const std::string&,
+                                                const WireOptions&);
+template asio::awaitable<void> run_wire_session(asio::ssl::stream<beast::tcp_stream>&, std::uint64_t,
+                                                const std::string&, const WireOptions&);
+
+}  // namespace vigil::server
