@@ -31,27 +31,22 @@ Endpoint parse_endpoint(const std::string& text, const std::string& flag) {
   return Endpoint{host, static_cast<std::uint16_t>(port)};
 }
 
-ParsedArgs parse_server_args(int argc, const char* const argv[]) {
-  ServerConfig cfg;
-  std::string listen = cfg.listen.to_string();
-  std::string db_url;
-  std::string config_file;
-  std::string data_dir = cfg.data_dir.string();
-  std::vector<std::string> volumes;
+namespace {
 
-  po::options_description general("Options");
-  general.add_options()
-      ("help,h", "show this help and exit")
-      ("version", "print the version and exit")
-      ("config,c", po::value(&config_file)->value_name("FILE"),
-       "read options from FILE (INI: one `key = value` per line, same keys as the flags)");
-  po::options_description server("Server");
-  server.add_options()
-      ("data", po::value(&data_dir)->value_name("DIR")->default_value(data_dir),
+// Flags whose text is converted after parsing (into ServerConfig's types).
+struct RawArgs {
+  std::string listen, db_url, config_file, data_dir;
+  std::vector<std::string> volumes;
+};
+
+po::options_description server_options(ServerConfig& cfg, RawArgs& raw) {
+  po::options_description d("Server");
+  d.add_options()
+      ("data", po::value(&raw.data_dir)->value_name("DIR")->default_value(raw.data_dir),
        "data directory: volumes, the embedded PostgreSQL cluster (DIR/pg), endpoints file")
-      ("db", po::value(&db_url)->value_name("URL"),
+      ("db", po::value(&raw.db_url)->value_name("URL"),
        "use an external PostgreSQL (libpq URL or key=value conninfo) instead of the embedded one")
-      ("listen", po::value(&listen)->value_name("ADDR:PORT")->default_value(listen),
+      ("listen", po::value(&raw.listen)->value_name("ADDR:PORT")->default_value(raw.listen),
        "wire-protocol listen address (port 0 = any free port)")
       ("http-address", po::value(&cfg.http_address)->value_name("ADDR")->default_value(cfg.http_address),
        "HTTP listen address")
@@ -61,7 +56,33 @@ ParsedArgs parse_server_args(int argc, const char* const argv[]) {
        "system user that runs the embedded PostgreSQL when vigild runs as root (created if missing)")
       ("max-frame-bytes", po::value(&cfg.max_frame_bytes)->value_name("N")->default_value(cfg.max_frame_bytes),
        "largest media payload accepted in one wire frame")
-      ("volume", po::value(&volumes)->value_name("PATH")->composing(),
+      ("http-timeout", po::value(&cfg.http_timeout_s)->value_name("S")->default_value(cfg.http_timeout_s),
+       "seconds an HTTP request may take to arrive whole (headers and body): slow clients are cut off")
+      ("catalog-threads", po::value(&cfg.catalog_threads)->value_name("N")->default_value(cfg.catalog_threads),
+       "threads (and PostgreSQL connections) of the catalog pool")
+      ("log-level", po::value(&cfg.log_level)->value_name("LEVEL")->default_value(cfg.log_level),
+       "debug, info, warn or error");
+  return d;
+}
+
+po::options_description access_options() {
+  po::options_description d("Access");
+  d.add_options()
+      ("no-auth", po::bool_switch(),
+       "accept every HTTP and wire request without a token (a lab, never production); by default\n"
+       "vigild writes an admin token to DATA/admin.token on first start and requires tokens")
+      ("metrics-auth", po::bool_switch(),
+       "/metrics needs a token (viewer role) like the API; by default it is open to scrapers")
+      ("tls-cert", po::value<std::string>()->value_name("FILE"),
+       "PEM certificate chain: the wire protocol is served over TLS only (clients use --server tls://HOST:PORT)")
+      ("tls-key", po::value<std::string>()->value_name("FILE"), "PEM private key of --tls-cert");
+  return d;
+}
+
+po::options_description disks_options(ServerConfig& cfg, RawArgs& raw) {
+  po::options_description d("Disks and admission");
+  d.add_options()
+      ("volume", po::value(&raw.volumes)->value_name("PATH")->composing(),
        "a volume (file or block device) to store video on; repeatable. Recovered and reconciled with the "
        "catalog at every start")
       ("volume-size", po::value(&cfg.volume_create_bytes)->value_name("BYTES"),
@@ -73,6 +94,8 @@ ParsedArgs parse_server_args(int argc, const char* const argv[]) {
       ("chunk-bytes", po::value(&cfg.chunk_bytes)->value_name("BYTES")->default_value(cfg.chunk_bytes),
        "largest non-preemptible command: stream IO is issued in chunks of this size (interactive IO waits at most "
        "one); 0 = the disk profile's chunk size, 512 KiB without a profile")
+      ("io-depth", po::value(&cfg.io_depth)->value_name("N")->default_value(cfg.io_depth),
+       "chunks in flight per disk (1 or 2)")
       ("profile", po::value<std::string>()->value_name("FILE"),
        "disk profile (from `vigil profile`) for volumes whose disk has none in the catalog; stored there")
       ("admission-policy", po::value(&cfg.admission_policy)->value_name("NAME")->default_value(cfg.admission_policy),
@@ -91,54 +114,118 @@ ParsedArgs parse_server_args(int argc, const char* const argv[]) {
        "watched every second and the oldest unlocked segments are reclaimed when it runs short; 0 turns "
        "retention off (a full volume then stalls recording)")
       ("retention-reserve", po::value(&cfg.retention_reserve_s)->value_name("S")->default_value(cfg.retention_reserve_s),
-       "free space retention keeps: S seconds of the admitted recording rate (at least 1 % of the volume)")
-      ("io-depth", po::value(&cfg.io_depth)->value_name("N")->default_value(cfg.io_depth),
-       "chunks in flight per disk (1 or 2)")
-      ("tls-cert", po::value<std::string>()->value_name("FILE"),
-       "PEM certificate chain: the wire protocol is served over TLS only (clients use --server tls://HOST:PORT)")
-      ("tls-key", po::value<std::string>()->value_name("FILE"), "PEM private key of --tls-cert")
+       "free space retention keeps: S seconds of the admitted recording rate (at least 1 % of the volume)");
+  return d;
+}
+
+po::options_description cameras_options() {
+  po::options_description d("Cameras and web UI");
+  d.add_options()
       ("recorder", po::value<std::string>()->value_name("PATH"),
        "the `vigil` binary that records pulled cameras (`vigil camera add`); default: beside vigild, or the "
        "build tree's")
-      ("web-root", po::value<std::string>()->value_name("DIR"),
-       "the web UI's files, served at /ui/ (read once at start); default: web/ beside vigild, or the build "
-       "tree's")
-      ("no-auth", po::bool_switch(),
-       "accept every HTTP and wire request without a token (a lab, never production); by default\n"
-       "vigild writes an admin token to DATA/admin.token on first start and requires tokens")
-      ("metrics-auth", po::bool_switch(),
-       "/metrics needs a token (viewer role) like the API; by default it is open to scrapers")
       ("no-camera-pull", po::bool_switch(),
        "do not record the cameras configured in the catalog (recording clients still can)")
-      ("http-timeout", po::value(&cfg.http_timeout_s)->value_name("S")->default_value(cfg.http_timeout_s),
-       "seconds an HTTP request may take to arrive whole (headers and body): slow clients are cut off")
-      ("catalog-threads", po::value(&cfg.catalog_threads)->value_name("N")->default_value(cfg.catalog_threads),
-       "threads (and PostgreSQL connections) of the catalog pool")
-      ("log-level", po::value(&cfg.log_level)->value_name("LEVEL")->default_value(cfg.log_level),
-       "debug, info, warn or error");
-  po::options_description all;
-  all.add(general).add(server);
+      ("web-root", po::value<std::string>()->value_name("DIR"),
+       "the web UI's files, served at /ui/ (read once at start); default: web/ beside vigild, or the build "
+       "tree's");
+  return d;
+}
 
+// Checks what Program_options cannot: ranges, pairs, names. Throws ConfigError naming the flag.
+void check(const ServerConfig& cfg) {
+  if (cfg.catalog_threads == 0) throw ConfigError("--catalog-threads must be at least 1");
+  if (cfg.http_timeout_s < 1 || cfg.http_timeout_s > 3600) throw ConfigError("--http-timeout must be 1 to 3600 seconds");
+  if (cfg.extent_bytes < (1u << 20) || cfg.extent_bytes % 4096) {
+    throw ConfigError("--extent-bytes must be a multiple of 4096 and at least 1 MiB");
+  }
+  if (cfg.max_frame_bytes < 1024) throw ConfigError("--max-frame-bytes must be at least 1024");
+  if (cfg.cycle_ms < 100 || cfg.cycle_ms > 60'000) throw ConfigError("--cycle-ms must be between 100 and 60000");
+  if (cfg.tls_cert.has_value() != cfg.tls_key.has_value()) throw ConfigError("--tls-cert and --tls-key go together");
+  if (!admission::policy_from_name(cfg.admission_policy)) {
+    throw ConfigError("--admission-policy: unknown policy '" + cfg.admission_policy +
+                      "' (conservative, aggressive, adm3, statistical, analytic)");
+  }
+  if (!(cfg.retention_interval_s >= 0 && cfg.retention_interval_s <= 86400 * 30)) {
+    throw ConfigError("--retention-interval must be between 0 (off) and 2592000 seconds");
+  }
+  if (!(cfg.retention_reserve_s >= 0 && cfg.retention_reserve_s <= 86400)) {
+    throw ConfigError("--retention-reserve must be between 0 and 86400 seconds");
+  }
+  if (!(cfg.overbooking >= 1e-9 && cfg.overbooking <= 0.5)) {
+    throw ConfigError("--overbooking must be a probability between 1e-9 and 0.5");
+  }
+  if (cfg.chunk_bytes % 4096) throw ConfigError("--chunk-bytes must be a multiple of 4096 (or 0 for the profile's)");
+  if (cfg.io_depth < 1 || cfg.io_depth > 2) throw ConfigError("--io-depth must be 1 or 2");
+  if (cfg.model_check_cycles < 0 || cfg.model_check_cycles > 1000) {
+    throw ConfigError("--model-check-cycles must be between 0 (off) and 1000");
+  }
+}
+
+// The parsed flags into CFG (those Program_options could not store there itself), then checked.
+void finish(const po::variables_map& vm, const RawArgs& raw, ServerConfig& cfg) {
+  cfg.listen = parse_endpoint(raw.listen, "listen");
+  cfg.data_dir = raw.data_dir;
+  if (!raw.db_url.empty()) cfg.db_url = raw.db_url;
+  for (const auto& v : raw.volumes) cfg.volumes.emplace_back(v);
+  auto path = [&](const char* flag, std::optional<std::filesystem::path>& to) {
+    if (vm.count(flag)) to = vm[flag].as<std::string>();
+  };
+  path("profile", cfg.profile);
+  path("recorder", cfg.recorder);
+  path("web-root", cfg.web_root);
+  path("tls-cert", cfg.tls_cert);
+  path("tls-key", cfg.tls_key);
+  auto on = [&](const char* flag) { return vm.count(flag) && vm[flag].as<bool>(); };
+  if (on("no-camera-pull")) cfg.pull_cameras = false;
+  if (on("no-auth")) cfg.auth = false;
+  if (on("metrics-auth")) cfg.metrics_auth = true;
+  check(cfg);
+}
+
+ParsedArgs usage_error(const std::string& what, bool hint) {
   ParsedArgs out;
+  out.output = "vigild: " + what + (hint ? "\nTry 'vigild --help'.\n" : "\n");
+  out.exit_code = 2;
+  return out;
+}
+
+}  // namespace
+
+ParsedArgs parse_server_args(int argc, const char* const argv[]) {
+  ServerConfig cfg;
+  RawArgs raw;
+  raw.listen = cfg.listen.to_string();
+  raw.data_dir = cfg.data_dir.string();
+  po::options_description general("Options");
+  general.add_options()
+      ("help,h", "show this help and exit")
+      ("version", "print the version and exit")
+      ("config,c", po::value(&raw.config_file)->value_name("FILE"),
+       "read options from FILE (INI: one `key = value` per line, same keys as the flags)");
+  // Every option but the general ones may also come from the config file (flags win).
+  po::options_description settings;
+  settings.add(server_options(cfg, raw)).add(access_options()).add(disks_options(cfg, raw))
+      .add(cameras_options());
+  po::options_description all;
+  all.add(general).add(settings);
+
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(argc, argv).options(all).run(), vm);
     if (vm.count("config")) {
       std::ifstream in(vm["config"].as<std::string>());
       if (!in) throw ConfigError("cannot read config file '" + vm["config"].as<std::string>() + "'");
-      po::store(po::parse_config_file(in, server), vm);
+      po::store(po::parse_config_file(in, settings), vm);
     }
     po::notify(vm);
   } catch (const po::error& e) {
-    out.output = std::string("vigild: ") + e.what() + "\nTry 'vigild --help'.\n";
-    out.exit_code = 2;
-    return out;
+    return usage_error(e.what(), true);
   } catch (const ConfigError& e) {
-    out.output = std::string("vigild: ") + e.what() + "\n";
-    out.exit_code = 2;
-    return out;
+    return usage_error(e.what(), false);
   }
 
+  ParsedArgs out;
   if (vm.count("help")) {
     std::ostringstream help;
     help << "vigild " VIGIL_VERSION " - Vigil video surveillance storage server\n\n"
@@ -154,50 +241,9 @@ ParsedArgs parse_server_args(int argc, const char* const argv[]) {
     return out;
   }
   try {
-    cfg.listen = parse_endpoint(listen, "listen");
-    cfg.data_dir = data_dir;
-    if (!db_url.empty()) cfg.db_url = db_url;
-    if (cfg.catalog_threads == 0) throw ConfigError("--catalog-threads must be at least 1");
-    if (cfg.http_timeout_s < 1 || cfg.http_timeout_s > 3600) throw ConfigError("--http-timeout must be 1 to 3600 seconds");
-    for (const auto& v : volumes) cfg.volumes.emplace_back(v);
-    if (cfg.extent_bytes < (1u << 20) || cfg.extent_bytes % 4096) {
-      throw ConfigError("--extent-bytes must be a multiple of 4096 and at least 1 MiB");
-    }
-    if (cfg.max_frame_bytes < 1024) throw ConfigError("--max-frame-bytes must be at least 1024");
-    if (cfg.cycle_ms < 100 || cfg.cycle_ms > 60'000) throw ConfigError("--cycle-ms must be between 100 and 60000");
-    if (vm.count("profile")) cfg.profile = vm["profile"].as<std::string>();
-    if (vm.count("recorder")) cfg.recorder = vm["recorder"].as<std::string>();
-    if (vm.count("web-root")) cfg.web_root = vm["web-root"].as<std::string>();
-    if (vm.count("tls-cert")) cfg.tls_cert = vm["tls-cert"].as<std::string>();
-    if (vm.count("tls-key")) cfg.tls_key = vm["tls-key"].as<std::string>();
-    if (cfg.tls_cert.has_value() != cfg.tls_key.has_value()) throw ConfigError("--tls-cert and --tls-key go together");
-    if (vm.count("no-camera-pull") && vm["no-camera-pull"].as<bool>()) cfg.pull_cameras = false;
-    if (vm.count("no-auth") && vm["no-auth"].as<bool>()) cfg.auth = false;
-    if (vm.count("metrics-auth") && vm["metrics-auth"].as<bool>()) cfg.metrics_auth = true;
-    if (!admission::policy_from_name(cfg.admission_policy)) {
-      throw ConfigError("--admission-policy: unknown policy '" + cfg.admission_policy +
-                        "' (conservative, aggressive, adm3, statistical, analytic)");
-    }
-    if (!(cfg.retention_interval_s >= 0 && cfg.retention_interval_s <= 86400 * 30)) {
-      throw ConfigError("--retention-interval must be between 0 (off) and 2592000 seconds");
-    }
-    if (!(cfg.retention_reserve_s >= 0 && cfg.retention_reserve_s <= 86400)) {
-      throw ConfigError("--retention-reserve must be between 0 and 86400 seconds");
-    }
-    if (!(cfg.overbooking >= 1e-9 && cfg.overbooking <= 0.5)) {
-      throw ConfigError("--overbooking must be a probability between 1e-9 and 0.5");
-    }
-    if (cfg.chunk_bytes % 4096) {
-      throw ConfigError("--chunk-bytes must be a multiple of 4096 (or 0 for the profile's)");
-    }
-    if (cfg.io_depth < 1 || cfg.io_depth > 2) throw ConfigError("--io-depth must be 1 or 2");
-    if (cfg.model_check_cycles < 0 || cfg.model_check_cycles > 1000) {
-      throw ConfigError("--model-check-cycles must be between 0 (off) and 1000");
-    }
+    finish(vm, raw, cfg);
   } catch (const ConfigError& e) {
-    out.output = std::string("vigild: ") + e.what() + "\n";
-    out.exit_code = 2;
-    return out;
+    return usage_error(e.what(), false);
   }
   out.config = std::move(cfg);
   return out;
