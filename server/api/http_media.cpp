@@ -5,11 +5,11 @@
 #include <ctime>
 
 #include "common/log.hpp"
-#include "common/media_writer.hpp"
 #include "common/thumbnail.hpp"
 #include "catalog/camera_rows.hpp"
 #include "server/media/clip_source.hpp"
 #include "server/media/export_cache.hpp"
+#include "server/media/mp4_export.hpp"
 #include "server/net/http_range.hpp"
 
 namespace http = boost::beast::http;
@@ -39,59 +39,6 @@ std::string utc_stamp(std::int64_t us) {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
   return buf;
-}
-
-// The range's frames muxed into one MP4, index first, media time from the first frame. A
-// trick-play rendition (keyframes only, in CLIP's reading order) is re-timed to play at RATE:
-// keyframe K at K's recording distance from the first keyframe served / RATE, each lasting until
-// the next. Reverse (REVERSE: the clip was read from the end back): that distance runs backwards
-// (last_pts − K.pts), so the MP4's time increases while the recording time decreases.
-std::shared_ptr<const std::vector<std::byte>> build_mp4(const ClipPlan& plan, const Clip& clip, bool keyframes,
-                                                        double rate, bool reverse) {
-  if (keyframes) {
-    std::vector<const storage::ScannedRecord*> keys;
-    for (const auto& g : clip.gops) {
-      if (!g->damaged && !g->frames.empty()) keys.push_back(&g->frames.front());
-    }
-    auto writer = media::MediaWriter::mp4_in_memory(plan.codec(), keys.size(), 0);
-    const std::int64_t base = keys.empty() ? 0 : keys.front()->header.pts;
-    const auto media_time = [&](const storage::ScannedRecord* k) {
-      const std::int64_t distance = reverse ? base - k->header.pts : k->header.pts - base;
-      return static_cast<std::int64_t>(static_cast<double>(distance) / rate);
-    };
-    std::int64_t prev = -1;
-    for (std::size_t i = 0; i < keys.size(); ++i) {
-      // Strictly increasing even if the recording's clock stepped back (the muxer needs it).
-      const auto t = std::max(media_time(keys[i]), prev + 1);
-      const auto next = i + 1 < keys.size() ? media_time(keys[i + 1]) : t + 40'000;
-      writer.write({.pts_us = t, .dts_us = t, .duration_us = std::max<std::int64_t>(next - t, 1), .keyframe = true,
-                    .payload = keys[i]->payload});
-      prev = t;
-    }
-    writer.finish();
-    return std::make_shared<const std::vector<std::byte>>(writer.take_output());
-  }
-  std::optional<std::int64_t> origin;
-  for (const auto& g : clip.gops) {
-    for (const auto& f : g->frames) {
-      const auto dts = f.header.dts != storage::kNoTimestamp ? f.header.dts : f.header.pts;
-      if (dts != storage::kNoTimestamp) origin = origin ? std::min(*origin, dts) : dts;
-    }
-    if (origin) break;  // the first GOP with timestamps holds the earliest (frames are in decode order)
-  }
-  auto writer = media::MediaWriter::mp4_in_memory(plan.codec(), clip.frames, origin.value_or(0));
-  std::int64_t last = origin.value_or(0);
-  for (const auto& g : clip.gops) {
-    for (const auto& f : g->frames) {
-      const auto pts = f.header.pts != storage::kNoTimestamp ? f.header.pts : last;
-      const auto dts = f.header.dts != storage::kNoTimestamp ? f.header.dts : pts;
-      last = pts;
-      writer.write({.pts_us = pts, .dts_us = dts, .duration_us = f.header.duration, .keyframe = f.header.keyframe(),
-                    .payload = f.payload});
-    }
-  }
-  writer.finish();
-  return std::make_shared<const std::vector<std::byte>>(writer.take_output());
 }
 
 }  // namespace
@@ -176,7 +123,7 @@ boost::asio::awaitable<HttpReply> export_route(const RouteContext& ctx, const Ht
       throw HttpError(http::status::not_found, "nothing playable in that range (" +
                                                    std::to_string(clip.damaged_gops) + " damaged GOPs)");
     }
-    mp4 = build_mp4(plan, clip, keyframes, rate, reverse);
+    mp4 = build_mp4(plan, clip, Mp4Rendition{.keyframes_only = keyframes, .rate = rate, .reverse = reverse});
     if (ctx.exports) ctx.exports->put(etag, mp4);
     log::info("export built", {{"camera", camera},
                                {"from_us", plan.from_us},

@@ -1,0 +1,60 @@
+#include "server/media/mp4_export.hpp"
+
+#include <algorithm>
+#include <optional>
+
+#include "common/media_writer.hpp"
+
+namespace vigil::server {
+
+std::shared_ptr<const std::vector<std::byte>> build_mp4(const ClipPlan& plan, const Clip& clip,
+                                                        const Mp4Rendition& rendition) {
+  const double rate = rendition.rate;
+  const bool reverse = rendition.reverse;
+  if (rendition.keyframes_only) {
+    std::vector<const storage::ScannedRecord*> keys;
+    for (const auto& g : clip.gops) {
+      if (!g->damaged && !g->frames.empty()) keys.push_back(&g->frames.front());
+    }
+    auto writer = media::MediaWriter::mp4_in_memory(plan.codec(), keys.size(), 0);
+    const std::int64_t base = keys.empty() ? 0 : keys.front()->header.pts;
+    const auto media_time = [&](const storage::ScannedRecord* k) {
+      const std::int64_t distance = reverse ? base - k->header.pts : k->header.pts - base;
+      return static_cast<std::int64_t>(static_cast<double>(distance) / rate);
+    };
+    std::int64_t prev = -1;
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      // Strictly increasing even if the recording's clock stepped back (the muxer needs it).
+      const auto t = std::max(media_time(keys[i]), prev + 1);
+      const auto next = i + 1 < keys.size() ? media_time(keys[i + 1]) : t + 40'000;
+      writer.write({.pts_us = t, .dts_us = t, .duration_us = std::max<std::int64_t>(next - t, 1), .keyframe = true,
+                    .payload = keys[i]->payload});
+      prev = t;
+    }
+    writer.finish();
+    return std::make_shared<const std::vector<std::byte>>(writer.take_output());
+  }
+  std::optional<std::int64_t> origin;
+  for (const auto& g : clip.gops) {
+    for (const auto& f : g->frames) {
+      const auto dts = f.header.dts != storage::kNoTimestamp ? f.header.dts : f.header.pts;
+      if (dts != storage::kNoTimestamp) origin = origin ? std::min(*origin, dts) : dts;
+    }
+    if (origin) break;  // the first GOP with timestamps holds the earliest (frames are in decode order)
+  }
+  auto writer = media::MediaWriter::mp4_in_memory(plan.codec(), clip.frames, origin.value_or(0));
+  std::int64_t last = origin.value_or(0);
+  for (const auto& g : clip.gops) {
+    for (const auto& f : g->frames) {
+      const auto pts = f.header.pts != storage::kNoTimestamp ? f.header.pts : last;
+      const auto dts = f.header.dts != storage::kNoTimestamp ? f.header.dts : pts;
+      last = pts;
+      writer.write({.pts_us = pts, .dts_us = dts, .duration_us = f.header.duration, .keyframe = f.header.keyframe(),
+                    .payload = f.payload});
+    }
+  }
+  writer.finish();
+  return std::make_shared<const std::vector<std::byte>>(writer.take_output());
+}
+
+}  // namespace vigil::server

@@ -1,0 +1,28 @@
+#pragma once
+// An export is built here: a clip's frames (read by clip_source) muxed into one MP4 in memory,
+// index first (common/media_writer, FFmpeg's mov muxer), without re-encoding. The HTTP route
+// (api/http_media) parses the request, caches the result and serves byte ranges of it.
+// Thread: any (CPU only: no disk, no database). Errors: exceptions from the muxer.
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "server/media/clip_source.hpp"
+
+namespace vigil::server {
+
+struct Mp4Rendition {
+  // Trick play: keyframes only (in the clip's reading order), re-timed to play at RATE: keyframe
+  // K at K's recording distance from the first keyframe served / RATE, each lasting until the
+  // next. REVERSE (the clip was read from the end back): that distance runs backwards
+  // (last_pts − K.pts), so the MP4's time increases while the recording time decreases.
+  bool keyframes_only = false;
+  double rate = 1;
+  bool reverse = false;
+};
+
+// The clip's frames muxed into one MP4, index first, media time from the first frame.
+std::shared_ptr<const std::vector<std::byte>> build_mp4(const ClipPlan& plan, const Clip& clip,
+                                                        const Mp4Rendition& rendition);
+
+}  // namespace vigil::server
