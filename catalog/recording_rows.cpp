@@ -97,9 +97,16 @@ void end_stream(pqxx::work& tx, std::int64_t stream_id, const std::string& state
                   state, ended_at_us);
 }
 
-std::uint64_t next_segment_id(pqxx::work& tx, const storage::Volume& volume) {
-  std::uint64_t next = tx.exec1("SELECT COALESCE(max(id), 0) + 1 FROM segments")[0].as<std::int64_t>();
-  for (const auto& [id, uses] : volume.segments()) next = std::max(next, id + 1);
+std::uint64_t next_segment_id(pqxx::work& tx, std::int64_t volume_id, const storage::Volume& volume) {
+  const std::uint64_t first = static_cast<std::uint64_t>(volume_id) << kSegmentIdVolumeShift;
+  const std::uint64_t end = first + (std::uint64_t{1} << kSegmentIdVolumeShift);
+  // Ids below FIRST on this volume (from before ids had ranges) are left where they are.
+  std::uint64_t next = tx.exec_params1("SELECT COALESCE(max(id) + 1, $1) FROM segments WHERE id >= $1 AND id < $2",
+                                       static_cast<std::int64_t>(first), static_cast<std::int64_t>(end))[0]
+                           .as<std::int64_t>();
+  for (const auto& [id, uses] : volume.segments()) {
+    if (id >= first && id < end) next = std::max(next, id + 1);
+  }
   return next;
 }
 

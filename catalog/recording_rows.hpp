@@ -61,7 +61,14 @@ int end_streams_after_crash(pqxx::work& tx, const std::vector<std::int64_t>& dis
 // stopped (ended cleanly) or interrupted (source lost, server stopping).
 void end_stream(pqxx::work& tx, std::int64_t stream_id, const std::string& state, std::int64_t ended_at_us);
 
-// The first segment id not used on VOLUME or in the catalog: where a disk's id counter starts.
-std::uint64_t next_segment_id(pqxx::work& tx, const storage::Volume& volume);
+// Segment ids are unique across volumes: volume V numbers its segments from V << this. Each disk
+// counts its own ids in memory (the IO thread never asks the catalog), so two disks must never
+// start from the same number; catalog volume ids are unique, so the ranges never overlap, and
+// 2^40 segments fill no real volume.
+inline constexpr int kSegmentIdVolumeShift = 40;
+
+// The first segment id of volume VOLUME_ID (catalog id) not used on VOLUME or in the catalog:
+// where that disk's id counter starts.
+std::uint64_t next_segment_id(pqxx::work& tx, std::int64_t volume_id, const storage::Volume& volume);
 
 }  // namespace vigil::catalog

@@ -25,7 +25,7 @@ StartedDisks start_disks(std::vector<OpenVolume>& volumes, const std::string& co
         catalog::store_profile_for_disk(tx, *given, disk_id);
         profile = given;
       }
-      next_segment = catalog::next_segment_id(tx, *v.volume);
+      next_segment = catalog::next_segment_id(tx, v.volume_id, *v.volume);
       tx.commit();
     }
     out.io_threads.push_back(std::make_unique<DiskIoThread>(v, config, profile, &metrics.disk(v.path.string())));

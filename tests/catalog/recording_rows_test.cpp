@@ -38,10 +38,10 @@ TEST_CASE("a recording's segments land in the catalog and agree with the volume"
     stream_id = catalog::open_stream(tx, {.camera_id = cam, .codec = "h264", .extradata = "\x01\x64\x00\x1f",
                                           .width = 1280, .height = 720, .declared_rate_bps = 4'000'000,
                                           .admitted_rate_bps = 4'000'000, .disk_id = disk_id, .started_at_us = 0});
-    next_id = catalog::next_segment_id(tx, *vol);
+    next_id = catalog::next_segment_id(tx, volume_id, *vol);
     tx.commit();
   }
-  CHECK(next_id == 1);
+  CHECK(next_id == static_cast<std::uint64_t>(volume_id) << catalog::kSegmentIdVolumeShift);
 
   catalog::Batcher batcher(db, {.max_delay = std::chrono::milliseconds(50)});
   LinearServiceModel model(100us, 200e6);
