@@ -1,5 +1,5 @@
 // `vigil bench export`: what an operator waits for when they seek or export while the server
-// records at full admitted load (issue [F]: time to first byte p95 ≤ 300 ms; NVR users report
+// records at full admitted load (target: time to first byte p95 ≤ 300 ms; NVR users report
 // seconds to minutes). Against a vigild this bench starts (a volume file on this machine's disk,
 // profiled first — or, with --disk sim:wd400bb, admission and the slack test on the simulated
 // WD400BB's profile, so admission fills with a few streams):

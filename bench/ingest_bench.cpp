@@ -3,7 +3,7 @@
 // device, the disk profiled first). K doubles until a step has a deadline miss or loses a
 // packet. Reported: the largest K sustained with 0 misses, vigild's CPU seconds per Gbit/s
 // ingested, and memory per stream (the double buffer vigild reserves, and the measured RSS
-// growth per stream). Target (issue [E]): at most 0.25 core per Gbit/s.
+// growth per stream). Target: at most 0.25 core per Gbit/s.
 #include <unistd.h>
 
 #include <chrono>

@@ -1,6 +1,6 @@
 // `vigil bench query`: the HTTP API's timeline query on a seeded catalog, end to end (HTTP on
-// loopback → catalog pool → PostgreSQL → JSON) against a vigild this bench starts. Two shapes
-// from issue [F]: one camera over 30 days of segments (target p95 ≤ 50 ms) and 256 cameras over
+// loopback → catalog pool → PostgreSQL → JSON) against a vigild this bench starts. Two shapes an
+// operator asks for: one camera over 30 days of segments (target p95 ≤ 50 ms) and 256 cameras over
 // 24 hours (target p95 ≤ 250 ms). Segments are 512 s long (256 MiB at 4 Mbit/s, the default
 // segment size), with a gap every few hours, so the row counts are those of a real month.
 #include <algorithm>

@@ -1,7 +1,7 @@
 // `vigil bench store`: N recording streams written through the storage engine (records,
 // CRC32C, batches, extents, FileDevice with O_DIRECT) against a plain sequential O_DIRECT
 // writer of the same bytes with the same IO sizes and flushes, in the same run.
-// Target (issue [B]): >= 90 % of the plain writer's throughput at <= 1.5x its CPU per GB.
+// Target: >= 90 % of the plain writer's throughput at <= 1.5x its CPU per GB.
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <unistd.h>

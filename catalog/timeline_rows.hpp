@@ -1,5 +1,5 @@
 #pragma once
-// The recordings timeline (docs/openapi.yaml, issue [F]): for each camera, the runs of recorded
+// The recordings timeline (docs/openapi.yaml): for each camera, the runs of recorded
 // video in a time range (segments closer than MERGE_US merged into one run) and the gaps with
 // their reasons, clipped to the range, at most MAX_ITEMS of each per camera (then `truncated`),
 // plus per-day totals. The runs are computed in PostgreSQL (a gaps-and-islands window over the

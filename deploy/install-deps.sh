@@ -13,6 +13,8 @@ packages=(
   liburing-dev libisal-dev libssl-dev openssl
   curl procps
   gnuplot-nox
+  # deploy/format-check.sh (run by deploy/test.sh) checks the tree against .clang-format.
+  clang-format
   # The web UI's end-to-end test drives Debian's Chromium (headless) through playwright-core.
   chromium
   # Test peers: a real RTSP camera (GStreamer's RTSP server, run with Debian's /usr/bin/python3).

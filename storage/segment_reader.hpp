@@ -3,8 +3,9 @@
 // served. A damaged GOP is never served: it is reported as a gap and skipped. Playback of a
 // time starts at the keyframe at or before it (a decoder needs it); keyframes-only iteration
 // serves fast-forward, GOP-by-GOP reverse iteration serves rewind.
-// Thread: the disk's IO thread (blocking reads in this version; issue [C] turns them into
-// interactive IO that preempts stream IO). Errors: values.
+// Thread: any that may block on the device (synchronous reads): tests and offline tools. Served
+// video is read as interactive IO through the cycle scheduler instead, so it never waits behind
+// stream IO. Errors: values.
 #include <cstdint>
 #include <functional>
 #include <vector>

@@ -11,8 +11,8 @@
 // byte L % extent_bytes of that extent (block 0 of each extent is its header; the first
 // extent also holds the segment header). A batch never straddles two extents.
 //
-// Thread: the disk's IO thread; append() is called there too in this version (issue [C]
-// moves filling to the network side). Errors: values. Memory: 2 × buffer_bytes + the GOP index.
+// Thread: one caller at a time, not thread-safe itself: RecordingStream calls append() from a
+// network thread and the rest from the IO thread, under its own mutex. Errors: values. Memory: 2 × buffer_bytes + the GOP index.
 #include <cstdint>
 #include <optional>
 #include <span>

@@ -9,7 +9,7 @@
 // is what a restarted process would find.
 //
 // Timing: commands complete in submit order; each takes timing().service_time(...) of
-// virtual time, and the clock only moves inside poll(). Issue [C] plugs an HDD model in here.
+// virtual time, and the clock only moves inside poll(). The HDD model plugs in here as the timing.
 // Thread: single-threaded, like every Device (the IO thread).
 #include <cstdint>
 #include <deque>

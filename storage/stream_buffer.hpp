@@ -11,7 +11,7 @@
 // A consumer that has not drained yet makes the stream skip that cycle's IO ("consumer_stalled")
 // — the IO thread never waits for a consumer.
 // Both write/read a contiguous region of the device in S-sized steps (a ring), which is what
-// the thesis's dummy streams do; the segment writer ([E]) supplies extents instead.
+// the thesis's dummy streams do; for recordings the segment writer supplies extents instead.
 // Thread: append()/consume() from one network thread, prepare()/finished() from the IO
 // thread; the hand-over is guarded by a mutex held for pointer swaps only (never during IO
 // or copies of other streams). Errors: values.

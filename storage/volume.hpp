@@ -5,8 +5,8 @@
 //
 // Thread: the disk's IO thread only (it issues IO on the Device). Ownership: the Device is
 // borrowed and must outlive the Volume. Errors: values.
-// In this version extent header writes are synchronous (read_sync/write_sync); the cycle
-// scheduler of issue [C] turns them into scheduled IO.
+// Extent header writes are synchronous (read_sync/write_sync), outside the cycle's stream IO:
+// they are rare (one per extent filled or freed) and must be durable before the extent is used.
 #include <cstdint>
 #include <map>
 #include <memory>

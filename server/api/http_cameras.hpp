@@ -1,5 +1,5 @@
 #pragma once
-// Camera administration routes of the HTTP API (docs/openapi.yaml, issue [F]):
+// Camera administration routes of the HTTP API (docs/openapi.yaml):
 //   POST   /api/v1/cameras                 {name, url?, substream_url?, enabled?, retention_days?}: 201;
 //                                          409 if the name exists (nothing changed)
 //   GET    /api/v1/cameras/{name}          settings, state, its newest streams; URLs without credentials

@@ -1,5 +1,5 @@
 #pragma once
-// Disk and admission state routes of the HTTP API (docs/openapi.yaml, issue [F]):
+// Disk and admission state routes of the HTTP API (docs/openapi.yaml):
 //   GET /api/v1/disks                    per disk of this node: volume, policy, profile id/date (or
 //                                        "not profiled"), the admitted streams (kind, rates), the
 //                                        predicted real-time busy time per cycle against the r_RT

@@ -1,5 +1,5 @@
 #pragma once
-// The events routes of the HTTP API (docs/openapi.yaml, issue [F]):
+// The events routes of the HTTP API (docs/openapi.yaml):
 //   POST   /api/v1/events          one event object or an array (at most 1000), one transaction; 201 + ids
 //   GET    /api/v1/events?from=..  filtered, newest first, keyset-paginated (`cursor` = the `next` of the
 //                                  previous page), each event with its padded clip and media URLs

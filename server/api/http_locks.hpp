@@ -1,5 +1,5 @@
 #pragma once
-// Evidence-lock routes of the HTTP API (docs/openapi.yaml, issue [F]):
+// Evidence-lock routes of the HTTP API (docs/openapi.yaml):
 //   GET    /api/v1/locks[?all=true][&limit=N]  active locks (with all: released ones too), newest first
 //   POST   /api/v1/locks  {camera, from, to, reason[, locked_by]}: locks the range on every stream of
 //                          the camera that overlaps it (retention never reclaims a locked range);

@@ -69,7 +69,7 @@ boost::asio::awaitable<HttpReply> route(const RouteContext& ctx, const HttpReque
   if (q.path() == "/ui" || q.path().rfind("/ui/", 0) == 0) co_return web_reply(ctx.web, req, q.path());
   if (seg.size() >= 3 && seg[0] == "api" && seg[1] == "v1") {
     if (seg[2] == "events") co_return co_await events_route(ctx, req, q);  // its own methods and 405s
-    // Admin and state routes (issue [F]): each answers its own methods and 405s.
+    // Admin and state routes: each answers its own methods and 405s, so Allow is always right.
     if (seg.size() == 3 && seg[2] == "cameras" && req.method() == http::verb::post) {
       co_return co_await create_camera_route(ctx, req, q);
     }

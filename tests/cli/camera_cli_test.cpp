@@ -10,9 +10,9 @@
 #include <chrono>
 #include <fstream>
 #include <pqxx/pqxx>
-#include <thread>
 
 #include "common/child_process.hpp"
+#include "tests/support/eventually.hpp"
 #include "tests/support/media_fixture.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/vigild_process.hpp"
@@ -20,23 +20,13 @@
 using Catch::Matchers::ContainsSubstring;
 using namespace vigil;
 using namespace std::chrono_literals;
+using test::eventually;
 
 namespace {
 
 std::string slurp(const std::filesystem::path& p) {
   std::ifstream in(p);
   return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-// Polls CONDITION (a bounded wait for another process, not timing) for up to LIMIT.
-template <class F>
-bool eventually(F condition, std::chrono::seconds limit = 60s) {
-  const auto until = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < until) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(100ms);
-  }
-  return condition();
 }
 
 // The GStreamer RTSP camera on PORT (0: any); returns the process and its port.

@@ -1,4 +1,4 @@
-// The admin/state routes of issue [F] on a real vigild (external catalog, so the test reads the
+// The admin/state routes on a real vigild (external catalog, so the test reads the
 // tables; a volume with the simulated WD400BB profile, 200 ms cycles): cameras created, read,
 // changed and removed (409 on a second create, credentials never shown, retention_days stored);
 // the streams of a camera `vigil record` recorded from an ffmpeg clip; evidence locks created,
@@ -7,14 +7,10 @@
 // admission decisions with the recording's admission, filtered and paginated. Then hostile
 // input — SQL in every parameter and field, bad JSON, wrong types, huge numbers, path
 // traversal, oversized bodies, wrong methods: each a 4xx with "error" and the tables unchanged.
-// Every request goes through Api::call, which carries the admin token; without one, 401.
+// Every request goes through Api::call (tests/support/http_client.hpp), which carries the admin
+// token; without one, 401.
 #include <sys/socket.h>
 
-#include <boost/asio/connect.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/read.hpp>
-#include <boost/asio/write.hpp>
 #include <boost/json.hpp>
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
@@ -37,51 +33,8 @@ using namespace std::chrono_literals;
 
 namespace {
 
-struct Reply {
-  int status = 0;
-  std::string head, body;
-  json::value doc() const { return json::parse(body); }
-  std::string header(const std::string& name) const {
-    const auto at = head.find("\r\n" + name + ": ");
-    if (at == std::string::npos) return {};
-    const auto start = at + name.size() + 4;
-    return head.substr(start, head.find("\r\n", start) - start);
-  }
-};
-
-Reply raw_exchange(const std::string& host_port, const std::string& raw) {
-  namespace asio = boost::asio;
-  const auto colon = host_port.rfind(':');
-  asio::io_context io;
-  asio::ip::tcp::socket sock(io);
-  sock.connect({asio::ip::make_address(host_port.substr(0, colon)),
-                static_cast<unsigned short>(std::stoi(host_port.substr(colon + 1)))});
-  boost::system::error_code ec;
-  asio::write(sock, asio::buffer(raw), ec);
-  std::string resp;
-  asio::read(sock, asio::dynamic_buffer(resp), ec);
-  Reply out;
-  if (resp.rfind("HTTP/1.1 ", 0) == 0 && resp.size() >= 12) out.status = std::stoi(resp.substr(9, 3));
-  const auto split = resp.find("\r\n\r\n");
-  out.head = resp.substr(0, split);
-  if (split != std::string::npos) out.body = resp.substr(split + 4);
-  return out;
-}
-
-struct Api {
-  std::string host;
-  // The one place every request of this test is made (auth headers go here).
-  Reply call(const std::string& method, const std::string& target, const std::string& body = {},
-             const std::string& content_type = "application/json") const {
-    std::string raw = method + " " + target + " HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n";
-    if (const auto t = vigil::test::token(); !t.empty()) raw += "Authorization: Bearer " + t + "\r\n";
-    if (!body.empty() || method == "POST" || method == "PATCH") {
-      raw += "Content-Type: " + content_type + "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
-    }
-    return raw_exchange(host, raw + "\r\n" + body);
-  }
-  Reply get(const std::string& target) const { return call("GET", target); }
-};
+using Reply = vigil::test::HttpResult;
+using Api = vigil::test::HttpApi;
 
 // Every row of the tables the admin routes write, as one string: any change changes it.
 std::string fingerprint(const std::string& db) {
@@ -105,7 +58,7 @@ std::string scalar(const std::string& db, const std::string& sql) {
 std::int64_t admitted_count(const Api& api) {
   auto r = api.get("/api/v1/disks");
   REQUIRE(r.status == 200);
-  return r.doc().at("disks").as_array().at(0).at("admitted").at("count").as_int64();
+  return r.json().at("disks").as_array().at(0).at("admitted").at("count").as_int64();
 }
 
 }  // namespace
@@ -130,23 +83,23 @@ TEST_CASE("HTTP admin: cameras, streams, locks, disks, profile and decisions on 
   REQUIRE(made.status == 201);
   CHECK(made.header("Location") == "/api/v1/cameras/lobby");
   for (const auto* secret : {"s3cret", "admin:", "tok3n"}) CHECK_THAT(made.body, !ContainsSubstring(secret));
-  CHECK(made.doc().at("url").as_string() == "rtsp://10.0.0.9:554/live?…");
-  CHECK(made.doc().at("retention_days").as_int64() == 30);
+  CHECK(made.json().at("url").as_string() == "rtsp://10.0.0.9:554/live?…");
+  CHECK(made.json().at("retention_days").as_int64() == 30);
   CHECK(scalar(db, "SELECT url FROM cameras WHERE name = 'lobby'") == "rtsp://admin:s3cret@10.0.0.9:554/live?token=tok3n");
   CHECK(scalar(db, "SELECT retention_days FROM cameras WHERE name = 'lobby'") == "30");
 
   auto again = api.call("POST", "/api/v1/cameras", R"({"name":"lobby","url":"rtsp://10.0.0.1/other"})");
   CHECK(again.status == 409);
-  CHECK(again.doc().at("error").is_string());
+  CHECK(again.json().at("error").is_string());
   CHECK(scalar(db, "SELECT url FROM cameras WHERE name = 'lobby'") == "rtsp://admin:s3cret@10.0.0.9:554/live?token=tok3n");
 
   auto one = api.get("/api/v1/cameras/lobby");
   REQUIRE(one.status == 200);
   CHECK_THAT(one.body, !ContainsSubstring("s3cret"));
-  CHECK(one.doc().at("enabled").as_bool());
-  CHECK(one.doc().at("pulled").as_bool());
-  CHECK(one.doc().at("state").as_string() == "never recorded");
-  CHECK(one.doc().at("streams").as_array().empty());
+  CHECK(one.json().at("enabled").as_bool());
+  CHECK(one.json().at("pulled").as_bool());
+  CHECK(one.json().at("state").as_string() == "never recorded");
+  CHECK(one.json().at("streams").as_array().empty());
   // The list does not show URLs either.
   CHECK_THAT(api.get("/api/v1/cameras").body, !ContainsSubstring("s3cret"));
 
@@ -154,20 +107,20 @@ TEST_CASE("HTTP admin: cameras, streams, locks, disks, profile and decisions on 
                           R"({"enabled":false,"retention_days":7,"url":"rtsp://u:p4ss@10.0.0.10/main"})");
   INFO(patched.body);
   REQUIRE(patched.status == 200);
-  CHECK_FALSE(patched.doc().at("enabled").as_bool());
-  CHECK(patched.doc().at("retention_days").as_int64() == 7);
-  CHECK(patched.doc().at("url").as_string() == "rtsp://10.0.0.10/main");
+  CHECK_FALSE(patched.json().at("enabled").as_bool());
+  CHECK(patched.json().at("retention_days").as_int64() == 7);
+  CHECK(patched.json().at("url").as_string() == "rtsp://10.0.0.10/main");
   CHECK(scalar(db, "SELECT enabled::text || retention_days || url FROM cameras WHERE name = 'lobby'") ==
         "false7rtsp://u:p4ss@10.0.0.10/main");
   auto cleared = api.call("PATCH", "/api/v1/cameras/lobby", R"({"retention_days":null})");
   REQUIRE(cleared.status == 200);
-  CHECK(cleared.doc().at("retention_days").is_null());
+  CHECK(cleared.json().at("retention_days").is_null());
   CHECK(scalar(db, "SELECT retention_days FROM cameras WHERE name = 'lobby'") == "NULL");
   CHECK(api.call("PATCH", "/api/v1/cameras/nosuch", R"({"enabled":true})").status == 404);
 
   // A pushed camera (no URL) created over HTTP.
   REQUIRE(api.call("POST", "/api/v1/cameras", R"({"name":"spare","enabled":true})").status == 201);
-  CHECK(api.get("/api/v1/cameras/spare").doc().at("pulled").as_bool() == false);
+  CHECK(api.get("/api/v1/cameras/spare").json().at("pulled").as_bool() == false);
 
   // --- a recording: its streams -----------------------------------------------------------------
   auto rec = vigil::test::run_to_exit(VIGIL_CLI_PATH,
@@ -181,7 +134,7 @@ TEST_CASE("HTTP admin: cameras, streams, locks, disks, profile and decisions on 
     auto s = api.get("/api/v1/cameras/gate/streams");
     REQUIRE(s.status == 200);
     last_streams = s.body;
-    const auto doc = s.doc();
+    const auto doc = s.json();
     const auto& arr = doc.at("streams").as_array();
     if (arr.size() == 1 && arr[0].at("state").as_string() != "recording" && arr[0].at("segments").as_int64() > 0) {
       stream = arr[0].as_object();
@@ -203,9 +156,9 @@ TEST_CASE("HTTP admin: cameras, streams, locks, disks, profile and decisions on 
   const auto stream_id = stream.at("id").as_int64();
   auto gate = api.get("/api/v1/cameras/gate");
   REQUIRE(gate.status == 200);
-  CHECK(gate.doc().at("stream_count").as_int64() == 1);
-  CHECK(gate.doc().at("state").as_string() == "stopped");
-  CHECK(gate.doc().at("pulled").as_bool() == false);
+  CHECK(gate.json().at("stream_count").as_int64() == 1);
+  CHECK(gate.json().at("state").as_string() == "stopped");
+  CHECK(gate.json().at("pulled").as_bool() == false);
   CHECK(api.get("/api/v1/cameras/nosuch/streams").status == 404);
 
   // --- evidence locks --------------------------------------------------------------------------
@@ -214,8 +167,8 @@ TEST_CASE("HTTP admin: cameras, streams, locks, disks, profile and decisions on 
   auto locked = api.call("POST", "/api/v1/locks", lock_body);
   INFO(locked.body);
   REQUIRE(locked.status == 201);
-  const auto lock_id = locked.doc().at("id").as_int64();
-  CHECK(locked.doc().at("ids").as_array().size() == 1);
+  const auto lock_id = locked.json().at("id").as_int64();
+  CHECK(locked.json().at("ids").as_array().size() == 1);
   CHECK(scalar(db, "SELECT stream_id::text || ':' || reason FROM evidence_locks WHERE id = " + std::to_string(lock_id)) ==
         std::to_string(stream_id) + ":case 2026-17");
   // Time strings work too.
@@ -224,19 +177,19 @@ TEST_CASE("HTTP admin: cameras, streams, locks, disks, profile and decisions on 
                               R"(","reason":"second"})");
   INFO(by_text.body);
   REQUIRE(by_text.status == 201);
-  const auto lock2 = by_text.doc().at("id").as_int64();
+  const auto lock2 = by_text.json().at("id").as_int64();
   auto locks = api.get("/api/v1/locks");
   REQUIRE(locks.status == 200);
-  REQUIRE(locks.doc().at("locks").as_array().size() == 2);
-  const auto locks_doc = locks.doc();
+  REQUIRE(locks.json().at("locks").as_array().size() == 2);
+  const auto locks_doc = locks.json();
   const auto& newest = locks_doc.at("locks").as_array().at(0);
   CHECK(newest.at("id").as_int64() == lock2);
   CHECK(newest.at("camera").as_string() == "gate");
   CHECK(newest.at("active").as_bool());
   CHECK(api.call("DELETE", "/api/v1/locks/" + std::to_string(lock2)).status == 200);
   CHECK(api.call("DELETE", "/api/v1/locks/" + std::to_string(lock2)).status == 404);
-  CHECK(api.get("/api/v1/locks").doc().at("locks").as_array().size() == 1);
-  CHECK(api.get("/api/v1/locks?all=true").doc().at("locks").as_array().size() == 2);
+  CHECK(api.get("/api/v1/locks").json().at("locks").as_array().size() == 1);
+  CHECK(api.get("/api/v1/locks?all=true").json().at("locks").as_array().size() == 2);
   CHECK(scalar(db, "SELECT count(*) FROM evidence_locks WHERE unlocked_at_us IS NOT NULL") == "1");
   // No recording in the range, no camera.
   CHECK(api.call("POST", "/api/v1/locks", R"({"camera":"spare","from":"-1h","to":"now","reason":"x"})").status == 409);
@@ -245,7 +198,7 @@ TEST_CASE("HTTP admin: cameras, streams, locks, disks, profile and decisions on 
   // --- cameras removed -------------------------------------------------------------------------
   auto del_spare = api.call("DELETE", "/api/v1/cameras/spare");
   REQUIRE(del_spare.status == 200);
-  CHECK(del_spare.doc().at("result").as_string() == "deleted");
+  CHECK(del_spare.json().at("result").as_string() == "deleted");
   CHECK(api.get("/api/v1/cameras/spare").status == 404);
   CHECK(api.call("DELETE", "/api/v1/cameras/spare").status == 404);
 
@@ -253,8 +206,8 @@ TEST_CASE("HTTP admin: cameras, streams, locks, disks, profile and decisions on 
   auto disks = api.get("/api/v1/disks");
   INFO(disks.body);
   REQUIRE(disks.status == 200);
-  REQUIRE(disks.doc().at("disks").as_array().size() == 1);
-  const auto disk = disks.doc().at("disks").as_array().at(0).as_object();
+  REQUIRE(disks.json().at("disks").as_array().size() == 1);
+  const auto disk = disks.json().at("disks").as_array().at(0).as_object();
   const auto disk_id = disk.at("id").as_int64();
   CHECK(disk.at("volume").at("path").as_string() == std::filesystem::absolute(dir.path() / "vol").string());
   REQUIRE(disk.at("profile").is_object());
@@ -271,9 +224,9 @@ TEST_CASE("HTTP admin: cameras, streams, locks, disks, profile and decisions on 
 
   auto prof = api.get("/api/v1/disks/" + std::to_string(disk_id) + "/profile");
   REQUIRE(prof.status == 200);
-  CHECK(prof.doc().at("profile").is_object());
-  CHECK(prof.doc().at("profile").as_object().contains("random_read"));
-  CHECK(prof.doc().at("id").as_int64() == disk.at("profile").at("id").as_int64());
+  CHECK(prof.json().at("profile").is_object());
+  CHECK(prof.json().at("profile").as_object().contains("random_read"));
+  CHECK(prof.json().at("id").as_int64() == disk.at("profile").at("id").as_int64());
   CHECK(api.get("/api/v1/disks/" + std::to_string(disk_id + 1000) + "/profile").status == 404);
 
   {  // a recording held open over the wire protocol is one admitted stream while it lasts
@@ -282,7 +235,7 @@ TEST_CASE("HTTP admin: cameras, streams, locks, disks, profile and decisions on 
     c.send(vigil::test::open_record("held", 2'000'000));
     auto admitted = c.receive();
     REQUIRE(admitted.msg.has_admit());
-    auto held = api.get("/api/v1/disks").doc().at("disks").as_array().at(0).as_object();
+    auto held = api.get("/api/v1/disks").json().at("disks").as_array().at(0).as_object();
     INFO(json::serialize(held));
     REQUIRE(held.at("admitted").at("count").as_int64() == 1);
     const auto s = held.at("admitted").at("streams").as_array().at(0);
@@ -307,13 +260,13 @@ TEST_CASE("HTTP admin: cameras, streams, locks, disks, profile and decisions on 
   for (int i = 0; i < 200; ++i) {  // bounded: decisions reach the catalog through the batcher
     auto r = api.get("/api/v1/admission/decisions?from=-1h");
     REQUIRE(r.status == 200);
-    if (r.doc().at("decisions").as_array().size() >= 2) break;
+    if (r.json().at("decisions").as_array().size() >= 2) break;
     std::this_thread::sleep_for(50ms);
   }
   auto decisions = api.get("/api/v1/admission/decisions?from=-1h&camera=gate");
   INFO(decisions.body);
   REQUIRE(decisions.status == 200);
-  const auto decisions_doc = decisions.doc();
+  const auto decisions_doc = decisions.json();
   const auto& gate_rows = decisions_doc.at("decisions").as_array();
   REQUIRE(gate_rows.size() == 1);
   CHECK(gate_rows[0].at("outcome").as_string() == "admitted");
@@ -321,28 +274,28 @@ TEST_CASE("HTTP admin: cameras, streams, locks, disks, profile and decisions on 
   CHECK(gate_rows[0].at("disk_id").as_int64() == disk_id);
   CHECK(gate_rows[0].at("camera").as_string() == "gate");
   CHECK(gate_rows[0].at("details").is_object());
-  CHECK(api.get("/api/v1/admission/decisions?from=-1h&outcome=refused").doc().at("decisions").as_array().empty());
+  CHECK(api.get("/api/v1/admission/decisions?from=-1h&outcome=refused").json().at("decisions").as_array().empty());
   CHECK(api.get("/api/v1/admission/decisions?from=-1h&disk=" + std::to_string(disk_id + 1000))
-            .doc().at("decisions").as_array().empty());
+            .json().at("decisions").as_array().empty());
   {  // pagination: newest first, one per page, the cursor continues
     auto p1 = api.get("/api/v1/admission/decisions?from=-1h&limit=1");
     REQUIRE(p1.status == 200);
-    REQUIRE(p1.doc().at("decisions").as_array().size() == 1);
-    CHECK(p1.doc().at("decisions").as_array()[0].at("camera").as_string() == "held");
-    REQUIRE(p1.doc().at("next").is_string());
-    const std::string cursor(p1.doc().at("next").as_string());
+    REQUIRE(p1.json().at("decisions").as_array().size() == 1);
+    CHECK(p1.json().at("decisions").as_array()[0].at("camera").as_string() == "held");
+    REQUIRE(p1.json().at("next").is_string());
+    const std::string cursor(p1.json().at("next").as_string());
     auto p2 = api.get("/api/v1/admission/decisions?from=-1h&limit=1&cursor=" + cursor);
     REQUIRE(p2.status == 200);
-    REQUIRE(p2.doc().at("decisions").as_array().size() == 1);
-    CHECK(p2.doc().at("decisions").as_array()[0].at("camera").as_string() == "gate");
-    CHECK(p2.doc().at("next").is_null());
+    REQUIRE(p2.json().at("decisions").as_array().size() == 1);
+    CHECK(p2.json().at("decisions").as_array()[0].at("camera").as_string() == "gate");
+    CHECK(p2.json().at("next").is_null());
   }
 
   // The camera with a recording is disabled, not deleted.
   auto del_gate = api.call("DELETE", "/api/v1/cameras/gate");
   REQUIRE(del_gate.status == 200);
-  CHECK(del_gate.doc().at("result").as_string() == "disabled");
-  CHECK(api.get("/api/v1/cameras/gate").doc().at("enabled").as_bool() == false);
+  CHECK(del_gate.json().at("result").as_string() == "disabled");
+  CHECK(api.get("/api/v1/cameras/gate").json().at("enabled").as_bool() == false);
 
   // Without a token nothing is read or changed.
   CHECK(vigil::test::http_request_without_token(d.http(), "DELETE", "/api/v1/cameras/lobby").status == 401);
@@ -456,8 +409,8 @@ TEST_CASE("HTTP admin: cameras, streams, locks, disks, profile and decisions on 
     CHECK(r.status >= 400);
     CHECK(r.status < 500);
     if (r.status != 413 && r.status != 0) {
-      REQUIRE_NOTHROW(r.doc());
-      CHECK(r.doc().at("error").is_string());
+      REQUIRE_NOTHROW(r.json());
+      CHECK(r.json().at("error").is_string());
     }
     if (r.status == 405) CHECK_FALSE(r.header("Allow").empty());
   }

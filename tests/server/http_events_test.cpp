@@ -6,11 +6,6 @@
 // wrong types, NaN and huge numbers, out-of-range confidence and zones, bad attributes, unknown
 // cameras, bad time ranges, too many parameters, limits and batches over their caps, a body over
 // the server's limit: each a 4xx with "error", and the events table unchanged afterwards.
-#include <boost/asio/connect.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/read.hpp>
-#include <boost/asio/write.hpp>
 #include <boost/json.hpp>
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
@@ -31,50 +26,15 @@ namespace {
 constexpr std::int64_t S = 1'000'000;
 constexpr std::int64_t T0 = 1'767'225'600 * S;  // 2026-01-01T00:00:00Z
 
-struct Reply {
-  int status = 0;
-  std::string head, body;
-  json::value doc() const { return json::parse(body); }
-};
+using Reply = vigil::test::HttpResult;
 
-// One raw HTTP/1.1 exchange on loopback: RAW is sent as is, the reply read until the server closes.
-Reply raw_exchange(const std::string& host_port, const std::string& raw) {
-  namespace asio = boost::asio;
-  const auto colon = host_port.rfind(':');
-  asio::io_context io;
-  asio::ip::tcp::socket sock(io);
-  sock.connect({asio::ip::make_address(host_port.substr(0, colon)),
-                static_cast<unsigned short>(std::stoi(host_port.substr(colon + 1)))});
-  asio::write(sock, asio::buffer(raw));
-  std::string resp;
-  boost::system::error_code ec;
-  asio::read(sock, asio::dynamic_buffer(resp), ec);
-  Reply out;
-  if (resp.rfind("HTTP/1.1 ", 0) == 0 && resp.size() >= 12) out.status = std::stoi(resp.substr(9, 3));
-  const auto split = resp.find("\r\n\r\n");
-  out.head = resp.substr(0, split);
-  if (split != std::string::npos) out.body = resp.substr(split + 4);
-  return out;
-}
-
-struct Api {
-  std::string host;
-  Reply call(const std::string& method, const std::string& target, const std::string& body = {},
-             const std::string& content_type = "application/json") const {
-    std::string raw = method + " " + target + " HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n";
-    if (const auto t = vigil::test::token(); !t.empty()) raw += "Authorization: Bearer " + t + "\r\n";
-    if (!body.empty() || method == "POST") {
-      raw += "Content-Type: " + content_type + "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
-    }
-    return raw_exchange(host, raw + "\r\n" + body);
-  }
-  Reply get(const std::string& target) const { return call("GET", target); }
+struct Api : vigil::test::HttpApi {
   Reply post(const std::string& body) const { return call("POST", "/api/v1/events", body); }
 };
 
 std::vector<std::int64_t> ids_of(const Reply& r) {
   std::vector<std::int64_t> out;
-  const auto doc = r.doc();
+  const auto doc = r.json();
   for (const auto& e : doc.at("events").as_array()) out.push_back(e.at("id").as_int64());
   return out;
 }
@@ -133,8 +93,8 @@ TEST_CASE("HTTP events: post, query with clips, paginate, get and delete", "[htt
   auto r1 = api.post(R"({"camera":"porch","start_us":1767225610000000,"end_us":1767225612000000,"type":"motion"})");
   INFO(r1.body);
   REQUIRE(r1.status == 201);
-  const auto e1 = r1.doc().at("id").as_int64();
-  CHECK(r1.doc().at("ids").as_array().size() == 1);
+  const auto e1 = r1.json().at("id").as_int64();
+  CHECK(r1.json().at("ids").as_array().size() == 1);
   CHECK_THAT(r1.head, ContainsSubstring("Location: /api/v1/events/" + std::to_string(e1)));
 
   // e2: lobby at 20.5 s (a point event), time strings, every optional field.
@@ -143,7 +103,7 @@ TEST_CASE("HTTP events: post, query with clips, paginate, get and delete", "[htt
                          "attributes":{"color":"red","plate":"AB123"},"source":"det-1"})");
   INFO(r2.body);
   REQUIRE(r2.status == 201);
-  const auto e2 = r2.doc().at("id").as_int64();
+  const auto e2 = r2.json().at("id").as_int64();
 
   // e3..e5: a batch; ISO times, an array body.
   auto rb = api.post(R"([
@@ -156,23 +116,23 @@ TEST_CASE("HTTP events: post, query with clips, paginate, get and delete", "[htt
     ])");
   INFO(rb.body);
   REQUIRE(rb.status == 201);
-  REQUIRE(rb.doc().at("ids").as_array().size() == 3);
-  CHECK_FALSE(rb.doc().as_object().contains("id"));
-  const auto e3 = rb.doc().at("ids").at(0).as_int64();
-  const auto e4 = rb.doc().at("ids").at(1).as_int64();
-  const auto e5 = rb.doc().at("ids").at(2).as_int64();
+  REQUIRE(rb.json().at("ids").as_array().size() == 3);
+  CHECK_FALSE(rb.json().as_object().contains("id"));
+  const auto e3 = rb.json().at("ids").at(0).as_int64();
+  const auto e4 = rb.json().at("ids").at(1).as_int64();
+  const auto e5 = rb.json().at("ids").at(2).as_int64();
 
   const std::string range = "/api/v1/events?from=%40" "1767225600&to=%40" "1767225700";
   auto all = api.get(range);
   INFO(all.body);
   REQUIRE(all.status == 200);
   CHECK(ids_of(all) == std::vector<std::int64_t>{e5, e4, e3, e2, e1});  // newest first
-  CHECK(all.doc().at("next").is_null());
-  CHECK(all.doc().at("from_us").as_int64() == T0);
-  CHECK(all.doc().at("to_us").as_int64() == T0 + 100 * S);
+  CHECK(all.json().at("next").is_null());
+  CHECK(all.json().at("from_us").as_int64() == T0);
+  CHECK(all.json().at("to_us").as_int64() == T0 + 100 * S);
 
   SECTION("clips: padded ranges, URLs in the @seconds form, recorded from the segments") {
-    const auto all_doc = all.doc();
+    const auto all_doc = all.json();
     const auto& ev = all_doc.at("events").as_array();
     const auto& c1 = ev[4].at("clip");  // e1 [10, 12] + 5 s each side = [5, 17], reaches the video at [14, 16)
     CHECK(c1.at("from_us").as_int64() == T0 + 5 * S);
@@ -187,7 +147,7 @@ TEST_CASE("HTTP events: post, query with clips, paginate, get and delete", "[htt
     INFO(padded.body);
     REQUIRE(padded.status == 200);
     REQUIRE(ids_of(padded) == std::vector<std::int64_t>{e5, e2});
-    const auto padded_doc = padded.doc();
+    const auto padded_doc = padded.json();
     const auto& c2 = padded_doc.at("events").at(1).at("clip");
     CHECK(c2.at("from_us").as_int64() == T0 + 18'250'000);
     CHECK(c2.at("to_us").as_int64() == T0 + 20'500'000);
@@ -207,8 +167,8 @@ TEST_CASE("HTTP events: post, query with clips, paginate, get and delete", "[htt
     auto no_pad = api.get(range + "&camera=porch&pad_before=0&pad_after=0");
     REQUIRE(no_pad.status == 200);
     REQUIRE(ids_of(no_pad) == std::vector<std::int64_t>{e4, e1});
-    CHECK_FALSE(no_pad.doc().at("events").at(1).at("clip").at("recorded").as_bool());  // [10, 12]: before the video
-    CHECK(no_pad.doc().at("events").at(1).at("clip").at("to_us").as_int64() == T0 + 12 * S);
+    CHECK_FALSE(no_pad.json().at("events").at(1).at("clip").at("recorded").as_bool());  // [10, 12]: before the video
+    CHECK(no_pad.json().at("events").at(1).at("clip").at("to_us").as_int64() == T0 + 12 * S);
   }
   SECTION("each filter and combinations") {
     auto ids = [&](const std::string& filter) {
@@ -250,8 +210,8 @@ TEST_CASE("HTTP events: post, query with clips, paginate, get and delete", "[htt
       const auto page = ids_of(r);
       CHECK(page.size() <= 2);
       seen.insert(seen.end(), page.begin(), page.end());
-      if (r.doc().at("next").is_null()) break;
-      target = range + "&limit=2&cursor=" + std::string(r.doc().at("next").as_string());
+      if (r.json().at("next").is_null()) break;
+      target = range + "&limit=2&cursor=" + std::string(r.json().at("next").as_string());
     }
     CHECK(seen == std::vector<std::int64_t>{e5, e4, e3, e2, e1});
   }
@@ -259,7 +219,7 @@ TEST_CASE("HTTP events: post, query with clips, paginate, get and delete", "[htt
     auto one = api.get("/api/v1/events/" + std::to_string(e2));
     INFO(one.body);
     REQUIRE(one.status == 200);
-    const auto one_doc = one.doc();
+    const auto one_doc = one.json();
     const auto& o = one_doc.as_object();
     CHECK(o.at("camera").as_string() == "lobby");
     CHECK(o.at("start_us").as_int64() == T0 + 20'500'000);
@@ -273,9 +233,9 @@ TEST_CASE("HTTP events: post, query with clips, paginate, get and delete", "[htt
     CHECK(o.at("clip").at("from_us").as_int64() == T0 + 15'500'000);
     auto e5_json = api.get("/api/v1/events/" + std::to_string(e5) + "?pad_after=300");
     REQUIRE(e5_json.status == 200);
-    CHECK(e5_json.doc().at("object_class").is_null());
-    CHECK(e5_json.doc().at("location").is_null());
-    CHECK(e5_json.doc().at("clip").at("to_us").as_int64() == T0 + 361 * S);
+    CHECK(e5_json.json().at("object_class").is_null());
+    CHECK(e5_json.json().at("location").is_null());
+    CHECK(e5_json.json().at("clip").at("to_us").as_int64() == T0 + 361 * S);
 
     auto del = api.call("DELETE", "/api/v1/events/" + std::to_string(e2));
     INFO(del.body);
@@ -303,11 +263,11 @@ TEST_CASE("HTTP events: post, query with clips, paginate, get and delete", "[htt
     auto r = api.post(body + "]");
     INFO(r.body.substr(0, 300));
     REQUIRE(r.status == 201);
-    CHECK(r.doc().at("ids").as_array().size() == 1000);
+    CHECK(r.json().at("ids").as_array().size() == 1000);
     auto page = api.get("/api/v1/events?from=%40" "1767226600&to=%40" "1767226601&limit=1000");
     REQUIRE(page.status == 200);
     CHECK(ids_of(page).size() == 1000);
-    CHECK(page.doc().at("next").is_null());
+    CHECK(page.json().at("next").is_null());
   }
   SECTION("SQL-looking text in free-form fields is stored verbatim, nothing else changes") {
     const std::string evil = R"(x'); DROP TABLE events; --)";
@@ -315,14 +275,14 @@ TEST_CASE("HTTP events: post, query with clips, paginate, get and delete", "[htt
                                                    {"source", evil}, {"attributes", {{"note", evil}, {evil, 1}}}}));
     INFO(r.body);
     REQUIRE(r.status == 201);
-    auto back = api.get("/api/v1/events/" + std::to_string(r.doc().at("id").as_int64()));
+    auto back = api.get("/api/v1/events/" + std::to_string(r.json().at("id").as_int64()));
     REQUIRE(back.status == 200);
-    CHECK(back.doc().at("source").as_string() == evil);
-    CHECK(back.doc().at("attributes").at("note").as_string() == evil);
+    CHECK(back.json().at("source").as_string() == evil);
+    CHECK(back.json().at("attributes").at("note").as_string() == evil);
     auto found = api.get(range + "&attr=note:x%27)%3B%20DROP%20TABLE%20events%3B%20--");
     INFO(found.body);
     REQUIRE(found.status == 200);
-    CHECK(ids_of(found) == std::vector<std::int64_t>{r.doc().at("id").as_int64()});
+    CHECK(ids_of(found) == std::vector<std::int64_t>{r.json().at("id").as_int64()});
     CHECK(ids_of(api.get(range)).size() == 6);
   }
 }
@@ -485,7 +445,7 @@ TEST_CASE("HTTP events: hostile input is a 4xx with a reason and changes nothing
                415);
     expect_4xx(api.call("POST", "/api/v1/events?camera=porch", "{" + ok_head + "}"), "query on POST");
     // Over HttpServer's 1 MiB body limit: refused from the headers, before any of the body.
-    auto big = raw_exchange(api.host, "POST /api/v1/events HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+    auto big = vigil::test::http_exchange(api.host, "POST /api/v1/events HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
                                   "Content-Type: application/json\r\nContent-Length: 2000000\r\n\r\n");
     expect_4xx(big, "2 MB body", 413);
   }
@@ -493,5 +453,5 @@ TEST_CASE("HTTP events: hostile input is a 4xx with a reason and changes nothing
   // And the API still answers normally.
   auto r = api.get("/api/v1/events?from=%40" "1767225600&to=%40" "1767225700");
   REQUIRE(r.status == 200);
-  CHECK(r.doc().at("events").as_array().size() == 2);
+  CHECK(r.json().at("events").as_array().size() == 2);
 }

@@ -1,4 +1,4 @@
-// Exports and thumbnails while the disk is at full admitted load (issue [F]'s behaviour, not its
+// Exports and thumbnails while the disk is at full admitted load (their behaviour, not their
 // speed: `vigil bench export` measures the time). A real vigild with the simulated WD400BB's
 // profile and 200 ms cycles records a real H.264 clip (`vigil record --fast`); then recording
 // streams are opened one by one until admission refuses (the cycle is full), and while they all

@@ -9,9 +9,9 @@
 #include <catch2/matchers/catch_matchers_string.hpp>
 #include <chrono>
 #include <pqxx/pqxx>
-#include <thread>
 
 #include "client/wire/wire_client.hpp"
+#include "tests/support/eventually.hpp"
 #include "tests/support/paced_sender.hpp"
 #include "tests/support/prometheus_text.hpp"
 #include "tests/support/recording_rig.hpp"
@@ -38,26 +38,16 @@ struct Sent {
   std::uint64_t packets = 0, payload_bytes = 0, rate_refusals = 0, other_refusals = 0;
 };
 
-// Records TOTAL packets on a new session of camera NAME, resending what the server refuses
-// (as the recording session test does), until every packet is acknowledged.
+// Records TOTAL packets on a new session of camera NAME, every one acknowledged; what was sent.
 Sent record(const test::VigildProcess& d, const std::string& name, std::uint64_t total) {
+  const auto session = test::record_acked(d, name, total);
   Sent sent;
-  client::WireClient c(d.wire(), 20s);
-  c.hello("metrics test", vigil::test::token());
-  c.send(test::open_record(name, 2'000'000));
-  auto admitted = c.receive();
-  REQUIRE(admitted.msg.has_admit());
-  const auto stream = admitted.msg.admit().stream_id();
-  test::PacedSender sender(c, stream);
-  sender.send_until(total, 40);
-  sent.rate_refusals = sender.counts().rate_refusals;
-  sent.other_refusals = sender.counts().other_refusals;
+  sent.rate_refusals = session.counts.rate_refusals;
+  sent.other_refusals = session.counts.other_refusals;
   for (std::uint64_t seq = 1; seq <= total; ++seq) {
-    sent.payload_bytes += test::media_packet(stream, seq, stream).second.size();
+    sent.payload_bytes += test::media_packet(session.stream, seq, session.stream).second.size();
   }
   sent.packets = total;
-  sender.finish();
-  CHECK(sender.counts().acked == total);
   return sent;
 }
 
@@ -138,20 +128,18 @@ TEST_CASE("GET /metrics on a recording vigild: disk cycles, the camera's packets
   record(d, "gap-cam", 5);
   {
     pqxx::connection conn(rig.catalog());
-    const auto until = std::chrono::steady_clock::now() + 20s;
-    bool ended = false;
-    do {
-      pqxx::nontransaction q(conn);
-      auto row = q.exec1(
-          "SELECT s.state = 'stopped', COALESCE((SELECT max(end_us) FROM segments g WHERE g.stream_id = s.id), 0) "
-          "FROM streams s JOIN cameras c ON c.id = s.camera_id WHERE c.name = 'gap-cam'");
-      const auto now_us = std::chrono::duration_cast<std::chrono::microseconds>(
-                              std::chrono::system_clock::now().time_since_epoch()).count();
-      ended = row[0].as<bool>() && row[1].as<std::int64_t>() > 0 && row[1].as<std::int64_t>() < now_us;
-      if (ended) break;
-      std::this_thread::sleep_for(50ms);  // polling the batcher's bounded delay, not timing
-    } while (std::chrono::steady_clock::now() < until);
-    REQUIRE(ended);
+    // The stream ends through the batcher (a bounded delay): stopped, with its last segment in the past.
+    REQUIRE(test::eventually(
+        [&] {
+          pqxx::nontransaction q(conn);
+          auto row = q.exec1(
+              "SELECT s.state = 'stopped', COALESCE((SELECT max(end_us) FROM segments g WHERE g.stream_id = s.id), 0) "
+              "FROM streams s JOIN cameras c ON c.id = s.camera_id WHERE c.name = 'gap-cam'");
+          const auto now_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                                  std::chrono::system_clock::now().time_since_epoch()).count();
+          return row[0].as<bool>() && row[1].as<std::int64_t>() > 0 && row[1].as<std::int64_t>() < now_us;
+        },
+        20s));
   }
   const auto again = record(d, "gap-cam", 5);
   auto reconnected = scrape(d);

@@ -6,11 +6,10 @@
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 #include <chrono>
-#include <functional>
 #include <pqxx/pqxx>
-#include <thread>
 
 #include "client/wire/wire_client.hpp"
+#include "tests/support/eventually.hpp"
 #include "tests/support/paced_sender.hpp"
 #include "tests/support/prometheus_text.hpp"
 #include "tests/support/recording_rig.hpp"
@@ -19,6 +18,7 @@
 using Catch::Matchers::ContainsSubstring;
 using namespace vigil;
 using namespace std::chrono_literals;
+using test::eventually;
 
 namespace {
 
@@ -26,27 +26,7 @@ namespace {
 // the buffer is full while the volume has no room — is sent again once a cycle took data).
 // Returns the stream id.
 std::uint64_t record_session(const test::VigildProcess& d, const std::string& name, std::uint64_t packets) {
-  client::WireClient c(d.wire(), 30s);
-  c.hello("retention test", test::token());
-  c.send(test::open_record(name, 2'000'000));
-  auto admitted = c.receive();
-  REQUIRE(admitted.msg.has_admit());
-  const auto stream = admitted.msg.admit().stream_id();
-  test::PacedSender sender(c, stream);
-  sender.send_until(packets, 10);
-  sender.finish();
-  CHECK(sender.counts().acked == packets);
-  return stream;
-}
-
-// Polls PRED (a catalog query) until it holds or TIMEOUT passes; the pause only spares PostgreSQL.
-bool eventually(const std::function<bool()>& pred, std::chrono::seconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(50ms);
-  }
-  return true;
+  return test::record_acked(d, name, packets, 10).stream;
 }
 
 std::int64_t count(const std::string& db, const std::string& sql) {

@@ -53,6 +53,23 @@ void PacedSender::send_until(std::uint64_t last, std::uint64_t burst) {
   }
 }
 
+RecordedSession record_acked(const VigildProcess& d, const std::string& name, std::uint64_t total, std::uint64_t burst,
+                             std::uint64_t rate_bps) {
+  client::WireClient c(d.wire(), std::chrono::seconds(30));
+  c.hello("test recorder " + name, token());
+  c.send(open_record(name, rate_bps));
+  auto admitted = c.receive();
+  REQUIRE(admitted.msg.has_admit());
+  RecordedSession out;
+  out.stream = admitted.msg.admit().stream_id();
+  PacedSender sender(c, out.stream);
+  sender.send_until(total, burst);
+  sender.finish();
+  out.counts = sender.counts();
+  CHECK(out.counts.acked == total);
+  return out;
+}
+
 void PacedSender::finish() {
   ::shutdown(c_.native_handle(), SHUT_WR);
   try {

@@ -5,8 +5,10 @@
 // the packets after it are then out of order — it sends again once a cycle has taken data.
 // Shared by the wire-level recording tests. Errors: Catch2 assertions.
 #include <cstdint>
+#include <string>
 
 #include "client/wire/wire_client.hpp"
+#include "tests/support/vigild_process.hpp"
 
 namespace vigil::test {
 
@@ -35,5 +37,15 @@ class PacedSender {
   std::uint64_t next_ = 1;
   SendCounts counts_;
 };
+
+// The tests' one record-until-acknowledged: a session of camera NAME on D declared at RATE_BPS,
+// TOTAL script frames sent by a PacedSender in bursts of BURST, half-closed and read to its end.
+// CHECKs that every frame was acknowledged as durable; REQUIREs the admission.
+struct RecordedSession {
+  std::uint64_t stream = 0;  // the stream id (script frames carry it)
+  SendCounts counts;
+};
+RecordedSession record_acked(const VigildProcess& d, const std::string& name, std::uint64_t total,
+                             std::uint64_t burst = 40, std::uint64_t rate_bps = 2'000'000);
 
 }  // namespace vigil::test

@@ -8,28 +8,9 @@
 #include <vector>
 
 #include "common/child_process.hpp"
+#include "tests/support/http_client.hpp"
 
 namespace vigil::test {
-
-struct HttpResult {
-  int status = 0;
-  std::string head;  // the status line and header fields, as received
-  std::string body;
-  // The value of header NAME (case-insensitive), or "" if absent.
-  std::string header(const std::string& name) const;
-};
-
-// A blocking HTTP/1.1 request on loopback (test side only). It carries the token of the last
-// vigild started (token(), "Authorization: Bearer …") unless RAW_EXTRA_HEADERS has an
-// Authorization field of its own; http_request_without_token sends none.
-HttpResult http_request(const std::string& host_port, const std::string& method, const std::string& target,
-                        const std::string& raw_extra_headers = {});
-HttpResult http_request_without_token(const std::string& host_port, const std::string& method,
-                                      const std::string& target, const std::string& raw_extra_headers = {});
-
-// The admin token of the last vigild a test started (VIGIL_TOKEN, which the `vigil` processes a
-// test runs inherit); empty before any.
-std::string token();
 
 class VigildProcess {
  public:
