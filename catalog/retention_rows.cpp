@@ -52,22 +52,30 @@ RetentionView retention_view(pqxx::work& tx, std::int64_t volume_id, std::int64_
 std::vector<std::uint64_t> mark_deleting(pqxx::work& tx, const std::vector<std::uint64_t>& ids) {
   std::vector<std::uint64_t> marked;
   if (ids.empty()) return marked;
+  // Retention chose IDS from a view read in an earlier transaction: a lock taken since then must
+  // still hold. Taking or releasing a lock waits for this marking (and this for them), and the
+  // marking re-checks the active locks itself, so none slips in between.
+  tx.exec0("LOCK TABLE evidence_locks IN SHARE MODE");
+  for (const auto& r : tx.exec_params(
+           "UPDATE segments s SET state = 'deleting' "
+           "WHERE s.id = ANY($1::bigint[]) AND s.state IN ('closed', 'damaged') "
+           "AND NOT EXISTS (SELECT 1 FROM evidence_locks l WHERE l.stream_id = s.stream_id "
+           "                AND l.unlocked_at_us IS NULL AND l.start_us < s.end_us AND s.start_us < l.end_us) "
+           "RETURNING s.id",
+           id_array(ids))) {
+    marked.push_back(r[0].as<std::uint64_t>());
+  }
   // A hole is a gap only where older recording of the camera stays (normally retention takes
-  // the oldest, which just moves the start forward). Recorded before the rows change state.
+  // the oldest, which just moves the start forward).
   tx.exec_params0(
       "INSERT INTO gaps (stream_id, start_us, end_us, reason, detail) "
       "SELECT s.stream_id, s.start_us, s.end_us, 'retention', 'reclaimed segment ' || s.id "
-      "FROM segments s WHERE s.id = ANY($1::bigint[]) AND s.state IN ('closed', 'damaged') AND s.end_us > s.start_us "
+      "FROM segments s WHERE s.id = ANY($1::bigint[]) AND s.end_us > s.start_us "
       "AND EXISTS (SELECT 1 FROM segments o JOIN streams os ON os.id = o.stream_id "
       "            JOIN streams ss ON ss.id = s.stream_id "
       "            WHERE os.camera_id = ss.camera_id AND o.start_us < s.start_us "
-      "            AND o.state IN ('closed', 'damaged') AND NOT (o.id = ANY($1::bigint[])))",
-      id_array(ids));
-  for (const auto& r : tx.exec_params("UPDATE segments SET state = 'deleting' "
-                                      "WHERE id = ANY($1::bigint[]) AND state IN ('closed', 'damaged') RETURNING id",
-                                      id_array(ids))) {
-    marked.push_back(r[0].as<std::uint64_t>());
-  }
+      "            AND o.state IN ('closed', 'damaged'))",
+      id_array(marked));
   return marked;
 }
 

@@ -24,8 +24,10 @@ struct RetentionView {
 };
 RetentionView retention_view(pqxx::work& tx, std::int64_t volume_id, std::int64_t now_us, std::size_t limit);
 
-// Marks IDS 'deleting' (those still closed or damaged) and records a 'retention' gap where a
-// reclaimed segment has older recording of its camera left before it. Returns the ids marked.
+// Marks IDS 'deleting' — those still closed or damaged and under no active evidence lock (checked
+// again here: IDS may come from a view read before a lock was taken) — and records a 'retention'
+// gap where a reclaimed segment has older recording of its camera left before it. Returns the ids
+// marked.
 std::vector<std::uint64_t> mark_deleting(pqxx::work& tx, const std::vector<std::uint64_t>& ids);
 
 // The segments' rows (extents and GOP index with them), once their extents are free.
