@@ -66,13 +66,16 @@ bool record_reconnect_gap(pqxx::work& tx, std::int64_t camera_id, std::int64_t n
       camera_id);
   if (prev.empty()) return false;
   const auto state = prev[0][1].as<std::string>();
-  if (state != "stopped" && state != "interrupted") return false;
+  if (state != "stopped" && state != "interrupted" && state != "stalled") return false;
   const auto from = prev[0][2].as<std::int64_t>();
   if (now_us <= from) return false;
   std::string detail = state == "interrupted" ? "client disconnected; recording continues in a new stream"
+                       : state == "stalled"   ? "the source stalled; recording continues in a new stream"
                                               : "recording stopped by the client; continues in a new stream";
   if (!why.empty()) detail = why.substr(0, 500);
-  record_gap(tx, prev[0][0].as<std::int64_t>(), from, now_us, "source_lost", detail);
+  // A stalled source's hole is one reason from its last frame to its return.
+  record_gap(tx, prev[0][0].as<std::int64_t>(), from, now_us, state == "stalled" ? "source_stalled" : "source_lost",
+             detail);
   return true;
 }
 
@@ -95,6 +98,16 @@ int end_streams_after_crash(pqxx::work& tx, const std::vector<std::int64_t>& dis
 void end_stream(pqxx::work& tx, std::int64_t stream_id, const std::string& state, std::int64_t ended_at_us) {
   tx.exec_params0("UPDATE streams SET state = $2, ended_at_us = GREATEST(started_at_us, $3) WHERE id = $1", stream_id,
                   state, ended_at_us);
+}
+
+void end_stalled_stream(pqxx::work& tx, std::int64_t stream_id, std::int64_t stalled_at_us, const std::string& detail) {
+  const auto last = tx.exec_params1(
+                          "UPDATE streams s SET state = 'stalled', ended_at_us = GREATEST(s.started_at_us, "
+                          "  COALESCE((SELECT max(end_us) FROM segments g WHERE g.stream_id = s.id), s.started_at_us)) "
+                          "WHERE s.id = $1 RETURNING s.ended_at_us",
+                          stream_id)[0]
+                        .as<std::int64_t>();
+  if (stalled_at_us > last) record_gap(tx, stream_id, last, stalled_at_us, "source_stalled", detail);
 }
 
 std::uint64_t next_segment_id(pqxx::work& tx, std::int64_t volume_id, const storage::Volume& volume) {

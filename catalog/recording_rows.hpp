@@ -58,6 +58,11 @@ bool record_reconnect_gap(pqxx::work& tx, std::int64_t camera_id, std::int64_t n
 // recovery (which puts their last segments into the catalog) and before sessions open.
 int end_streams_after_crash(pqxx::work& tx, const std::vector<std::int64_t>& disk_ids, std::int64_t restart_us);
 
+// A recording whose source stopped sending (no frame for the stall timeout) ends 'stalled' at its
+// last recorded instant; from there to STALLED_AT_US is a source_stalled gap (continued by the
+// camera's next stream, record_reconnect_gap).
+void end_stalled_stream(pqxx::work& tx, std::int64_t stream_id, std::int64_t stalled_at_us, const std::string& detail);
+
 // stopped (ended cleanly) or interrupted (source lost, server stopping).
 void end_stream(pqxx::work& tx, std::int64_t stream_id, const std::string& state, std::int64_t ended_at_us);
 

@@ -56,6 +56,9 @@ po::options_description server_options(ServerConfig& cfg, RawArgs& raw) {
        "system user that runs the embedded PostgreSQL when vigild runs as root (created if missing)")
       ("max-frame-bytes", po::value(&cfg.max_frame_bytes)->value_name("N")->default_value(cfg.max_frame_bytes),
        "largest media payload accepted in one wire frame")
+      ("stall-timeout", po::value(&cfg.stall_timeout_s)->value_name("S")->default_value(cfg.stall_timeout_s),
+       "a recording whose recorder sends nothing for S seconds ends as stalled: its disk share is released and "
+       "the hole is a source_stalled gap until the camera records again; 0 = never")
       ("http-timeout", po::value(&cfg.http_timeout_s)->value_name("S")->default_value(cfg.http_timeout_s),
        "seconds an HTTP request may take to arrive whole (headers and body): slow clients are cut off")
       ("catalog-threads", po::value(&cfg.catalog_threads)->value_name("N")->default_value(cfg.catalog_threads),
@@ -154,6 +157,9 @@ void check(const ServerConfig& cfg) {
   }
   if (!(cfg.overbooking >= 1e-9 && cfg.overbooking <= 0.5)) {
     throw ConfigError("--overbooking must be a probability between 1e-9 and 0.5");
+  }
+  if (!(cfg.stall_timeout_s == 0 || (cfg.stall_timeout_s >= 0.5 && cfg.stall_timeout_s <= 3600))) {
+    throw ConfigError("--stall-timeout must be 0 (off) or between 0.5 and 3600 seconds");
   }
   if (cfg.chunk_bytes % 4096) throw ConfigError("--chunk-bytes must be a multiple of 4096 (or 0 for the profile's)");
   if (cfg.io_depth < 1 || cfg.io_depth > 2) throw ConfigError("--io-depth must be 1 or 2");

@@ -29,7 +29,8 @@ struct ServerConfig {
   std::string log_level = "info";
   std::size_t max_frame_bytes = 16u << 20;
   std::size_t catalog_threads = 2;
-  int http_timeout_s = 15;  // a request must arrive whole within this (slow clients are cut off)
+  int http_timeout_s = 15;
+  double stall_timeout_s = 5;  // a recording that receives nothing this long ends as stalled; 0 off  // a request must arrive whole within this (slow clients are cut off)
   std::vector<std::filesystem::path> volumes;  // recovered and reconciled at start
   std::uint64_t volume_create_bytes = 0;       // create missing file volumes of this size
   std::uint64_t extent_bytes = 64ull << 20;

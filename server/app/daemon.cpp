@@ -195,6 +195,7 @@ void Daemon::start_listeners() {
   }
   wire_.emplace(io_, resolve_numeric(cfg_.listen.host, cfg_.listen.port, "listen"),
                 WireOptions{.max_payload_bytes = cfg_.max_frame_bytes,
+                            .stall_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(cfg_.stall_timeout_s * 1000)),
                             .recording = have_disks ? &*recording_ : nullptr,
                             .playback = have_disks ? &*playback_ : nullptr,
                             .tls = tls_,

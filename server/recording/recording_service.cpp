@@ -201,7 +201,7 @@ Result<void> RecordingService::packet(Recording& r, const proto::MediaPacket& m,
   return {};
 }
 
-asio::awaitable<void> RecordingService::close(const std::shared_ptr<Recording>& recording, bool clean) {
+asio::awaitable<void> RecordingService::close(const std::shared_ptr<Recording>& recording, Ending ending) {
   // A local copy (the caller's lives on, but this frame owns what it uses). No by-value
   // non-trivial parameters on awaited calls: GCC 12 may destroy them twice.
   auto r = recording;
@@ -218,16 +218,22 @@ asio::awaitable<void> RecordingService::close(const std::shared_ptr<Recording>& 
     timer.expires_after(std::chrono::duration_cast<std::chrono::steady_clock::duration>(cycle / 10));
     co_await timer.async_wait(asio::use_awaitable);
   }
-  clean = clean && r->durable.load() >= r->last_sequence;  // everything sent became durable
+  // 'stopped' only when the client ended cleanly and everything it sent became durable.
+  const char* state = ending == Ending::stalled ? "stalled"
+                      : ending == Ending::clean && r->durable.load() >= r->last_sequence ? "stopped"
+                                                                                          : "interrupted";
   Disk* disk = r->disk;
   const std::int64_t volume_id = disk->volume->volume_id;
   storage::Volume* vol = disk->volume->volume.get();
   const std::int64_t stream_id = static_cast<std::int64_t>(r->stream_id);
   const auto demand_id = r->demand.id;
   disks_.release(*disk, demand_id);
-  if (r->camera) r->camera->stream_ended(r->demand.peak_rate);
+  if (r->camera) {
+    r->camera->stream_ended(r->demand.peak_rate);
+    if (ending == Ending::stalled) r->camera->gap();
+  }
   // On the IO thread once the stream's last IO is done: its last segment and its end.
-  disk->io->scheduler().remove_stream(r->stream_id, [batcher = &batcher_, r, volume_id, vol, stream_id, clean] {
+  disk->io->scheduler().remove_stream(r->stream_id, [batcher = &batcher_, r, volume_id, vol, stream_id, state] {
     auto last = r->stream->close();
     const auto ended = now_us();
     if (last && last->frame_count > 0) {
@@ -238,12 +244,16 @@ asio::awaitable<void> RecordingService::close(const std::shared_ptr<Recording>& 
                          catalog::record_closed_segment(tx, volume_id, s, offsets, eb, ended);
                        });
     }
-    batcher->enqueue("end stream " + std::to_string(stream_id), [stream_id, clean, ended](pqxx::work& tx) {
-      catalog::end_stream(tx, stream_id, clean ? "stopped" : "interrupted", ended);
+    batcher->enqueue("end stream " + std::to_string(stream_id), [stream_id, state, ended](pqxx::work& tx) {
+      if (std::string_view(state) == "stalled") {
+        catalog::end_stalled_stream(tx, stream_id, ended, "the recorder sent nothing for the stall timeout; its disk share was released");
+      } else {
+        catalog::end_stream(tx, stream_id, state, ended);
+      }
     });
   });
   log::info("recording ended", {{"stream", r->stream_id},
-                                {"clean", clean ? "yes" : "no"},
+                                {"state", state},
                                 {"last_sequence", r->last_sequence},
                                 {"durable", r->durable.load()}});
 }

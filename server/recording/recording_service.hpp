@@ -64,11 +64,15 @@ class RecordingService {
                                           std::shared_ptr<Recording>& out);
   // rate_exceeded (policed), invalid_argument (sequence out of order, frame larger than a cycle).
   Result<void> packet(Recording& r, const proto::MediaPacket& m, std::span<const std::byte> payload);
+  // How a recording ended, for its stream's state and the gap that follows it.
+  enum class Ending {
+    clean,    // the client ended at a frame boundary: 'stopped' if all it sent became durable
+    lost,     // the connection failed or vigild is stopping: 'interrupted'
+    stalled,  // nothing arrived for the stall timeout: 'stalled', and a source_stalled gap from the last frame
+  };
   // Ends the stream: waits (up to ten cycles) for the last packets to be acknowledged, then
-  // takes it off the disk; its last segment and its end go to the catalog. CLEAN: the client
-  // ended at a frame boundary (the stream is 'stopped' if all it sent became durable, else
-  // 'interrupted').
-  boost::asio::awaitable<void> close(const std::shared_ptr<Recording>& recording, bool clean);
+  // takes it off the disk and releases its share; its last segment and its end go to the catalog.
+  boost::asio::awaitable<void> close(const std::shared_ptr<Recording>& recording, Ending ending);
 
  private:
   DiskSet& disks_;

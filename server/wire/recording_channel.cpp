@@ -46,8 +46,8 @@ std::optional<proto::Envelope> RecordingChannel::next_ack() {
   return ack;
 }
 
-asio::awaitable<void> RecordingChannel::close(bool clean) {
-  if (recording_) co_await service_.close(recording_, clean);
+asio::awaitable<void> RecordingChannel::close(RecordingService::Ending ending) {
+  if (recording_) co_await service_.close(recording_, ending);
 }
 
 }  // namespace vigil::server

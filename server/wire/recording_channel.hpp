@@ -35,8 +35,8 @@ class RecordingChannel {
   // The DurableAck due now: the newest durable sequence, if not acknowledged yet.
   std::optional<proto::Envelope> next_ack();
   // Ends the recording, if any: its last packets get time to become durable (the session's
-  // writer keeps sending acks meanwhile). CLEAN: the client ended at a frame boundary.
-  boost::asio::awaitable<void> close(bool clean);
+  // writer keeps sending acks meanwhile). ENDING: how the session ended.
+  boost::asio::awaitable<void> close(RecordingService::Ending ending);
 
  private:
   RecordingService& service_;

@@ -1,5 +1,9 @@
 #include "server/wire/wire_server.hpp"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -18,8 +22,25 @@ WireServer::WireServer(asio::io_context& io, const asio::ip::tcp::endpoint& endp
       listener_(io, endpoint, "wire", [this](asio::ip::tcp::socket s) { return session(std::move(s)); },
                 options.sessions) {}
 
+namespace {
+
+// A peer that vanished (power cut, cable pulled) is noticed within about a minute even when
+// nothing is being sent, instead of Linux's two hours.
+void keep_alive(asio::ip::tcp::socket& socket) {
+  boost::system::error_code ignored;
+  socket.set_option(asio::socket_base::keep_alive(true), ignored);
+  const int fd = socket.native_handle();
+  const int idle_s = 30, interval_s = 10, probes = 3;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle_s, sizeof idle_s);
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval_s, sizeof interval_s);
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof probes);
+}
+
+}  // namespace
+
 asio::awaitable<void> WireServer::session(asio::ip::tcp::socket socket) {
   const std::uint64_t id = next_session_id_++;
+  keep_alive(socket);
   boost::system::error_code ignored;
   const auto peer = socket.remote_endpoint(ignored);
   const std::string peer_text = peer.address().to_string() + ":" + std::to_string(peer.port());

@@ -25,6 +25,9 @@ class PlaybackService;
 struct WireOptions {
   std::size_t max_payload_bytes = 16u << 20;
   std::chrono::seconds hello_timeout{10};  // a connection must say hello this soon
+  // A recording that receives nothing for this long ends as stalled (its share released, a
+  // source_stalled gap); zero: never.
+  std::chrono::milliseconds stall_timeout{5000};
   RecordingService* recording = nullptr;    // null: recordings are refused as unsupported
   PlaybackService* playback = nullptr;      // null: playbacks are refused as unsupported
   std::shared_ptr<boost::asio::ssl::context> tls;  // null: plain TCP; else every connection is TLS

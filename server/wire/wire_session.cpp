@@ -81,9 +81,10 @@ Reply other_request(const proto::Envelope& msg) {
 
 // What the reader and the writer share; other threads only set PENDING and post a wake-up.
 struct Shared {
-  explicit Shared(asio::any_io_executor ex) : wake(ex), drained(ex) {}
+  explicit Shared(asio::any_io_executor ex) : wake(ex), drained(ex), stall(ex) {}
   asio::steady_timer wake;           // the writer waits on it; cancelled: something to send
   asio::steady_timer drained;        // the reader waits on it while too much is queued
+  asio::steady_timer stall;          // the stall watchdog waits on it; cancelled when reading ends
   std::atomic<bool> pending{false};  // set by other threads before they post a wake-up
   std::string queued;                // frames the reader queued, in order
   bool reading_done = false;
@@ -123,7 +124,8 @@ class WireSession {
       using namespace asio::experimental::awaitable_operators;
       auto r = reader();
       auto w = writer();
-      co_await (std::move(r) && std::move(w));
+      auto s = stall_watchdog();
+      co_await (std::move(r) && std::move(w) && std::move(s));
     };
     co_await both();
     boost::system::error_code ignored;
@@ -139,6 +141,10 @@ class WireSession {
 
   asio::awaitable<void> writer();
   asio::awaitable<void> reader();
+  // Ends a recording whose recorder sends nothing for the stall timeout: a stopped or hung
+  // process, a frozen camera, a network that drops packets silently. The connection may stay
+  // open for ever in those cases; the disk share must not.
+  asio::awaitable<void> stall_watchdog();
   // Logs why the read ended; sets CLEAN_END for an end at a frame boundary.
   void read_ended(const boost::system::error_code& ec, bool& clean_end);
   // Acts on one frame; false when the session must end after what is queued.
@@ -155,6 +161,9 @@ class WireSession {
   std::shared_ptr<Shared> shared_;
   std::function<void()> notify_;
   bool said_hello_ = false;
+  std::chrono::steady_clock::time_point last_read_ = std::chrono::steady_clock::now();
+  bool awaiting_read_ = false;  // the reader waits for the peer (not for the writer or a service)
+  bool stalled_ = false;        // the watchdog closed the connection
   Role role_ = Role::admin;  // what the hello's token allows (without an Authenticator: everything)
   std::optional<RecordingChannel> recording_;
   std::optional<PlaybackChannel> playback_;
@@ -221,17 +230,21 @@ asio::awaitable<void> WireSession<Stream>::reader() {
     while (sh.queued.size() > kMaxQueuedBytes && !sh.write_failed) {
       sh.drained.expires_at(asio::steady_timer::time_point::max());
       co_await sh.drained.async_wait(asio::as_tuple(asio::use_awaitable));
+      last_read_ = std::chrono::steady_clock::now();  // we were not reading: the source is not to blame
     }
     if (sh.write_failed) break;
     if (!said_hello_) tcp_.expires_after(options_.hello_timeout);
     else tcp_.expires_never();
     auto room = decoder_.prepare(kReadBytes);
+    awaiting_read_ = true;
     auto [ec, n] =
         co_await stream_.async_read_some(asio::buffer(room.data(), room.size()), asio::as_tuple(asio::use_awaitable));
+    awaiting_read_ = false;
     if (ec) {
       read_ended(ec, clean_end);
       break;
     }
+    last_read_ = std::chrono::steady_clock::now();
     decoder_.commit(n);
     for (;;) {
       auto next = decoder_.next();
@@ -252,14 +265,41 @@ asio::awaitable<void> WireSession<Stream>::reader() {
   if (playback_) playback_->close();
   // The client is gone or done: its last packets are written by the next cycle; wait for them
   // (the writer acknowledges what becomes durable — a half-closed client still reads), and end.
-  if (recording_) co_await recording_->close(clean_end);
+  if (recording_) {
+    using Ending = RecordingService::Ending;
+    co_await recording_->close(stalled_ ? Ending::stalled : clean_end ? Ending::clean : Ending::lost);
+  }
   sh.reading_done = true;
   sh.wake.cancel();
+  sh.stall.cancel();
+}
+
+template <class Stream>
+asio::awaitable<void> WireSession<Stream>::stall_watchdog() {
+  const auto timeout = options_.stall_timeout;
+  if (timeout.count() <= 0 || !recording_) co_return;
+  auto& sh = *shared_;
+  while (!sh.reading_done) {
+    const auto now = std::chrono::steady_clock::now();
+    const auto due = last_read_ + timeout;
+    if (recording_->active() && awaiting_read_ && now >= due) {
+      stalled_ = true;
+      log::warn("recording source stalled: nothing received, the recording ends and its disk share is released",
+                {{"session", id_}, {"peer", peer_}, {"timeout_ms", timeout.count()}});
+      boost::system::error_code ignored;
+      tcp_.socket().close(ignored);  // the reader's read ends; it ends the recording as stalled
+      co_return;
+    }
+    sh.stall.expires_at(recording_->active() ? due : now + timeout);
+    co_await sh.stall.async_wait(asio::as_tuple(asio::use_awaitable));
+  }
 }
 
 template <class Stream>
 void WireSession<Stream>::read_ended(const boost::system::error_code& ec, bool& clean_end) {
-  if (shared_->write_failed) {
+  if (stalled_) {
+    // The watchdog closed the connection and has said why.
+  } else if (shared_->write_failed) {
     // The writer failed and closed the socket; it has said why.
   } else if (ec == beast::error::timeout) {
     // tcp_stream has already closed the socket: nothing can be said to this peer.
