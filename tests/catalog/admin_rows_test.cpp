@@ -135,10 +135,10 @@ TEST_CASE("admin rows: profiles and the admission decisions audit", "[catalog][a
   const auto cam = *catalog::create_camera(tx, {.name = "door"});
   const auto stream = add_stream(tx, cam, 10, 20);
   admission::AdmissionController adm(p, {.policy = admission::Policy::conservative, .r_rt = 1});
-  const auto ok = adm.decide({}, {1, true, 1e5, 0, 0, 0});
+  const auto ok = adm.decide({}, {1, true, vigil::Rate::from_Bps(1e5), {}, {}, {}});
   REQUIRE(ok.admitted);
-  std::vector<admission::StreamDemand> full(19, {1, false, 1e6, 0, 0, 0});
-  const auto no = adm.decide(full, {20, false, 3e6, 0, 0, 0});
+  std::vector<admission::StreamDemand> full(19, {1, false, vigil::Rate::from_Bps(1e6), {}, {}, {}});
+  const auto no = adm.decide(full, {20, false, vigil::Rate::from_Bps(3e6), {}, {}, {}});
   REQUIRE_FALSE(no.admitted);
   // Tied to the camera through the stream, or by name; an unknown name ties to nothing.
   const auto a = catalog::log_decision(tx, ok, disk, stream, 1.0);
