@@ -48,33 +48,34 @@ double normal_quantile_upper(double p) noexcept {
   return (lo + hi) / 2;
 }
 
-double trick_play_rate(double rate, double keyframe_fraction, double speed) noexcept {
+Rate trick_play_rate(Rate rate, double keyframe_fraction, double speed) noexcept {
   return rate * std::clamp(keyframe_fraction, 0.0, 1.0) * std::max(speed, 0.0);
 }
 
 AdmissionController::AdmissionController(DiskProfile profile, AdmissionConfig config)
     : profile_(std::move(profile)), config_(config) {}
 
-double AdmissionController::rate_of(const StreamDemand& s) const noexcept {
+Rate AdmissionController::rate_of(const StreamDemand& s) const noexcept {
   switch (config_.policy) {
-    case Policy::aggressive_average: return s.average_rate > 0 ? s.average_rate : s.peak_rate;
+    case Policy::aggressive_average: return s.average_rate > Rate{} ? s.average_rate : s.peak_rate;
     case Policy::statistical:
       // Measured when it runs; until then, what was declared — policing holds it to its peak.
-      return s.measured_mean > 0 ? s.measured_mean : s.average_rate > 0 ? s.average_rate : s.peak_rate;
+      return s.measured_mean > Rate{} ? s.measured_mean : s.average_rate > Rate{} ? s.average_rate : s.peak_rate;
     default: return s.peak_rate;
   }
 }
 
-double AdmissionController::rate_spread(const StreamDemand& s) const noexcept {
+Rate AdmissionController::rate_spread(const StreamDemand& s) const noexcept {
   switch (config_.policy) {
     case Policy::statistical:
-      if (s.measured_mean > 0) return s.measured_stddev;
+      if (s.measured_mean > Rate{}) return s.measured_stddev;
       [[fallthrough]];
     case Policy::aggressive_average:
       // Declared, not yet measured: a rate between 2·average − peak and peak, uniform (σ of
       // a uniform spread of width 2(peak − average) is (peak − average)/√3).
-      return s.average_rate > 0 && s.peak_rate > s.average_rate ? (s.peak_rate - s.average_rate) / std::sqrt(3.0) : 0;
-    default: return 0;  // charged at its peak: no spread above it
+      return s.average_rate > Rate{} && s.peak_rate > s.average_rate ? (s.peak_rate - s.average_rate) / std::sqrt(3.0)
+                                                                      : Rate{};
+    default: return Rate{};  // charged at its peak: no spread above it
   }
 }
 
@@ -87,42 +88,43 @@ double AdmissionController::predicted_busy(std::span<const StreamDemand> set) co
   const double T = config_.cycle_s;
   if (config_.policy == Policy::analytic) {
     // Eq. 3.14 with worst-case latency and the slowest rate.
-    const double L = profile_.access_max_s, R = profile_.slowest_rate();
+    const double L = profile_.access_max_s, R_Bps = profile_.slowest_rate().Bps();
     double busy = 0;
-    for (const auto& s : set) busy += L + T * rate_of(s) / R;
+    for (const auto& s : set) busy += L + rate_of(s).bytes_over(T) / R_Bps;
     return busy;
   }
-  double total = 0;
+  Rate total;
   for (const auto& s : set) total += rate_of(s);
-  const double s_avg = T * total / static_cast<double>(set.size());  // Eq. 3.16
+  const double s_avg = total.bytes_over(T) / static_cast<double>(set.size());  // Eq. 3.16
   const bool conservative = config_.policy == Policy::conservative;
   const Which w = conservative ? Which::min : Which::mean;
   double busy = 0, variance = 0, measured = 0;
   std::size_t on_curve = 0;  // streams charged on the curve (each adds one IO's rotational spread)
   // A cycle with more bytes than the means has the same number of IOs: the extra bytes cost
   // transfer time only, at the media rate, not another access.
-  const double R = profile_.peak_rate();
+  const double R_Bps = profile_.peak_rate().Bps();
   for (const auto& s : set) {
     if (config_.policy == Policy::statistical && s.measured_io_s > 0) {
       // Measured on this disk, in this set: its zone, its place in the sweep, its VBR spread.
       measured += s.measured_io_s;
-      variance += std::pow(T * s.measured_stddev / (R > 0 ? R : 1), 2) +
+      variance += std::pow(s.measured_stddev.bytes_over(T) / (R_Bps > 0 ? R_Bps : 1), 2) +
                   profile_.cycle_io_sd_s * profile_.cycle_io_sd_s;
       continue;
     }
-    if (rate_of(s) <= 0) continue;
+    if (rate_of(s) <= Rate{}) continue;
     ++on_curve;
     const Curve& c = s.write && !profile_.random_write.empty() ? profile_.random_write : profile_.random_read;
-    const double P = throughput_at(c, w, s_avg);
-    if (config_.policy == Policy::statistical && R > 0) {
+    const double P_Bps = throughput_at(c, w, s_avg);
+    const double cycle_bytes = rate_of(s).bytes_over(T);
+    if (config_.policy == Policy::statistical && R_Bps > 0) {
       // Beside measured streams Eq. 3.16's "every IO at S_avg" no longer balances out: one
       // access at the set's density (t(S_avg)) plus its own bytes' transfer beyond S_avg.
-      busy += std::max(s_avg / P + (T * rate_of(s) - s_avg) / R, 0.0);
+      busy += std::max(s_avg / P_Bps + (cycle_bytes - s_avg) / R_Bps, 0.0);
     } else {
-      busy += T * rate_of(s) / P;
+      busy += cycle_bytes / P_Bps;
     }
-    const double sigma = rate_spread(s);
-    if (sigma > 0) variance += std::pow(T * sigma / (R > 0 ? R : P), 2);
+    const Rate sigma = rate_spread(s);
+    if (sigma > Rate{}) variance += std::pow(sigma.bytes_over(T) / (R_Bps > 0 ? R_Bps : P_Bps), 2);
   }
   // The online calibration (observed over predicted stream IO time) corrects the mean curve;
   // the min curve is never made more optimistic than it was measured.
@@ -169,11 +171,12 @@ bool AdmissionController::fits(std::span<const StreamDemand> admitted, const Str
   const double busy = predicted_busy(set);
   const double budget = budget_s();
   if (out) {
-    double total = 0;
+    Rate total;
     for (const auto& s : set) total += rate_of(s);
-    out->s_avg = config_.cycle_s * total / static_cast<double>(set.size());
+    out->s_avg = total.bytes_over(config_.cycle_s) / static_cast<double>(set.size());
     const Curve& c = candidate.write && !profile_.random_write.empty() ? profile_.random_write : profile_.random_read;
-    out->curve_rate = throughput_at(c, config_.policy == Policy::conservative ? Which::min : Which::mean, out->s_avg);
+    out->curve_rate = Rate::from_Bps(
+        throughput_at(c, config_.policy == Policy::conservative ? Which::min : Which::mean, out->s_avg));
     out->predicted_busy_s = busy;
     out->budget_s = budget;
     out->streams = set.size();
@@ -188,11 +191,11 @@ Decision AdmissionController::decide(std::span<const StreamDemand> admitted, con
   // The largest rate that fits (busy grows with the rate): bisection.
   {
     StreamDemand probe = candidate;
-    double lo = 0, hi = std::max(candidate.peak_rate, profile_.peak_rate()) * 2;
+    Rate lo, hi = std::max(candidate.peak_rate, profile_.peak_rate()) * 2;
     for (int i = 0; i < 50; ++i) {
-      const double mid = (lo + hi) / 2;
+      const Rate mid = (lo + hi) / 2;
       probe.peak_rate = probe.average_rate = mid;
-      if (probe.measured_mean > 0) probe.measured_mean = mid;
+      if (probe.measured_mean > Rate{}) probe.measured_mean = mid;
       (fits(admitted, probe, nullptr) ? lo : hi) = mid;
     }
     d.max_rate = lo;
@@ -201,7 +204,7 @@ Decision AdmissionController::decide(std::span<const StreamDemand> admitted, con
   if (optimistic_) {
     d.reason = "the disk model is optimistic (observed cycles slower than predicted); admission is paused until "
                "the disk is profiled again (`vigil profile`)";
-    d.max_rate = 0;
+    d.max_rate = Rate{};
     d.cause = RefuseCause::model_paused;
     return d;
   }
@@ -211,7 +214,7 @@ Decision AdmissionController::decide(std::span<const StreamDemand> admitted, con
     why << "the disk's cycle would not fit: predicted real-time IO " << d.predicted_busy_s * 1000 << " ms per "
         << config_.cycle_s * 1000 << " ms cycle exceeds the " << d.budget_s * 1000 << " ms real-time share ("
         << policy_name(config_.policy) << " policy, " << d.streams << " streams); largest rate that fits: "
-        << d.max_rate * 8 / 1e6 << " Mbit/s";
+        << d.max_rate.bps() / 1e6 << " Mbit/s";
     d.reason = why.str();
     d.cause = RefuseCause::cycle_full;
     return d;

@@ -30,6 +30,7 @@
 #include <string_view>
 
 #include "admission/profile.hpp"
+#include "common/rate.hpp"
 #include "storage/service_model.hpp"
 
 namespace vigil::admission {
@@ -42,10 +43,10 @@ std::optional<Policy> policy_from_name(std::string_view name) noexcept;
 struct StreamDemand {
   std::uint64_t id = 0;
   bool write = true;          // recording (write) or playback (read)
-  double peak_rate = 0;       // bytes/s
-  double average_rate = 0;    // bytes/s; 0 = same as peak (CBR)
-  double measured_mean = 0;   // bytes/s, measured per-cycle rate over a window; 0 = not yet
-  double measured_stddev = 0; // bytes/s, its standard deviation
+  Rate peak_rate{};
+  Rate average_rate{};        // zero: same as peak (CBR)
+  Rate measured_mean{};       // measured per-cycle rate over a window; zero: not yet
+  Rate measured_stddev{};     // its standard deviation
   // The device time its cycle IO takes, measured by the scheduler (storage/stream_io_stats.hpp):
   // the statistical policy charges a running stream this instead of the curve. 0 = not yet.
   // Its spread is charged from the measured rate spread and the profile's per-IO rotational
@@ -58,7 +59,7 @@ struct StreamDemand {
 double normal_quantile_upper(double p) noexcept;
 
 // Keyframes-only trick play at SPEED reads only the keyframes: charged at that rate.
-double trick_play_rate(double rate, double keyframe_fraction, double speed) noexcept;
+Rate trick_play_rate(Rate rate, double keyframe_fraction, double speed) noexcept;
 
 struct AdmissionConfig {
   Policy policy = Policy::conservative;
@@ -79,12 +80,12 @@ struct Decision {
   RefuseCause cause = RefuseCause::none;
   Policy policy = Policy::conservative;
   std::string reason;          // empty when admitted
-  double requested_rate = 0;   // bytes/s
-  double max_rate = 0;         // largest rate of the candidate that would fit now, bytes/s
+  Rate requested_rate{};
+  Rate max_rate{};             // largest rate of the candidate that would fit now
   double predicted_busy_s = 0; // real-time IO per cycle including the candidate
   double budget_s = 0;         // r_RT·T (× overbooking)
   double s_avg = 0;            // Eq. 3.16, bytes
-  double curve_rate = 0;       // P(S_avg) of the candidate's direction, bytes/s
+  Rate curve_rate{};           // P(S_avg) of the candidate's direction
   std::size_t streams = 0;     // N + 1
 };
 
@@ -113,8 +114,8 @@ class AdmissionController {
   const AdmissionConfig& config() const noexcept { return config_; }
 
  private:
-  double rate_of(const StreamDemand& s) const noexcept;
-  double rate_spread(const StreamDemand& s) const noexcept;  // σ of the per-cycle rate the policy charges for
+  Rate rate_of(const StreamDemand& s) const noexcept;
+  Rate rate_spread(const StreamDemand& s) const noexcept;  // σ of the per-cycle rate the policy charges for
   bool fits(std::span<const StreamDemand> admitted, const StreamDemand& candidate, Decision* out) const;
 
   DiskProfile profile_;

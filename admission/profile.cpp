@@ -88,11 +88,11 @@ double DiskProfile::chunk_bytes() const noexcept {
   return std::max(block, std::ceil(a / block) * block);
 }
 
-double DiskProfile::peak_rate() const noexcept {
-  return std::max({read_range.peak, write_range.peak, 0.0});
+Rate DiskProfile::peak_rate() const noexcept {
+  return Rate::from_Bps(std::max({read_range.peak, write_range.peak, 0.0}));
 }
 
-double DiskProfile::slowest_rate() const noexcept {
+Rate DiskProfile::slowest_rate() const noexcept {
   // The worst run of the largest random IOs: 16 MiB at random places, so slow zones and an
   // access per IO included — a safe stand-in for the slowest zone's media rate.
   double r = 0;
@@ -101,7 +101,7 @@ double DiskProfile::slowest_rate() const noexcept {
     const double v = c->min.back();
     r = r == 0 ? v : std::min(r, v);
   }
-  return r;
+  return Rate::from_Bps(r);
 }
 
 boost::json::value to_json(const DiskProfile& p) {

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "common/rate.hpp"
+
 namespace vigil::admission {
 
 inline constexpr int kProfileFormat = 1;
@@ -60,8 +62,8 @@ struct DiskProfile {
 
   // Derived parameters (`vigil profile show`).
   double chunk_bytes() const noexcept;        // a of the write range (recording is the main load), block-aligned
-  double peak_rate() const noexcept;          // best sequential throughput, bytes/s
-  double slowest_rate() const noexcept;       // worst large-IO throughput measured (min curve), bytes/s
+  Rate peak_rate() const noexcept;            // best sequential throughput
+  Rate slowest_rate() const noexcept;         // worst large-IO throughput measured (min curve)
 };
 
 boost::json::value to_json(const DiskProfile& p);

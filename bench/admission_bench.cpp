@@ -63,20 +63,22 @@ class DummyStream final : public CycleStream {
 };
 
 // The streams of a row, in admission order: the set for N is always the first N.
-std::vector<StreamDemand> demands(Kind k, double avg, std::size_t n, std::uint64_t seed) {
+std::vector<StreamDemand> demands(Kind k, double avg_Bps, std::size_t n, std::uint64_t seed) {
   std::vector<StreamDemand> out;
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(-1, 1);
-  std::vector<double> rates;
-  for (std::size_t i = 0; i < n; ++i) rates.push_back(k == Kind::H ? avg * std::pow(10.0, u(rng)) : avg);
+  std::vector<double> rates_Bps;
+  for (std::size_t i = 0; i < n; ++i) rates_Bps.push_back(k == Kind::H ? avg_Bps * std::pow(10.0, u(rng)) : avg_Bps);
   if (k == Kind::H) {
     // Rescale so the set's average is the row's average (as the thesis's H rows are).
     double sum = 0;
-    for (double r : rates) sum += r;
-    for (double& r : rates) r *= avg * static_cast<double>(n) / sum;
+    for (double r : rates_Bps) sum += r;
+    for (double& r : rates_Bps) r *= avg_Bps * static_cast<double>(n) / sum;
   }
   for (std::size_t i = 0; i < n; ++i) {
-    out.push_back({i + 1, false, k == Kind::V ? rates[i] * 1.5 : rates[i], rates[i], 0, 0});
+    const Rate average = Rate::from_Bps(rates_Bps[i]);
+    out.push_back(
+        {.id = i + 1, .write = false, .peak_rate = k == Kind::V ? average * 1.5 : average, .average_rate = average});
   }
   return out;
 }
@@ -146,8 +148,8 @@ RunResult run_set(const Target& target, const std::vector<StreamDemand>& set, Ki
     const std::uint64_t wobble = std::uniform_int_distribution<std::uint64_t>(0, 255)(place) * 4096;
     const std::uint64_t span = region - wobble;
     const std::uint64_t offset = std::min<std::uint64_t>((i * 2654435761ull % slots) * region + wobble, cap - span);
-    streams.push_back(std::make_unique<DummyStream>(offset / 4096 * 4096, span, set[i].average_rate * target.cycle_s,
-                                                    k == Kind::V, 1000 + i));
+    streams.push_back(std::make_unique<DummyStream>(
+        offset / 4096 * 4096, span, set[i].average_rate.bytes_over(target.cycle_s), k == Kind::V, 1000 + i));
     sched.add_stream(set[i].id, *streams.back(), env.clock->now());
   }
   RunResult r;
@@ -239,7 +241,7 @@ BenchReport admission_bench(const BenchOptions& options) {
   // Rates: the thesis's on the simulated disk; on the real one scaled so the 1000 kB/s C row
   // holds about 30 streams (MaxN 15-120 over the rows).
   if (!target.real) scale = 1.0;
-  else if (scale == 0) scale = profile.peak_rate() * 0.9 / 30 / 1e6;
+  else if (scale == 0) scale = profile.peak_rate().Bps() * 0.9 / 30 / 1e6;
   ProfiledServiceModel service(profile);
 
   BenchReport r;
@@ -322,8 +324,8 @@ BenchReport admission_bench(const BenchOptions& options) {
         for (std::size_t i = 0; i < k; ++i) {
           const auto& m = run.measured[i];
           if (m.cycles == 0) continue;
-          running[i].measured_mean = m.bytes_mean / target.cycle_s;
-          running[i].measured_stddev = m.bytes_sd() / target.cycle_s;
+          running[i].measured_mean = Rate::from_bytes_over(m.bytes_mean, target.cycle_s);
+          running[i].measured_stddev = Rate::from_bytes_over(m.bytes_sd(), target.cycle_s);
           running[i].measured_io_s = m.time_mean_s;
         }
         if (!adm.decide(running, order[k]).admitted) break;

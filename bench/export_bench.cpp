@@ -318,7 +318,7 @@ BenchReport export_bench(const BenchOptions& options) {
   // Room for the archive's video and, per load stream, a few 16 MiB extents (the loaded phase
   // lasts seconds).
   const std::uint64_t extent = 16ull << 20;
-  const double archive_bytes = p.archive_cameras * p.archive_seconds * clip_bps / 8;
+  const double archive_bytes = Rate::from_bps(clip_bps).bytes_over(p.archive_cameras * p.archive_seconds);
   const std::uint64_t volume_bytes =
       std::max<std::uint64_t>(1ull << 30, static_cast<std::uint64_t>(archive_bytes * 1.5) +
                                               static_cast<std::uint64_t>(p.max_streams * 4 + 16) * extent);

@@ -102,7 +102,7 @@ BenchReport ingest_bench(const BenchOptions& options) {
       bytes += static_cast<double>(r.sent) * clip.bytes / static_cast<double>(clip.packets.size());
       if (r.buffer_bytes) buffer_per_stream = 2.0 * static_cast<double>(r.buffer_bytes);
     }
-    const double gbit_s = bytes * 8 / wall / 1e9;
+    const double gbit_s = Rate::from_bytes_over(bytes, wall).bps() / 1e9;
     progress.update(static_cast<double>(step + 1) / steps);
     if (!ok) {
       stopped_because = "K = " + std::to_string(k) + " failed: " + stopped_because;
@@ -132,8 +132,8 @@ BenchReport ingest_bench(const BenchOptions& options) {
                        static_cast<double>(max_streams), "the largest K tried", true});
   r.figures.push_back({"vigild CPU per Gbit/s ingested", "cores", best_cpu_per_gbit, 0.25, "target (issue [E])", false});
   r.figures.push_back({"ingested at that K", "Gbit/s", best_gbit, best_gbit, "measured", true});
-  r.figures.push_back({"memory per stream: double buffer", "MB", best_buffer / 1e6, 2 * clip_bps * 1.5 / 8 / 1e6,
-                       "2 x T x declared rate", false});
+  r.figures.push_back({"memory per stream: double buffer", "MB", best_buffer / 1e6,
+                       2 * Rate::from_bps(clip_bps * 1.5).Bps() / 1e6, "2 x T x declared rate", false});
   r.figures.push_back({"memory per stream: measured RSS growth", "MB", best_rss / 1e6, best_buffer / 1e6,
                        "the double buffer", false});
   if (!stopped_because.empty()) r.notes.push_back(stopped_because);

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "common/rate.hpp"
+
 namespace vigil::bench {
 
 struct ReplayPacket {
@@ -28,7 +30,7 @@ struct ReplayClip {
   int width = 0, height = 0;
   std::string extradata;  // SPS/PPS (avcC), as FFmpeg's extradata: what a muxer or decoder needs
   double seconds = 0, bytes = 0;
-  double rate_bps() const { return seconds > 0 ? bytes * 8 / seconds : 0; }
+  double rate_bps() const { return seconds > 0 ? Rate::from_bytes_over(bytes, seconds).bps() : 0; }
 };
 
 // An H.264 test clip of 10 s at RATE bits/s (SIZE: WxH), encoded by the ffmpeg tool into DIR,

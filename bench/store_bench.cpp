@@ -18,6 +18,7 @@
 #include "bench/bench.hpp"
 #include "bench/benches.hpp"
 #include "common/progress.hpp"
+#include "common/rate.hpp"
 #include "storage/file_device.hpp"
 #include "storage/segment_writer.hpp"
 #include "storage/volume.hpp"
@@ -61,7 +62,7 @@ Measured run_engine(const StoreParams& p, const fs::path& file, std::uint64_t fi
   auto vol = Volume::open(**dev);
   if (!vol) throw std::runtime_error("open failed: " + vol.error().message());
 
-  const std::size_t frame_bytes = static_cast<std::size_t>(p.rate_mbps * 1e6 / 8 / p.fps);
+  const std::size_t frame_bytes = static_cast<std::size_t>(Rate::from_bps(p.rate_mbps * 1e6).Bps() / p.fps);
   const std::size_t half_bytes = (frame_bytes + kRecordHeaderBytes) * p.fps + 8192;  // T·BR plus framing
   std::vector<std::byte> payload(frame_bytes);
   std::mt19937 rng(1);
@@ -119,7 +120,7 @@ Measured run_engine(const StoreParams& p, const fs::path& file, std::uint64_t fi
 // on an O_DIRECT file, back to back, with one fdatasync per cycle: the same bytes, the same
 // number and size of writes and flushes, and no framing, checksums or extents.
 Measured run_plain(const StoreParams& p, const fs::path& file, std::uint64_t file_bytes) {
-  const std::size_t frame_bytes = static_cast<std::size_t>(p.rate_mbps * 1e6 / 8 / p.fps);
+  const std::size_t frame_bytes = static_cast<std::size_t>(Rate::from_bps(p.rate_mbps * 1e6).Bps() / p.fps);
   const std::size_t io_bytes = (frame_bytes * p.fps + 4095) / 4096 * 4096;
   int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_DIRECT | O_CLOEXEC, 0640);
   if (fd < 0 || ::fallocate(fd, 0, 0, static_cast<off_t>(file_bytes)) != 0) {
@@ -173,7 +174,7 @@ BenchReport store_bench(const BenchOptions& options) {
     else throw std::invalid_argument("unknown option " + k + " (--streams N --rate-mbps R --seconds S --dir DIR --backend io_uring|sync)");
   }
   if (options.args.size() % 2) throw std::invalid_argument("option " + options.args.back() + " needs a value");
-  const double total = p.streams * p.rate_mbps * 1e6 / 8 * p.seconds;
+  const double total = p.streams * Rate::from_bps(p.rate_mbps * 1e6).bytes_over(p.seconds);
   // Room for the data, one partly filled extent per stream, and the volume's own blocks.
   const auto file_bytes = static_cast<std::uint64_t>(total * 1.15) + (p.streams + 4) * kExtentBytes;
   const fs::path engine_file = p.dir / ("vigil-bench-store-" + std::to_string(::getpid()) + ".vol");

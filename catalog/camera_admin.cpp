@@ -5,19 +5,20 @@
 #include <stdexcept>
 
 #include "catalog/camera_rows.hpp"
+#include "catalog/catalog_error.hpp"
 
 namespace vigil::catalog {
 namespace {
 
 void check_name(const std::string& name) {
   if (!is_valid_camera_name(name)) {
-    throw std::invalid_argument("camera name: 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit");
+    throw CatalogError::invalid("camera name: 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit");
   }
 }
 
 void check_retention(const std::optional<int>& days) {
   if (days && (*days < 1 || *days > kMaxRetentionDays)) {
-    throw std::invalid_argument("retention_days must be an integer from 1 to 36500 (or null)");
+    throw CatalogError::invalid("retention_days must be an integer from 1 to 36500 (or null)");
   }
 }
 
@@ -32,23 +33,23 @@ std::optional<T> opt(const pqxx::field& f) {
 void check_camera_url(const std::string& url) {
   static const std::regex ok("^(rtsp|rtsps|http|https|file)://[^\\s]+$");
   if (url.size() > 2048 || url.find('\0') != std::string::npos || !std::regex_match(url, ok)) {
-    throw std::invalid_argument("camera URL: expected rtsp://, rtsps://, http(s):// or file:// without spaces, "
+    throw CatalogError::invalid("camera URL: expected rtsp://, rtsps://, http(s):// or file:// without spaces, "
                                 "at most 2048 bytes");
   }
 }
 
-std::optional<std::int64_t> create_camera(pqxx::work& tx, const NewCamera& c) {
+std::int64_t create_camera(pqxx::work& tx, const NewCamera& c) {
   check_name(c.name);
   if (c.url) check_camera_url(*c.url);
   if (c.substream_url) {
-    if (!c.url) throw std::invalid_argument("substream_url needs a url");
+    if (!c.url) throw CatalogError::invalid("substream_url needs a url");
     check_camera_url(*c.substream_url);
   }
   check_retention(c.retention_days);
   auto r = tx.exec_params("INSERT INTO cameras (name, url, substream_url, enabled, retention_days) "
                           "VALUES ($1, $2, $3, $4, $5) ON CONFLICT (name) DO NOTHING RETURNING id",
                           c.name, c.url, c.substream_url, c.enabled, c.retention_days);
-  if (r.empty()) return std::nullopt;
+  if (r.empty()) throw CatalogError::conflict("a camera named '" + c.name + "' exists already");
   return r[0][0].as<std::int64_t>();
 }
 
@@ -85,7 +86,7 @@ bool update_camera(pqxx::work& tx, const std::string& name, const CameraChange& 
   if (cur.empty()) return false;
   const auto url = ch.url ? *ch.url : opt<std::string>(cur[0][0]);
   const auto sub = ch.substream_url ? *ch.substream_url : opt<std::string>(cur[0][1]);
-  if (sub && !url) throw std::invalid_argument("substream_url needs a url (clear substream_url too)");
+  if (sub && !url) throw CatalogError::invalid("substream_url needs a url (clear substream_url too)");
   // Each setting is written only when given: $n::boolean IS NULL keeps the column.
   tx.exec_params0("UPDATE cameras SET enabled = COALESCE($2, enabled), url = $3, substream_url = $4, "
                   "retention_days = CASE WHEN $5 THEN $6 ELSE retention_days END WHERE name = $1",

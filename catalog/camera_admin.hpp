@@ -4,8 +4,8 @@
 // settings (enabled, URLs, retention_days of schema 0003), list its streams, remove it as
 // `vigil camera remove` does (deleted without recordings, else disabled), and the per-stream
 // retention that retention_days implies (storage::RetentionPolicy::per_stream).
-// Names and URLs are checked here as by add_camera (std::invalid_argument naming the rule).
-// Thread: the catalog pool. Errors: throws (pqxx; std::invalid_argument for bad input).
+// Names and URLs are checked here as by add_camera (CatalogError naming the rule).
+// Thread: the catalog pool. Errors: throws (pqxx; CatalogError for bad input or a taken name).
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "catalog/catalog_error.hpp"
 #include "storage/retention.hpp"
 
 namespace vigil::catalog {
@@ -61,10 +62,11 @@ struct StreamInfo {
 enum class Removal { none, deleted, disabled };
 
 void check_camera_url(const std::string& url);  // the rule add_camera applies
-// The new camera's id, or nullopt when one named so exists already (nothing is changed).
-std::optional<std::int64_t> create_camera(pqxx::work& tx, const NewCamera& camera);
+// The new camera's id. A camera named so exists already: CatalogError of kind conflict, and
+// nothing is changed.
+std::int64_t create_camera(pqxx::work& tx, const NewCamera& camera);
 std::optional<CameraDetails> camera_details(pqxx::work& tx, const std::string& name);
-// False if there is no such camera. Throws std::invalid_argument for a substream without a URL.
+// False if there is no such camera. Throws CatalogError for a substream without a URL.
 bool update_camera(pqxx::work& tx, const std::string& name, const CameraChange& change);
 // The camera's streams, newest first, at most LIMIT. Nullopt when there is no such camera.
 std::optional<std::vector<StreamInfo>> camera_streams(pqxx::work& tx, const std::string& name, std::size_t limit);

@@ -4,12 +4,14 @@
 #include <regex>
 #include <stdexcept>
 
+#include "catalog/catalog_error.hpp"
+
 namespace vigil::catalog {
 namespace {
 
 void check_name(const std::string& name) {
   if (!is_valid_camera_name(name)) {
-    throw std::invalid_argument("camera name '" + name +
+    throw CatalogError::invalid("camera name '" + name +
                                 "': 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit");
   }
 }
@@ -19,7 +21,7 @@ void check_url(const std::string& url) {
   // and relays. Never a shell: the URL is one argv entry of the recorder.
   static const std::regex ok("^(rtsp|rtsps|http|https|file)://[^\\s]+$");
   if (url.size() > 2048 || !std::regex_match(url, ok)) {
-    throw std::invalid_argument("camera URL '" + url + "': expected rtsp://, rtsps://, http(s):// or file:// without spaces");
+    throw CatalogError::invalid("camera URL '" + url + "': expected rtsp://, rtsps://, http(s):// or file:// without spaces");
   }
 }
 

@@ -4,7 +4,7 @@
 // `vigil camera remove NAME` stops that (a camera with recordings stays in the catalog, disabled,
 // so its recordings keep their owner; one without any is deleted).
 // Thread: any thread with its own connection (the CLI, the camera manager). Errors: throws
-// (pqxx; std::invalid_argument for a bad name or URL, with the rule it broke).
+// (pqxx; CatalogError for a bad name or URL, with the rule it broke).
 #include <cstdint>
 #include <optional>
 #include <pqxx/transaction>

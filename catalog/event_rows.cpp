@@ -5,6 +5,7 @@
 #include <pqxx/pqxx>
 
 #include "catalog/camera_rows.hpp"
+#include "catalog/catalog_error.hpp"
 
 namespace vigil::catalog {
 namespace {
@@ -16,7 +17,7 @@ std::optional<std::string> word_array(const std::vector<std::string>& words, Val
   if (words.empty()) return std::nullopt;
   std::string out = "{";
   for (const auto& w : words) {
-    if (!valid(w)) throw std::invalid_argument(std::string(what) + " '" + w.substr(0, 80) + "' is not valid");
+    if (!valid(w)) throw CatalogError::invalid(std::string(what) + " '" + w.substr(0, 80) + "' is not valid");
     if (out.size() > 1) out += ',';
     out += w;
   }
@@ -27,7 +28,7 @@ bool in_unit(double v) { return std::isfinite(v) && v >= 0 && v <= 1; }
 
 void check_box(const FrameBox& b, const char* what) {
   if (!in_unit(b.x0) || !in_unit(b.y0) || !in_unit(b.x1) || !in_unit(b.y1) || b.x0 > b.x1 || b.y0 > b.y1) {
-    throw std::invalid_argument(std::string(what) + " must be 0 <= x0 <= x1 <= 1 and 0 <= y0 <= y1 <= 1");
+    throw CatalogError::invalid(std::string(what) + " must be 0 <= x0 <= x1 <= 1 and 0 <= y0 <= y1 <= 1");
   }
 }
 
@@ -84,7 +85,7 @@ EventRow to_row(const pqxx::row& r) {
 void check_padding(const ClipPadding& pad) {
   constexpr std::int64_t kMaxPadUs = 300'000'000;
   if (pad.before_us < 0 || pad.after_us < 0 || pad.before_us > kMaxPadUs || pad.after_us > kMaxPadUs) {
-    throw std::invalid_argument("clip padding must be 0 to 300 s");
+    throw CatalogError::invalid("clip padding must be 0 to 300 s");
   }
 }
 
@@ -116,16 +117,16 @@ std::vector<std::int64_t> insert_events(pqxx::transaction_base& tx, const std::v
   std::vector<std::string> names;
   for (const auto& e : events) {
     if (!is_valid_camera_name(e.camera)) {
-      throw std::invalid_argument("camera name '" + e.camera.substr(0, 80) + "' is not valid");
+      throw CatalogError::invalid("camera name '" + e.camera.substr(0, 80) + "' is not valid");
     }
-    if (e.end_us < e.start_us) throw std::invalid_argument("an event ends before it starts");
+    if (e.end_us < e.start_us) throw CatalogError::invalid("an event ends before it starts");
     if (!is_valid_event_word(e.type)) {
-      throw std::invalid_argument("event type '" + e.type.substr(0, 80) + "' is not valid");
+      throw CatalogError::invalid("event type '" + e.type.substr(0, 80) + "' is not valid");
     }
     if (e.object_class && !is_valid_event_word(*e.object_class)) {
-      throw std::invalid_argument("object class is not valid");
+      throw CatalogError::invalid("object class is not valid");
     }
-    if (e.confidence && !in_unit(*e.confidence)) throw std::invalid_argument("confidence must be 0 to 1");
+    if (e.confidence && !in_unit(*e.confidence)) throw CatalogError::invalid("confidence must be 0 to 1");
     if (e.location) check_box(*e.location, "location");
     names.push_back(e.camera);
   }
@@ -180,11 +181,11 @@ const std::string& find_events_sql() {
 }
 
 EventPage find_events(pqxx::transaction_base& tx, const EventQuery& q) {
-  if (q.to_us < q.from_us) throw std::invalid_argument("the range is inverted: 'to' is before 'from'");
-  if (q.limit == 0) throw std::invalid_argument("the limit must be at least 1");
+  if (q.to_us < q.from_us) throw CatalogError::invalid("the range is inverted: 'to' is before 'from'");
+  if (q.limit == 0) throw CatalogError::invalid("the limit must be at least 1");
   check_padding(q.pad);
   if (q.zone) check_box(*q.zone, "zone");
-  if (q.min_confidence && !in_unit(*q.min_confidence)) throw std::invalid_argument("min_confidence must be 0 to 1");
+  if (q.min_confidence && !in_unit(*q.min_confidence)) throw CatalogError::invalid("min_confidence must be 0 to 1");
   const auto cameras = word_array(q.cameras, is_valid_camera_name, "camera name");
   const auto types = word_array(q.types, is_valid_event_word, "event type");
   const auto classes = word_array(q.object_classes, is_valid_event_word, "object class");

@@ -7,7 +7,7 @@
 // that clip. All SQL is parameterised; the time filter uses exactly the expression of the
 // events_time_range GiST index.
 // Thread: the catalog pool (any thread with its own connection). Errors: throws (pqxx;
-// std::invalid_argument for a value the API layer should have refused; UnknownCamera).
+// CatalogError for a value that breaks a rule; UnknownCamera, a CatalogError of kind not_found).
 #include <cstdint>
 #include <optional>
 #include <pqxx/transaction_base>
@@ -15,12 +15,14 @@
 #include <string>
 #include <vector>
 
+#include "catalog/catalog_error.hpp"
+
 namespace vigil::catalog {
 
 // A camera name that is not in the catalog.
-struct UnknownCamera : std::runtime_error {
+struct UnknownCamera : CatalogError {
   explicit UnknownCamera(const std::string& name)
-      : std::runtime_error("no camera named '" + name + "'"), camera(name) {}
+      : CatalogError(Kind::not_found, "no camera named '" + name + "'"), camera(name) {}
   std::string camera;
 };
 

@@ -4,11 +4,13 @@
 #include <pqxx/pqxx>
 #include <stdexcept>
 
+#include "catalog/catalog_error.hpp"
+
 namespace vigil::catalog {
 
 std::int64_t add_evidence_lock(pqxx::work& tx, const LockRequest& r) {
-  if (r.end_us <= r.start_us) throw std::invalid_argument("evidence lock: the range must end after it starts");
-  if (r.reason.empty()) throw std::invalid_argument("evidence lock: a reason is required");
+  if (r.end_us <= r.start_us) throw CatalogError::invalid("evidence lock: the range must end after it starts");
+  if (r.reason.empty()) throw CatalogError::invalid("evidence lock: a reason is required");
   return tx
       .exec_params1("INSERT INTO evidence_locks (stream_id, start_us, end_us, reason, locked_by) "
                     "VALUES ($1, $2, $3, $4, $5) RETURNING id",
@@ -26,8 +28,8 @@ bool remove_evidence_lock(pqxx::work& tx, std::int64_t id) {
 std::optional<std::vector<std::int64_t>> lock_camera_range(pqxx::work& tx, const std::string& camera,
                                                            std::int64_t start_us, std::int64_t end_us,
                                                            const std::string& reason, const std::string& locked_by) {
-  if (end_us <= start_us) throw std::invalid_argument("evidence lock: the range must end after it starts");
-  if (reason.empty() || reason.size() > 1000) throw std::invalid_argument("evidence lock: a reason of 1-1000 bytes is required");
+  if (end_us <= start_us) throw CatalogError::invalid("evidence lock: the range must end after it starts");
+  if (reason.empty() || reason.size() > 1000) throw CatalogError::invalid("evidence lock: a reason of 1-1000 bytes is required");
   auto cam = tx.exec_params("SELECT id FROM cameras WHERE name = $1", camera);
   if (cam.empty()) return std::nullopt;
   // Streams still recording have no end yet: they overlap anything after their start.

@@ -2,7 +2,7 @@
 // Evidence locks in the catalog (schema 0002): lock a time range of a stream, unlock it, and
 // load the active ones as retention's input (storage::EvidenceLock). The catalog is where
 // locks live, so they survive restarts; retention reads them before choosing what to reclaim.
-// Thread: the catalog pool. Errors: throws (pqxx errors; std::invalid_argument for bad input).
+// Thread: the catalog pool. Errors: throws (pqxx errors; CatalogError for bad input).
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -22,7 +22,7 @@ struct LockRequest {
   std::string locked_by{};
 };
 
-// Returns the new lock's id. Throws std::invalid_argument on an empty range or reason.
+// Returns the new lock's id. Throws CatalogError on an empty range or reason.
 std::int64_t add_evidence_lock(pqxx::work& tx, const LockRequest& request);
 // True if an active lock with ID was released; false if there is none (or it was already).
 bool remove_evidence_lock(pqxx::work& tx, std::int64_t id);

@@ -29,7 +29,7 @@ std::int64_t store_profile_for_disk(pqxx::work& tx, const admission::DiskProfile
       .exec_params1("INSERT INTO disk_profiles (disk_id, format, peak_rate_bps, chunk_min_bytes, chunk_max_bytes, "
                     "command_overhead_us, profile, tool_version) VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8) "
                     "RETURNING id",
-                    disk_id, p.format, static_cast<std::int64_t>(p.peak_rate() * 8),
+                    disk_id, p.format, static_cast<std::int64_t>(p.peak_rate().bps()),
                     static_cast<std::int64_t>(std::max(1.0, range.a)),
                     static_cast<std::int64_t>(std::max(range.a, range.b)),
                     static_cast<std::int64_t>(p.command_overhead_s * 1e6),
@@ -49,11 +49,11 @@ std::int64_t log_decision(pqxx::work& tx, const admission::Decision& d, std::opt
                           const std::optional<std::string>& camera) {
   boost::json::object details{{"policy_variant", admission::policy_name(d.policy)},
                               {"s_avg_bytes", d.s_avg},
-                              {"curve_rate_bytes_per_s", d.curve_rate},
+                              {"curve_rate_bytes_per_s", d.curve_rate.Bps()},
                               {"budget_s", d.budget_s},
                               {"streams", d.streams}};
   std::optional<std::int64_t> admitted;
-  if (d.admitted) admitted = static_cast<std::int64_t>(d.requested_rate * 8);
+  if (d.admitted) admitted = static_cast<std::int64_t>(d.requested_rate.bps());
   std::optional<std::string> reason;
   if (!d.admitted) reason = d.reason;
   return tx
@@ -63,8 +63,8 @@ std::int64_t log_decision(pqxx::work& tx, const admission::Decision& d, std::opt
                     "COALESCE((SELECT camera_id FROM streams WHERE id = $2), "
                     "(SELECT id FROM cameras WHERE name = $12::text))) RETURNING id",
                     disk_id, stream_id, std::string(admission::policy_catalog_name(d.policy)),
-                    std::string(d.admitted ? "admitted" : "refused"), static_cast<std::int64_t>(d.requested_rate * 8),
-                    admitted, static_cast<std::int64_t>(d.max_rate * 8), static_cast<std::int64_t>(cycle_s * 1e6),
+                    std::string(d.admitted ? "admitted" : "refused"), static_cast<std::int64_t>(d.requested_rate.bps()),
+                    admitted, static_cast<std::int64_t>(d.max_rate.bps()), static_cast<std::int64_t>(cycle_s * 1e6),
                     static_cast<std::int64_t>(d.predicted_busy_s * 1e6), reason, boost::json::serialize(details),
                     camera)[0]
       .as<std::int64_t>();

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "catalog/camera_rows.hpp"
+#include "catalog/catalog_error.hpp"
 
 namespace vigil::catalog {
 namespace {
@@ -24,7 +25,7 @@ std::optional<std::string> name_array(const std::vector<std::string>& names) {
   if (names.empty()) return std::nullopt;
   std::string out = "{";
   for (const auto& n : names) {
-    if (!is_valid_camera_name(n)) throw std::invalid_argument("camera name '" + n + "' is not valid");
+    if (!is_valid_camera_name(n)) throw CatalogError::invalid("camera name '" + n + "' is not valid");
     if (out.size() > 1) out += ',';
     out += n;
   }
@@ -56,7 +57,7 @@ std::vector<TimelineDay> day_totals(const std::vector<TimelineRun>& runs, const 
 }
 
 std::vector<CameraTimeline> timeline(pqxx::transaction_base& tx, const TimelineQuery& q) {
-  if (q.to_us <= q.from_us) throw std::invalid_argument("the range is empty: 'to' must be after 'from'");
+  if (q.to_us <= q.from_us) throw CatalogError::invalid("the range is empty: 'to' must be after 'from'");
   const auto names = name_array(q.cameras);
   const auto limit = static_cast<std::int64_t>(q.max_items);
 

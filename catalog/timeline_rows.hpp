@@ -4,7 +4,7 @@
 // their reasons, clipped to the range, at most MAX_ITEMS of each per camera (then `truncated`),
 // plus per-day totals. The runs are computed in PostgreSQL (a gaps-and-islands window over the
 // segments_stream_start index), so a month of segments costs one query, not one row each here.
-// Thread: the catalog pool. Errors: throws (pqxx; std::invalid_argument for a bad camera name).
+// Thread: the catalog pool. Errors: throws (pqxx; CatalogError for a bad camera name or range).
 #include <cstdint>
 #include <pqxx/transaction_base>
 #include <string>

@@ -6,6 +6,8 @@
 #include <pqxx/pqxx>
 #include <stdexcept>
 
+#include "catalog/catalog_error.hpp"
+
 namespace vigil::catalog {
 namespace {
 
@@ -45,9 +47,9 @@ bool is_valid_role(std::string_view role) { return role == "recorder" || role ==
 
 CreatedToken create_token(pqxx::work& tx, const std::string& role, const std::string& label,
                           std::optional<std::int64_t> expires_at_us) {
-  if (!is_valid_role(role)) throw std::invalid_argument("role must be recorder, viewer or admin");
+  if (!is_valid_role(role)) throw CatalogError::invalid("role must be recorder, viewer or admin");
   if (label.size() > 200 || label.find('\0') != std::string::npos) {
-    throw std::invalid_argument("the label must be at most 200 characters");
+    throw CatalogError::invalid("the label must be at most 200 characters");
   }
   CreatedToken out;
   out.token = new_token_text();

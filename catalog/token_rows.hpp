@@ -2,7 +2,7 @@
 // API tokens in the catalog (table `tokens`, docs/catalog.md): bearer tokens with a role —
 // recorder (may write streams), viewer (may play and query), admin (everything). Only the
 // SHA-256 of a token is stored; the plain text exists once, when it is created.
-// Thread: the catalog pool or a CLI. Errors: throws (pqxx; std::invalid_argument for a bad
+// Thread: the catalog pool or a CLI. Errors: throws (pqxx; CatalogError for a bad
 // role, label or expiry, before any SQL).
 #include <cstdint>
 #include <optional>

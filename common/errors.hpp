@@ -2,10 +2,20 @@
 // Vigil's one error category.
 //
 // Error policy, by layer (STYLE.md, "errors are values"):
-//  - storage/, proto/ decoding, admission/ and everything on the IO-thread or network hot
-//    path return `vigil::Result<T>` (boost::system::result) and are noexcept;
+//  - storage/, proto/ decoding and everything on the IO-thread or network hot path return
+//    `vigil::Result<T>` (boost::system::result) and are noexcept;
+//  - admission/: a refusal is a decision, not an error. AdmissionController::decide returns a
+//    Decision, admitted or refused with a typed RefuseCause, a reason for people and the
+//    largest rate that would fit; the online model check and calibration cannot fail. Its
+//    tool and start-up side throws: the profiler std::runtime_error for a device it cannot
+//    measure, profile_from_json std::invalid_argument for a malformed document (vigild does
+//    not start on it, `vigil profile` prints it);
 //  - start-up, configuration and catalog (libpqxx) code throws; the exception is caught at
-//    the top of vigild / vigil and printed as one line.
+//    the top of vigild / vigil and printed as one line. The catalog throws
+//    catalog::CatalogError (invalid, not_found, conflict) for input it refuses, so that a
+//    caller can tell its client's mistake from a failure of its own;
+//  - the HTTP API: routes throw server::ApiError; one table (server/net/api_error.hpp) maps
+//    it and CatalogError to a 4xx, and anything else to a 5xx that is logged.
 #include <boost/system/error_code.hpp>
 #include <boost/system/result.hpp>
 #include <string>

@@ -8,7 +8,7 @@ namespace vigil::storage {
 
 std::uint64_t reserve_extents(const RetentionPolicy& policy, const RetentionInput& in) noexcept {
   if (in.extent_bytes == 0) return 0;
-  const double bytes = policy.reserve_seconds * in.admitted_ingest_bps / 8.0;
+  const double bytes = in.admitted_ingest.bytes_over(policy.reserve_seconds);
   return static_cast<std::uint64_t>(std::ceil(bytes / static_cast<double>(in.extent_bytes)));
 }
 
@@ -59,9 +59,9 @@ std::vector<std::uint64_t> choose_reclaim(const RetentionPolicy& policy, const R
   return out;
 }
 
-Result<void> space_admission_check(const RetentionPolicy& policy, const RetentionInput& in, double rate_bps) noexcept {
+Result<void> space_admission_check(const RetentionPolicy& policy, const RetentionInput& in, Rate rate) noexcept {
   RetentionInput with = in;
-  with.admitted_ingest_bps += rate_bps;
+  with.admitted_ingest += rate;
   std::uint64_t reclaimable = 0;
   for (const auto& s : in.closed) {
     if (!is_locked(s, in.locks)) reclaimable += s.extent_count;

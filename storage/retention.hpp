@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "common/rate.hpp"
 #include "storage/volume.hpp"
 
 namespace vigil::storage {
@@ -46,11 +47,11 @@ struct RetentionInput {
   std::vector<EvidenceLock> locks;
   std::uint64_t free_extents = 0;
   std::uint64_t extent_bytes = 0;
-  double admitted_ingest_bps = 0;      // sum of admitted rates on this volume (bits/s)
+  Rate admitted_ingest{};              // sum of admitted rates on this volume
   std::int64_t now_us = 0;
 };
 
-// Extents the reserve needs: ceil(reserve_seconds × ingest / 8 / extent_bytes).
+// Extents the reserve needs: ceil(reserve_seconds × ingest / extent_bytes).
 std::uint64_t reserve_extents(const RetentionPolicy& policy, const RetentionInput& in) noexcept;
 bool is_locked(const ClosedSegment& s, const std::vector<EvidenceLock>& locks) noexcept;
 
@@ -58,10 +59,10 @@ bool is_locked(const ClosedSegment& s, const std::vector<EvidenceLock>& locks) n
 // the oldest unlocked ones as needed to restore the reserve. Locked segments are never chosen.
 std::vector<std::uint64_t> choose_reclaim(const RetentionPolicy& policy, const RetentionInput& in);
 
-// Whether a new stream of RATE_BPS can be admitted on this volume as far as space goes:
+// Whether a new stream of RATE can be admitted on this volume as far as space goes:
 // admission_refused when, even after reclaiming everything unlocked, the reserve for the
 // current ingest plus this stream cannot be met.
-Result<void> space_admission_check(const RetentionPolicy& policy, const RetentionInput& in, double rate_bps) noexcept;
+Result<void> space_admission_check(const RetentionPolicy& policy, const RetentionInput& in, Rate rate) noexcept;
 
 // Frees every extent of SEGMENT_ID (tombstone header written durably first).
 Result<void> reclaim_segment(Volume& volume, std::uint64_t segment_id) noexcept;

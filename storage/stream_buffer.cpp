@@ -5,8 +5,8 @@
 
 namespace vigil::storage {
 
-std::size_t stream_io_bytes(double rate_bytes_per_s, double cycle_s, std::size_t block_bytes) noexcept {
-  const double raw = std::ceil(rate_bytes_per_s * cycle_s);
+std::size_t stream_io_bytes(Rate rate, double cycle_s, std::size_t block_bytes) noexcept {
+  const double raw = std::ceil(rate.bytes_over(cycle_s));
   const auto blocks = static_cast<std::size_t>(std::ceil(raw / static_cast<double>(block_bytes)));
   return std::max<std::size_t>(1, blocks) * block_bytes;
 }

@@ -19,6 +19,7 @@
 #include <mutex>
 #include <span>
 
+#include "common/rate.hpp"
 #include "storage/device.hpp"
 #include "storage/stream_io.hpp"
 
@@ -29,8 +30,8 @@ struct StreamRegion {
   std::uint64_t bytes = 0;   // a multiple of the stream IO size
 };
 
-// S rounded up to whole blocks.
-std::size_t stream_io_bytes(double rate_bytes_per_s, double cycle_s, std::size_t block_bytes) noexcept;
+// S = T·BR rounded up to whole blocks.
+std::size_t stream_io_bytes(Rate rate, double cycle_s, std::size_t block_bytes) noexcept;
 
 class RecordingBuffer final : public CycleStream {
  public:

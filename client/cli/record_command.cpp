@@ -16,6 +16,7 @@ extern "C" {
 #include <thread>
 
 #include "client/wire/wire_client.hpp"
+#include "common/rate.hpp"
 
 namespace vigil::client {
 namespace {
@@ -175,7 +176,7 @@ int record_main(const std::string& server, const std::string& token, const std::
   if (rate_bps <= 0) {
     // Measured, with headroom for the record headers and for VBR above the average.
     const double span = std::max(ahead_span_s, 0.5);
-    rate_bps = std::max(64e3, ahead_bytes * 8 / span * 1.5);
+    rate_bps = std::max(64e3, Rate::from_bytes_over(ahead_bytes, span).bps() * 1.5);
   }
 
   // The recorder's clock for every packet: wall = pts + offset, pinned at the first packet read,

@@ -65,10 +65,10 @@ std::string existing_data(const fs::path& path) {
   return {};
 }
 
-void print_show(const admission::DiskProfile& p, double rate_bytes, double r_rt) {
+void print_show(const admission::DiskProfile& p, Rate rate, double r_rt) {
   auto mb = [](double b) { return b / 1e6; };
   std::cout << "device            " << p.device << (p.quick ? "  (quick profile)" : "") << "\n"
-            << "peak sequential   " << mb(p.peak_rate()) << " MB/s\n"
+            << "peak sequential   " << mb(p.peak_rate().Bps()) << " MB/s\n"
             << "read  range [a,b] " << p.read_range.a / 1024 << " .. " << p.read_range.b / 1024 << " KiB\n"
             << "write range [a,b] " << p.write_range.a / 1024 << " .. " << p.write_range.b / 1024 << " KiB\n"
             << "chunk size        " << p.chunk_bytes() / 1024 << " KiB (smallest size within 5 % of peak)\n"
@@ -81,7 +81,7 @@ void print_show(const admission::DiskProfile& p, double rate_bytes, double r_rt)
     std::cout << "sustained write   " << mb(*lo) << " .. " << mb(*hi) << " MB/s over " << p.sustained_write.size()
               << " s\n";
   }
-  std::cout << "\nstreams of " << rate_bytes * 8 / 1e6 << " Mbit/s (recording) that fit, r_RT = " << r_rt << ":\n"
+  std::cout << "\nstreams of " << rate.bps() / 1e6 << " Mbit/s (recording) that fit, r_RT = " << r_rt << ":\n"
             << "  cycle     analytic   adm1   adm2   memory/stream\n";
   std::size_t best = 0;
   std::vector<std::pair<double, std::size_t>> rows;
@@ -90,11 +90,11 @@ void print_show(const admission::DiskProfile& p, double rate_bytes, double r_rt)
     std::size_t adm1 = 0;
     for (auto pol : {admission::Policy::analytic, admission::Policy::conservative, admission::Policy::aggressive}) {
       admission::AdmissionController a(p, {.policy = pol, .cycle_s = T, .r_rt = r_rt});
-      const std::size_t n = a.max_streams({0, true, rate_bytes, 0, 0});
+      const std::size_t n = a.max_streams({.write = true, .peak_rate = rate});
       if (pol == admission::Policy::conservative) adm1 = n;
       std::cout << "\t" << n;
     }
-    std::cout << "\t" << 2 * T * rate_bytes / 1e6 << " MB\n";
+    std::cout << "\t" << 2 * rate.bytes_over(T) / 1e6 << " MB\n";
     rows.emplace_back(T, adm1);
     best = std::max(best, adm1);
   }
@@ -132,7 +132,7 @@ int show_main(const std::vector<std::string>& args) {
   std::stringstream ss;
   ss << in.rdbuf();
   try {
-    print_show(admission::profile_from_json(boost::json::parse(ss.str())), rate_mbps * 1e6 / 8, r_rt);
+    print_show(admission::profile_from_json(boost::json::parse(ss.str())), Rate::from_bps(rate_mbps * 1e6), r_rt);
   } catch (const std::exception& e) {
     std::cerr << "vigil profile show: " << file << ": " << e.what() << "\n";
     return 1;
@@ -277,7 +277,7 @@ int profile_main(const std::vector<std::string>& args) {
       return 1;
     }
   }
-  print_show(profile, 4e6 / 8, 0.9);
+  print_show(profile, Rate::from_bps(4e6), 0.9);
   return 0;
 }
 

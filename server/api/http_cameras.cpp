@@ -30,7 +30,7 @@ std::optional<std::string> checked_url(const json::object& o, std::string_view f
   if (url) {
     try {
       catalog::check_camera_url(*url);
-    } catch (const std::invalid_argument& e) {
+    } catch (const catalog::CatalogError& e) {
       throw BadRequest("field '" + std::string(field) + "': " + e.what());
     }
   }
@@ -185,14 +185,15 @@ boost::asio::awaitable<HttpResponse> create_camera_route(const RouteContext& ctx
   if (!is_null_field(body, "retention_days")) {
     if (auto d = int_field(body, "retention_days", 1, catalog::kMaxRetentionDays)) cam.retention_days = static_cast<int>(*d);
   }
+  // A taken name is a CatalogError (conflict), answered 409 by the routes' table.
   std::optional<catalog::CameraDetails> made;
   co_await ctx.catalog.run([&cam, &made](pqxx::connection& c) {
     pqxx::work tx(c);
-    if (!catalog::create_camera(tx, cam)) return;
+    catalog::create_camera(tx, cam);
     made = catalog::camera_details(tx, cam.name);
     tx.commit();
   });
-  if (!made) co_return json_error(req, http::status::conflict, "a camera named '" + cam.name + "' exists already");
+  if (!made) throw std::logic_error("camera '" + cam.name + "' was created but cannot be read back");
   auto res = json_response(req, http::status::created, json::serialize(camera_json(*made, {})));
   res.set(http::field::location, "/api/v1/cameras/" + cam.name);
   co_return res;

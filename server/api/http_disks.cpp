@@ -26,7 +26,8 @@ std::int64_t now_us() {
 
 json::value opt_json(const std::optional<std::int64_t>& v) { return v ? json::value(*v) : json::value(nullptr); }
 
-std::int64_t bps(double bytes_per_s) { return std::llround(bytes_per_s * 8); }
+// The API's rates are whole bits/s.
+std::int64_t bps(Rate r) { return std::llround(r.bps()); }
 
 // What the network thread can see of one disk without waiting on its IO thread.
 struct DiskSnapshot {
@@ -51,8 +52,8 @@ DiskSnapshot snapshot(Disk& d) {
   json::array streams;
   for (const auto& a : admitted) {
     json::object o{{"id", a.id}, {"kind", a.write ? "recording" : "playback"}, {"peak_rate_bps", bps(a.peak_rate)},
-                   {"average_rate_bps", bps(a.average_rate > 0 ? a.average_rate : a.peak_rate)}};
-    if (a.measured_mean > 0) {
+                   {"average_rate_bps", bps(a.average_rate > Rate{} ? a.average_rate : a.peak_rate)}};
+    if (a.measured_mean > Rate{}) {
       o["measured_mean_bps"] = bps(a.measured_mean);
       o["measured_stddev_bps"] = bps(a.measured_stddev);
       o["measured_io_ms"] = a.measured_io_s * 1e3;
@@ -90,7 +91,9 @@ DiskSnapshot snapshot(Disk& d) {
   live["real_time_budget_s"] = budget;
   live["slack_s"] = budget - busy;
   // The largest rate a new stream of each kind could be admitted at now (0 while the model is optimistic).
-  const admission::StreamDemand rec{0, true, 1, 1, 0, 0}, play{0, false, 1, 1, 0, 0};
+  const Rate probe = Rate::from_Bps(1);
+  const admission::StreamDemand rec{.write = true, .peak_rate = probe, .average_rate = probe},
+      play{.write = false, .peak_rate = probe, .average_rate = probe};
   live["max_new_rate_bps"] = json::object{{"recording", bps(adm->decide(admitted, rec).max_rate)},
                                           {"playback", bps(adm->decide(admitted, play).max_rate)}};
   return s;

@@ -173,19 +173,13 @@ boost::asio::awaitable<HttpResponse> post_events(const RouteContext& ctx, const 
   }
   bool single = false;
   const auto events = parse_events_body(req.body(), now_us(), single);
-  std::optional<std::string> unknown;
-  std::vector<std::int64_t> ids;
-  try {
-    ids = co_await ctx.catalog.run([&events](pqxx::connection& c) {
-      pqxx::work tx(c);
-      auto out = catalog::insert_events(tx, events);
-      tx.commit();
-      return out;
-    });
-  } catch (const catalog::UnknownCamera& e) {
-    unknown = e.camera;
-  }
-  if (unknown) co_return json_error(req, http::status::not_found, "no camera named '" + *unknown + "'");
+  // An unknown camera is a CatalogError (not_found), answered 404 by the routes' table.
+  const auto ids = co_await ctx.catalog.run([&events](pqxx::connection& c) {
+    pqxx::work tx(c);
+    auto out = catalog::insert_events(tx, events);
+    tx.commit();
+    return out;
+  });
   json::array arr;
   for (auto id : ids) arr.push_back(id);
   json::object body{{"ids", std::move(arr)}};

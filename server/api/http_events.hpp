@@ -7,8 +7,8 @@
 //   DELETE /api/v1/events/{id}
 // Every input is validated before SQL (400 naming the parameter or field); an unknown camera or
 // event is 404; another method 405 with Allow. Catalog work runs on the CatalogPool.
-// Thread: the session's network thread. Errors: exceptions (BadRequest, pqxx), mapped to
-// statuses by http_routes.
+// Thread: the session's network thread. Errors: exceptions (ApiError, CatalogError, pqxx), mapped to
+// statuses by server/net/api_error.hpp's table.
 #include <boost/asio/awaitable.hpp>
 
 #include "server/net/http_query.hpp"

@@ -121,7 +121,7 @@ boost::asio::awaitable<HttpReply> playlist(const RouteContext& ctx, const HttpRe
   // The playlist reads nothing from the disk: any size of range may be listed.
   const ClipPlan plan = co_await plan_clip(ctx.catalog, camera, from_us, to_us, ~0ull);
   const auto cuts = cut(plan.plan.segments, from_us, to_us, kHlsTargetUs);
-  if (cuts.empty()) throw HttpError(http::status::not_found, "no keyframe of '" + camera + "' in that range");
+  if (cuts.empty()) throw ApiError(ApiErrc::not_found, "no keyframe of '" + camera + "' in that range");
   const std::int64_t origin = cuts.front().seg.from_us;
   std::int64_t longest = 0;
   for (const auto& c : cuts) longest = std::max(longest, c.seg.to_us - c.seg.from_us);
@@ -165,7 +165,7 @@ boost::asio::awaitable<HttpReply> media_segment(const RouteContext& ctx, const H
     std::optional<ExportCache::BuildLease> lease;
     if (ctx.exports) {
       lease = ctx.exports->reserve_build(2 * plan.estimated_bytes);
-      if (!lease) throw HttpError(http::status::service_unavailable, "too many segments are being built; retry shortly");
+      if (!lease) throw ApiError(ApiErrc::unavailable, "too many segments are being built; retry shortly");
     }
     Clip clip = co_await read_clip(ctx.disks, plan, t0, t1, false);
     auto writer = media::MediaWriter::fragmented(plan.codec(), origin);
@@ -180,7 +180,7 @@ boost::asio::awaitable<HttpReply> media_segment(const RouteContext& ctx, const H
                       .keyframe = f.header.keyframe(), .payload = f.payload});
       }
     }
-    if (writer.frames() == 0) throw HttpError(http::status::not_found, "nothing playable in that segment");
+    if (writer.frames() == 0) throw ApiError(ApiErrc::not_found, "nothing playable in that segment");
     writer.flush_fragment();
     data = std::make_shared<const std::vector<std::byte>>(writer.take_output());
     if (ctx.exports) ctx.exports->put(etag, data);
@@ -193,7 +193,7 @@ boost::asio::awaitable<HttpReply> media_segment(const RouteContext& ctx, const H
 boost::asio::awaitable<std::shared_ptr<HlsLiveChannel>> live_channel(const RouteContext& ctx, const std::string& camera,
                                                                      bool wait_for_segment) {
   auto ch = ctx.live ? ctx.live->channel(camera) : nullptr;
-  if (!ch) throw HttpError(http::status::not_found, "camera '" + camera + "' is not recording now");
+  if (!ch) throw ApiError(ApiErrc::not_found, "camera '" + camera + "' is not recording now");
   if (!wait_for_segment) {
     ch->pump();
     co_return ch;
@@ -202,7 +202,7 @@ boost::asio::awaitable<std::shared_ptr<HlsLiveChannel>> live_channel(const Route
   const auto deadline = std::chrono::steady_clock::now() + kLiveFirstSegmentWait;
   while (!ch->pump()) {
     if (std::chrono::steady_clock::now() >= deadline) {
-      throw HttpError(http::status::service_unavailable, "no complete segment yet (no keyframe from the camera); retry");
+      throw ApiError(ApiErrc::unavailable, "no complete segment yet (no keyframe from the camera); retry");
     }
     timer.expires_after(std::chrono::milliseconds(100));
     co_await timer.async_wait(boost::asio::use_awaitable);
@@ -220,13 +220,13 @@ boost::asio::awaitable<HttpReply> live(const RouteContext& ctx, const HttpReques
   // c: the channel the playlist named; another one (a new recording since) has other segments.
   const std::int64_t c = micros(q, "c");
   if (static_cast<std::uint64_t>(c) != ch->epoch()) {
-    throw HttpError(http::status::not_found, "that live channel has ended; fetch live.m3u8 again");
+    throw ApiError(ApiErrc::not_found, "that live channel has ended; fetch live.m3u8 again");
   }
   const std::string tag = "\"live-" + std::to_string(c);
   if (what == "live/init.mp4") co_return media_reply(req, ch->init_segment(), tag + "-init\"", "video/mp4");
   const std::int64_t n = micros(q, "n");
   auto seg = ch->segment(static_cast<std::uint64_t>(n));
-  if (!seg) throw HttpError(http::status::not_found, "segment " + std::to_string(n) + " is not in the live window");
+  if (!seg) throw ApiError(ApiErrc::not_found, "segment " + std::to_string(n) + " is not in the live window");
   co_return media_reply(req, std::move(seg), tag + "-" + std::to_string(n) + "\"", "video/iso.segment");
 }
 
@@ -248,7 +248,7 @@ boost::asio::awaitable<HttpReply> hls_route(const RouteContext& ctx, const HttpR
   if (path_tail == "live.m3u8" || path_tail == "live/init.mp4" || path_tail == "live/seg.m4s") {
     co_return co_await live(ctx, req, q, camera, path_tail);
   }
-  throw HttpError(http::status::not_found, "no such resource");
+  throw ApiError(ApiErrc::not_found, "no such resource");
 }
 
 }  // namespace vigil::server

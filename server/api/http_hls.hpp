@@ -11,7 +11,7 @@
 // Live (hls_live.hpp), while the camera records:
 //   GET /api/v1/cameras/{name}/live.m3u8           the last segments at the live edge
 //   GET /api/v1/cameras/{name}/live/init.mp4, live/seg.m4s?n=SEQUENCE
-// Thread: the session's network thread. Errors: exceptions (HttpError, BadRequest, pqxx).
+// Thread: the session's network thread. Errors: exceptions (ApiError, pqxx).
 #include <boost/asio/awaitable.hpp>
 #include <cstdint>
 #include <string>

@@ -115,12 +115,12 @@ boost::asio::awaitable<HttpReply> export_route(const RouteContext& ctx, const Ht
     std::optional<ExportCache::BuildLease> lease;
     if (ctx.exports) {
       lease = ctx.exports->reserve_build(2 * plan.estimated_bytes);
-      if (!lease) throw HttpError(http::status::service_unavailable, "too many exports are being built; retry shortly");
+      if (!lease) throw ApiError(ApiErrc::unavailable, "too many exports are being built; retry shortly");
     }
     Clip clip = co_await read_clip(ctx.disks, plan, plan.from_us, plan.to_us, keyframes,
                                    reverse ? storage::ReadDirection::reverse : storage::ReadDirection::forward);
     if (clip.frames == 0) {
-      throw HttpError(http::status::not_found, "nothing playable in that range (" +
+      throw ApiError(ApiErrc::not_found, "nothing playable in that range (" +
                                                    std::to_string(clip.damaged_gops) + " damaged GOPs)");
     }
     mp4 = build_mp4(plan, clip, Mp4Rendition{.keyframes_only = keyframes, .rate = rate, .reverse = reverse});
@@ -164,7 +164,7 @@ boost::asio::awaitable<HttpReply> thumbnail_route(const RouteContext& ctx, const
   for (const auto& seg : plan.plan.segments) {
     if (auto i = seg.gops.at_or_before(at_us)) key_pts = seg.gops.entries()[*i].pts;
   }
-  if (!key_pts) throw HttpError(http::status::not_found, "no keyframe of '" + camera + "' in the 10 minutes before that time");
+  if (!key_pts) throw ApiError(ApiErrc::not_found, "no keyframe of '" + camera + "' in the 10 minutes before that time");
   plan.from_us = plan.to_us = *key_pts;
   const std::string etag = plan.etag("jpeg|" + std::to_string(width));
   auto jpeg = ctx.exports ? ctx.exports->find(etag) : nullptr;
@@ -177,7 +177,7 @@ boost::asio::awaitable<HttpReply> thumbnail_route(const RouteContext& ctx, const
         break;
       }
     }
-    if (!key) throw HttpError(http::status::not_found, "no readable keyframe at that time");
+    if (!key) throw ApiError(ApiErrc::not_found, "no readable keyframe at that time");
     jpeg = std::make_shared<const std::vector<std::byte>>(
         media::jpeg_of_keyframe(plan.codec(), key->frames.front().payload, width));
     if (ctx.exports) ctx.exports->put(etag, jpeg);

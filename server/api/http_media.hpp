@@ -12,7 +12,7 @@
 //       a JPEG of the keyframe at or before AT (within 10 minutes before it; only that
 //       keyframe is read), at most N pixels
 //       wide (default 320); cached like exports.
-// Thread: the session's network thread. Errors: exceptions (HttpError, BadRequest, pqxx),
+// Thread: the session's network thread. Errors: exceptions (ApiError, pqxx),
 // answered by http_routes.
 #include <boost/asio/awaitable.hpp>
 #include <string>

@@ -13,6 +13,7 @@
 #include "server/api/http_locks.hpp"
 #include "server/api/http_media.hpp"
 #include "server/api/http_metrics.hpp"
+#include "server/net/api_error.hpp"
 #include "server/net/http_query.hpp"
 #include "server/api/http_timeline.hpp"
 #include "server/api/web_assets.hpp"
@@ -171,30 +172,22 @@ boost::asio::awaitable<std::optional<HttpResponse>> check_access(const RouteCont
 
 HttpHandler make_http_routes(RouteContext ctx) {
   return [ctx](const HttpRequest& req) -> boost::asio::awaitable<HttpReply> {
-    // Every failure is a status and a JSON reason; nothing escapes to the session.
-    std::optional<HttpResponse> failed;
+    // Every failure is a status and a JSON reason (api_error.hpp's table); nothing escapes to
+    // the session. What is not the client's fault is logged here with its detail.
+    std::exception_ptr error;
     try {
       auto denied = co_await check_access(ctx, req);
       if (denied) co_return std::move(*denied);
       co_return co_await route(ctx, req);
-    } catch (const HttpError& e) {
-      failed = error_response(req, e.status, e.what());
-    } catch (const BadRequest& e) {
-      failed = error_response(req, http::status::bad_request, e.what());
-    } catch (const std::invalid_argument& e) {
-      failed = error_response(req, http::status::bad_request, e.what());
-    } catch (const pqxx::sql_error& e) {
-      if (e.sqlstate() == "57014") {  // query_canceled: the pool's statement time-out
-        failed = error_response(req, http::status::service_unavailable, "the catalog query took too long; ask for less");
-      } else {
-        log::error("HTTP request: catalog error", {{"target", loggable_target(req)}, {"error", e.what()}});
-        failed = error_response(req, http::status::internal_server_error, "catalog error (logged)");
-      }
-    } catch (const std::exception& e) {
-      log::error("HTTP request failed", {{"target", loggable_target(req)}, {"error", e.what()}});
-      failed = error_response(req, http::status::internal_server_error, "internal error (logged)");
+    } catch (...) {
+      error = std::current_exception();
     }
-    co_return std::move(*failed);
+    const ErrorAnswer answer = answer_for(error);
+    if (answer.server_fault) {
+      log::error("HTTP request failed",
+                 {{"target", loggable_target(req)}, {"status", static_cast<int>(answer.status)}, {"error", answer.detail}});
+    }
+    co_return error_response(req, answer.status, answer.message);
   };
 }
 

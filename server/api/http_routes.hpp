@@ -1,6 +1,8 @@
 #pragma once
 // The HTTP routes vigild serves. Thread: the returned handler runs on the network
-// io_context and awaits catalog work on the CatalogPool.
+// io_context and awaits catalog work on the CatalogPool. Errors: the handler never throws;
+// whatever a route throws is answered by server/net/api_error.hpp's table (the client's
+// mistakes 4xx, the server's failures 5xx and logged).
 #include <string>
 
 #include "server/core/catalog_pool.hpp"

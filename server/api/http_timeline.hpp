@@ -2,8 +2,8 @@
 // Read-only catalog routes of the HTTP API (docs/openapi.yaml): the camera list and the
 // recordings timeline. Each runs one catalog query on the CatalogPool (statement time-out
 // applies) and answers JSON; bad parameters are 400, an unknown camera 404.
-// Thread: the session's network thread. Errors: exceptions (BadRequest, pqxx), mapped to
-// statuses by http_routes.
+// Thread: the session's network thread. Errors: exceptions (ApiError, CatalogError, pqxx), mapped to
+// statuses by server/net/api_error.hpp's table.
 #include <boost/asio/awaitable.hpp>
 #include <optional>
 #include <string>

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "common/rate.hpp"
 #include "proto/vigil.pb.h"
 #include "storage/record.hpp"
 
@@ -56,11 +57,11 @@ class LiveTap {
 
 class LiveFeed {
  public:
-  LiveFeed(std::string camera, proto::CodecParameters codec, std::uint64_t rate_bps)
-      : camera_(std::move(camera)), codec_(std::move(codec)), rate_bps_(rate_bps) {}
+  LiveFeed(std::string camera, proto::CodecParameters codec, Rate rate)
+      : camera_(std::move(camera)), codec_(std::move(codec)), rate_(rate) {}
   const std::string& camera() const noexcept { return camera_; }
   const proto::CodecParameters& codec() const noexcept { return codec_; }
-  std::uint64_t rate_bps() const noexcept { return rate_bps_; }
+  Rate rate() const noexcept { return rate_; }
 
   // A new viewer; null if the recording already ended.
   std::shared_ptr<LiveTap> subscribe(std::size_t max_bytes, std::function<void()> notify);
@@ -71,7 +72,7 @@ class LiveFeed {
  private:
   std::string camera_;
   proto::CodecParameters codec_;
-  std::uint64_t rate_bps_;
+  Rate rate_;
   std::mutex mu_;
   std::vector<std::weak_ptr<LiveTap>> taps_;
   std::atomic<std::size_t> watchers_{0};

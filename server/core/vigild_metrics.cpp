@@ -220,9 +220,9 @@ void DiskMetrics::miss(storage::MissCause cause) noexcept {
   if (i < misses_.size()) misses_[i]->inc();
 }
 
-void DiskMetrics::admitted(std::size_t streams, double rate_bytes_per_s, double predicted_busy_ratio) noexcept {
+void DiskMetrics::admitted(std::size_t streams, Rate admitted_rate, double predicted_busy_ratio) noexcept {
   admitted_streams_.set(static_cast<double>(streams));
-  admitted_rate_.set(rate_bytes_per_s);
+  admitted_rate_.set(admitted_rate.Bps());  // the gauge is in bytes per second
   predicted_busy_.set(predicted_busy_ratio);
 }
 
@@ -242,10 +242,10 @@ CameraMetrics::CameraMetrics(Metrics& m, const std::string& camera)
   for (std::size_t i = 0; i < kRefusals.size(); ++i) refused_[i] = &m.c_refused_.with({camera, kRefusals[i]});
 }
 
-void CameraMetrics::stream_started(double admitted_bytes_per_s) noexcept {
+void CameraMetrics::stream_started(Rate admitted_rate) noexcept {
   streams_.inc();
   recording_.add(1);
-  admitted_rate_.add(admitted_bytes_per_s);
+  admitted_rate_.add(admitted_rate.Bps());
   std::lock_guard lock(rate_mu_);  // network thread, once per stream; never on the packet path
   if (!sampled_) {
     sampled_ = true;
@@ -254,9 +254,9 @@ void CameraMetrics::stream_started(double admitted_bytes_per_s) noexcept {
   }
 }
 
-void CameraMetrics::stream_ended(double admitted_bytes_per_s) noexcept {
+void CameraMetrics::stream_ended(Rate admitted_rate) noexcept {
   recording_.add(-1);
-  admitted_rate_.add(-admitted_bytes_per_s);
+  admitted_rate_.add(-admitted_rate.Bps());
 }
 
 void CameraMetrics::packet(std::size_t payload_bytes) noexcept {

@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/rate.hpp"
 #include "server/core/metrics.hpp"
 #include "storage/cycle_scheduler.hpp"
 
@@ -35,7 +36,7 @@ class DiskMetrics {
 
   enum class Kind { recording, playback };
   // With the disk's admission mutex held, after its set of admitted streams changed.
-  void admitted(std::size_t streams, double rate_bytes_per_s, double predicted_busy_ratio) noexcept;
+  void admitted(std::size_t streams, Rate admitted_rate, double predicted_busy_ratio) noexcept;
   void decision(Kind kind, bool admitted) noexcept;
   // The retention thread: a pass reclaimed SEGMENTS segments of BYTES, or failed; the volume's free space.
   void reclaimed(std::uint64_t segments, std::uint64_t bytes) noexcept;
@@ -59,8 +60,8 @@ class CameraMetrics {
  public:
   CameraMetrics(Metrics& m, const std::string& camera);
 
-  void stream_started(double admitted_bytes_per_s) noexcept;
-  void stream_ended(double admitted_bytes_per_s) noexcept;
+  void stream_started(Rate admitted_rate) noexcept;
+  void stream_ended(Rate admitted_rate) noexcept;
   void packet(std::size_t payload_bytes) noexcept;
   enum class Refusal { rate_exceeded, out_of_order, invalid };
   void refused(Refusal why) noexcept;

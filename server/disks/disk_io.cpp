@@ -26,7 +26,7 @@ DiskIoThread::DiskIoThread(OpenVolume& volume, const DiskIoConfig& config, std::
     if (chunk == 0) chunk = static_cast<std::size_t>(profile->chunk_bytes());
     log::info("disk profile in use", {{"volume", path_},
                                       {"profiled", profile->device},
-                                      {"peak_mb_s", profile->peak_rate() / 1e6},
+                                      {"peak_mb_s", profile->peak_rate().Bps() / 1e6},
                                       {"chunk_bytes", chunk},
                                       {"policy", admission::policy_name(config.policy)}});
   } else {

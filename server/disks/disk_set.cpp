@@ -27,7 +27,7 @@ proto::Refuse to_refuse(const Refusal& refusal) {
     case RefusalCause::no_room: code = proto::REFUSE_REASON_NO_SPACE; break;
   }
   auto r = refuse(code, refusal.reason);
-  r.set_largest_rate_bps(static_cast<std::uint64_t>(refusal.largest_rate_Bps * 8));
+  r.set_largest_rate_bps(static_cast<std::uint64_t>(refusal.largest_rate.bps()));
   return r;
 }
 
@@ -49,7 +49,7 @@ std::variant<Admitted, Refusal> DiskSet::admit(admission::StreamDemand demand, D
     const auto* adm = d->io->admission();
     if (!adm) {
       not_profiled = Refusal{RefusalCause::not_profiled,
-                             "the disk is not profiled: run `vigil profile` and start vigild with --profile", 0};
+                             "the disk is not profiled: run `vigil profile` and start vigild with --profile", {}};
       continue;
     }
     std::lock_guard lock(d->mu);
@@ -58,7 +58,7 @@ std::variant<Admitted, Refusal> DiskSet::admit(admission::StreamDemand demand, D
                         "the volume " + d->volume->path.string() +
                             " has no room: it is short of its free-space reserve and everything on it is "
                             "evidence-locked or still being written (release locks, or add a volume)",
-                        0};
+                        {}};
       continue;
     }
     refresh_measured(*d);
@@ -78,7 +78,7 @@ std::variant<Admitted, Refusal> DiskSet::admit(admission::StreamDemand demand, D
   if (decided) return *decided;
   if (no_room) return *no_room;
   if (not_profiled) return *not_profiled;
-  return Refusal{RefusalCause::no_disk, "no disk is configured (start vigild with --volume)", 0};
+  return Refusal{RefusalCause::no_disk, "no disk is configured (start vigild with --volume)", {}};
 }
 
 void DiskSet::log_admitted(const Admitted& a, DiskMetrics::Kind kind, std::optional<std::int64_t> stream_id,
@@ -101,13 +101,13 @@ void DiskSet::log_decision(const Disk& disk, const admission::Decision& decision
                    });
 }
 
-double DiskSet::ingest_Bps(Disk& disk) {
+Rate DiskSet::ingest_rate(Disk& disk) {
   std::lock_guard lock(disk.mu);
-  double rate_Bps = 0;
+  Rate ingest;
   for (const auto& s : disk.admitted) {
-    if (s.write) rate_Bps += s.peak_rate;
+    if (s.write) ingest += s.peak_rate;
   }
-  return rate_Bps;
+  return ingest;
 }
 
 void DiskSet::refresh_measured(Disk& disk) {
@@ -115,8 +115,8 @@ void DiskSet::refresh_measured(Disk& disk) {
   for (auto& s : disk.admitted) {
     const auto m = s.io_id ? disk.io->measured(s.io_id) : std::nullopt;
     if (!m) continue;  // not running long enough yet: its declared rates stand
-    s.measured_mean = m->bytes_mean / cycle_s;
-    s.measured_stddev = m->bytes_sd() / cycle_s;
+    s.measured_mean = Rate::from_bytes_over(m->bytes_mean, cycle_s);
+    s.measured_stddev = Rate::from_bytes_over(m->bytes_sd(), cycle_s);
     s.measured_io_s = m->time_mean_s;
   }
 }
@@ -131,11 +131,11 @@ void DiskSet::bind_io_id(Disk& disk, std::uint64_t demand_id, std::uint64_t io_i
 void DiskSet::publish_admitted(const Disk& disk) noexcept {
   auto* m = disk.io->metrics();
   if (!m) return;
-  double rate_Bps = 0;
-  for (const auto& s : disk.admitted) rate_Bps += s.peak_rate;
+  Rate admitted;
+  for (const auto& s : disk.admitted) admitted += s.peak_rate;
   double busy = 0;
   if (const auto* adm = disk.io->admission()) busy = adm->predicted_busy(disk.admitted) / disk.cycle_s();
-  m->admitted(disk.admitted.size(), rate_Bps, busy);
+  m->admitted(disk.admitted.size(), admitted, busy);
 }
 
 Disk* DiskSet::disk_of_volume(std::int64_t volume_id) noexcept {

@@ -19,6 +19,7 @@
 
 #include "admission/admission.hpp"
 #include "catalog/batcher.hpp"
+#include "common/rate.hpp"
 #include "proto/vigil.pb.h"
 #include "server/core/vigild_metrics.hpp"
 #include "server/disks/disk_io.hpp"
@@ -53,7 +54,7 @@ enum class RefusalCause {
 struct Refusal {
   RefusalCause cause = RefusalCause::no_disk;
   std::string reason;            // for people
-  double largest_rate_Bps = 0;   // the largest rate that fits now, bytes/s (0: none, or not a rate question)
+  Rate largest_rate{};           // the largest rate that fits now (zero: none, or not a rate question)
 };
 
 // The wire protocol's Refuse for REFUSAL (its code chosen from the cause by one table).
@@ -72,7 +73,7 @@ class DiskSet {
   // BATCHER takes the admission_decisions rows; it must outlive the set.
   DiskSet(std::vector<std::unique_ptr<Disk>> disks, catalog::Batcher& batcher);
 
-  // Admits DEMAND (its rates in bytes/s) on ONLY, or without it on the first disk in configuration
+  // Admits DEMAND on ONLY, or without it on the first disk in configuration
   // order that admits it. A refusal is logged here; an admission is logged by the caller with
   // log_admitted once the stream has an id (or could not get one).
   std::variant<Admitted, Refusal> admit(admission::StreamDemand demand, DiskMetrics::Kind kind,
@@ -84,8 +85,8 @@ class DiskSet {
   // Ties admitted demand DEMAND_ID to its stream's id on the disk's scheduler (measured rates).
   static void bind_io_id(Disk& disk, std::uint64_t demand_id, std::uint64_t io_id);
 
-  // The disk's admitted recording rate, bytes/s. Takes disk.mu.
-  static double ingest_Bps(Disk& disk);
+  // The disk's admitted recording rate. Takes disk.mu.
+  static Rate ingest_rate(Disk& disk);
   // Fills DISK's admitted demands with what the scheduler measured of each (rate, its spread,
   // device time per cycle) for the statistical policy. Caller holds disk.mu.
   static void refresh_measured(Disk& disk);

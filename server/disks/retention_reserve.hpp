@@ -1,6 +1,6 @@
 #pragma once
 // How much of a volume retention keeps free: RESERVE_SECONDS of the recording rate
-// INGEST (bytes/s), never less than 1 % of the volume or two extents — a camera that connects
+// INGEST, never less than 1 % of the volume or two extents — a camera that connects
 // to an idle, full volume needs somewhere to start — and never more than a quarter of it (a
 // reserve larger than a small volume would reclaim everything unlocked).
 // Thread: any. Errors: none.
@@ -17,13 +17,13 @@ struct ReserveExtents {
 };
 
 inline ReserveExtents retention_reserve(std::uint64_t extent_count, std::uint64_t extent_bytes, double reserve_seconds,
-                                        double ingest_bytes_per_s) noexcept {
+                                        Rate ingest) noexcept {
   ReserveExtents r;
   storage::RetentionPolicy policy;
   policy.reserve_seconds = std::max(0.0, reserve_seconds);
   storage::RetentionInput in;
   in.extent_bytes = extent_bytes;
-  in.admitted_ingest_bps = std::max(0.0, ingest_bytes_per_s) * 8;
+  in.admitted_ingest = std::max(Rate{}, ingest);
   r.wanted = storage::reserve_extents(policy, in);
   const std::uint64_t floor = std::max<std::uint64_t>(2, extent_count / 100);
   const std::uint64_t cap = std::max(floor, extent_count / 4);

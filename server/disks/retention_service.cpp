@@ -35,7 +35,7 @@ RetentionService::~RetentionService() {
 std::uint64_t RetentionService::reserve_extents(Disk& disk) {
   const auto& vol = *disk.volume->volume;
   const auto r = retention_reserve(vol.extent_count(), vol.extent_bytes(), options_.reserve_seconds,
-                                   DiskSet::ingest_Bps(disk));
+                                   DiskSet::ingest_rate(disk));
   if (r.wanted > r.kept && capped_.insert(&disk).second) {
     log::warn("the retention reserve is more than a quarter of the volume; a quarter is kept free",
               {{"volume", disk.volume->path.string()},
@@ -97,7 +97,7 @@ bool RetentionService::pass(Disk& disk, bool full, std::stop_token stop) {
   // real reserve, then top up to the floor with the next oldest unlocked segments.
   const std::uint64_t need = reserve_extents(disk);
   in.free_extents = disk.io->free_extents();
-  in.admitted_ingest_bps = DiskSet::ingest_Bps(disk) * 8;
+  in.admitted_ingest = DiskSet::ingest_rate(disk);
   if (!full) policy.per_stream.clear();  // a space pass: ages wait for the next full one
   chosen = storage::choose_reclaim(policy, in);
   {

@@ -5,6 +5,7 @@
 #include <pqxx/pqxx>
 
 #include "server/media/clip_reader.hpp"
+#include "server/net/api_error.hpp"
 #include "server/disks/disk_set.hpp"
 
 namespace http = boost::beast::http;
@@ -65,16 +66,16 @@ boost::asio::awaitable<ClipPlan> plan_clip(CatalogPool& catalog, const std::stri
     tx.commit();
     return p;
   });
-  if (!out.plan.camera_exists) throw HttpError(http::status::not_found, "no camera named '" + camera + "'");
+  if (!out.plan.camera_exists) throw ApiError(ApiErrc::not_found, "no camera named '" + camera + "'");
   if (out.plan.segments.empty()) {
-    throw HttpError(http::status::not_found,
+    throw ApiError(ApiErrc::not_found,
                     "nothing of '" + camera + "' is recorded in that range (or it is still being written)");
   }
   out.from_us = std::max(from_us, out.plan.from_us);
   out.to_us = std::min(to_us, out.plan.to_us);
   for (const auto& s : out.plan.segments) out.estimated_bytes += range_bytes(s, from_us, to_us);
   if (out.estimated_bytes > max_bytes) {
-    throw HttpError(http::status::payload_too_large,
+    throw ApiError(ApiErrc::payload_too_large,
                     "the range holds " + std::to_string(out.estimated_bytes >> 20) + " MiB of video; at most " +
                         std::to_string(max_bytes >> 20) + " MiB per request: ask for a shorter range");
   }
@@ -85,7 +86,7 @@ boost::asio::awaitable<Clip> read_clip(DiskSet* disks, const ClipPlan& plan, std
                                        std::int64_t to_us, bool keyframes_only, storage::ReadDirection direction) {
   auto* disk = disks ? disks->disk_of_volume(plan.plan.volume_id) : nullptr;
   if (!disk) {
-    throw HttpError(http::status::service_unavailable,
+    throw ApiError(ApiErrc::unavailable,
                     "the recording is on volume " + std::to_string(plan.plan.volume_id) +
                         ", which this server has not opened");
   }

@@ -3,7 +3,7 @@
 // from the catalog (on the catalog pool) and its GOPs read from the disk as interactive IO
 // (ClipReader), with the checks every media route makes first — the camera exists, something
 // is recorded there, the volume is open here, the clip is not too large to build in memory.
-// Thread: the session's network thread. Errors: exceptions — HttpError with the status to
+// Thread: the session's network thread. Errors: exceptions — ApiError with the status to
 // answer (404, 413, 503), pqxx errors from the catalog, std::system_error from the device.
 #include <boost/asio/awaitable.hpp>
 #include <cstdint>

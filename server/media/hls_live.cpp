@@ -21,7 +21,7 @@ HlsLiveChannel::HlsLiveChannel(const std::shared_ptr<LiveFeed>& feed) : last_use
   const auto& c = feed->codec();
   codec_ = {.codec_name = c.codec_name(), .width = c.width(), .height = c.height(), .bit_rate = c.bit_rate(),
             .extradata = c.extradata()};
-  const auto bound = static_cast<std::size_t>(kLiveTapSeconds * static_cast<double>(feed->rate_bps()) / 8) + (1u << 20);
+  const auto bound = static_cast<std::size_t>(feed->rate().bytes_over(kLiveTapSeconds)) + (1u << 20);
   tap_ = feed->subscribe(bound, [] {});  // pulled by requests: nothing to wake
   if (!tap_) ended_ = true;
   // The init segment depends on the codec alone; its timeline origin is irrelevant to it.

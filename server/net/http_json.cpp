@@ -52,7 +52,7 @@ void allow_params(const QueryParams& q, std::initializer_list<std::string_view> 
 json::object json_object_body(const HttpRequest& req, std::initializer_list<std::string_view> allowed) {
   // A JSON content type also keeps plain HTML forms of other sites from posting here.
   if (!is_json_content_type(req[http::field::content_type])) {
-    throw HttpError(http::status::unsupported_media_type, "the body must be JSON (Content-Type: application/json)");
+    throw ApiError(ApiErrc::unsupported_media_type, "the body must be JSON (Content-Type: application/json)");
   }
   boost::system::error_code ec;
   json::parse_options opts;

@@ -3,7 +3,8 @@
 // answers, the allowed-parameter check, the JSON body of a POST/PATCH (Content-Type checked,
 // one object, parsed before any SQL) with typed field readers that name the field in their
 // 400, keyset cursors "A:B", and a camera URL shown without its credentials.
-// Thread: any. Errors: throws BadRequest naming the field or parameter; HttpError(415).
+// Thread: any. Errors: throws BadRequest naming the field or parameter; ApiError
+// (unsupported_media_type).
 #include <boost/json.hpp>
 #include <cstdint>
 #include <initializer_list>

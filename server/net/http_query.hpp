@@ -10,11 +10,9 @@
 #include <string_view>
 #include <vector>
 
-namespace vigil::server {
+#include "server/net/api_error.hpp"
 
-struct BadRequest : std::invalid_argument {
-  using std::invalid_argument::invalid_argument;
-};
+namespace vigil::server {
 
 class QueryParams {
  public:

@@ -25,12 +25,6 @@ using MediaResponse = boost::beast::http::response<SharedBytesBody>;
 using HttpReply = std::variant<HttpResponse, MediaResponse>;
 using HttpHandler = std::function<boost::asio::awaitable<HttpReply>(const HttpRequest&)>;
 
-// Thrown by routes to answer STATUS with a JSON {"error": what()}.
-struct HttpError : std::runtime_error {
-  HttpError(boost::beast::http::status s, const std::string& what) : std::runtime_error(what), status(s) {}
-  boost::beast::http::status status;
-};
-
 struct HttpLimits {
   std::size_t header_bytes = 8 * 1024;
   std::size_t body_bytes = 1024 * 1024;

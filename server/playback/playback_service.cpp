@@ -59,12 +59,12 @@ asio::awaitable<PlaybackService::OpenResult> PlaybackService::open(const proto::
   // The recording's own data rate (with headroom for bursts within a segment) when it is known,
   // rather than the peak its recorder declared: a camera declared at 8 Mbit/s that records
   // 2 Mbit/s is played back at what it stored.
-  const double admitted = static_cast<double>(plan.rate_bps) / 8;
-  const double stored = static_cast<double>(plan.data_rate_bps) / 8 * kPlaybackHeadroom;
-  const double base = stored > 0 ? std::min(admitted, stored) : admitted;
-  const double rate = key_only ? admission::trick_play_rate(base, kKeyframeShare, speed) : base * speed;
-  auto outcome = disks_.admit(admission::StreamDemand{0, false, rate, rate, 0, 0}, DiskMetrics::Kind::playback,
-                              std::nullopt, disk);
+  const Rate admitted = Rate::from_bps(plan.rate_bps);
+  const Rate stored = Rate::from_bps(plan.data_rate_bps) * kPlaybackHeadroom;
+  const Rate base = stored > Rate{} ? std::min(admitted, stored) : admitted;
+  const Rate rate = key_only ? admission::trick_play_rate(base, kKeyframeShare, speed) : base * speed;
+  const admission::StreamDemand wanted{.write = false, .peak_rate = rate, .average_rate = rate};
+  auto outcome = disks_.admit(wanted, DiskMetrics::Kind::playback, std::nullopt, disk);
   if (auto* no = std::get_if<Refusal>(&outcome)) {
     no->reason = "playback: " + no->reason;
     co_return to_refuse(*no);
@@ -98,7 +98,7 @@ asio::awaitable<PlaybackService::OpenResult> PlaybackService::open(const proto::
 
   proto::PlaybackStarted started;
   started.set_stream_id(p->id);
-  started.set_admitted_rate_bps(static_cast<std::uint64_t>(rate * 8));
+  started.set_admitted_rate_bps(static_cast<std::uint64_t>(rate.bps()));
   auto* codec = started.mutable_codec();
   codec->set_codec_name(plan.codec);
   codec->set_width(plan.width);
@@ -113,7 +113,7 @@ asio::awaitable<PlaybackService::OpenResult> PlaybackService::open(const proto::
                                   {"to_us", p->to_us},
                                   {"speed", speed},
                                   {"keyframes_only", key_only ? "yes" : "no"},
-                                  {"rate_bps", static_cast<std::uint64_t>(rate * 8)},
+                                  {"rate_bps", static_cast<std::uint64_t>(rate.bps())},
                                   {"gops", p->stream->gop_total()}});
   out = std::move(p);
   co_return started;
@@ -128,7 +128,7 @@ PlaybackService::OpenResult PlaybackService::open_live(const proto::OpenPlayback
   std::shared_ptr<LiveTap> tap;
   if (feed) {
     // Two cycles' worth of the camera's rate, like a stream's double buffer, plus a keyframe's room.
-    const std::size_t bound = static_cast<std::size_t>(2.0 * static_cast<double>(feed->rate_bps()) / 8) + (1u << 20);
+    const std::size_t bound = static_cast<std::size_t>(feed->rate().bytes_over(2.0)) + (1u << 20);
     tap = feed->subscribe(bound, notify);
   }
   if (!tap) return refuse(proto::REFUSE_REASON_NO_SUCH_STREAM, "camera '" + req.stream_name() + "' is not recording now");

@@ -46,8 +46,9 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
   }
   const std::uint64_t peak_bps = req.declared_peak_rate_bps() ? req.declared_peak_rate_bps() : req.declared_average_rate_bps();
   if (peak_bps == 0) co_return refuse(proto::REFUSE_REASON_INVALID_REQUEST, "open-record needs a declared rate");
-  admission::StreamDemand demand{0, true, static_cast<double>(peak_bps) / 8,
-                                 static_cast<double>(req.declared_average_rate_bps()) / 8, 0, 0};
+  admission::StreamDemand demand{.write = true,
+                                 .peak_rate = Rate::from_bps(peak_bps),
+                                 .average_rate = Rate::from_bps(req.declared_average_rate_bps())};
 
   // Admission: the first disk whose controller admits the stream (disks in configuration order).
   auto admitted = disks_.admit(demand, DiskMetrics::Kind::recording, req.stream_name());
@@ -133,7 +134,7 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
     proto::CodecParameters live_codec = codec;
     live_codec.set_time_base_num(1);
     live_codec.set_time_base_den(1'000'000);
-    r->feed = std::make_shared<LiveFeed>(req.stream_name(), std::move(live_codec), peak_bps);
+    r->feed = std::make_shared<LiveFeed>(req.stream_name(), std::move(live_codec), demand.peak_rate);
     feeds_.put(r->feed);
   }
 

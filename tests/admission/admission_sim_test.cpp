@@ -20,6 +20,7 @@
 using namespace vigil::admission;
 using namespace vigil::storage;
 using Catch::Approx;
+using vigil::Rate;
 
 namespace {
 
@@ -110,8 +111,8 @@ TEST_CASE("the profiled admission curve matches the model's S / (T_access + S/R)
   CHECK(p.read_range.a > 0);
   CHECK(p.read_range.b >= p.read_range.a);
   // The sequential curve runs where it started: between the inner (21) and outer (31) zone rates.
-  CHECK(p.peak_rate() / 1e6 >= 21 * 0.95);
-  CHECK(p.peak_rate() / 1e6 <= 31 * 1.05);
+  CHECK(p.peak_rate().Bps() / 1e6 >= 21 * 0.95);
+  CHECK(p.peak_rate().Bps() / 1e6 <= 31 * 1.05);
 }
 
 TEST_CASE("every policy's admitted set runs 1,000 cycles without a miss", "[admission][hdd]") {
@@ -121,7 +122,7 @@ TEST_CASE("every policy's admitted set runs 1,000 cycles without a miss", "[admi
     AdmissionController adm(p, {.policy = policy, .cycle_s = 1, .r_rt = 0.9});
     std::vector<StreamDemand> set;
     while (set.size() < 200) {
-      StreamDemand s{set.size() + 1, false, 1e6, 0, 0};
+      StreamDemand s{set.size() + 1, false, Rate::from_Bps(1e6), {}, {}};
       if (!adm.decide(set, s).admitted) break;
       set.push_back(s);
     }
@@ -166,18 +167,18 @@ TEST_CASE("a disk that slows down mid-run trips the online check and pauses admi
   }
   for (int i = 0; i < 50; ++i) sched.run_cycle();
   CHECK(tripped_at == -1);  // the profile is true: no alarm
-  CHECK(adm.decide({}, {1, false, 1e6, 0, 0}).admitted);
+  CHECK(adm.decide({}, {1, false, Rate::from_Bps(1e6), {}, {}}).admitted);
   // The curve was measured at random offsets; a C-LOOK sweep of 8 streams seeks less, so the
   // model is conservative by some margin here. A disk three times slower beats any margin.
   d.slowdown->factor = 3.0;
   for (int i = 0; i < 20; ++i) sched.run_cycle();
   CHECK(tripped_at >= 51);
   CHECK(tripped_at <= 51 + 6);
-  CHECK_FALSE(adm.decide({}, {1, false, 1e6, 0, 0}).admitted);
+  CHECK_FALSE(adm.decide({}, {1, false, Rate::from_Bps(1e6), {}, {}}).admitted);
 }
 
 TEST_CASE("a VBR recorder above its declared peak is policed, not silently dropped", "[admission]") {
-  const double peak = 1e6;  // declared and admitted: 1 MB/s
+  const Rate peak = Rate::from_Bps(1e6);  // declared and admitted: 1 MB/s
   const std::size_t S = stream_io_bytes(peak, 1.0, 4096);
   RecordingBuffer buf({.offset = 0, .bytes = 16 * S}, S);
   std::vector<std::byte> frame(50'000, std::byte{1});
@@ -228,7 +229,7 @@ VbrRun run_vbr(const DiskProfile& p, const std::vector<StreamDemand>& set, int c
   std::vector<std::unique_ptr<VbrStream>> streams;
   const std::uint64_t region = d.model->capacity_bytes() / 64 / 4096 * 4096;
   for (const auto& s : set) {
-    streams.push_back(std::make_unique<VbrStream>((s.id * 37 % 64) * region, s.average_rate, s.id));
+    streams.push_back(std::make_unique<VbrStream>((s.id * 37 % 64) * region, s.average_rate.bytes_over(1.0), s.id));
     sched.add_stream(s.id, *streams.back(), d.clock.now());
   }
   for (int i = 0; i < cycles; ++i) sched.run_cycle();
@@ -242,7 +243,9 @@ TEST_CASE("statistical, measuring the running VBR streams as the set grows, admi
   const auto& p = wd_profile();
   // Declared: average 1 MB/s, peak 1.5 MB/s (what the streams really do).
   std::vector<StreamDemand> order;
-  for (std::uint64_t i = 1; i <= 40; ++i) order.push_back({i, false, 1.5e6, 1e6, 0, 0});
+  for (std::uint64_t i = 1; i <= 40; ++i) {
+    order.push_back({i, false, Rate::from_Bps(1.5e6), Rate::from_Bps(1e6), {}, {}});
+  }
   auto count = [&](const AdmissionController& adm) {
     std::vector<StreamDemand> set;
     for (const auto& s : order) {
@@ -261,8 +264,8 @@ TEST_CASE("statistical, measuring the running VBR streams as the set grows, admi
     REQUIRE(run.misses == 0);  // every set it grew through ran clean
     for (auto& s : running) {
       const auto& m = run.stats.at(s.id);
-      s.measured_mean = m.bytes_mean;
-      s.measured_stddev = m.bytes_sd();
+      s.measured_mean = Rate::from_bytes_over(m.bytes_mean, 1.0);  // cycles of 1 s
+      s.measured_stddev = Rate::from_bytes_over(m.bytes_sd(), 1.0);
       s.measured_io_s = m.time_mean_s;
     }
     if (!stat.decide(running, order[k]).admitted) break;

@@ -18,12 +18,13 @@ using Catch::Matchers::ContainsSubstring;
 namespace {
 
 constexpr double MB = 1e6;
+constexpr vigil::Rate MBps = vigil::Rate::from_Bps(1e6);
 
 using vigil::test::hand_profile;
 
-std::vector<StreamDemand> streams(int n, double rate, bool write = false) {
+std::vector<StreamDemand> streams(int n, vigil::Rate rate, bool write = false) {
   std::vector<StreamDemand> out;
-  for (int i = 0; i < n; ++i) out.push_back({static_cast<std::uint64_t>(i + 1), write, rate, 0, 0});
+  for (int i = 0; i < n; ++i) out.push_back({static_cast<std::uint64_t>(i + 1), write, rate, {}, {}});
   return out;
 }
 
@@ -57,29 +58,29 @@ TEST_CASE("curves interpolate the per-IO time, stay monotone, and are flat beyon
 TEST_CASE("Eq. 3.16/3.17: aggressive (mean curve) and conservative (min curve) on a hand-computed set", "[admission]") {
   const auto p = hand_profile();
   // 9 streams of 2 MB/s: S_avg with a 10th = 2 MB (flat part), P = 25 MB/s mean, 20 MB/s min.
-  const auto nine = streams(9, 2 * MB);
+  const auto nine = streams(9, 2 * MBps);
   AdmissionController adm2(p, {.policy = Policy::aggressive, .cycle_s = 1, .r_rt = 1});
-  auto d = adm2.decide(nine, {10, false, 2 * MB, 0, 0});
+  auto d = adm2.decide(nine, {10, false, 2 * MBps, {}, {}});
   CHECK(d.admitted);
   CHECK(d.s_avg == Approx(2e6));
-  CHECK(d.curve_rate == Approx(25 * MB));
+  CHECK(d.curve_rate.Bps() == Approx(25 * MB));
   CHECK(d.predicted_busy_s == Approx(20.0 / 25.0));
-  CHECK(d.max_rate == Approx(7 * MB).epsilon(1e-3));  // 25 − 18
+  CHECK(d.max_rate.Bps() == Approx(7 * MB).epsilon(1e-3));  // 25 − 18
 
   AdmissionController adm1(p, {.policy = Policy::conservative, .cycle_s = 1, .r_rt = 1});
-  CHECK(adm1.decide(nine, {10, false, 2 * MB, 0, 0}).admitted);  // 20 ≤ 20
-  auto refused = adm1.decide(nine, {10, false, 2.2 * MB, 0, 0});
+  CHECK(adm1.decide(nine, {10, false, 2 * MBps, {}, {}}).admitted);  // 20 ≤ 20
+  auto refused = adm1.decide(nine, {10, false, 2.2 * MBps, {}, {}});
   CHECK_FALSE(refused.admitted);
-  CHECK(refused.max_rate == Approx(2 * MB).epsilon(1e-3));
+  CHECK(refused.max_rate.Bps() == Approx(2 * MB).epsilon(1e-3));
   CHECK_THAT(refused.reason, ContainsSubstring("largest rate that fits: 16"));  // 2 MB/s = 16 Mbit/s
   // The largest rate it names is admitted; 1 % more is not.
-  CHECK(adm1.decide(nine, {10, false, refused.max_rate * 0.999, 0, 0}).admitted);
-  CHECK_FALSE(adm1.decide(nine, {10, false, refused.max_rate * 1.01, 0, 0}).admitted);
+  CHECK(adm1.decide(nine, {10, false, refused.max_rate * 0.999, {}, {}}).admitted);
+  CHECK_FALSE(adm1.decide(nine, {10, false, refused.max_rate * 1.01, {}, {}}).admitted);
 
   // In the interpolated part: 2 streams at 250 kB/s → S_avg 250 kB, P = 16.67 MB/s.
-  auto small = adm2.decide(streams(1, 250e3), {2, false, 250e3, 0, 0});
-  CHECK(small.curve_rate == Approx(250e3 / 0.015));
-  CHECK(small.predicted_busy_s == Approx(500e3 / small.curve_rate).epsilon(1e-6));
+  auto small = adm2.decide(streams(1, 0.25 * MBps), {2, false, 0.25 * MBps, {}, {}});
+  CHECK(small.curve_rate.Bps() == Approx(250e3 / 0.015));
+  CHECK(small.predicted_busy_s == Approx(500e3 / small.curve_rate.Bps()).epsilon(1e-6));
 }
 
 TEST_CASE("Eq. 3.14 analytic: worst-case access and the slowest rate", "[admission]") {
@@ -89,7 +90,7 @@ TEST_CASE("Eq. 3.14 analytic: worst-case access and the slowest rate", "[admissi
   std::vector<StreamDemand> set;
   int admitted = 0;
   for (int i = 0; i < 20; ++i) {
-    StreamDemand s{static_cast<std::uint64_t>(i), false, 1 * MB, 0, 0};
+    StreamDemand s{static_cast<std::uint64_t>(i), false, 1 * MBps, {}, {}};
     if (!a.decide(set, s).admitted) break;
     set.push_back(s);
     ++admitted;
@@ -101,17 +102,17 @@ TEST_CASE("Eq. 3.14 analytic: worst-case access and the slowest rate", "[admissi
 TEST_CASE("Adm3 charges VBR streams their average rate; statistical their measured percentile", "[admission]") {
   const auto p = hand_profile();
   std::vector<StreamDemand> vbr;
-  for (int i = 0; i < 8; ++i) vbr.push_back({static_cast<std::uint64_t>(i), false, 4 * MB, 2 * MB, 0});
-  const StreamDemand next{99, false, 4 * MB, 2 * MB, 0};
+  for (int i = 0; i < 8; ++i) vbr.push_back({static_cast<std::uint64_t>(i), false, 4 * MBps, 2 * MBps, {}});
+  const StreamDemand next{99, false, 4 * MBps, 2 * MBps, {}};
   CHECK_FALSE(AdmissionController(p, {.policy = Policy::aggressive, .r_rt = 1}).decide(vbr, next).admitted);  // 36 > 25
   CHECK(AdmissionController(p, {.policy = Policy::aggressive_average, .r_rt = 1}).decide(vbr, next).admitted);  // 18 ≤ 25
   // Statistical: measured mean 2 MB/s, σ 1 MB/s each; 9 streams: 18 MB/s on the curve (25 MB/s)
   // plus z(1 %)·√9·1 MB/s = 6.98 MB of extra transfer at the 30 MB/s sequential peak.
   for (auto& s : vbr) {
-    s.measured_mean = 2 * MB;
-    s.measured_stddev = 1 * MB;
+    s.measured_mean = 2 * MBps;
+    s.measured_stddev = 1 * MBps;
   }
-  const StreamDemand measured{99, false, 4 * MB, 2 * MB, 2 * MB, 1 * MB};
+  const StreamDemand measured{99, false, 4 * MBps, 2 * MBps, 2 * MBps, 1 * MBps};
   AdmissionController stat(p, {.policy = Policy::statistical, .r_rt = 1, .overbooking = 0.01});
   const auto sd = stat.decide(vbr, measured);
   CHECK(sd.admitted);
@@ -131,13 +132,13 @@ TEST_CASE("Adm3 charges VBR streams their average rate; statistical their measur
   CHECK(policy_from_name("adm3") == Policy::aggressive_average);
   CHECK(std::string(policy_catalog_name(Policy::aggressive_average)) == "aggressive");
   CHECK_FALSE(policy_from_name("yolo").has_value());
-  CHECK(trick_play_rate(4 * MB, 0.1, 8) == Approx(3.2 * MB));
+  CHECK(trick_play_rate(4 * MBps, 0.1, 8).Bps() == Approx(3.2 * MB));
 }
 
 TEST_CASE("an optimistic model pauses admission with a reason that says what to do", "[admission]") {
   AdmissionController a(hand_profile(), {});
   a.set_model_optimistic(true);
-  auto d = a.decide({}, {1, false, 1 * MB, 0, 0});
+  auto d = a.decide({}, {1, false, 1 * MBps, {}, {}});
   CHECK_FALSE(d.admitted);
   CHECK_THAT(d.reason, ContainsSubstring("vigil profile"));
 }

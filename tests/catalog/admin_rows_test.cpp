@@ -33,14 +33,19 @@ TEST_CASE("admin rows: cameras, retention, range locks", "[catalog][admin]") {
   pqxx::work tx(conn);
 
   const auto id = catalog::create_camera(tx, {.name = "porch", .url = "rtsp://u:p@h/s", .retention_days = 30});
-  REQUIRE(id.has_value());
-  CHECK_FALSE(catalog::create_camera(tx, {.name = "porch", .url = "rtsp://other/s"}).has_value());
+  CHECK(id > 0);
+  try {
+    catalog::create_camera(tx, {.name = "porch", .url = "rtsp://other/s"});
+    FAIL("a second camera named porch was created");
+  } catch (const catalog::CatalogError& e) {
+    CHECK(e.kind() == catalog::CatalogError::Kind::conflict);
+  }
   auto d = catalog::camera_details(tx, "porch");
   REQUIRE(d.has_value());
   CHECK(d->url == "rtsp://u:p@h/s");
   CHECK(d->retention_days == 30);
   CHECK(d->state == "never recorded");
-  CHECK_THROWS_AS(catalog::create_camera(tx, {.name = "x", .retention_days = 0}), std::invalid_argument);
+  CHECK_THROWS_AS(catalog::create_camera(tx, {.name = "x", .retention_days = 0}), catalog::CatalogError);
   CHECK_THROWS_AS(catalog::create_camera(tx, {.name = "x", .substream_url = "rtsp://h/s"}), std::invalid_argument);
   CHECK_THROWS_AS(catalog::create_camera(tx, {.name = "../x"}), std::invalid_argument);
 
@@ -64,9 +69,9 @@ TEST_CASE("admin rows: cameras, retention, range locks", "[catalog][admin]") {
 
   // Retention: every stream of a camera with retention_days gets that max age.
   CHECK(catalog::update_camera(tx, "porch", ch));
-  const auto s1 = add_stream(tx, *id, 1000, 5000);
-  const auto s2 = add_stream(tx, *id, 6000, std::nullopt);
-  const auto other = *catalog::create_camera(tx, {.name = "yard"});
+  const auto s1 = add_stream(tx, id, 1000, 5000);
+  const auto s2 = add_stream(tx, id, 6000, std::nullopt);
+  const auto other = catalog::create_camera(tx, {.name = "yard"});
   const auto s3 = add_stream(tx, other, 1000, 2000);
   const auto ret = catalog::camera_retention(tx);
   REQUIRE(ret.size() == 2);
@@ -98,8 +103,7 @@ TEST_CASE("admin rows: cameras, retention, range locks", "[catalog][admin]") {
   // Removal: with streams disabled, without deleted, unknown none.
   CHECK(catalog::remove_or_disable_camera(tx, "porch") == catalog::Removal::disabled);
   CHECK(catalog::camera_details(tx, "porch").has_value());
-  const auto lone = catalog::create_camera(tx, {.name = "lone"});
-  REQUIRE(lone.has_value());
+  CHECK(catalog::create_camera(tx, {.name = "lone"}) > 0);
   CHECK(catalog::remove_or_disable_camera(tx, "lone") == catalog::Removal::deleted);
   CHECK_FALSE(catalog::camera_details(tx, "lone").has_value());
   CHECK(catalog::remove_or_disable_camera(tx, "lone") == catalog::Removal::none);
@@ -132,13 +136,13 @@ TEST_CASE("admin rows: profiles and the admission decisions audit", "[catalog][a
   CHECK_FALSE(catalog::stored_profile(tx, disk + 1).has_value());
   CHECK_FALSE(catalog::disk_row(tx, disk + 1).has_value());
 
-  const auto cam = *catalog::create_camera(tx, {.name = "door"});
+  const auto cam = catalog::create_camera(tx, {.name = "door"});
   const auto stream = add_stream(tx, cam, 10, 20);
   admission::AdmissionController adm(p, {.policy = admission::Policy::conservative, .r_rt = 1});
-  const auto ok = adm.decide({}, {1, true, 1e5, 0, 0, 0});
+  const auto ok = adm.decide({}, {1, true, vigil::Rate::from_Bps(1e5), {}, {}, {}});
   REQUIRE(ok.admitted);
-  std::vector<admission::StreamDemand> full(19, {1, false, 1e6, 0, 0, 0});
-  const auto no = adm.decide(full, {20, false, 3e6, 0, 0, 0});
+  std::vector<admission::StreamDemand> full(19, {1, false, vigil::Rate::from_Bps(1e6), {}, {}, {}});
+  const auto no = adm.decide(full, {20, false, vigil::Rate::from_Bps(3e6), {}, {}, {}});
   REQUIRE_FALSE(no.admitted);
   // Tied to the camera through the stream, or by name; an unknown name ties to nothing.
   const auto a = catalog::log_decision(tx, ok, disk, stream, 1.0);

@@ -39,8 +39,8 @@ TEST_CASE("profiles are stored per disk and the newest is loaded; decisions are 
     CHECK_FALSE(catalog::latest_profile(tx, disk + 100).has_value());
 
     admission::AdmissionController adm(*latest, {.policy = admission::Policy::conservative, .r_rt = 1});
-    std::vector<admission::StreamDemand> set(19, {1, false, 1e6, 0, 0, 0});
-    const auto d = adm.decide(set, {20, false, 3e6, 0, 0, 0});
+    std::vector<admission::StreamDemand> set(19, {1, false, vigil::Rate::from_Bps(1e6), {}, {}, {}});
+    const auto d = adm.decide(set, {20, false, vigil::Rate::from_Bps(3e6), {}, {}, {}});
     REQUIRE_FALSE(d.admitted);
     const auto id = catalog::log_decision(tx, d, disk, std::nullopt, 1.0);
     auto row = tx.exec1("SELECT outcome, policy, reason, max_admissible_rate_bps, requested_rate_bps, admitted_rate_bps "
@@ -48,10 +48,10 @@ TEST_CASE("profiles are stored per disk and the newest is loaded; decisions are 
     CHECK(row[0].as<std::string>() == "refused");
     CHECK(row[1].as<std::string>() == "conservative");
     CHECK(row[2].as<std::string>() == d.reason);
-    CHECK(row[3].as<std::int64_t>() == static_cast<std::int64_t>(d.max_rate * 8));
+    CHECK(row[3].as<std::int64_t>() == static_cast<std::int64_t>(d.max_rate.bps()));
     CHECK(row[4].as<std::int64_t>() == 24'000'000);
     CHECK(row[5].as<bool>());
-    const auto ok = adm.decide({}, {1, false, 1e6, 0, 0, 0});
+    const auto ok = adm.decide({}, {1, false, vigil::Rate::from_Bps(1e6), {}, {}, {}});
     REQUIRE(ok.admitted);
     const auto id2 = catalog::log_decision(tx, ok, disk, std::nullopt, 1.0);
     CHECK(tx.exec1("SELECT admitted_rate_bps FROM admission_decisions WHERE id = " + std::to_string(id2))[0]

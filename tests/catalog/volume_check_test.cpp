@@ -141,7 +141,7 @@ TEST_CASE("evidence locks live in the catalog and keep retention away", "[retent
                     .locks = locks,
                     .free_extents = 0,
                     .extent_bytes = vol->extent_bytes(),
-                    .admitted_ingest_bps = 8e6,
+                    .admitted_ingest = Rate::from_bps(8e6),
                     .now_us = 100'000'000};
   CHECK(choose_reclaim({}, in).empty());
 

@@ -178,7 +178,7 @@ TEST_CASE("a stalled playback consumer delays nobody; its stream skips, it is no
 
 TEST_CASE("policing: an over-rate recorder is refused with rate_exceeded, everyone else is untouched", "[scheduler]") {
   Rig rig({.chunk_bytes = 256 * 1024});
-  const std::size_t S = stream_io_bytes(1e6, 1.0, 4096);  // 1 MB/s admitted, T = 1 s
+  const std::size_t S = stream_io_bytes(vigil::Rate::from_Bps(1e6), 1.0, 4096);  // 1 MB/s admitted, T = 1 s
   RecordingBuffer honest({.offset = 0, .bytes = 64 * S}, S), greedy({.offset = 64 * S, .bytes = 64 * S}, S);
   CHECK(honest.memory_bytes() == 2 * S);
   rig.sched.add_stream(1, honest, rig.clock.now());

@@ -12,6 +12,7 @@
 
 using namespace vigil::storage;
 using vigil::errc;
+using vigil::Rate;
 
 namespace {
 ClosedSegment seg(std::uint64_t id, std::uint64_t stream, std::int64_t start, std::int64_t end, std::uint64_t extents = 1) {
@@ -25,7 +26,7 @@ TEST_CASE("the oldest unlocked segments are chosen to restore the reserve", "[re
   in.closed = {seg(3, 1, 300, 400), seg(1, 1, 100, 200), seg(2, 2, 150, 250), seg(4, 1, 500, 600)};
   in.locks = {{1, 120, 130}};  // covers segment 1
   in.extent_bytes = 1000;
-  in.admitted_ingest_bps = 8 * 300;  // 300 B/s: 10 s reserve = 3000 B = 3 extents
+  in.admitted_ingest = Rate::from_Bps(300);  // 10 s reserve = 3000 B = 3 extents
   in.free_extents = 1;
   auto chosen = choose_reclaim(policy, in);
   CHECK(chosen == std::vector<std::uint64_t>{2, 3});  // 1 is locked; 2 and 3 are the oldest others
@@ -52,10 +53,10 @@ TEST_CASE("admission is refused when only locked data would be left", "[retentio
   in.closed = {seg(1, 1, 0, 100, 5), seg(2, 1, 100, 200, 5)};
   in.extent_bytes = 1000;
   in.free_extents = 0;
-  in.admitted_ingest_bps = 8 * 400;  // needs 4 extents of reserve
-  CHECK(space_admission_check(policy, in, 8 * 100).has_value());
+  in.admitted_ingest = Rate::from_Bps(400);  // needs 4 extents of reserve
+  CHECK(space_admission_check(policy, in, Rate::from_Bps(100)).has_value());
   in.locks = {{1, 0, 1000}};  // everything is evidence now
-  auto r = space_admission_check(policy, in, 8 * 100);
+  auto r = space_admission_check(policy, in, Rate::from_Bps(100));
   REQUIRE(r.has_error());
   CHECK(r.error() == errc::admission_refused);
 }
@@ -81,11 +82,11 @@ TEST_CASE("a full disk keeps recording by reclaiming; locked segments survive; n
   std::vector<ClosedSegment> closed;
   std::vector<EvidenceLock> locks;
   std::uint64_t locked_segment = 0, reclaimed = 0, bytes_written = 0;
-  const double ingest_bps = kStreams * 12'000 * 8;  // ~12 KB per stream per cycle (1 s)
+  const Rate ingest = Rate::from_Bps(kStreams * 12'000);  // ~12 KB per stream per cycle (1 s)
 
   for (int cycle = 1; bytes_written < 10 * capacity_extents * 64 * 1024; ++cycle) {
     // Retention runs before the cycle's IO, in the leftover time (background work).
-    RetentionInput in{closed, locks, vol->free_extent_count(), vol->extent_bytes(), ingest_bps, cycle * 1'000'000LL};
+    RetentionInput in{closed, locks, vol->free_extent_count(), vol->extent_bytes(), ingest, cycle * 1'000'000LL};
     for (auto id : choose_reclaim(policy, in)) {
       REQUIRE(reclaim_segment(*vol, id).has_value());
       std::erase_if(closed, [&](const ClosedSegment& c) { return c.segment_id == id; });

@@ -143,9 +143,9 @@ TEST_CASE("metrics: vigild's metric set is valid exposition text with HELP and T
   d.miss(storage::MissCause::interactive);
   d.decision(DiskMetrics::Kind::recording, true);
   d.decision(DiskMetrics::Kind::playback, false);
-  d.admitted(2, 500'000, 0.3);
+  d.admitted(2, vigil::Rate::from_Bps(500'000), 0.3);
   auto& cam = m.camera("door \"1\"");
-  cam.stream_started(250'000);
+  cam.stream_started(vigil::Rate::from_Bps(250'000));
   cam.packet(1000);
   cam.refused(CameraMetrics::Refusal::rate_exceeded);
   m.http_request("metrics", 200, 0.002);
