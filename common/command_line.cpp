@@ -12,7 +12,7 @@ namespace po = boost::program_options;
 namespace vigil {
 
 void print_help(std::ostream& out, const po::options_description& options, const CommandHelp& help) {
-  out << help.synopsis << "\n" << options << "\n" << help.footer;
+  out << help.synopsis << "\n" << options << help.footer;
 }
 
 int usage_error(const CommandHelp& help, std::string_view message) {
