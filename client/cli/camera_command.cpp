@@ -1,105 +1,126 @@
 #include "client/cli/camera_command.hpp"
 
-#include <chrono>
-#include <ctime>
-#include <filesystem>
+#include <boost/json.hpp>
+#include <boost/program_options/options_description.hpp>
+#include <boost/program_options/value_semantic.hpp>
 #include <iomanip>
 #include <iostream>
-#include <sstream>
-#include <pqxx/pqxx>
 
-#include "client/tools/catalog_access.hpp"
-#include "catalog/camera_rows.hpp"
+#include "client/cli/vigild_api.hpp"
+#include "common/command_line.hpp"
+#include "common/exit_codes.hpp"
+
+namespace http = boost::beast::http;
+namespace json = boost::json;
+namespace po = boost::program_options;
 
 namespace vigil::client {
 namespace {
 
-constexpr int kExitOk = 0, kExitFailure = 1, kExitUsage = 2, kExitUnreachable = 3;
-
-constexpr const char* kUsage =
-    "Usage: vigil camera add NAME URL [--substream URL] [--data DIR | --db URL]\n"
-    "       vigil camera list [--data DIR | --db URL]\n"
-    "       vigil camera remove NAME [--data DIR | --db URL]\n\n"
+constexpr CommandHelp kHelp{
+    "vigil camera",
+    "Usage: vigil [--token TOKEN] camera add NAME URL [--substream URL] [--data DIR | --http HOST:PORT]\n"
+    "       vigil [--token TOKEN] camera list [--data DIR | --http HOST:PORT]\n"
+    "       vigil [--token TOKEN] camera remove NAME [--data DIR | --http HOST:PORT]\n\n"
     "Cameras vigild records by pulling them (RTSP over TCP, without decoding): vigild picks up a change\n"
     "within 2 s, restarts a camera that drops with backoff, and records each outage as a gap with its\n"
-    "reason. `remove` stops recording; a camera with recordings stays listed (disabled) until they age out.\n\n"
-    "  --data DIR   vigild's data directory: its embedded catalog (default ./data)\n"
-    "  --db URL     the catalog's PostgreSQL connection string, when vigild runs with --db\n\n"
-    "Exit: 0 ok, 1 failed (e.g. no such camera), 2 usage (bad name or URL), 3 catalog unreachable.\n";
+    "reason. `add` of a camera that exists changes its URLs and enables it again. `remove` stops\n"
+    "recording; a camera with recordings stays listed (disabled) until they age out.\n"
+    "Goes through vigild's HTTP API (/api/v1/cameras) with an admin token.\n",
+    "\nExit: 0 ok, 1 failed (e.g. no such camera), 2 usage (bad name or URL), 3 vigild unreachable,\n"
+    "4 refused: the token is not an admin's.\n"};
+
+// NAME as one path segment: camera names are URL-safe, anything else is escaped so the server
+// answers for the name as typed.
+std::string path_segment(const std::string& name) {
+  std::string out;
+  for (const unsigned char c : name) {
+    if (std::isalnum(c) || c == '.' || c == '_' || c == '-') {
+      out += static_cast<char>(c);
+    } else {
+      constexpr char kHex[] = "0123456789ABCDEF";
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
+int add_camera(HttpClient& api, const std::string& name, const std::string& url, const std::string& substream) {
+  json::object body{{"name", name}, {"url", url}};
+  if (!substream.empty()) body["substream_url"] = substream;
+  auto answer = api.request(http::verb::post, "/api/v1/cameras", json::serialize(body));
+  if (answer.status == 409) {
+    // It exists: what `add` always did then, set its URLs and enable it.
+    body.erase("name");
+    body["substream_url"] = substream.empty() ? json::value(nullptr) : json::value(substream);
+    body["enabled"] = true;
+    answer = api.request(http::verb::patch, "/api/v1/cameras/" + path_segment(name), json::serialize(body));
+  }
+  if (answer.status != 200 && answer.status != 201) return exit_for_answer(kHelp.command, answer);
+  const auto id = json::parse(answer.body).at("id").to_number<std::int64_t>();
+  std::cout << "camera " << name << " (id " << id << ") will be recorded from " << url << "\n";
+  return exit_code::kOk;
+}
+
+int remove_camera(HttpClient& api, const std::string& name) {
+  const auto answer = api.request(http::verb::delete_, "/api/v1/cameras/" + path_segment(name));
+  if (answer.status != 200) return exit_for_answer(kHelp.command, answer);
+  std::cout << "camera " << name << " is no longer recorded\n";
+  return exit_code::kOk;
+}
+
+int list_cameras(HttpClient& api) {
+  const auto answer = api.request(http::verb::get, "/api/v1/cameras");
+  if (answer.status != 200) return exit_for_answer(kHelp.command, answer);
+  std::cout << std::left << std::setw(20) << "NAME" << std::setw(10) << "ENABLED" << std::setw(28) << "LAST STREAM"
+            << "URL\n";
+  const auto doc = json::parse(answer.body);
+  for (const auto& v : doc.at("cameras").as_array()) {
+    const auto& c = v.as_object();
+    const std::string name(c.at("name").as_string());
+    std::string last(c.at("state").as_string());
+    if (last == "never recorded") last = "-";
+    if (const auto end_us = c.at("last_end_us").to_number<std::int64_t>()) last += " " + utc_time(end_us);
+    // The list never carries URLs; a camera's own page does, without credentials.
+    std::string url = "(pushed by a recording client)";
+    if (c.at("pulled").as_bool()) {
+      const auto one = api.request(http::verb::get, "/api/v1/cameras/" + path_segment(name));
+      if (one.status != 200) return exit_for_answer(kHelp.command, one);
+      url = json::value_to<std::string>(json::parse(one.body).at("url"));
+    }
+    std::cout << std::setw(20) << name << std::setw(10) << (c.at("enabled").as_bool() ? "yes" : "no") << std::setw(28)
+              << last << url << "\n";
+  }
+  return exit_code::kOk;
+}
 
 }  // namespace
 
-int camera_main(const std::vector<std::string>& args) {
-  std::vector<std::string> positional;
-  std::string data = "./data", db, substream;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const auto& a = args[i];
-    auto value = [&]() -> std::string { return i + 1 < args.size() ? args[++i] : std::string(); };
-    if (a == "--help" || a == "-h") {
-      std::cout << kUsage;
-      return kExitOk;
-    } else if (a == "--data") data = value();
-    else if (a == "--db") db = value();
-    else if (a == "--substream") substream = value();
-    else if (!a.empty() && a[0] == '-') {
-      std::cerr << "vigil camera: unknown option " << a << "\n" << kUsage;
-      return kExitUsage;
-    } else positional.push_back(a);
-  }
-  if (positional.empty()) {
-    std::cerr << kUsage;
-    return kExitUsage;
-  }
-  const auto& verb = positional[0];
+int camera_main(const std::string& token, const std::vector<std::string>& args) {
+  VigildApiOptions where;
+  std::string substream;
+  po::options_description options("Options");
+  add_vigild_api_options(options, where);
+  options.add_options()("substream", po::value(&substream)->value_name("URL"),
+                        "add: the camera's lower-rate stream (thumbnails, previews)");
+  std::vector<std::string> words;
+  if (auto rc = parse_command_line(args, options, kHelp, &words, 3)) return *rc;
+  const std::string verb = words.empty() ? "" : words[0];
   const std::size_t want = verb == "add" ? 3 : verb == "remove" ? 2 : verb == "list" ? 1 : 0;
-  if (want == 0 || positional.size() != want) {
-    std::cerr << kUsage;
-    return kExitUsage;
-  }
-  db = catalog_conninfo(data, db);
-  std::unique_ptr<pqxx::connection> conn;
+  if (want == 0) return usage_error(kHelp, "say add, list or remove");
+  if (words.size() != want) return usage_error(kHelp, verb + " takes " + std::to_string(want - 1) + " argument(s)");
+  if (!substream.empty() && verb != "add") return usage_error(kHelp, "--substream goes with add");
   try {
-    conn = std::make_unique<pqxx::connection>(db);
-  } catch (const std::exception& e) {
-    std::cerr << "vigil camera: cannot reach the catalog (is vigild running with --data " << data
-              << "? or give --db): " << e.what() << "\n";
-    return kExitUnreachable;
+    auto api = connect_vigild_api(where, token);
+    if (verb == "add") return add_camera(api, words[1], words[2], substream);
+    if (verb == "remove") return remove_camera(api, words[1]);
+    return list_cameras(api);
+  } catch (const VigildUnreachable& e) {
+    std::cerr << kHelp.command << ": " << e.what() << "\n";
+    return exit_code::kUnreachable;
   }
-  try {
-    pqxx::work tx(*conn);
-    if (verb == "add") {
-      std::optional<std::string> sub;
-      if (!substream.empty()) sub = substream;
-      const auto id = catalog::add_camera(tx, positional[1], positional[2], sub);
-      tx.commit();
-      std::cout << "camera " << positional[1] << " (id " << id << ") will be recorded from " << positional[2] << "\n";
-    } else if (verb == "remove") {
-      const bool found = catalog::remove_camera(tx, positional[1]);
-      tx.commit();
-      if (!found) {
-        std::cerr << "vigil camera: no camera named '" << positional[1] << "'\n";
-        return kExitFailure;
-      }
-      std::cout << "camera " << positional[1] << " is no longer recorded\n";
-    } else {
-      const auto rows = catalog::list_cameras(tx);
-      std::cout << std::left << std::setw(20) << "NAME" << std::setw(10) << "ENABLED" << std::setw(28) << "LAST STREAM"
-                << "URL\n";
-      for (const auto& c : rows) {
-        std::string last = c.last_stream_state.empty() ? "-" : c.last_stream_state;
-        if (c.last_end_us) last += " " + utc_time(c.last_end_us);
-        std::cout << std::setw(20) << c.name << std::setw(10) << (c.enabled ? "yes" : "no") << std::setw(28) << last
-                  << (c.url ? *c.url : "(pushed by a recording client)") << "\n";
-      }
-    }
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "vigil camera: " << e.what() << "\n";
-    return kExitUsage;
-  } catch (const std::exception& e) {
-    std::cerr << "vigil camera: " << e.what() << "\n";
-    return kExitFailure;
-  }
-  return kExitOk;
 }
 
 }  // namespace vigil::client

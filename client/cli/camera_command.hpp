@@ -1,12 +1,13 @@
 #pragma once
-// `vigil camera add|list|remove`: the cameras vigild pulls, kept in its catalog. The catalog is
-// reached with --db URL (an external PostgreSQL, as given to vigild) or, by default, through the
-// embedded cluster of vigild's data directory (--data DIR, default ./data).
+// `vigil camera add|list|remove`: the cameras vigild pulls, through vigild's HTTP API
+// (/api/v1/cameras) with an admin token, so every change is checked by vigild as the API's are.
+// Errors: returns an exit code (common/exit_codes.hpp); prints why.
 #include <string>
 #include <vector>
 
 namespace vigil::client {
 
-int camera_main(const std::vector<std::string>& args);
+// TOKEN: the token `vigil` was given (--token, VIGIL_TOKEN, --token-file); empty: DATA/admin.token.
+int camera_main(const std::string& token, const std::vector<std::string>& args);
 
 }  // namespace vigil::client

@@ -7,38 +7,59 @@
 #include <memory>
 #include <optional>
 
+#include <boost/program_options/options_description.hpp>
+#include <boost/program_options/value_semantic.hpp>
+
+#include "common/command_line.hpp"
+#include "common/exit_codes.hpp"
 #include "common/media_writer.hpp"
 #include "common/time_arg.hpp"
 #include "client/wire/wire_client.hpp"
 
+namespace po = boost::program_options;
+
 namespace vigil::client {
 namespace {
 
-constexpr int kExitOk = 0, kExitFailure = 1, kExitUsage = 2, kExitUnreachable = 3, kExitRefused = 4, kExitNotFound = 5;
-
-constexpr const char* kUsage =
+constexpr CommandHelp kHelp{
+    "vigil play",
     "Usage: vigil [--server HOST:PORT] play --stream NAME --from TIME [--to TIME] [options] -o FILE|-\n"
     "       vigil [--server HOST:PORT] play --stream NAME --live [--duration S] -o FILE|-\n\n"
     "Plays a recorded range of a camera out of vigild and remuxes it, without re-encoding, to FILE\n"
     "(MP4, MKV or MPEG-TS by its extension) or to standard output for a player (MPEG-TS unless\n"
     "--format says otherwise): vigil play --stream cam1 --from -5m -o - | ffplay -\n"
-    "Packets arrive paced at real time x RATE; the playback is admitted on the disk like any stream.\n\n"
-    "  --stream NAME     camera/stream name\n"
-    "  --from TIME       start (the playback begins at the keyframe at or before it)\n"
-    "  --to TIME         end (default: now)\n"
-    "                    TIME: now, -90s / -5m / -2h / -1d (before now), @UNIX_SECONDS,\n"
-    "                    or 2026-11-23T21:00:00 (local time; append Z for UTC)\n"
-    "  --rate R          delivery speed, 0 < R <= 64 (default 1): an export at --rate 8 takes 1/8 of\n"
-    "                    the clip's length and is the same file\n"
-    "  --keyframes       keyframes only (fast-forward: far less disk time per second of video);\n"
-    "                    the output is re-timed to play at RATE\n"
-    "  --reverse         backwards from --to to --from (keyframes only, re-timed to play at RATE)\n"
-    "  --live            the camera as it records now (from its next keyframe) until it stops, or\n"
-    "  --duration S      for S seconds\n"
-    "  --format F        mp4, matroska, mpegts (default: from the file name)\n"
-    "  -o FILE|-         where to write\n\n"
-    "Exit: 0 the range was played, 1 failed, 2 usage, 3 server unreachable, 4 refused by admission\n"
-    "(the reason and the largest rate that would fit are printed), 5 nothing recorded in the range.\n";
+    "Packets arrive paced at real time x RATE; the playback is admitted on the disk like any stream.\n"
+    "TIME: now, -90s / -5m / -2h / -1d (before now), @UNIX_SECONDS, or 2026-11-23T21:00:00 (local\n"
+    "time; append Z for UTC).\n",
+    "\nExit: 0 the range was played, 1 failed, 2 usage, 3 server unreachable, 4 refused by admission\n"
+    "(the reason and the largest rate that would fit are printed), 5 nothing recorded in the range.\n"};
+
+struct PlayArgs {
+  std::string name, from_text, to_text = "now", output, format;
+  double rate = 1.0, duration_s = 0;
+  bool keyframes = false, reverse = false, live = false;
+};
+
+po::options_description play_options(PlayArgs& a) {
+  po::options_description o("Options");
+  o.add_options()  //
+      ("stream", po::value(&a.name)->value_name("NAME"), "camera/stream name")  //
+      ("from", po::value(&a.from_text)->value_name("TIME"),
+       "start (the playback begins at the keyframe at or before it)")  //
+      ("to", po::value(&a.to_text)->value_name("TIME"), "end (default: now)")  //
+      ("rate", po::value(&a.rate)->value_name("R"),
+       "delivery speed, 0 < R <= 64 (default 1): an export at --rate 8 takes 1/8 of the clip's length and is "
+       "the same file")  //
+      ("keyframes", po::bool_switch(&a.keyframes),
+       "keyframes only (fast-forward: far less disk time per second of video); the output is re-timed to play "
+       "at RATE")  //
+      ("reverse", po::bool_switch(&a.reverse), "backwards from --to to --from (keyframes only, re-timed to play at RATE)")  //
+      ("live", po::bool_switch(&a.live), "the camera as it records now (from its next keyframe) until it stops, or")  //
+      ("duration", po::value(&a.duration_s)->value_name("S"), "for S seconds")  //
+      ("format", po::value(&a.format)->value_name("F"), "mp4, matroska, mpegts (default: from the file name)")  //
+      (",o", po::value(&a.output)->value_name("FILE|-"), "where to write");
+  return o;
+}
 
 std::int64_t now_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -53,59 +74,30 @@ media::CodecInfo codec_info(const proto::CodecParameters& c) {
 }  // namespace
 
 int play_main(const std::string& server, const std::string& token, const std::vector<std::string>& args) {
-  std::string name, from_text, to_text = "now", output, format;
-  double rate = 1.0, duration_s = 0;
-  bool keyframes = false, reverse = false, live = false;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const auto& a = args[i];
-    auto value = [&]() -> std::string { return i + 1 < args.size() ? args[++i] : std::string(); };
-    if (a == "--help" || a == "-h") {
-      std::cout << kUsage;
-      return kExitOk;
-    } else if (a == "--stream") name = value();
-    else if (a == "--from") from_text = value();
-    else if (a == "--to") to_text = value();
-    else if (a == "--rate") rate = std::atof(value().c_str());
-    else if (a == "--keyframes") keyframes = true;
-    else if (a == "--reverse") reverse = true;
-    else if (a == "--format") format = value();
-    else if (a == "--live") live = true;
-    else if (a == "--duration") duration_s = std::atof(value().c_str());
-    else if (a == "-o") output = value();
-    else {
-      std::cerr << "vigil play: unknown argument " << a << "\n" << kUsage;
-      return kExitUsage;
-    }
-  }
+  PlayArgs a;
+  if (auto rc = parse_command_line(args, play_options(a), kHelp)) return *rc;
+  auto& [name, from_text, to_text, output, format, rate, duration_s, keyframes, reverse, live] = a;
   if (live) {
     if (!from_text.empty() || keyframes || reverse || rate != 1.0) {
-      std::cerr << "vigil play: --live plays forward at rate 1 from now: no --from, --keyframes, --reverse or --rate\n";
-      return kExitUsage;
+      return usage_error(kHelp, "--live plays forward at rate 1 from now: no --from, --keyframes, --reverse or --rate");
     }
     from_text = "now";
     to_text = "now";
   }
-  if (name.empty() || from_text.empty() || output.empty()) {
-    std::cerr << kUsage;
-    return kExitUsage;
-  }
-  if (!(rate > 0 && rate <= 64)) {
-    std::cerr << "vigil play: --rate must be in (0, 64]\n";
-    return kExitUsage;
-  }
+  if (name.empty()) return usage_error(kHelp, "--stream is required");
+  if (from_text.empty()) return usage_error(kHelp, "--from (or --live) is required");
+  if (output.empty()) return usage_error(kHelp, "-o FILE|- is required");
+  if (!(rate > 0 && rate <= 64)) return usage_error(kHelp, "--rate must be in (0, 64]");
+  if (duration_s < 0) return usage_error(kHelp, "--duration must not be negative");
   std::int64_t from_us = 0, to_us = 0;
   try {
     const auto now = now_us();
     from_us = parse_time_arg(from_text, now);
     to_us = parse_time_arg(to_text, now);
   } catch (const std::invalid_argument& e) {
-    std::cerr << "vigil play: " << e.what() << "\n";
-    return kExitUsage;
+    return usage_error(kHelp, e.what());
   }
-  if (!live && to_us <= from_us) {
-    std::cerr << "vigil play: --to must be after --from\n";
-    return kExitUsage;
-  }
+  if (!live && to_us <= from_us) return usage_error(kHelp, "--to must be after --from");
 
   std::unique_ptr<WireClient> client;
   try {
@@ -113,7 +105,7 @@ int play_main(const std::string& server, const std::string& token, const std::ve
     client->hello("vigil-play", token);
   } catch (const std::exception& e) {
     std::cerr << "vigil play: cannot reach vigild at " << server << ": " << e.what() << "\n";
-    return kExitUnreachable;
+    return exit_code::kUnreachable;
   }
 
   proto::Envelope open;
@@ -130,17 +122,17 @@ int play_main(const std::string& server, const std::string& token, const std::ve
   if (first.msg.has_refuse()) {
     const auto& r = first.msg.refuse();
     std::cerr << "vigil play: refused: " << r.reason() << "\n";
-    if (r.reason_code() == proto::REFUSE_REASON_NO_SUCH_STREAM) return kExitNotFound;
-    if (r.reason_code() == proto::REFUSE_REASON_INVALID_REQUEST) return kExitUsage;
+    if (r.reason_code() == proto::REFUSE_REASON_NO_SUCH_STREAM) return exit_code::kNothing;
+    if (r.reason_code() == proto::REFUSE_REASON_INVALID_REQUEST) return exit_code::kUsage;
     if (r.largest_rate_bps() > 0) {
       std::cerr << "vigil play: the largest playback rate that fits now is " << r.largest_rate_bps() / 1e6
                 << " Mbit/s\n";
     }
-    return kExitRefused;
+    return exit_code::kRefused;
   }
   if (!first.msg.has_playback_started()) {
     std::cerr << "vigil play: unexpected answer from the server\n";
-    return kExitFailure;
+    return exit_code::kFailed;
   }
   const auto& started = first.msg.playback_started();
 
@@ -149,7 +141,7 @@ int play_main(const std::string& server, const std::string& token, const std::ve
     out.emplace(media::MediaWriter::to_file(output, format, codec_info(started.codec())));
   } catch (const std::exception& e) {
     std::cerr << "vigil play: " << e.what() << "\n";
-    return kExitFailure;
+    return exit_code::kFailed;
   }
   // Output time: the media distance from the first packet. A full-frame playback keeps it (the
   // file is the recorded clip, however fast it was delivered); a trick-play rendition
@@ -159,14 +151,14 @@ int play_main(const std::string& server, const std::string& token, const std::ve
   std::optional<std::int64_t> base;
   std::uint64_t packets = 0, keyframes_seen = 0, bytes = 0;
   const auto started_at = std::chrono::steady_clock::now();
-  int exit_code = kExitOk;
+  int exit_code = exit_code::kOk;
   for (;;) {
     Received msg;
     try {
       msg = client->receive();
     } catch (const ServerError& e) {
       std::cerr << "vigil play: server error: " << e.what() << "\n";
-      exit_code = kExitFailure;
+      exit_code = exit_code::kFailed;
       break;
     }
     if (msg.msg.has_playback_end()) {
@@ -176,7 +168,7 @@ int play_main(const std::string& server, const std::string& token, const std::ve
       }
       if (end.failed()) {
         std::cerr << "vigil play: playback failed: " << end.reason() << "\n";
-        exit_code = kExitFailure;
+        exit_code = exit_code::kFailed;
       }
       break;
     }
@@ -198,7 +190,7 @@ int play_main(const std::string& server, const std::string& token, const std::ve
                   .payload = msg.payload});
     } catch (const std::exception& e) {
       std::cerr << "vigil play: " << e.what() << "\n";
-      exit_code = kExitFailure;
+      exit_code = exit_code::kFailed;
       break;
     }
     ++packets;
@@ -209,17 +201,17 @@ int play_main(const std::string& server, const std::string& token, const std::ve
   try {
     out->finish();
   } catch (const std::exception& e) {
-    if (exit_code == kExitOk) {
+    if (exit_code == exit_code::kOk) {
       std::cerr << "vigil play: " << e.what() << "\n";
-      exit_code = kExitFailure;
+      exit_code = exit_code::kFailed;
     }
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_at).count();
   std::cerr << "vigil play: " << packets << " packets (" << keyframes_seen << " keyframes, " << bytes / 1e6
             << " MB) in " << secs << " s" << (output == "-" ? "" : " -> " + output) << "\n";
-  if (packets == 0 && exit_code == kExitOk) {
+  if (packets == 0 && exit_code == exit_code::kOk) {
     std::cerr << "vigil play: nothing was played\n";
-    return kExitNotFound;
+    return exit_code::kNothing;
   }
   return exit_code;
 }

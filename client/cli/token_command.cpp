@@ -1,130 +1,129 @@
 #include "client/cli/token_command.hpp"
 
-#include <chrono>
+#include <boost/json.hpp>
+#include <boost/program_options/options_description.hpp>
+#include <boost/program_options/value_semantic.hpp>
+#include <cmath>
 #include <iomanip>
 #include <iostream>
 #include <optional>
-#include <pqxx/pqxx>
 
-#include "client/tools/catalog_access.hpp"
-#include "catalog/token_rows.hpp"
+#include "client/cli/vigild_api.hpp"
+#include "common/command_line.hpp"
+#include "common/exit_codes.hpp"
+
+namespace http = boost::beast::http;
+namespace json = boost::json;
+namespace po = boost::program_options;
 
 namespace vigil::client {
 namespace {
 
-constexpr int kExitOk = 0, kExitFailure = 1, kExitUsage = 2, kExitUnreachable = 3;
-
-constexpr const char* kUsage =
-    "Usage: vigil token create --role recorder|viewer|admin [--label TEXT] [--expires-in DAYS] [--data DIR | --db URL]\n"
-    "       vigil token list [--data DIR | --db URL]\n"
-    "       vigil token revoke ID [--data DIR | --db URL]\n\n"
+constexpr CommandHelp kHelp{
+    "vigil token",
+    "Usage: vigil [--token TOKEN] token create --role recorder|viewer|admin [--label TEXT] [--expires-in DAYS]\n"
+    "       vigil [--token TOKEN] token list\n"
+    "       vigil [--token TOKEN] token revoke ID\n"
+    "       (each with [--data DIR | --http HOST:PORT])\n\n"
     "Bearer tokens for vigild's HTTP API and wire protocol. recorder: may record streams and post\n"
     "events; viewer: may play, export and query; admin: everything. `create` prints the token once\n"
     "(only its SHA-256 is stored). A revoked token stops working within 5 s.\n"
     "Clients take a token with --token TOKEN, VIGIL_TOKEN, or --token-file FILE (default: ./data/admin.token,\n"
-    "which vigild writes on first start); HTTP clients send 'Authorization: Bearer TOKEN'.\n\n"
-    "  --data DIR   vigild's data directory: its embedded catalog (default ./data)\n"
-    "  --db URL     the catalog's PostgreSQL connection string, when vigild runs with --db\n\n"
-    "Exit: 0 ok, 1 failed (e.g. no such token), 2 usage, 3 catalog unreachable.\n";
+    "which vigild writes on first start); HTTP clients send 'Authorization: Bearer TOKEN'.\n"
+    "Goes through vigild's HTTP API (/api/v1/tokens) with an admin token.\n",
+    "\nExit: 0 ok, 1 failed (e.g. no such token), 2 usage, 3 vigild unreachable, 4 refused: the token is\n"
+    "not an admin's.\n"};
+
+constexpr double kMaxExpiresInDays = 36500;
+
+std::string optional_time(const json::value& us) {
+  return us.is_null() ? "-" : utc_time(us.to_number<std::int64_t>());
+}
+
+int create_token(HttpClient& api, const std::string& role, const std::string& label,
+                 std::optional<double> expires_in_days) {
+  json::object body{{"role", role}, {"label", label}};
+  if (expires_in_days) body["expires_in_s"] = static_cast<std::int64_t>(std::ceil(*expires_in_days * 86400));
+  const auto answer = api.request(http::verb::post, "/api/v1/tokens", json::serialize(body));
+  if (answer.status != 201) return exit_for_answer(kHelp.command, answer);
+  const auto made = json::parse(answer.body).as_object();
+  std::cerr << "token " << made.at("id").to_number<std::int64_t>() << " (" << role
+            << ") created; it is shown only this once:\n";
+  std::cout << made.at("token").as_string().c_str() << "\n";
+  return exit_code::kOk;
+}
+
+int revoke_token(HttpClient& api, std::int64_t id) {
+  const auto answer = api.request(http::verb::delete_, "/api/v1/tokens/" + std::to_string(id));
+  if (answer.status != 200) return exit_for_answer(kHelp.command, answer);
+  std::cout << "token " << id << " revoked\n";
+  return exit_code::kOk;
+}
+
+int list_tokens(HttpClient& api) {
+  const auto answer = api.request(http::verb::get, "/api/v1/tokens");
+  if (answer.status != 200) return exit_for_answer(kHelp.command, answer);
+  std::cout << std::left << std::setw(6) << "ID" << std::setw(10) << "ROLE" << std::setw(22) << "CREATED"
+            << std::setw(22) << "EXPIRES" << std::setw(22) << "REVOKED" << "LABEL\n";
+  const auto doc = json::parse(answer.body);
+  for (const auto& v : doc.at("tokens").as_array()) {
+    const auto& t = v.as_object();
+    std::cout << std::setw(6) << t.at("id").to_number<std::int64_t>() << std::setw(10) << t.at("role").as_string().c_str()
+              << std::setw(22) << utc_time(t.at("created_at_us").to_number<std::int64_t>()) << std::setw(22)
+              << optional_time(t.at("expires_at_us")) << std::setw(22) << optional_time(t.at("revoked_at_us"))
+              << t.at("label").as_string().c_str() << "\n";
+  }
+  return exit_code::kOk;
+}
+
+// A token id as `token list` shows it; nullopt for anything else.
+std::optional<std::int64_t> token_id(const std::string& text) {
+  try {
+    std::size_t used = 0;
+    const auto id = std::stoll(text, &used);
+    if (used == text.size() && id > 0) return id;
+  } catch (const std::exception&) {
+    // not a number: said by the caller
+  }
+  return std::nullopt;
+}
 
 }  // namespace
 
-int token_main(const std::vector<std::string>& args) {
-  std::vector<std::string> positional;
-  std::string data = "./data", db, role, label;
-  std::optional<double> expires_days;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const auto& a = args[i];
-    auto value = [&]() -> std::string { return i + 1 < args.size() ? args[++i] : std::string(); };
-    if (a == "--help" || a == "-h") {
-      std::cout << kUsage;
-      return kExitOk;
-    } else if (a == "--data") data = value();
-    else if (a == "--db") db = value();
-    else if (a == "--role") role = value();
-    else if (a == "--label") label = value();
-    else if (a == "--expires-in") {
-      try {
-        expires_days = std::stod(value());
-      } catch (const std::exception&) {
-        expires_days = -1;
-      }
-      if (!(*expires_days > 0 && *expires_days <= 36500)) {
-        std::cerr << "vigil token: --expires-in takes a number of days (0 < DAYS <= 36500)\n";
-        return kExitUsage;
-      }
-    } else if (!a.empty() && a[0] == '-') {
-      std::cerr << "vigil token: unknown option " << a << "\n" << kUsage;
-      return kExitUsage;
-    } else positional.push_back(a);
+int token_main(const std::string& token, const std::vector<std::string>& args) {
+  VigildApiOptions where;
+  std::string role, label;
+  std::optional<double> expires_in_days;
+  po::options_description options("Options");
+  add_vigild_api_options(options, where);
+  options.add_options()  //
+      ("role", po::value(&role)->value_name("ROLE"), "create: recorder, viewer or admin")  //
+      ("label", po::value(&label)->value_name("TEXT"), "create: what the token is for (at most 200 characters)")  //
+      ("expires-in", po::value<double>()->value_name("DAYS")->notifier([&](double d) { expires_in_days = d; }),
+       "create: the token stops working after DAYS (0 < DAYS <= 36500; default never)");
+  std::vector<std::string> words;
+  if (auto rc = parse_command_line(args, options, kHelp, &words, 2)) return *rc;
+  const std::string verb = words.empty() ? "" : words[0];
+  const std::size_t want = verb == "create" || verb == "list" ? 1 : verb == "revoke" ? 2 : 0;
+  if (want == 0) return usage_error(kHelp, "say create, list or revoke");
+  if (words.size() != want) return usage_error(kHelp, verb + " takes " + std::to_string(want - 1) + " argument(s)");
+  if (verb == "create" && role != "recorder" && role != "viewer" && role != "admin") {
+    return usage_error(kHelp, "--role must be recorder, viewer or admin");
   }
-  const std::string verb = positional.empty() ? "" : positional[0];
-  const std::size_t want = verb == "create" ? 1 : verb == "list" ? 1 : verb == "revoke" ? 2 : 0;
-  if (want == 0 || positional.size() != want) {
-    std::cerr << kUsage;
-    return kExitUsage;
+  if (expires_in_days && !(*expires_in_days > 0 && *expires_in_days <= kMaxExpiresInDays)) {
+    return usage_error(kHelp, "--expires-in takes a number of days (0 < DAYS <= 36500)");
   }
-  if (verb == "create" && !catalog::is_valid_role(role)) {
-    std::cerr << "vigil token: --role must be recorder, viewer or admin\n";
-    return kExitUsage;
-  }
-  std::int64_t revoke_id = 0;
-  if (verb == "revoke") {
-    try {
-      std::size_t used = 0;
-      revoke_id = std::stoll(positional[1], &used);
-      if (used != positional[1].size() || revoke_id <= 0) throw std::invalid_argument("id");
-    } catch (const std::exception&) {
-      std::cerr << "vigil token: revoke takes a token id (see vigil token list)\n";
-      return kExitUsage;
-    }
-  }
-  std::unique_ptr<pqxx::connection> conn;
+  const auto id = verb == "revoke" ? token_id(words[1]) : std::nullopt;
+  if (verb == "revoke" && !id) return usage_error(kHelp, "revoke takes a token id (see vigil token list)");
   try {
-    conn = std::make_unique<pqxx::connection>(catalog_conninfo(data, db));
-  } catch (const std::exception& e) {
-    std::cerr << "vigil token: cannot reach the catalog (is vigild running with --data " << data
-              << "? or give --db): " << e.what() << "\n";
-    return kExitUnreachable;
+    auto api = connect_vigild_api(where, token);
+    if (verb == "create") return create_token(api, role, label, expires_in_days);
+    if (verb == "revoke") return revoke_token(api, *id);
+    return list_tokens(api);
+  } catch (const VigildUnreachable& e) {
+    std::cerr << kHelp.command << ": " << e.what() << "\n";
+    return exit_code::kUnreachable;
   }
-  try {
-    pqxx::work tx(*conn);
-    if (verb == "create") {
-      std::optional<std::int64_t> expires;
-      if (expires_days) {
-        const auto now_us = std::chrono::duration_cast<std::chrono::microseconds>(
-                                std::chrono::system_clock::now().time_since_epoch()).count();
-        expires = now_us + static_cast<std::int64_t>(*expires_days * 86400e6);
-      }
-      const auto t = catalog::create_token(tx, role, label, expires);
-      tx.commit();
-      std::cerr << "token " << t.id << " (" << role << ") created; it is shown only this once:\n";
-      std::cout << t.token << "\n";
-    } else if (verb == "revoke") {
-      const bool done = catalog::revoke_token(tx, revoke_id);
-      tx.commit();
-      if (!done) {
-        std::cerr << "vigil token: no live token with id " << revoke_id << "\n";
-        return kExitFailure;
-      }
-      std::cout << "token " << revoke_id << " revoked\n";
-    } else {
-      std::cout << std::left << std::setw(6) << "ID" << std::setw(10) << "ROLE" << std::setw(22) << "CREATED"
-                << std::setw(22) << "EXPIRES" << std::setw(22) << "REVOKED" << "LABEL\n";
-      for (const auto& t : catalog::list_tokens(tx)) {
-        std::cout << std::setw(6) << t.id << std::setw(10) << t.role << std::setw(22) << utc_time(t.created_at_us)
-                  << std::setw(22) << (t.expires_at_us ? utc_time(*t.expires_at_us) : "-") << std::setw(22)
-                  << (t.revoked_at_us ? utc_time(*t.revoked_at_us) : "-") << t.label << "\n";
-      }
-    }
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "vigil token: " << e.what() << "\n";
-    return kExitUsage;
-  } catch (const std::exception& e) {
-    std::cerr << "vigil token: " << e.what() << "\n";
-    return kExitFailure;
-  }
-  return kExitOk;
 }
 
 }  // namespace vigil::client

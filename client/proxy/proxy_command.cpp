@@ -7,17 +7,22 @@
 #include <fstream>
 #include <iostream>
 
+#include <boost/program_options/options_description.hpp>
+#include <boost/program_options/value_semantic.hpp>
+
 #include "client/proxy/proxy_hub.hpp"
 #include "client/proxy/proxy_server.hpp"
+#include "common/command_line.hpp"
+#include "common/exit_codes.hpp"
 
 namespace asio = boost::asio;
+namespace po = boost::program_options;
 
 namespace vigil::client {
 namespace {
 
-constexpr int kExitOk = 0, kExitFailure = 1, kExitUsage = 2;
-
-constexpr const char* kUsage =
+constexpr CommandHelp kHelp{
+    "vigil proxy",
     "Usage: vigil proxy --upstream HOST:PORT[,HOST:PORT...] [--listen ADDR:PORT] [--cache-mb N]\n\n"
     "The playback proxy: viewers use it exactly as they would use vigild's HTTP port (same URLs, same\n"
     "tokens: Authorization: Bearer TOKEN or ?access_token=). Viewers asking for the same HLS segment,\n"
@@ -25,27 +30,54 @@ constexpr const char* kUsage =
     "cache, so a hundred viewers of one recording cost vigild about what one does. Every viewer's token\n"
     "is checked with vigild (verdict kept a few seconds) before cached bytes go out. vigild's refusals\n"
     "(401, 403, 404, 413, 503 ...) reach the viewer with their reason; an unreachable node is a 502,\n"
-    "a node that does not answer in time a 504.\n\n"
-    "  --upstream LIST       vigild HTTP address(es), HOST:PORT, comma-separated: tried in order, and the\n"
-    "                        node that answered for a camera is asked first next time\n"
-    "  --listen ADDR:PORT    where viewers connect (default 127.0.0.1:8090; port 0: any free port)\n"
-    "  --cache-mb N          media cache budget in MiB (default 256; 0: share fetches, keep nothing)\n"
-    "  --upstream-timeout S  longest wait for a node's whole answer (default 30) before a 504\n"
-    "  --auth-ttl S          how long a token's verdict is kept (default 5)\n"
-    "  --access-log          one line per request on stderr (target, status, hit/miss/shared/pass)\n"
-    "  --address-file FILE   write the bound ADDR:PORT to FILE once listening (for scripts and tests)\n"
-    "  --wire LIST           vigild wire-protocol address(es), in the order of --upstream: HLS VOD segments\n"
-    "                        are then cut from shared upstream playbacks (one per camera and position,\n"
-    "                        however many viewers), not fetched over HTTP one by one\n"
-    "  --playback-rate R     speed at which a shared playback fills its buffer (default 4)\n"
-    "  --read-ahead S        a shared playback pauses this far ahead of its furthest viewer (default 30)\n"
-    "  --keep-behind S       and keeps this much behind it; a viewer further behind gets keyframes only\n"
-    "                        (default 30)\n"
-    "  --playback-mb N       buffer bound of one shared playback in MiB (default 32)\n"
-    "  --max-playbacks N     upstream playbacks open at once (default 32)\n\n"
-    "Open: GET /healthz, GET /metrics (Prometheus text: vigil_proxy_upstream_requests_total{kind},\n"
+    "a node that does not answer in time a 504.\n",
+    "\nOpen: GET /healthz, GET /metrics (Prometheus text: vigil_proxy_upstream_requests_total{kind},\n"
     "cache hits/misses, coalesced waits, viewers connected, bytes served).\n"
-    "Stops cleanly on SIGINT/SIGTERM. Exit: 0 stopped by a signal, 1 failed, 2 usage error.\n";
+    "Stops cleanly on SIGINT/SIGTERM. Exit: 0 stopped by a signal, 1 failed, 2 usage error.\n"};
+
+// What the command line says, in its own units; checked and converted by proxy_settings().
+struct ProxyArgs {
+  std::string listen = "127.0.0.1:8090", upstream, address_file, wire;
+  // Signed, so that a negative count is refused rather than wrapped around.
+  std::int64_t cache_mb = 256, playback_mb = 32, max_playbacks = 32;
+  double upstream_timeout_s = 30, auth_ttl_s = 5, playback_rate = 4, read_ahead_s = 30, keep_behind_s = 30;
+  bool access_log = false;
+};
+
+po::options_description proxy_options(ProxyArgs& a) {
+  po::options_description o("Options");
+  o.add_options()  //
+      ("upstream", po::value(&a.upstream)->value_name("LIST"),
+       "vigild HTTP address(es), HOST:PORT, comma-separated: tried in order, and the node that answered for a "
+       "camera is asked first next time")  //
+      ("listen", po::value(&a.listen)->value_name("ADDR:PORT")->default_value(a.listen),
+       "where viewers connect (port 0: any free port)")  //
+      ("cache-mb", po::value(&a.cache_mb)->value_name("N")->default_value(a.cache_mb),
+       "media cache budget in MiB (0: share fetches, keep nothing)")  //
+      ("upstream-timeout", po::value(&a.upstream_timeout_s)->value_name("S")->default_value(a.upstream_timeout_s),
+       "longest wait for a node's whole answer before a 504")  //
+      ("auth-ttl", po::value(&a.auth_ttl_s)->value_name("S")->default_value(a.auth_ttl_s),
+       "how long a token's verdict is kept")  //
+      ("access-log", po::bool_switch(&a.access_log), "one line per request on stderr (target, status, hit/miss/shared/pass)")  //
+      ("address-file", po::value(&a.address_file)->value_name("FILE"),
+       "write the bound ADDR:PORT to FILE once listening (for scripts and tests)")  //
+      ("wire", po::value(&a.wire)->value_name("LIST"),
+       "vigild wire-protocol address(es), in the order of --upstream: HLS VOD segments are then cut from shared "
+       "upstream playbacks (one per camera and position, however many viewers), not fetched over HTTP one by one")  //
+      ("playback-rate", po::value(&a.playback_rate)->value_name("R")->default_value(a.playback_rate),
+       "speed at which a shared playback fills its buffer")  //
+      ("read-ahead", po::value(&a.read_ahead_s)->value_name("S")->default_value(a.read_ahead_s),
+       "a shared playback pauses this far ahead of its furthest viewer")  //
+      ("keep-behind", po::value(&a.keep_behind_s)->value_name("S")->default_value(a.keep_behind_s),
+       "and keeps this much behind it; a viewer further behind gets keyframes only")  //
+      ("playback-mb", po::value(&a.playback_mb)->value_name("N")->default_value(a.playback_mb),
+       "buffer bound of one shared playback in MiB")  //
+      ("max-playbacks", po::value(&a.max_playbacks)->value_name("N")->default_value(a.max_playbacks),
+       "upstream playbacks open at once");
+  return o;
+}
+
+std::chrono::milliseconds to_ms(double s) { return std::chrono::milliseconds(static_cast<long long>(s * 1000)); }
 
 asio::ip::tcp::endpoint parse_listen(const std::string& s) {
   const auto colon = s.rfind(':');
@@ -57,68 +89,49 @@ asio::ip::tcp::endpoint parse_listen(const std::string& s) {
   return {asio::ip::make_address(host.empty() ? "0.0.0.0" : host), static_cast<unsigned short>(port)};
 }
 
+// The proxy's and the hub's settings from A; throws std::invalid_argument naming the option.
+void proxy_settings(const ProxyArgs& a, ProxyOptions& options, HubOptions& hub_options) {
+  if (a.upstream.empty()) throw std::invalid_argument("--upstream HOST:PORT is required");
+  options.upstreams = parse_upstreams(a.upstream);
+  if (a.cache_mb < 0 || a.playback_mb < 1 || a.max_playbacks < 1) {
+    throw std::invalid_argument("--cache-mb must not be negative; --playback-mb and --max-playbacks at least 1");
+  }
+  options.cache_bytes = static_cast<std::size_t>(a.cache_mb) << 20;
+  options.upstream_timeout = to_ms(a.upstream_timeout_s);
+  options.auth_ttl = to_ms(a.auth_ttl_s);
+  if (options.upstream_timeout.count() <= 0) throw std::invalid_argument("--upstream-timeout must be positive");
+  if (!a.wire.empty()) {
+    hub_options.nodes = parse_upstreams(a.wire);
+    if (hub_options.nodes.size() != options.upstreams.size()) {
+      throw std::invalid_argument("--wire needs one address per --upstream, in the same order");
+    }
+  }
+  auto& l = hub_options.limits;
+  l.rate = a.playback_rate;
+  l.read_ahead_us = static_cast<std::int64_t>(a.read_ahead_s * 1e6);
+  l.keep_behind_us = static_cast<std::int64_t>(a.keep_behind_s * 1e6);
+  l.max_bytes = static_cast<std::size_t>(a.playback_mb) << 20;
+  hub_options.max_playbacks = static_cast<std::size_t>(a.max_playbacks);
+  if (!(l.rate > 0 && l.rate <= 64)) throw std::invalid_argument("--playback-rate must be in (0, 64]");
+  if (l.read_ahead_us < 0 || l.keep_behind_us < 0) throw std::invalid_argument("--read-ahead and --keep-behind must not be negative");
+  hub_options.timeout = options.upstream_timeout;
+  l.open_timeout = options.upstream_timeout;
+}
+
 }  // namespace
 
 int proxy_main(const std::vector<std::string>& args) {
+  ProxyArgs a;
+  if (auto rc = parse_command_line(args, proxy_options(a), kHelp)) return *rc;
   ProxyOptions options;
-  std::string listen = "127.0.0.1:8090", upstream, address_file, wire;
   HubOptions hub_options;
-  bool access_log = false;
   try {
-    for (std::size_t i = 0; i < args.size(); ++i) {
-      const auto& a = args[i];
-      if (a == "-h" || a == "--help") {
-        std::cout << kUsage;
-        return kExitOk;
-      }
-      if (a == "--access-log") {
-        access_log = true;
-        continue;
-      }
-      if (i + 1 >= args.size()) {
-        std::cerr << "vigil proxy: unknown option or missing value: '" << a << "'\n" << kUsage;
-        return kExitUsage;
-      }
-      const std::string& v = args[++i];
-      if (a == "--upstream") upstream = v;
-      else if (a == "--listen") listen = v;
-      else if (a == "--cache-mb") options.cache_bytes = static_cast<std::size_t>(std::stoull(v)) << 20;
-      else if (a == "--upstream-timeout") options.upstream_timeout = std::chrono::milliseconds(static_cast<long long>(std::stod(v) * 1000));
-      else if (a == "--auth-ttl") options.auth_ttl = std::chrono::milliseconds(static_cast<long long>(std::stod(v) * 1000));
-      else if (a == "--address-file") address_file = v;
-      else if (a == "--wire") wire = v;
-      else if (a == "--playback-rate") hub_options.limits.rate = std::stod(v);
-      else if (a == "--read-ahead") hub_options.limits.read_ahead_us = static_cast<std::int64_t>(std::stod(v) * 1e6);
-      else if (a == "--keep-behind") hub_options.limits.keep_behind_us = static_cast<std::int64_t>(std::stod(v) * 1e6);
-      else if (a == "--playback-mb") hub_options.limits.max_bytes = static_cast<std::size_t>(std::stoull(v)) << 20;
-      else if (a == "--max-playbacks") hub_options.max_playbacks = static_cast<std::size_t>(std::stoull(v));
-      else {
-        std::cerr << "vigil proxy: unknown option '" << a << "'\n" << kUsage;
-        return kExitUsage;
-      }
-    }
-    if (upstream.empty()) {
-      std::cerr << "vigil proxy: --upstream HOST:PORT is required\n" << kUsage;
-      return kExitUsage;
-    }
-    options.upstreams = parse_upstreams(upstream);
-    if (options.upstream_timeout.count() <= 0) throw std::invalid_argument("--upstream-timeout must be positive");
-    if (!wire.empty()) {
-      hub_options.nodes = parse_upstreams(wire);
-      if (hub_options.nodes.size() != options.upstreams.size()) {
-        throw std::invalid_argument("--wire needs one address per --upstream, in the same order");
-      }
-    }
-    const auto& l = hub_options.limits;
-    if (!(l.rate > 0 && l.rate <= 64)) throw std::invalid_argument("--playback-rate must be in (0, 64]");
-    if (l.read_ahead_us < 0 || l.keep_behind_us < 0) throw std::invalid_argument("--read-ahead and --keep-behind must not be negative");
-    if (hub_options.max_playbacks == 0) throw std::invalid_argument("--max-playbacks must be at least 1");
-    hub_options.timeout = options.upstream_timeout;
-    hub_options.limits.open_timeout = options.upstream_timeout;
+    proxy_settings(a, options, hub_options);
   } catch (const std::exception& e) {
-    std::cerr << "vigil proxy: " << e.what() << "\n";
-    return kExitUsage;
+    return usage_error(kHelp, e.what());
   }
+  const std::string &listen = a.listen, &upstream = a.upstream, &address_file = a.address_file, &wire = a.wire;
+  const bool access_log = a.access_log;
 
   // METRICS and CORE outlive the io_context: the coroutine frames it destroys last (viewer
   // sessions, fetches) still refer to them.
@@ -131,7 +144,7 @@ int proxy_main(const std::vector<std::string>& args) {
       server = std::make_unique<ProxyServer>(io, parse_listen(listen), core, std::chrono::seconds(15), access_log);
     } catch (const std::exception& e) {
       std::cerr << "vigil proxy: cannot listen on " << listen << ": " << e.what() << "\n";
-      return kExitFailure;
+      return exit_code::kFailed;
     }
     // Shared upstream playbacks (--wire). Destroyed before the io_context, after shutdown() closed them.
     std::unique_ptr<PlaybackHub> hub;
@@ -166,7 +179,7 @@ int proxy_main(const std::vector<std::string>& args) {
   }
   std::cerr << "vigil proxy: stopped (" << metrics.requests << " requests, " << metrics.bytes_served
             << " bytes served)\n";
-  return kExitOk;
+  return exit_code::kOk;
 }
 
 }  // namespace vigil::client

@@ -2,27 +2,32 @@
 
 #include <chrono>
 #include <iostream>
+#include <boost/program_options/options_description.hpp>
+#include <boost/program_options/value_semantic.hpp>
 #include <pqxx/pqxx>
+
+#include "common/command_line.hpp"
+#include "common/exit_codes.hpp"
 
 #include "catalog/volume_reconcile.hpp"
 #include "storage/file_device.hpp"
 #include "storage/fsck.hpp"
 #include "storage/volume.hpp"
 
+namespace po = boost::program_options;
+
 namespace vigil::client {
 namespace {
 
-constexpr const char* kUsage =
+constexpr CommandHelp kHelp{
+    "vigil fsck",
     "Usage: vigil fsck VOLUME [--db URL] [--repair]\n\n"
     "Verifies a volume offline (stop vigild first; the volume is locked while in use):\n"
     "superblock, extent headers, segment headers and the CRC of every record.\n"
     "With --db, also checks the catalog against the volume: segments on disk the catalog does not\n"
     "index, catalog segments whose data is missing, closed segments whose frame count or end\n"
-    "differs, segments left open by an unclean stop.\n\n"
-    "  --db URL   PostgreSQL connection string of the catalog (as given to vigild --db)\n"
-    "  --repair   volume: reclaim segments with unreadable headers; with --db also reconcile the\n"
-    "             catalog as vigild does at start (adopt orphans, mark missing data damaged with a gap)\n\n"
-    "Exit: 0 clean, 1 problems found, 2 usage, 3 cannot open the volume or the catalog.\n";
+    "differs, segments left open by an unclean stop.\n",
+    "\nExit: 0 clean, 1 problems found, 2 usage, 3 cannot open the volume or the catalog.\n"};
 
 std::int64_t now_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -71,50 +76,33 @@ int check_catalog(storage::Volume& volume, const std::string& path, const std::s
 }  // namespace
 
 int fsck_main(const std::vector<std::string>& args) {
-  std::string path, db;
+  std::string db;
   bool repair = false;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const auto& a = args[i];
-    if (a == "--repair") {
-      repair = true;
-    } else if (a == "--help" || a == "-h") {
-      std::cout << kUsage;
-      return 0;
-    } else if (a == "--db") {
-      if (i + 1 == args.size()) {
-        std::cerr << "vigil fsck: --db needs a connection string\n";
-        return 2;
-      }
-      db = args[++i];
-    } else if (!a.empty() && a[0] == '-') {
-      std::cerr << "vigil fsck: unknown option " << a << "\n" << kUsage;
-      return 2;
-    } else if (path.empty()) {
-      path = a;
-    } else {
-      std::cerr << "vigil fsck: one volume at a time\n";
-      return 2;
-    }
-  }
-  if (path.empty()) {
-    std::cerr << kUsage;
-    return 2;
-  }
+  po::options_description options("Options");
+  options.add_options()  //
+      ("db", po::value(&db)->value_name("URL"), "PostgreSQL connection string of the catalog (as given to vigild --db)")  //
+      ("repair", po::bool_switch(&repair),
+       "volume: reclaim segments with unreadable headers; with --db also reconcile the catalog as vigild does at "
+       "start (adopt orphans, mark missing data damaged with a gap)");
+  std::vector<std::string> words;
+  if (auto rc = parse_command_line(args, options, kHelp, &words, 1)) return *rc;
+  if (words.empty()) return usage_error(kHelp, "VOLUME is required");
+  const std::string& path = words.front();
   auto dev = storage::FileDevice::open(path, {.exclusive = true});
   if (!dev) {
     std::cerr << "vigil fsck: cannot open " << path << ": " << dev.error().message()
               << (dev.error() == errc::busy ? " (is vigild running with this volume? stop it first)" : "") << "\n";
-    return 3;
+    return exit_code::kUnreachable;
   }
   auto vol = storage::Volume::open(**dev);
   if (!vol) {
     std::cerr << "vigil fsck: " << path << " is not a readable Vigil volume: " << vol.error().message() << "\n";
-    return 3;
+    return exit_code::kUnreachable;
   }
   auto report = storage::check_volume(**vol);
   if (!report) {
     std::cerr << "vigil fsck: reading " << path << " failed: " << report.error().message() << "\n";
-    return 3;
+    return exit_code::kUnreachable;
   }
   for (const auto& p : report->problems) std::cout << p.describe() << "\n";
   std::cout << path << ": " << report->segments << " segments, " << report->records << " records, "
@@ -126,16 +114,16 @@ int fsck_main(const std::vector<std::string>& args) {
     auto fixed = storage::repair_volume(**vol, *report);
     if (!fixed) {
       std::cerr << "vigil fsck: repair failed: " << fixed.error().message() << "\n";
-      return 1;
+      return exit_code::kFailed;
     }
     std::cout << "repair: reclaimed " << *fixed << " segment(s) with unreadable headers\n";
   }
   int catalog_problems = 0;
   if (!db.empty()) {
     catalog_problems = check_catalog(**vol, path, db, repair);
-    if (catalog_problems < 0) return 3;
+    if (catalog_problems < 0) return exit_code::kUnreachable;
   }
-  return report->serious() || catalog_problems ? 1 : 0;
+  return report->serious() || catalog_problems ? exit_code::kFailed : exit_code::kOk;
 }
 
 }  // namespace vigil::client

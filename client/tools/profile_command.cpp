@@ -10,12 +10,16 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <boost/program_options/options_description.hpp>
+#include <boost/program_options/value_semantic.hpp>
 #include <pqxx/pqxx>
 #include <sstream>
 
 #include "admission/admission.hpp"
 #include "admission/profiler.hpp"
 #include "admission/svg_plot.hpp"
+#include "common/command_line.hpp"
+#include "common/exit_codes.hpp"
 #include "common/progress.hpp"
 #include "catalog/profiles.hpp"
 #include "storage/file_device.hpp"
@@ -23,24 +27,26 @@
 
 namespace fs = std::filesystem;
 
+namespace po = boost::program_options;
+
 namespace vigil::client {
 namespace {
 
-constexpr const char* kUsage =
+constexpr CommandHelp kHelp{
+    "vigil profile",
     "Usage: vigil profile TARGET [options]      measure a disk (destroys data in TARGET's region)\n"
     "       vigil profile show FILE [--rate-mbps R] [--r-rt F]\n\n"
     "TARGET: a file (created with --size if missing, removed afterwards), a block device, or sim:PRESET\n"
-    "(a simulated hard disk: st318437lw, st39102lw, wd400bb, hp_c2247; measured in virtual time).\n\n"
-    "  --quick          under a minute: fewer sizes and repetitions\n"
-    "  --full           add a sustained-write run (60 s) that catches write-cache cliffs\n"
-    "  --size BYTES     size of a file TARGET to create (default 1 GiB)\n"
-    "  --force          profile a device or file that holds a filesystem or a Vigil volume\n"
-    "  -o FILE          where to write the profile JSON (default vigil-profile.json)\n"
-    "  --svg DIR        also draw the curves as SVG (and PNG, where gnuplot is installed) in DIR\n"
-    "  --db URL         store the profile in the catalog at URL (as vigild --db)\n\n"
-    "show prints the derived parameters: chunk size (smallest size within 5 % of peak), the optimal\n"
+    "(a simulated hard disk: st318437lw, st39102lw, wd400bb, hp_c2247; measured in virtual time).\n",
+    "\nshow prints the derived parameters: chunk size (smallest size within 5 % of peak), the optimal\n"
     "range [a, b], and how many streams of --rate-mbps (default 4) fit per policy and cycle length.\n"
-    "Exit: 0 ok, 1 failed, 2 usage, 3 refused (TARGET holds data; see --force).\n";
+    "Exit: 0 ok, 1 failed, 2 usage, 3 refused (TARGET holds data; see --force).\n"};
+constexpr CommandHelp kShowHelp{
+    "vigil profile show",
+    "Usage: vigil profile show FILE [--rate-mbps R] [--r-rt F]\n\n"
+    "Prints a profile's derived parameters: chunk size (smallest size within 5 % of peak), the optimal\n"
+    "range [a, b], and how many streams of R Mbit/s fit per policy and cycle length.\n",
+    "\nExit: 0 ok, 1 failed, 2 usage.\n"};
 
 std::int64_t now_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -109,25 +115,19 @@ void print_show(const admission::DiskProfile& p, Rate rate, double r_rt) {
 }
 
 int show_main(const std::vector<std::string>& args) {
-  std::string file;
   double rate_mbps = 4, r_rt = 0.9;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--rate-mbps" && i + 1 < args.size()) rate_mbps = std::stod(args[++i]);
-    else if (args[i] == "--r-rt" && i + 1 < args.size()) r_rt = std::stod(args[++i]);
-    else if (file.empty() && args[i][0] != '-') file = args[i];
-    else {
-      std::cerr << "vigil profile show: unexpected " << args[i] << "\n" << kUsage;
-      return 2;
-    }
-  }
-  if (file.empty()) {
-    std::cerr << kUsage;
-    return 2;
-  }
+  po::options_description options("Options");
+  options.add_options()  //
+      ("rate-mbps", po::value(&rate_mbps)->value_name("R")->default_value(rate_mbps), "a stream's rate, Mbit/s")  //
+      ("r-rt", po::value(&r_rt)->value_name("F")->default_value(r_rt), "the share of a cycle for streams");
+  std::vector<std::string> words;
+  if (auto rc = parse_command_line(args, options, kShowHelp, &words, 1)) return *rc;
+  if (words.empty()) return usage_error(kShowHelp, "FILE is required");
+  const std::string& file = words.front();
   std::ifstream in(file);
   if (!in) {
     std::cerr << "vigil profile show: cannot read " << file << "\n";
-    return 1;
+    return exit_code::kFailed;
   }
   std::stringstream ss;
   ss << in.rdbuf();
@@ -135,9 +135,9 @@ int show_main(const std::vector<std::string>& args) {
     print_show(admission::profile_from_json(boost::json::parse(ss.str())), Rate::from_bps(rate_mbps * 1e6), r_rt);
   } catch (const std::exception& e) {
     std::cerr << "vigil profile show: " << file << ": " << e.what() << "\n";
-    return 1;
+    return exit_code::kFailed;
   }
-  return 0;
+  return exit_code::kOk;
 }
 
 // Returns whether PNGs were drawn as well.
@@ -174,38 +174,24 @@ bool write_svgs(const admission::DiskProfile& p, const fs::path& dir) {
 
 int profile_main(const std::vector<std::string>& args) {
   if (!args.empty() && args[0] == "show") return show_main({args.begin() + 1, args.end()});
-  std::string target, out = "vigil-profile.json", svg_dir, db;
-  std::uint64_t size = 1ull << 30;
+  std::string out = "vigil-profile.json", svg_dir, db;
+  std::int64_t size = 1ll << 30;  // signed, so that a negative size is refused rather than wrapped around
   bool quick = false, full = false, force = false;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const auto& a = args[i];
-    auto value = [&](const char* what) -> std::string {
-      if (i + 1 >= args.size()) throw std::invalid_argument(std::string(a) + " needs " + what);
-      return args[++i];
-    };
-    try {
-      if (a == "--help" || a == "-h") {
-        std::cout << kUsage;
-        return 0;
-      } else if (a == "--quick") quick = true;
-      else if (a == "--full") full = true;
-      else if (a == "--force") force = true;
-      else if (a == "--size") size = std::stoull(value("a byte count"));
-      else if (a == "-o") out = value("a file");
-      else if (a == "--svg") svg_dir = value("a directory");
-      else if (a == "--db") db = value("a connection string");
-      else if (!a.empty() && a[0] == '-') throw std::invalid_argument("unknown option " + a);
-      else if (target.empty()) target = a;
-      else throw std::invalid_argument("one TARGET at a time");
-    } catch (const std::exception& e) {
-      std::cerr << "vigil profile: " << e.what() << "\n" << kUsage;
-      return 2;
-    }
-  }
-  if (target.empty()) {
-    std::cerr << kUsage;
-    return 2;
-  }
+  po::options_description options("Options");
+  options.add_options()  //
+      ("quick", po::bool_switch(&quick), "under a minute: fewer sizes and repetitions")  //
+      ("full", po::bool_switch(&full), "add a sustained-write run (60 s) that catches write-cache cliffs")  //
+      ("size", po::value(&size)->value_name("BYTES"), "size of a file TARGET to create (default 1 GiB)")  //
+      ("force", po::bool_switch(&force), "profile a device or file that holds a filesystem or a Vigil volume")  //
+      (",o", po::value(&out)->value_name("FILE")->default_value(out), "where to write the profile JSON")  //
+      ("svg", po::value(&svg_dir)->value_name("DIR"),
+       "also draw the curves as SVG (and PNG, where gnuplot is installed) in DIR")  //
+      ("db", po::value(&db)->value_name("URL"), "store the profile in the catalog at URL (as vigild --db)");
+  std::vector<std::string> words;
+  if (auto rc = parse_command_line(args, options, kHelp, &words, 1)) return *rc;
+  if (words.empty()) return usage_error(kHelp, "TARGET is required");
+  if (size <= 0) return usage_error(kHelp, "--size must be a positive byte count");
+  const std::string& target = words.front();
 
   admission::DiskProfile profile;
   Progress progress("profile " + target, 1.0);
@@ -222,7 +208,7 @@ int profile_main(const std::vector<std::string>& args) {
         if (auto what = existing_data(path); !what.empty()) {
           std::cerr << "vigil profile: " << target << " holds " << what
                     << "; profiling writes over it. Use --force to profile it anyway.\n";
-          return 3;
+          return exit_code::kUnreachable;  // TARGET holds data: refused without --force
         }
       }
       struct RemoveCreated {
@@ -233,10 +219,10 @@ int profile_main(const std::vector<std::string>& args) {
           if (armed) fs::remove(p, ec);
         }
       } cleanup{path, !existed};
-      auto dev = storage::FileDevice::open(path, {.create_bytes = existed ? 0 : size, .exclusive = true});
+      auto dev = storage::FileDevice::open(path, {.create_bytes = existed ? 0 : static_cast<std::uint64_t>(size), .exclusive = true});
       if (!dev) {
         std::cerr << "vigil profile: cannot open " << target << ": " << dev.error().message() << "\n";
-        return 1;
+        return exit_code::kFailed;
       }
       storage::SteadyClock clock;
       profile = admission::profile_device(**dev, clock, {.quick = quick, .full = full, .prefill = !existed}, on_progress);
@@ -244,7 +230,7 @@ int profile_main(const std::vector<std::string>& args) {
     }
   } catch (const std::exception& e) {
     std::cerr << "\nvigil profile: " << e.what() << "\n";
-    return 1;
+    return exit_code::kFailed;
   }
   progress.finish();
   profile.measured_at_us = now_us();
@@ -254,7 +240,7 @@ int profile_main(const std::vector<std::string>& args) {
     f << boost::json::serialize(admission::to_json(profile)) << "\n";
     if (!f) {
       std::cerr << "vigil profile: cannot write " << out << "\n";
-      return 1;
+      return exit_code::kFailed;
     }
   }
   std::cout << "profile written to " << out << "\n\n";
@@ -274,11 +260,11 @@ int profile_main(const std::vector<std::string>& args) {
       std::cout << "stored in the catalog as disk profile " << id << "\n\n";
     } catch (const std::exception& e) {
       std::cerr << "vigil profile: storing in the catalog failed: " << e.what() << "\n";
-      return 1;
+      return exit_code::kFailed;
     }
   }
   print_show(profile, Rate::from_bps(4e6), 0.9);
-  return 0;
+  return exit_code::kOk;
 }
 
 }  // namespace vigil::client

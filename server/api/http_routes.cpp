@@ -16,6 +16,7 @@
 #include "server/net/api_error.hpp"
 #include "server/net/http_query.hpp"
 #include "server/api/http_timeline.hpp"
+#include "server/api/http_tokens.hpp"
 #include "server/api/web_assets.hpp"
 
 namespace http = boost::beast::http;
@@ -78,6 +79,7 @@ boost::asio::awaitable<HttpReply> route(const RouteContext& ctx, const HttpReque
       co_return co_await camera_route(ctx, req, q);
     }
     if (seg[2] == "locks") co_return co_await locks_route(ctx, req, q);
+    if (seg[2] == "tokens") co_return co_await tokens_route(ctx, req, q);
     if (seg[2] == "disks") co_return co_await disks_route(ctx, req, q);
     if (seg.size() == 4 && seg[2] == "admission" && seg[3] == "decisions") {
       co_return co_await decisions_route(ctx, req, q);
@@ -124,10 +126,12 @@ namespace {
 
 // What a request needs: /healthz, /metrics and the web UI's static files (/ui/: the page holds
 // no data; it asks for a token and sends it with its API requests) are open; reading is for viewers; posting
-// events is for recorders (detectors); every other change is for admins.
+// events is for recorders (detectors); every other change, and reading the token list (who may
+// do what), is for admins.
 Access access_for(const HttpRequest& req, const std::string& path, bool metrics_protected) {
   if (path == "/healthz" || (path == "/metrics" && !metrics_protected)) return Access::open;
   if (path == "/ui" || path.rfind("/ui/", 0) == 0) return Access::open;
+  if (path == "/api/v1/tokens" || path.rfind("/api/v1/tokens/", 0) == 0) return Access::admin;
   if (req.method() == http::verb::get || req.method() == http::verb::head) return Access::view;
   if (req.method() == http::verb::post && path == "/api/v1/events") return Access::record;
   return Access::admin;

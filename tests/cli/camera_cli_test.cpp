@@ -1,5 +1,5 @@
 // Pulled cameras end to end with a real RTSP camera (GStreamer's RTSP server): `vigil camera add`
-// puts it in the catalog, vigild's camera manager records it (live view shows its frames), the
+// puts it in the catalog through vigild's HTTP API (an admin token's change; a viewer's is refused), vigild's camera manager records it (live view shows its frames), the
 // camera going away and coming back is a gap with its reason on the first stream and a new
 // stream after it, `vigil camera remove` stops the recording cleanly, and what was recorded plays
 // back. A source whose first RTP packets carry no timestamps records and plays back too.
@@ -70,6 +70,18 @@ TEST_CASE("vigild records a pulled RTSP camera, across an outage, until it is re
   CHECK(bad_url.status == 2);
   CHECK_THAT(bad_url.output, ContainsSubstring("camera URL"));
 
+  // Through vigild's HTTP API with an admin token: a viewer's is refused, and nothing changes.
+  auto viewer_token = cli({"token", "create", "--role", "viewer", "--data", data.string()}, "viewer.log");
+  REQUIRE(viewer_token.status == 0);
+  const auto vgl = viewer_token.output.find("vgl_");
+  REQUIRE(vgl != std::string::npos);
+  const auto viewer = viewer_token.output.substr(vgl, viewer_token.output.find_first_of("\r\n", vgl) - vgl);
+  auto refused = cli({"--token", viewer, "camera", "add", "porch", url, "--data", data.string()}, "refused.log");
+  CHECK(refused.status == 4);
+  CHECK_THAT(refused.output, ContainsSubstring("needs an admin token"));
+  auto listed_by_viewer = cli({"--token", viewer, "camera", "list", "--data", data.string()}, "viewer-list.log");
+  CHECK(listed_by_viewer.status == 0);
+  CHECK_THAT(listed_by_viewer.output, !ContainsSubstring("porch"));
   auto add = cli({"camera", "add", "porch", url, "--data", data.string()}, "add.log");
   INFO(add.output);
   REQUIRE(add.status == 0);

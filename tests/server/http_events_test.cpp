@@ -59,7 +59,7 @@ struct Server {
     REQUIRE(d.wait_ready());
     api.host = d.http();
     for (const char* name : {"porch", "lobby", "gate"}) {
-      REQUIRE(vigil::test::run_to_exit(VIGIL_CLI_PATH, {"camera", "add", name, "rtsp://10.0.0.9/s", "--db", db},
+      REQUIRE(vigil::test::run_to_exit(VIGIL_CLI_PATH, {"camera", "add", name, "rtsp://10.0.0.9/s", "--http", d.http()},
                                        dir.path() / "add.log")
                   .status == 0);
     }

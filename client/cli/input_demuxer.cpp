@@ -1,0 +1,117 @@
+#include "client/cli/input_demuxer.hpp"
+
+extern "C" {
+#include <libavcodec/avcodec.h>
+#include <libavutil/avutil.h>
+}
+#include <iostream>
+#include <stdexcept>
+
+namespace vigil::client {
+namespace {
+
+// libavformat polls this while it waits on the network: a stop is not held up by a silent camera.
+int interrupt_cb(void* stop) { return static_cast<const std::atomic<bool>*>(stop)->load() ? 1 : 0; }
+
+std::string av_error_text(int rc) {
+  char err[256];
+  av_strerror(rc, err, sizeof err);
+  return err;
+}
+
+}  // namespace
+
+std::optional<std::int64_t> timestamp_of(const AVPacket& p) {
+  if (p.pts != AV_NOPTS_VALUE) return p.pts;
+  if (p.dts != AV_NOPTS_VALUE) return p.dts;
+  return std::nullopt;
+}
+
+InputDemuxer::InputDemuxer(const std::string& input, const std::atomic<bool>& stop) : stop_(stop) {
+  AVFormatContext* raw = avformat_alloc_context();
+  if (!raw) throw std::runtime_error("out of memory");
+  raw->interrupt_callback = AVIOInterruptCB{interrupt_cb, const_cast<std::atomic<bool>*>(&stop)};
+  AVDictionary* opts = nullptr;
+  if (input.starts_with("rtsp://")) {
+    av_dict_set(&opts, "rtsp_transport", "tcp", 0);
+    av_dict_set(&opts, "timeout", "10000000", 0);  // socket IO timeout, microseconds: a vanished camera
+  }
+  const int open_rc = avformat_open_input(&raw, input.c_str(), nullptr, &opts);
+  av_dict_free(&opts);
+  if (open_rc < 0) throw std::runtime_error("cannot open " + input + ": " + av_error_text(open_rc));
+  format_.reset(raw);
+  if (avformat_find_stream_info(format_.get(), nullptr) < 0) {
+    throw std::runtime_error("cannot read stream information from " + input);
+  }
+  const int index = av_find_best_stream(format_.get(), AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
+  if (index < 0) throw std::runtime_error(input + " has no video stream");
+  video_ = format_->streams[index];
+  live_source_ = input.find("://") != std::string::npos && !input.starts_with("file://");
+}
+
+PacketPtr InputDemuxer::read_packet() {
+  while (!done_) {
+    PacketPtr pkt(av_packet_alloc());
+    if (stop_.load()) break;
+    if (const int rc = av_read_frame(format_.get(), pkt.get()); rc < 0) {
+      // The end of a live camera stream is a lost camera, not the end of a recording.
+      if ((rc != AVERROR_EOF || live_source_) && !stop_.load()) {
+        std::cerr << "vigil record: input lost: " << av_error_text(rc) << "\n";
+        lost_ = true;
+      }
+      break;
+    }
+    if (pkt->stream_index != video_->index) continue;
+    if (!any_read_) {
+      any_read_ = true;
+      first_ts_ = timestamp_of(*pkt);
+      if (pkt->pts != AV_NOPTS_VALUE) first_pts_ = pkt->pts;
+    }
+    return pkt;
+  }
+  done_ = true;
+  return nullptr;
+}
+
+ReadAhead InputDemuxer::read_ahead(double span_s) {
+  ReadAhead r;
+  std::optional<std::int64_t> first;
+  while (r.span_s < span_s) {
+    auto p = read_packet();
+    if (!p) break;
+    if (const auto ts = timestamp_of(*p)) {
+      if (!first) first = ts;
+      r.span_s = static_cast<double>(*ts - *first) * time_base_s();
+    }
+    r.bytes += p->size;
+    ahead_.push_back(std::move(p));
+  }
+  return r;
+}
+
+PacketPtr InputDemuxer::next() {
+  if (ahead_.empty()) return read_packet();
+  auto p = std::move(ahead_.front());
+  ahead_.pop_front();
+  return p;
+}
+
+void InputDemuxer::describe(proto::CodecParameters& c) const {
+  const AVCodecParameters* par = video_->codecpar;
+  c.set_codec_name(avcodec_get_name(par->codec_id));
+  c.set_codec_id(par->codec_id);
+  c.set_width(par->width);
+  c.set_height(par->height);
+  c.set_time_base_num(video_->time_base.num);
+  c.set_time_base_den(video_->time_base.den);
+  if (par->extradata_size > 0) c.set_extradata(par->extradata, static_cast<std::size_t>(par->extradata_size));
+  c.set_bit_rate(par->bit_rate);
+}
+
+double InputDemuxer::time_base_s() const { return av_q2d(video_->time_base); }
+
+std::int64_t InputDemuxer::to_us(std::int64_t ts) const {
+  return static_cast<std::int64_t>(static_cast<double>(ts) * time_base_s() * 1e6);
+}
+
+}  // namespace vigil::client

@@ -1,0 +1,67 @@
+#pragma once
+// The recorder's input: INPUT (a file, an rtsp:// camera, anything libavformat opens) demuxed,
+// never decoded, to the packets of its best video stream, with that stream's codec parameters
+// for open-record. The first seconds are read ahead once, to measure the rate when none is
+// declared; next() hands them out first.
+// Thread: the recorder's. Errors: the constructor throws std::runtime_error naming the input and
+// the reason; next() returns null at the end, and lost() tells a lost source from an end.
+extern "C" {
+#include <libavformat/avformat.h>
+}
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "proto/vigil.pb.h"
+
+namespace vigil::client {
+
+struct PacketFree {
+  void operator()(AVPacket* p) const { av_packet_free(&p); }
+};
+using PacketPtr = std::unique_ptr<AVPacket, PacketFree>;
+
+struct ReadAhead {
+  double bytes = 0;
+  double span_s = 0;  // media time from the first packet to the last one read ahead
+};
+
+class InputDemuxer {
+ public:
+  // Opens INPUT; STOP (set by a signal) ends reading, also while libavformat waits on a network.
+  InputDemuxer(const std::string& input, const std::atomic<bool>& stop);
+
+  // Reads packets ahead until SPAN_S seconds of media are held (or the input ends).
+  ReadAhead read_ahead(double span_s);
+  // The next video packet (read-ahead ones first); null at the end of the input.
+  PacketPtr next();
+
+  void describe(proto::CodecParameters& codec) const;
+  std::int64_t to_us(std::int64_t ts) const;  // a timestamp in the stream's time base, in us
+  double time_base_s() const;
+  // The first packet's pts or dts, if it had one (the recorder's clock is pinned to it), and its pts.
+  std::optional<std::int64_t> first_timestamp() const { return first_ts_; }
+  std::optional<std::int64_t> first_pts() const { return first_pts_; }
+  bool lost() const { return lost_; }  // the source failed or a live one ended
+
+ private:
+  struct FormatCloser {
+    void operator()(AVFormatContext* c) const { avformat_close_input(&c); }
+  };
+  PacketPtr read_packet();
+
+  const std::atomic<bool>& stop_;
+  std::unique_ptr<AVFormatContext, FormatCloser> format_;
+  AVStream* video_ = nullptr;
+  bool live_source_ = false, done_ = false, lost_ = false, any_read_ = false;
+  std::deque<PacketPtr> ahead_;
+  std::optional<std::int64_t> first_ts_, first_pts_;
+};
+
+// A packet's pts, else its dts, else nullopt.
+std::optional<std::int64_t> timestamp_of(const AVPacket& p);
+
+}  // namespace vigil::client

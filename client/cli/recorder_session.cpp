@@ -1,0 +1,212 @@
+#include "client/cli/recorder_session.hpp"
+
+#include <iostream>
+#include <thread>
+
+#include "common/exit_codes.hpp"
+
+namespace vigil::client {
+namespace {
+
+constexpr double kBurstS = 0.1;  // media sent per write: one server read per burst, no reply
+constexpr auto kFirstRetry = std::chrono::milliseconds(1000);
+constexpr auto kLongestRetry = std::chrono::milliseconds(30'000);
+
+}  // namespace
+
+RecorderSession::RecorderSession(RecordOptions options, InputDemuxer& input, proto::Envelope open,
+                                 std::optional<std::int64_t> wall_offset_us, const std::atomic<bool>& stop)
+    : options_(std::move(options)), input_(input), open_(std::move(open)), wall_offset_us_(wall_offset_us), stop_(stop) {}
+
+// Nullopt when the stream is open; else the exit code (a refusal is final; an unreachable vigild
+// is retried by reconnect()).
+std::optional<int> RecorderSession::connect() {
+  try {
+    client_ = std::make_unique<WireClient>(options_.server, std::chrono::seconds(30));
+    client_->hello("vigil-record", options_.token);
+  } catch (const std::exception& e) {
+    std::cerr << "vigil record: cannot reach vigild at " << options_.server << ": " << e.what() << "\n";
+    return exit_code::kUnreachable;
+  }
+  auto* o = open_.mutable_open_record();
+  if (connections_ > 0 && !window_.empty()) {
+    // A new stream continues where the last acknowledged packet left off, at its capture time.
+    const auto& first = window_.front().env.media_packet();
+    if (wall_offset_us_ && first.has_pts()) o->set_first_wall_us(input_.to_us(first.pts()) + *wall_offset_us_);
+    o->set_gap_reason(options_.gap_reason.empty() ? "recorder lost its connection to vigild; reconnected"
+                                                  : options_.gap_reason);
+  } else if (wall_offset_us_ && input_.first_pts()) {
+    o->set_first_wall_us(input_.to_us(*input_.first_pts()) + *wall_offset_us_);
+  }
+  try {
+    client_->send(open_);
+    auto reply = client_->receive();
+    if (reply.msg.has_refuse()) {
+      std::cerr << "vigil record: refused by admission: " << reply.msg.refuse().reason()
+                << " (largest rate that fits: " << static_cast<double>(reply.msg.refuse().largest_rate_bps()) / 1e6
+                << " Mbit/s)\n";
+      return exit_code::kRefused;
+    }
+    if (!reply.msg.has_admit()) throw std::runtime_error("unexpected reply to open-record");
+    window_.renumber(reply.msg.admit().stream_id());
+    std::cerr << "vigil record: admitted as stream " << window_.stream_id() << " at "
+              << static_cast<double>(o->declared_average_rate_bps()) / 1e6 << " Mbit/s, cycle "
+              << static_cast<double>(reply.msg.admit().cycle_us()) / 1e3 << " ms\n";
+  } catch (const std::exception& e) {
+    std::cerr << "vigil record: " << e.what() << "\n";
+    return exit_code::kUnreachable;
+  }
+  ++connections_;
+  return std::nullopt;
+}
+
+// Keeps what is not acknowledged and reconnects with backoff for up to --retry-for seconds.
+// Nullopt when a new stream is open.
+std::optional<int> RecorderSession::reconnect(const std::exception& why) {
+  std::cerr << "vigil record: lost vigild (" << why.what() << "); " << window_.size()
+            << " packets kept for resending\n";
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::duration<double>(options_.retry_for_s);
+  auto delay = kFirstRetry;
+  std::optional<int> rc = exit_code::kUnreachable;
+  while (rc && !stop_.load() && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(delay);
+    delay = std::min(delay * 2, kLongestRetry);
+    rc = connect();
+    if (rc && *rc != exit_code::kUnreachable) return rc;  // refused: final
+  }
+  if (rc) {
+    std::cerr << "vigil record: gave up reconnecting; " << window_.size() << " packets were not stored\n";
+    return exit_code::kFailed;
+  }
+  return std::nullopt;
+}
+
+int RecorderSession::run() {
+  if (auto rc = connect()) return *rc;
+  started_ = std::chrono::steady_clock::now();
+  for (;;) {
+    try {
+      send_everything();
+      finish_stream();
+      if (window_.empty() || stop_.load()) return exit_code::kOk;
+      throw std::runtime_error("vigild closed the stream before acknowledging everything");
+    } catch (const ServerError& e) {
+      std::cerr << "vigil record: " << e.what() << " (last acknowledged packet " << window_.acked() << ")\n";
+      return exit_code::kFailed;
+    } catch (const std::exception& e) {
+      if (auto rc = reconnect(e)) return *rc;
+    }
+  }
+}
+
+// Bursts of ~100 ms of media in one write each; a refusal resends from the refused packet once
+// what came before it is durable.
+void RecorderSession::send_everything() {
+  while (more_input_ || !window_.all_sent()) {
+    pace(read_burst());
+    for (const auto* p : window_.unsent()) client_->queue(p->env, p->payload);
+    window_.mark_sent();
+    client_->flush();
+    std::uint64_t first_refused = take_replies(false);
+    // Policed, or everything is sent: a ping as barrier — every refusal of what was sent arrives
+    // before its pong — so nothing refused goes unnoticed before the end.
+    if (first_refused || !more_input_) {
+      const auto more_refused = take_replies(true);
+      if (more_refused && (!first_refused || more_refused < first_refused)) first_refused = more_refused;
+    }
+    if (first_refused) {
+      // Policed: the cycle's half was full. Once everything before the refused packet is
+      // durable, that half has been written and a fresh one fills: resend from there. (Waiting
+      // for "the next ack" instead would wait forever when it came already.)
+      while (window_.acked() + 1 < first_refused) take(client_->receive());
+      window_.resend_from(first_refused);
+    }
+  }
+}
+
+// Reads up to a burst of media into the window; returns the burst's end in media seconds (< 0
+// when nothing was read).
+double RecorderSession::read_burst() {
+  double burst_end_s = -1;
+  while (more_input_) {
+    auto p = input_.next();
+    const auto ts = p ? timestamp_of(*p) : std::nullopt;
+    if (ts && !media_t0_) media_t0_ = ts;
+    const double at_s = ts ? static_cast<double>(*ts - *media_t0_) * input_.time_base_s() : 0;
+    if (!p || (options_.duration_s > 0 && at_s >= options_.duration_s)) {
+      more_input_ = false;
+      break;
+    }
+    window_.push(to_pending(*p));
+    ++packets_read_;
+    if (burst_end_s < 0) burst_end_s = at_s + kBurstS;
+    if (at_s >= burst_end_s) break;
+  }
+  return burst_end_s;
+}
+
+// Real-time pacing: media is not sent before its time.
+void RecorderSession::pace(double burst_end_s) const {
+  if (options_.fast || burst_end_s <= 0) return;
+  std::this_thread::sleep_until(started_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                               std::chrono::duration<double>(burst_end_s - kBurstS)));
+}
+
+// Takes what vigild has said: without waiting, or (WAIT_FOR_BARRIER) up to the pong of a ping
+// sent now. Returns the first packet refused for its rate (0: none).
+std::uint64_t RecorderSession::take_replies(bool wait_for_barrier) {
+  std::uint64_t first_refused = 0;
+  if (wait_for_barrier) {
+    proto::Envelope ping;
+    ping.mutable_ping()->set_nonce(window_.last_sent());
+    client_->send(ping);
+  }
+  for (;;) {
+    try {
+      if (!wait_for_barrier) {
+        auto r = client_->try_receive();
+        if (!r) break;
+        take(*r);
+        continue;
+      }
+      auto r = client_->receive();
+      take(r);
+      if (r.msg.has_pong()) break;
+    } catch (const ServerError& e) {
+      if (e.code != proto::ERROR_CODE_RATE_EXCEEDED && e.code != proto::ERROR_CODE_INVALID_ARGUMENT) throw;
+      if (first_refused == 0 || e.related_sequence < first_refused) first_refused = e.related_sequence;
+    }
+  }
+  return first_refused;
+}
+
+void RecorderSession::take(const Received& reply) {
+  if (reply.msg.has_durable_ack()) window_.acknowledge(reply.msg.durable_ack().last_sequence());
+}
+
+// Everything is sent: says so and reads acknowledgements until vigild ends the stream.
+void RecorderSession::finish_stream() {
+  client_->end_recording(window_.stream_id());
+  try {
+    for (;;) take(client_->receive());
+  } catch (const std::exception&) {
+    // the server closed after its last acknowledgement
+  }
+}
+
+PendingPacket RecorderSession::to_pending(const AVPacket& p) const {
+  PendingPacket pd;
+  auto* m = pd.env.mutable_media_packet();
+  m->set_has_pts(p.pts != AV_NOPTS_VALUE);
+  m->set_pts(p.pts != AV_NOPTS_VALUE ? p.pts : 0);
+  m->set_has_dts(p.dts != AV_NOPTS_VALUE);
+  m->set_dts(p.dts != AV_NOPTS_VALUE ? p.dts : 0);
+  m->set_duration(p.duration);
+  m->set_keyframe((p.flags & AV_PKT_FLAG_KEY) != 0);
+  m->set_payload_bytes(static_cast<std::uint32_t>(p.size));
+  const auto* data = reinterpret_cast<const std::byte*>(p.data);
+  pd.payload.assign(data, data + p.size);
+  return pd;
+}
+
+}  // namespace vigil::client

@@ -1,0 +1,69 @@
+#pragma once
+// The recorder's conversation with vigild: connect, open the stream (admitted or refused), send
+// the input's packets paced at real time in bursts, take durable acknowledgements and rate
+// refusals, end the stream, and — when vigild goes away — reconnect with backoff and send what
+// the unacked window still holds in a new stream.
+// Thread: the recorder's. Errors: run() returns an exit code (common/exit_codes.hpp) and prints
+// why; nothing escapes it.
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "client/cli/input_demuxer.hpp"
+#include "client/cli/unacked_window.hpp"
+#include "client/wire/wire_client.hpp"
+
+namespace vigil::client {
+
+struct RecordOptions {
+  std::string server, token;  // vigild's wire address and the token for it
+  std::string gap_reason;     // why this camera's previous recording ended (may be empty)
+  double duration_s = 0;      // stop after this much media; 0: the whole input
+  double retry_for_s = 300;   // how long to keep reconnecting to a vigild that went away
+  bool fast = false;          // no real-time pacing
+};
+
+class RecorderSession {
+ public:
+  // OPEN: the open-record to send (name, codec, declared rates). WALL_OFFSET_US: the recorder's
+  // clock, wall = pts + offset, when the input's first packet had a timestamp.
+  RecorderSession(RecordOptions options, InputDemuxer& input, proto::Envelope open,
+                  std::optional<std::int64_t> wall_offset_us, const std::atomic<bool>& stop);
+
+  // Records the whole input. The exit code: every packet acknowledged, or why not.
+  int run();
+
+  std::uint64_t packets_read() const { return packets_read_; }
+  std::uint64_t packets_acked() const { return window_.acked_total(); }
+  std::uint64_t stream_id() const { return window_.stream_id(); }
+  int connections() const { return connections_; }
+
+ private:
+  std::optional<int> connect();
+  std::optional<int> reconnect(const std::exception& why);
+  void send_everything();
+  double read_burst();
+  void pace(double burst_end_s) const;
+  std::uint64_t take_replies(bool wait_for_barrier);
+  void take(const Received& reply);
+  void finish_stream();
+  PendingPacket to_pending(const AVPacket& p) const;
+
+  RecordOptions options_;
+  InputDemuxer& input_;
+  proto::Envelope open_;
+  std::optional<std::int64_t> wall_offset_us_;
+  const std::atomic<bool>& stop_;
+  UnackedWindow window_;
+  std::unique_ptr<WireClient> client_;
+  std::chrono::steady_clock::time_point started_;
+  std::optional<std::int64_t> media_t0_;  // the first packet's timestamp: media time 0
+  std::uint64_t packets_read_ = 0;
+  int connections_ = 0;
+  bool more_input_ = true;
+};
+
+}  // namespace vigil::client

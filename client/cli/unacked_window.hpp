@@ -1,0 +1,58 @@
+#pragma once
+// The recorder's unacked window: every media packet read from the input and not yet acknowledged
+// by vigild as durable, in order. A packet leaves only when a durable acknowledgement covers it,
+// so nothing read is lost when vigild goes away: a new stream (after a reconnect) renumbers what
+// is left from 1 and sends it all again. When vigild refuses a packet for exceeding the admitted
+// rate it also drops what followed it, so sending resumes from the first refused packet.
+// Pure bookkeeping: no sockets, no clock. Thread: the recorder's. Errors: none thrown; REQUIRES
+// below are the caller's to keep.
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "proto/vigil.pb.h"
+
+namespace vigil::client {
+
+struct PendingPacket {
+  proto::Envelope env;  // a media_packet
+  std::vector<std::byte> payload;
+};
+
+class UnackedWindow {
+ public:
+  // A packet read from the input: it gets the next sequence of the current stream.
+  // REQUIRES: PACKET.env holds a media_packet.
+  void push(PendingPacket packet);
+  // vigild says every packet of this stream up to LAST_SEQUENCE is durable.
+  void acknowledge(std::uint64_t last_sequence);
+  // A new stream STREAM_ID (after a reconnect): what is left is numbered from 1 and unsent.
+  void renumber(std::uint64_t stream_id);
+  // vigild refused FIRST_REFUSED and dropped what came after: all of it is unsent again.
+  void resend_from(std::uint64_t first_refused);
+
+  // The packets not yet sent, in order; mark_sent() once they are written.
+  std::vector<const PendingPacket*> unsent() const;
+  void mark_sent() { sent_upto_ = next_sequence_ - 1; }
+
+  bool empty() const { return packets_.empty(); }
+  std::size_t size() const { return packets_.size(); }
+  const PendingPacket& front() const { return packets_.front(); }  // REQUIRES: !empty()
+  bool all_sent() const { return sent_upto_ + 1 >= next_sequence_; }
+  std::uint64_t last_sent() const { return sent_upto_; }
+  std::uint64_t acked() const { return acked_; }  // the last sequence acknowledged in this stream
+  std::uint64_t acked_total() const { return acked_before_ + acked_; }  // over every stream
+  std::uint64_t stream_id() const { return stream_id_; }
+
+ private:
+  std::deque<PendingPacket> packets_;
+  std::uint64_t stream_id_ = 0;
+  std::uint64_t first_sequence_ = 1;  // of packets_.front()
+  std::uint64_t next_sequence_ = 1;
+  std::uint64_t sent_upto_ = 0;
+  std::uint64_t acked_ = 0;
+  std::uint64_t acked_before_ = 0;  // acknowledged in earlier streams
+};
+
+}  // namespace vigil::client
