@@ -33,11 +33,7 @@ TEST_CASE("statistical admission in vigild uses the scheduler's measurements of 
   CHECK(first_disk(d).at("policy").as_string() == "statistical");
 
   client::WireClient c(d.wire(), 20s);
-  c.hello("measured admission test", test::token());
-  c.send(test::open_record("gate", 2'000'000));
-  auto admitted = c.receive();
-  REQUIRE(admitted.msg.has_admit());
-  const auto stream = admitted.msg.admit().stream_id();
+  const auto stream = test::open_admitted(c, "gate", 2'000'000);
 
   // Record like a camera (the server's policing paces us to the declared rate: a refused packet
   // is sent again once what came before is durable) until the scheduler has measured the

@@ -65,12 +65,8 @@ std::vector<std::uint64_t> record_on_three_disks(const test::VigildProcess& d, c
   std::vector<std::uint64_t> streams;
   for (int i = 0; i < 3; ++i) {
     clients.push_back(std::make_unique<client::WireClient>(d.wire(), 20s));
-    clients.back()->hello("multi-volume test", test::token());
-    clients.back()->send(test::open_record(prefix + std::to_string(i), rate));
-    auto r = clients.back()->receive();
     INFO(d.output());
-    REQUIRE(r.msg.has_admit());
-    streams.push_back(r.msg.admit().stream_id());
+    streams.push_back(test::open_admitted(*clients.back(), prefix + std::to_string(i), rate));
   }
   for (std::size_t i = 0; i < clients.size(); ++i) {
     test::PacedSender sender(*clients[i], streams[i]);

@@ -42,11 +42,7 @@ TEST_CASE("a stalled recorder's recording ends: share released, state stalled, a
   pqxx::connection conn(rig.catalog());
 
   client::WireClient c(d.wire(), 30s);
-  c.hello("stall test", test::token());
-  c.send(test::open_record("porch", 2'000'000));
-  auto admitted = c.receive();
-  REQUIRE(admitted.msg.has_admit());
-  const auto stream = admitted.msg.admit().stream_id();
+  const auto stream = test::open_admitted(c, "porch", 2'000'000);
   test::PacedSender sender(c, stream);
   // 10 frames (0.4 s of video, sent at once): the stall is detected after their media time ends.
   sender.send_until(10, 10);
@@ -74,10 +70,7 @@ TEST_CASE("a stalled recorder's recording ends: share released, state stalled, a
 
   // The camera comes back: a new stream, and the stalled hole continues up to it.
   client::WireClient again(d.wire(), 30s);
-  again.hello("stall test", test::token());
-  again.send(test::open_record("porch", 2'000'000));
-  auto back = again.receive();
-  REQUIRE(back.msg.has_admit());
+  test::open_admitted(again, "porch", 2'000'000);
   pqxx::nontransaction q(conn);
   CHECK(q.exec_params1("SELECT count(*) FROM gaps WHERE stream_id = $1 AND reason = 'source_stalled'",
                        static_cast<std::int64_t>(stream))[0]
@@ -88,11 +81,7 @@ TEST_CASE("a recorder that keeps sending is not taken for stalled", "[vigild][re
   test::RecordingRig rig({"--stall-timeout", "2"});
   auto& d = *rig.vigild;
   client::WireClient c(d.wire(), 30s);
-  c.hello("stall test", test::token());
-  c.send(test::open_record("lobby", 2'000'000));
-  auto admitted = c.receive();
-  REQUIRE(admitted.msg.has_admit());
-  const auto stream = admitted.msg.admit().stream_id();
+  const auto stream = test::open_admitted(c, "lobby", 2'000'000);
   // A camera that sends a burst every 300 ms, for longer than the stall timeout: the recording stays.
   test::PacedSender sender(c, stream);
   for (std::uint64_t last = 10; last <= 100; last += 10) {

@@ -12,17 +12,12 @@ using Catch::Matchers::ContainsSubstring;
 using namespace vigil;
 namespace fs = std::filesystem;
 
-namespace {
-void write(const fs::path& p, const std::string& text) {
-  fs::create_directories(p.parent_path());
-  std::ofstream(p) << text;
-}
-}  // namespace
+using test::write_file;
 
 TEST_CASE("vigild: /ui/ is open and served from --web-root; without one a clear 404", "[http][web][vigild]") {
   test::TempDir dir;
   const auto root = dir.path() / "web";
-  write(root / "index.html", "<!doctype html><title>vigil ui</title>");
+  write_file(root / "index.html", "<!doctype html><title>vigil ui</title>");
   {
     test::VigildProcess d(dir.path() / "data", {"--web-root", root.string()});
     REQUIRE(d.wait_ready());

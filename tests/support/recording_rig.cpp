@@ -21,6 +21,14 @@ proto::Envelope open_record(const std::string& name, std::uint64_t rate_bps) {
   return e;
 }
 
+std::uint64_t open_admitted(client::WireClient& c, const std::string& name, std::uint64_t rate_bps) {
+  c.hello("vigil tests", token());
+  c.send(open_record(name, rate_bps));
+  auto reply = c.receive();
+  REQUIRE(reply.msg.has_admit());
+  return reply.msg.admit().stream_id();
+}
+
 std::pair<proto::Envelope, std::vector<std::byte>> media_packet(std::uint64_t stream_id, std::uint64_t seq,
                                                                 std::uint64_t frame_stream) {
   auto f = script_frame(seq, frame_stream);

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "client/wire/wire_client.hpp"
 #include "proto/vigil.pb.h"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/vigild_process.hpp"
@@ -14,6 +15,10 @@
 namespace vigil::test {
 
 proto::Envelope open_record(const std::string& name, std::uint64_t rate_bps);
+
+// Says hello on C (with the test's token), opens a recording of NAME at RATE_BPS and requires it
+// admitted; returns its stream id.
+std::uint64_t open_admitted(client::WireClient& c, const std::string& name, std::uint64_t rate_bps);
 
 // Script frame SEQ as a media packet of STREAM_ID (90 kHz time base, 25 fps, a keyframe every
 // 25 frames starting with frame 1); its payload is script_frame(SEQ, FRAME_STREAM)'s.

@@ -1,5 +1,7 @@
 #include "tests/support/temp_dir.hpp"
 
+#include <fstream>
+
 #include <stdlib.h>
 
 #include <stdexcept>
@@ -21,6 +23,11 @@ TempDir::TempDir(const std::string& prefix) {
 TempDir::~TempDir() {
   std::error_code ec;
   std::filesystem::remove_all(path_, ec);
+}
+
+void write_file(const std::filesystem::path& file, const std::string& text) {
+  std::filesystem::create_directories(file.parent_path());
+  std::ofstream(file) << text;
 }
 
 }  // namespace vigil::test

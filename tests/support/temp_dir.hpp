@@ -18,4 +18,7 @@ class TempDir {
   std::filesystem::path path_;
 };
 
+// Writes TEXT to FILE, creating its directories.
+void write_file(const std::filesystem::path& file, const std::string& text);
+
 }  // namespace vigil::test

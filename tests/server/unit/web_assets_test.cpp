@@ -12,21 +12,16 @@ using Catch::Matchers::ContainsSubstring;
 using namespace vigil;
 namespace fs = std::filesystem;
 
-namespace {
-void write(const fs::path& p, const std::string& text) {
-  fs::create_directories(p.parent_path());
-  std::ofstream(p) << text;
-}
-}  // namespace
+using test::write_file;
 
 TEST_CASE("WebAssets: loads a directory once; only its names exist", "[http][web]") {
   test::TempDir dir;
   const auto root = dir.path() / "web";
-  write(root / "index.html", "<!doctype html><title>x</title>");
-  write(root / "app.js", "console.log(1)");
-  write(root / "lib" / "style.css", "body{}");
-  write(root / ".secret", "no");
-  write(dir.path() / "outside.txt", "no");
+  write_file(root / "index.html", "<!doctype html><title>x</title>");
+  write_file(root / "app.js", "console.log(1)");
+  write_file(root / "lib" / "style.css", "body{}");
+  write_file(root / ".secret", "no");
+  write_file(dir.path() / "outside.txt", "no");
   const auto web = server::WebAssets::load(root);
   REQUIRE_FALSE(web.empty());
   CHECK(web.size() == 3);
@@ -38,12 +33,12 @@ TEST_CASE("WebAssets: loads a directory once; only its names exist", "[http][web
   CHECK_FALSE(web.find("../outside.txt"));
   CHECK_FALSE(web.find("lib/../app.js"));
   // Read once: a change on disk afterwards is not seen.
-  write(root / "app.js", "changed");
+  write_file(root / "app.js", "changed");
   const auto& bytes = *web.find("app.js")->bytes;
   CHECK(std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size()) == "console.log(1)");
 
   CHECK(server::WebAssets::load(dir.path() / "missing").empty());
   CHECK_THAT(server::WebAssets::load(dir.path() / "missing").problem(), ContainsSubstring("does not exist"));
-  write(dir.path() / "noindex" / "a.js", "x");
+  write_file(dir.path() / "noindex" / "a.js", "x");
   CHECK(server::WebAssets::load(dir.path() / "noindex").empty());
 }
