@@ -74,7 +74,7 @@ Rate AdmissionController::rate_spread(const StreamDemand& s) const noexcept {
       // Declared, not yet measured: a rate between 2·average − peak and peak, uniform (σ of
       // a uniform spread of width 2(peak − average) is (peak − average)/√3).
       return s.average_rate > Rate{} && s.peak_rate > s.average_rate ? (s.peak_rate - s.average_rate) / std::sqrt(3.0)
-                                                                      : Rate{};
+                                                                     : Rate{};
     default: return Rate{};  // charged at its peak: no spread above it
   }
 }
@@ -142,9 +142,7 @@ double AdmissionController::predicted_busy(std::span<const StreamDemand> set) co
   return busy;
 }
 
-double AdmissionController::budget_s() const noexcept {
-  return config_.r_rt * config_.cycle_s;
-}
+double AdmissionController::budget_s() const noexcept { return config_.r_rt * config_.cycle_s; }
 
 std::size_t AdmissionController::max_streams(const StreamDemand& each, std::size_t limit) const {
   auto fits_n = [&](std::size_t n) {
@@ -175,8 +173,8 @@ bool AdmissionController::fits(std::span<const StreamDemand> admitted, const Str
     for (const auto& s : set) total += rate_of(s);
     out->s_avg = total.bytes_over(config_.cycle_s) / static_cast<double>(set.size());
     const Curve& c = candidate.write && !profile_.random_write.empty() ? profile_.random_write : profile_.random_read;
-    out->curve_rate = Rate::from_Bps(
-        throughput_at(c, config_.policy == Policy::conservative ? Which::min : Which::mean, out->s_avg));
+    out->curve_rate =
+        Rate::from_Bps(throughput_at(c, config_.policy == Policy::conservative ? Which::min : Which::mean, out->s_avg));
     out->predicted_busy_s = busy;
     out->budget_s = budget;
     out->streams = set.size();
@@ -202,8 +200,9 @@ Decision AdmissionController::decide(std::span<const StreamDemand> admitted, con
   }
   const bool ok = fits(admitted, candidate, &d);
   if (optimistic_) {
-    d.reason = "the disk model is optimistic (observed cycles slower than predicted); admission is paused until "
-               "the disk is profiled again (`vigil profile`)";
+    d.reason =
+        "the disk model is optimistic (observed cycles slower than predicted); admission is paused until "
+        "the disk is profiled again (`vigil profile`)";
     d.max_rate = Rate{};
     d.cause = RefuseCause::model_paused;
     return d;
@@ -213,8 +212,8 @@ Decision AdmissionController::decide(std::span<const StreamDemand> admitted, con
     why.precision(3);
     why << "the disk's cycle would not fit: predicted real-time IO " << d.predicted_busy_s * 1000 << " ms per "
         << config_.cycle_s * 1000 << " ms cycle exceeds the " << d.budget_s * 1000 << " ms real-time share ("
-        << policy_name(config_.policy) << " policy, " << d.streams << " streams); largest rate that fits: "
-        << d.max_rate.bps() / 1e6 << " Mbit/s";
+        << policy_name(config_.policy) << " policy, " << d.streams
+        << " streams); largest rate that fits: " << d.max_rate.bps() / 1e6 << " Mbit/s";
     d.reason = why.str();
     d.cause = RefuseCause::cycle_full;
     return d;

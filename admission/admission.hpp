@@ -36,23 +36,23 @@
 namespace vigil::admission {
 
 enum class Policy { analytic, conservative, aggressive, aggressive_average, statistical };
-const char* policy_name(Policy p) noexcept;         // "analytic", "adm1", "adm2", "adm3", "statistical"
+const char* policy_name(Policy p) noexcept;          // "analytic", "adm1", "adm2", "adm3", "statistical"
 const char* policy_catalog_name(Policy p) noexcept;  // the admission_decisions.policy value
 std::optional<Policy> policy_from_name(std::string_view name) noexcept;
 
 struct StreamDemand {
   std::uint64_t id = 0;
-  bool write = true;          // recording (write) or playback (read)
+  bool write = true;  // recording (write) or playback (read)
   Rate peak_rate{};
-  Rate average_rate{};        // zero: same as peak (CBR)
-  Rate measured_mean{};       // measured per-cycle rate over a window; zero: not yet
-  Rate measured_stddev{};     // its standard deviation
+  Rate average_rate{};     // zero: same as peak (CBR)
+  Rate measured_mean{};    // measured per-cycle rate over a window; zero: not yet
+  Rate measured_stddev{};  // its standard deviation
   // The device time its cycle IO takes, measured by the scheduler (storage/stream_io_stats.hpp):
   // the statistical policy charges a running stream this instead of the curve. 0 = not yet.
   // Its spread is charged from the measured rate spread and the profile's per-IO rotational
   // spread, as for the candidate.
   double measured_io_s = 0;
-  std::uint64_t io_id = 0;    // the stream's id on the disk's scheduler (0: not running yet)
+  std::uint64_t io_id = 0;  // the stream's id on the disk's scheduler (0: not running yet)
 };
 
 // z such that P(Z > z) = P for a standard normal (P clamped to [1e-9, 0.5]), for the statistical policy.
@@ -64,8 +64,8 @@ Rate trick_play_rate(Rate rate, double keyframe_fraction, double speed) noexcept
 struct AdmissionConfig {
   Policy policy = Policy::conservative;
   double cycle_s = 1.0;
-  double r_rt = 0.9;           // 1 − r_RT is kept for interactive and best-effort IO
-  double overbooking = 0.01;   // mean-curve policies: accepted probability that a cycle exceeds the budget
+  double r_rt = 0.9;          // 1 − r_RT is kept for interactive and best-effort IO
+  double overbooking = 0.01;  // mean-curve policies: accepted probability that a cycle exceeds the budget
 };
 
 // Why a candidate was refused, for the refusal code a client gets (the reason text is for people).
@@ -79,14 +79,14 @@ struct Decision {
   bool admitted = false;
   RefuseCause cause = RefuseCause::none;
   Policy policy = Policy::conservative;
-  std::string reason;          // empty when admitted
+  std::string reason;  // empty when admitted
   Rate requested_rate{};
-  Rate max_rate{};             // largest rate of the candidate that would fit now
-  double predicted_busy_s = 0; // real-time IO per cycle including the candidate
-  double budget_s = 0;         // r_RT·T (× overbooking)
-  double s_avg = 0;            // Eq. 3.16, bytes
-  Rate curve_rate{};           // P(S_avg) of the candidate's direction
-  std::size_t streams = 0;     // N + 1
+  Rate max_rate{};              // largest rate of the candidate that would fit now
+  double predicted_busy_s = 0;  // real-time IO per cycle including the candidate
+  double budget_s = 0;          // r_RT·T (× overbooking)
+  double s_avg = 0;             // Eq. 3.16, bytes
+  Rate curve_rate{};            // P(S_avg) of the candidate's direction
+  std::size_t streams = 0;      // N + 1
 };
 
 class AdmissionController {

@@ -5,7 +5,8 @@
 namespace vigil::admission {
 
 ModelCalibration::ModelCalibration(std::size_t window, std::size_t min_cycles, double ignore_below_s)
-    : predicted_(std::max<std::size_t>(window, 1)), observed_(std::max<std::size_t>(window, 1)),
+    : predicted_(std::max<std::size_t>(window, 1)),
+      observed_(std::max<std::size_t>(window, 1)),
       min_cycles_(std::clamp<std::size_t>(min_cycles, 1, std::max<std::size_t>(window, 1))),
       ignore_below_s_(ignore_below_s) {}
 

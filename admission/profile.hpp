@@ -22,7 +22,7 @@ namespace vigil::admission {
 inline constexpr int kProfileFormat = 1;
 
 struct Curve {
-  std::vector<double> sizes;  // bytes, ascending
+  std::vector<double> sizes;           // bytes, ascending
   std::vector<double> min, mean, max;  // bytes/s at each size (min = mean = max for one run)
   bool empty() const noexcept { return sizes.empty(); }
 };
@@ -42,7 +42,7 @@ ChunkRange near_peak_range(const Curve& seq, double tolerance = 0.05) noexcept;
 
 struct DiskProfile {
   int format = kProfileFormat;
-  std::string device;           // path or sim:PRESET
+  std::string device;  // path or sim:PRESET
   std::uint64_t device_bytes = 0;
   std::uint32_t block_bytes = 4096;
   std::int64_t measured_at_us = 0;
@@ -50,20 +50,20 @@ struct DiskProfile {
   bool quick = false;
   Curve random_read, random_write, seq_read, seq_write;
   ChunkRange read_range, write_range;
-  double command_overhead_s = 0;   // smallest observed command time (1 block, sequential)
-  double access_mean_s = 0;        // mean time of a 1-block random read (seek + rotation on an HDD)
-  double access_max_s = 0;         // worst observed 1-block random read
+  double command_overhead_s = 0;              // smallest observed command time (1 block, sequential)
+  double access_mean_s = 0;                   // mean time of a 1-block random read (seek + rotation on an HDD)
+  double access_max_s = 0;                    // worst observed 1-block random read
   double jitter_p50_s = 0, jitter_p99_s = 0;  // spread of repeated 1-block reads around their median
   // Standard deviation of one stream IO's time within a cycle sweep (rotational delay on an
   // HDD), pooled over the admission curves' runs: a cycle of N IOs varies by √N times this.
   // The statistical policy's margin is built on it. 0 in profiles written before it existed.
   double cycle_io_sd_s = 0;
-  std::vector<double> sustained_write;        // bytes/s per second of a long sequential write (--full)
+  std::vector<double> sustained_write;  // bytes/s per second of a long sequential write (--full)
 
   // Derived parameters (`vigil profile show`).
-  double chunk_bytes() const noexcept;        // a of the write range (recording is the main load), block-aligned
-  Rate peak_rate() const noexcept;            // best sequential throughput
-  Rate slowest_rate() const noexcept;         // worst large-IO throughput measured (min curve)
+  double chunk_bytes() const noexcept;  // a of the write range (recording is the main load), block-aligned
+  Rate peak_rate() const noexcept;      // best sequential throughput
+  Rate slowest_rate() const noexcept;   // worst large-IO throughput measured (min curve)
 };
 
 boost::json::value to_json(const DiskProfile& p);

@@ -42,7 +42,8 @@ class Prober {
     return clock_.now() - t0;
   }
   void flush() {
-    if (auto r = storage::flush_sync(dev_); !r) throw std::runtime_error("profile: flush failed: " + r.error().message());
+    if (auto r = storage::flush_sync(dev_); !r)
+      throw std::runtime_error("profile: flush failed: " + r.error().message());
   }
   std::uint64_t random_offset(std::size_t bytes) {
     std::uniform_int_distribution<std::uint64_t> d(0, (span() - bytes) / block_);
@@ -139,16 +140,20 @@ DiskProfile profile_device(storage::Device& device, const storage::Clock& clock,
         // slowest way to place IOs with a given mean gap (Jensen), so streams placed anywhere
         // do at least this well. Random gaps would flatter the curve.
         std::vector<std::uint64_t> offsets(static_cast<std::size_t>(ios));
-        const std::uint64_t wobble_max = std::min<std::uint64_t>(1 << 20, (p.span() - bytes) / static_cast<std::uint64_t>(ios) / 8);
-        const std::uint64_t stride = (p.span() - bytes - wobble_max) / static_cast<std::uint64_t>(ios) / p.block() * p.block();
-        const std::uint64_t phase = p.random_offset(bytes) % std::max<std::uint64_t>(stride, p.block()) / p.block() * p.block();
+        const std::uint64_t wobble_max =
+            std::min<std::uint64_t>(1 << 20, (p.span() - bytes) / static_cast<std::uint64_t>(ios) / 8);
+        const std::uint64_t stride =
+            (p.span() - bytes - wobble_max) / static_cast<std::uint64_t>(ios) / p.block() * p.block();
+        const std::uint64_t phase =
+            p.random_offset(bytes) % std::max<std::uint64_t>(stride, p.block()) / p.block() * p.block();
         // Each IO moved by a random few tracks (under 1 MiB — the seek distances barely change):
         // real streams' IOs start at unrelated angles, so their rotational delays are independent.
         // Exactly equal strides can land at correlated angles and hide that variance from the
         // runs' spread, which the conservative curve and the statistical margin are built on.
         const std::uint64_t wobble = wobble_max / p.block();
         for (std::size_t i = 0; i < offsets.size(); ++i) {
-          offsets[i] = p.begin() + phase + i * stride + (wobble ? p.random_offset(bytes) / p.block() % wobble * p.block() : 0);
+          offsets[i] =
+              p.begin() + phase + i * stride + (wobble ? p.random_offset(bytes) / p.block() % wobble * p.block() : 0);
         }
         Nanos total{0};
         for (auto off : offsets) total += p.io(write, off, bytes);
@@ -250,7 +255,8 @@ DiskProfile profile_device(storage::Device& device, const storage::Clock& clock,
         prof.sustained_write.push_back(in_second / seconds(now - second_start));
         second_start = now;
         in_second = 0;
-        if (progress) progress(std::min(1.0, (step + seconds(now - start) / o.sustained_seconds) / total_steps), "sustained write");
+        if (progress)
+          progress(std::min(1.0, (step + seconds(now - start) / o.sustained_seconds) / total_steps), "sustained write");
       }
     }
     p.flush();

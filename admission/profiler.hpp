@@ -14,13 +14,13 @@
 namespace vigil::admission {
 
 struct ProfileOptions {
-  bool quick = false;       // < 1 minute on this machine's disk: fewer sizes and repetitions
-  bool full = false;        // add the sustained-write run (write-cache cliffs)
+  bool quick = false;  // < 1 minute on this machine's disk: fewer sizes and repetitions
+  bool full = false;   // add the sustained-write run (write-cache cliffs)
   double sustained_seconds = 60;
   std::uint64_t region_offset = 0;
   std::uint64_t region_bytes = 0;  // 0: from region_offset to the end of the device
   std::uint64_t seed = 1;
-  double cycle_s = 1.0;     // the admission curve is measured as sweeps of one cycle's IOs
+  double cycle_s = 1.0;  // the admission curve is measured as sweeps of one cycle's IOs
   // Write the whole region once first: reads of never-written blocks of a fresh (fallocated)
   // file are answered by the filesystem without touching the device.
   bool prefill = false;

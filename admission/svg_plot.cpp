@@ -50,8 +50,9 @@ std::string svg_plot(const PlotSpec& spec, const std::vector<PlotSeries>& series
   auto px = [&](double x) { return L + (fx(x) - x0) / (x1 - x0) * (W - L - R); };
   auto py = [&](double y) { return H - B - y / y1 * (H - Tm - B); };
   static const char* colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b"};
-  std::string out = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"720\" height=\"420\" font-family=\"sans-serif\" "
-                    "font-size=\"12\">\n<rect width=\"720\" height=\"420\" fill=\"white\"/>\n";
+  std::string out =
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"720\" height=\"420\" font-family=\"sans-serif\" "
+      "font-size=\"12\">\n<rect width=\"720\" height=\"420\" fill=\"white\"/>\n";
   out += "<text x=\"360\" y=\"22\" text-anchor=\"middle\" font-size=\"15\">" + esc(spec.title) + "</text>\n";
   out += "<line x1=\"" + num(L) + "\" y1=\"" + num(H - B) + "\" x2=\"" + num(W - R) + "\" y2=\"" + num(H - B) +
          "\" stroke=\"black\"/>\n<line x1=\"" + num(L) + "\" y1=\"" + num(Tm) + "\" x2=\"" + num(L) + "\" y2=\"" +
@@ -99,7 +100,8 @@ bool png_plot(const PlotSpec& spec, const std::vector<PlotSeries>& series, const
        << "set output " << gp_quote(png_path) << "\n"
        << "set title " << gp_quote(spec.title) << "\n"
        << "set xlabel " << gp_quote(spec.x_label) << "\nset ylabel " << gp_quote(spec.y_label) << "\n"
-       << "set grid\nset key outside right\n" << (spec.log_x ? "set logscale x 2\n" : "");
+       << "set grid\nset key outside right\n"
+       << (spec.log_x ? "set logscale x 2\n" : "");
     for (std::size_t k = 0; k < series.size(); ++k) {
       gp << "$d" << k << " << EOD\n";
       for (std::size_t i = 0; i < series[k].x.size() && i < series[k].y.size(); ++i) {

@@ -41,7 +41,11 @@ class DummyStream final : public CycleStream {
  public:
   // RATE: average bytes per cycle.
   DummyStream(std::uint64_t offset, std::uint64_t region, double rate, bool vbr, std::uint64_t seed)
-      : offset_(offset), region_(region), rate_(rate), vbr_(vbr), rng_(seed),
+      : offset_(offset),
+        region_(region),
+        rate_(rate),
+        vbr_(vbr),
+        rng_(seed),
         buf_(static_cast<std::size_t>(std::ceil(rate * (vbr ? 1.5 : 1.0) / 4096) + 1) * 4096) {}
   StreamIo prepare(std::uint64_t) override {
     // VBR: uniform in [0.5, 1.5] × the average each cycle (peak 1.5×).
@@ -85,7 +89,7 @@ std::vector<StreamDemand> demands(Kind k, double avg_Bps, std::size_t n, std::ui
 
 struct RunResult {
   std::uint64_t misses = 0, stream_cycles = 0;
-  std::vector<StreamIoStats> measured;  // per stream, as the scheduler measured it
+  std::vector<StreamIoStats> measured;    // per stream, as the scheduler measured it
   double predicted_s = 0, rt_busy_s = 0;  // Σ over cycles: the model's and the device's stream IO time
 };
 
@@ -128,7 +132,8 @@ RunResult run_set(const Target& target, const std::vector<StreamDemand>& set, Ki
   Env env(target);
   const Nanos T = std::chrono::duration_cast<Nanos>(std::chrono::duration<double>(target.cycle_s));
   CycleScheduler sched(env.dev(), *env.clock, model,
-                       {.cycle = T, .r_rt = 1.0, .chunk_bytes = 64 << 20, .background_budget = 0s}, env.virtual_clock());
+                       {.cycle = T, .r_rt = 1.0, .chunk_bytes = 64 << 20, .background_budget = 0s},
+                       env.virtual_clock());
   std::vector<std::unique_ptr<DummyStream>> streams;
   const std::uint64_t cap = env.capacity;
   // On the simulated disk the regions are fixed (kSlots of them), so stream i is in the same
@@ -148,8 +153,9 @@ RunResult run_set(const Target& target, const std::vector<StreamDemand>& set, Ki
     const std::uint64_t wobble = std::uniform_int_distribution<std::uint64_t>(0, 255)(place) * 4096;
     const std::uint64_t span = region - wobble;
     const std::uint64_t offset = std::min<std::uint64_t>((i * 2654435761ull % slots) * region + wobble, cap - span);
-    streams.push_back(std::make_unique<DummyStream>(
-        offset / 4096 * 4096, span, set[i].average_rate.bytes_over(target.cycle_s), k == Kind::V, 1000 + i));
+    streams.push_back(std::make_unique<DummyStream>(offset / 4096 * 4096, span,
+                                                    set[i].average_rate.bytes_over(target.cycle_s), k == Kind::V,
+                                                    1000 + i));
     sched.add_stream(set[i].id, *streams.back(), env.clock->now());
   }
   RunResult r;
@@ -176,16 +182,15 @@ std::size_t admitted_count(const AdmissionController& adm, const std::vector<Str
   return set.size();
 }
 
-
 struct ThesisRow {
   double avg_kBps;
   Kind kind;
   int max_n, adm1, adm2, adm3;  // adm3 = 0: n/a
 };
-constexpr ThesisRow kTable35[] = {{250, Kind::C, 44, 39, 43, 0},  {1000, Kind::C, 20, 14, 15, 0},
-                                  {2000, Kind::C, 12, 9, 10, 0},  {250, Kind::V, 44, 30, 34, 43},
+constexpr ThesisRow kTable35[] = {{250, Kind::C, 44, 39, 43, 0},   {1000, Kind::C, 20, 14, 15, 0},
+                                  {2000, Kind::C, 12, 9, 10, 0},   {250, Kind::V, 44, 30, 34, 43},
                                   {1000, Kind::V, 23, 11, 12, 15}, {2000, Kind::V, 11, 7, 8, 10},
-                                  {250, Kind::H, 44, 39, 43, 0},  {1000, Kind::H, 16, 14, 15, 0},
+                                  {250, Kind::H, 44, 39, 43, 0},   {1000, Kind::H, 16, 14, 15, 0},
                                   {2000, Kind::H, 10, 9, 10, 0}};
 
 }  // namespace
@@ -205,8 +210,9 @@ BenchReport admission_bench(const BenchOptions& options) {
     else if (k == "--device") target.file = v, target.real = true;
     else if (k == "--cycle-s") target.cycle_s = std::stod(v);
     else if (k == "--scale") scale = std::stod(v);
-    else throw std::invalid_argument("unknown option " + k +
-                                     " (--cycles N --out DIR --r-rt F --device FILE --cycle-s T --scale X)");
+    else
+      throw std::invalid_argument("unknown option " + k +
+                                  " (--cycles N --out DIR --r-rt F --device FILE --cycle-s T --scale X)");
   }
   if (options.args.size() % 2) throw std::invalid_argument("option " + options.args.back() + " needs a value");
   fs::create_directories(out_dir);
@@ -224,7 +230,8 @@ BenchReport admission_bench(const BenchOptions& options) {
     if (target.cycle_s == 1.0) target.cycle_s = 0.1;
     target.bytes = (options.quick ? 2ull : 4ull) << 30;
     if (!fs::exists(target.file)) cleanup.f = target.file;
-    else if (fs::file_size(target.file) < target.bytes) throw std::invalid_argument(target.file.string() + " is too small");
+    else if (fs::file_size(target.file) < target.bytes)
+      throw std::invalid_argument(target.file.string() + " is too small");
     if (options.quick) cycles = std::min(cycles, 12);
   }
   // The disk's profile, measured the way `vigil profile` does (virtual time: the full one is cheap).
@@ -233,7 +240,8 @@ BenchReport admission_bench(const BenchOptions& options) {
     auto dev = FileDevice::open(target.file, {.create_bytes = fs::exists(target.file) ? 0 : target.bytes});
     if (!dev) throw std::runtime_error("cannot create " + target.file.string() + ": " + dev.error().message());
     SteadyClock clock;
-    profile = profile_device(**dev, clock, {.quick = true, .region_bytes = target.bytes, .cycle_s = target.cycle_s, .prefill = true});
+    profile = profile_device(**dev, clock,
+                             {.quick = true, .region_bytes = target.bytes, .cycle_s = target.cycle_s, .prefill = true});
   } else {
     SimulatedHdd hdd(hdd_preset("wd400bb"));
     profile = profile_device(*hdd.disk, hdd.clock, {.quick = false});
@@ -246,15 +254,19 @@ BenchReport admission_bench(const BenchOptions& options) {
 
   BenchReport r;
   r.name = target.real ? "admission: Table 3.5's method on the real device (rates scaled, real time)"
-                        : "admission: thesis Table 3.5 on the simulated WD400BB-like disk (T = 1 s, virtual time)";
-  r.parameters = {{"disk", target.real ? target.file.string() : "sim:wd400bb"}, {"cycle_s", target.cycle_s},
-                  {"rate_scale", scale}, {"cycles_per_run", cycles}, {"r_rt", r_rt},
+                       : "admission: thesis Table 3.5 on the simulated WD400BB-like disk (T = 1 s, virtual time)";
+  r.parameters = {{"disk", target.real ? target.file.string() : "sim:wd400bb"},
+                  {"cycle_s", target.cycle_s},
+                  {"rate_scale", scale},
+                  {"cycles_per_run", cycles},
+                  {"r_rt", r_rt},
                   {"stream_io", "one unchunked read per stream per cycle, streams spread over the disk"},
                   {"V", "per-cycle size uniform in [0.5, 1.5] x average (peak 1.5x)"},
                   {"H", "rates 10^U(-1,1) x average, rescaled to the row's average"},
-                  {"statistical", "running streams at their measured device time per cycle, the candidate at its declared "
-                                  "average; + z(1 / (2 x cycles)) x stddev of the cycle (rates and rotational delays); "
-                                  "grown one stream at a time from Adm1's set, measured over 60 cycles before each decision"},
+                  {"statistical",
+                   "running streams at their measured device time per cycle, the candidate at its declared "
+                   "average; + z(1 / (2 x cycles)) x stddev of the cycle (rates and rotational delays); "
+                   "grown one stream at a time from Adm1's set, measured over 60 cycles before each decision"},
                   {"adm2_adm3", "mean curve x calibration + the same margin (the thesis's had none)"},
                   {"layout", "stream i in a fixed region of 400 (the same place whatever N), a random < 1 MiB into it"},
                   {"out", out_dir.string()}};
@@ -276,7 +288,8 @@ BenchReport admission_bench(const BenchOptions& options) {
     };
     // MaxN: the largest N with no miss. Gallop from what Adm2 predicts, then bisect.
     const std::size_t guess = std::max<std::size_t>(
-        1, admitted_count(AdmissionController(profile, {.policy = Policy::aggressive, .cycle_s = target.cycle_s, .r_rt = 1.0}),
+        1, admitted_count(AdmissionController(profile,
+                                              {.policy = Policy::aggressive, .cycle_s = target.cycle_s, .r_rt = 1.0}),
                           order));
     std::size_t lo = 0, hi = guess;
     if (misses_at(guess) == 0) {
@@ -305,7 +318,8 @@ BenchReport admission_bench(const BenchOptions& options) {
     // IO time over the profile's prediction while the conservatively admitted set runs.
     double calibration = 1.0;
     {
-      const AdmissionController adm1(profile, {.policy = Policy::conservative, .cycle_s = target.cycle_s, .r_rt = r_rt});
+      const AdmissionController adm1(profile,
+                                     {.policy = Policy::conservative, .cycle_s = target.cycle_s, .r_rt = r_rt});
       const std::size_t k = admitted_count(adm1, order);
       const auto run = run_set(target, {order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k)}, row.kind,
                                measure_cycles, service);
@@ -316,7 +330,8 @@ BenchReport admission_bench(const BenchOptions& options) {
     // the curve at its declared peak. So the set grows one stream at a time, each decision
     // after a measured run of the set so far — from the set Adm1 admits, which runs anyway.
     auto statistical_count = [&](const AdmissionController& adm) {
-      const AdmissionController adm1(profile, {.policy = Policy::conservative, .cycle_s = target.cycle_s, .r_rt = r_rt});
+      const AdmissionController adm1(profile,
+                                     {.policy = Policy::conservative, .cycle_s = target.cycle_s, .r_rt = r_rt});
       std::size_t k = admitted_count(adm1, order);
       for (; k < order.size(); ++k) {
         std::vector<StreamDemand> running(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k));
@@ -338,8 +353,8 @@ BenchReport admission_bench(const BenchOptions& options) {
                      Policy::statistical}) {
       // The mean-curve policies are asked for what MaxN means: no miss in a run of CYCLES cycles,
       // i.e. a cycle over the budget at most once in 2·CYCLES (1/600 for the full run's 300).
-      AdmissionController adm(profile, {.policy = p, .cycle_s = target.cycle_s, .r_rt = r_rt,
-                                        .overbooking = 0.5 / cycles});
+      AdmissionController adm(profile,
+                              {.policy = p, .cycle_s = target.cycle_s, .r_rt = r_rt, .overbooking = 0.5 / cycles});
       adm.set_calibration(calibration);
       n[p] = p == Policy::statistical ? statistical_count(adm) : admitted_count(adm, order);
       if (n[p] > 0 && misses_at(n[p]) > 0) {
@@ -349,7 +364,8 @@ BenchReport admission_bench(const BenchOptions& options) {
     }
     const std::string what = std::to_string(static_cast<int>(row.avg_kBps)) + " kB/s " + kind_name(row.kind);
     const std::string t35 = "seed 002 Table 3.5";
-    r.figures.push_back({"MaxN " + what, "streams", static_cast<double>(max_n), static_cast<double>(row.max_n), t35, true});
+    r.figures.push_back(
+        {"MaxN " + what, "streams", static_cast<double>(max_n), static_cast<double>(row.max_n), t35, true});
     r.figures.push_back({"Adm1 " + what, "streams", static_cast<double>(n[Policy::conservative]),
                          static_cast<double>(row.adm1), t35, true});
     r.figures.push_back({"Adm2 " + what, "streams", static_cast<double>(n[Policy::aggressive]),
@@ -403,7 +419,8 @@ BenchReport admission_bench(const BenchOptions& options) {
     PlotSeries s{"1000 kB/s", {}, {}};
     for (std::size_t n = 0; n <= 18; n += 2) {
       SimulatedHdd sim(hdd_preset("wd400bb"));
-      CycleScheduler sched(*sim.disk, sim.clock, service, {.cycle = 1s, .r_rt = 1.0, .chunk_bytes = 64 << 20}, &sim.clock);
+      CycleScheduler sched(*sim.disk, sim.clock, service, {.cycle = 1s, .r_rt = 1.0, .chunk_bytes = 64 << 20},
+                           &sim.clock);
       std::vector<std::unique_ptr<DummyStream>> streams;
       for (std::size_t i = 0; i < n; ++i) {
         streams.push_back(std::make_unique<DummyStream>((i * 37 % 19) * 2'000'000'000ull, 1ull << 30, 1e6, false, i));
@@ -425,14 +442,13 @@ BenchReport admission_bench(const BenchOptions& options) {
     progress.update(++step);
   }
   progress.finish();
-  for (Policy p : {Policy::analytic, Policy::conservative, Policy::aggressive, Policy::aggressive_average,
-                   Policy::statistical}) {
+  for (Policy p :
+       {Policy::analytic, Policy::conservative, Policy::aggressive, Policy::aggressive_average, Policy::statistical}) {
     std::string rows;
     for (const auto& w : over[p]) rows += (rows.empty() ? "" : ", ") + w;
     // Every policy has a margin for the cycle's variation now (the thesis's Adm2/Adm3 had none).
     r.notes.push_back(std::string(policy_name(p)) + ": " +
-                      (rows.empty() ? "never admitted a set that missed a deadline"
-                                    : "OVER-ADMITTED on " + rows));
+                      (rows.empty() ? "never admitted a set that missed a deadline" : "OVER-ADMITTED on " + rows));
   }
   {
     std::ostringstream cal;
@@ -442,7 +458,8 @@ BenchReport admission_bench(const BenchOptions& options) {
   }
   r.notes.push_back("worst Adm3/MaxN " + std::to_string(worst_adm3) + ", worst statistical/MaxN " +
                     std::to_string(worst_stat) + " (target >= 0.95 on every row)");
-  r.notes.push_back("CSV and SVG: " + (out_dir / "table-3.5.csv").string() + ", fig-3.28-misses.*, fig-3.29-start-latency.*");
+  r.notes.push_back("CSV and SVG: " + (out_dir / "table-3.5.csv").string() +
+                    ", fig-3.28-misses.*, fig-3.29-start-latency.*");
   return r;
 }
 

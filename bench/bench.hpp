@@ -21,8 +21,8 @@ struct BenchOptions {
 
 // One compared figure: ours beside the reference (the seed's number, or the baseline run).
 struct Figure {
-  std::string name;        // e.g. "throughput"
-  std::string unit;        // e.g. "MB/s"
+  std::string name;  // e.g. "throughput"
+  std::string unit;  // e.g. "MB/s"
   double ours = 0;
   double reference = 0;
   std::string reference_source;  // "baseline: plain O_DIRECT writer" or "seed 002 Table 3.5"

@@ -44,10 +44,12 @@ int spawn_logged(const std::vector<std::string>& argv, const fs::path& log) {
   return pid;
 }
 
-BenchVigild::BenchVigild(const fs::path& data, const std::vector<std::string>& extra, const fs::path& log) : data_(data) {
+BenchVigild::BenchVigild(const fs::path& data, const std::vector<std::string>& extra, const fs::path& log)
+    : data_(data) {
   const fs::path vigild = fs::read_symlink("/proc/self/exe").parent_path().parent_path() / "server" / "vigild";
   if (!fs::exists(vigild)) throw std::runtime_error("vigild not found next to vigil (" + vigild.string() + ")");
-  std::vector<std::string> argv{vigild.string(), "--data", data.string(), "--listen", "127.0.0.1:0", "--http-port", "0"};
+  std::vector<std::string> argv{vigild.string(), "--data", data.string(), "--listen", "127.0.0.1:0",
+                                "--http-port",   "0"};
   argv.insert(argv.end(), extra.begin(), extra.end());
   pid_ = spawn_logged(argv, log);
   for (int i = 0; i < 600 && wire_.empty(); ++i) {

@@ -29,14 +29,15 @@ int spawn_logged(const std::vector<std::string>& argv, const std::filesystem::pa
 class BenchVigild {
  public:
   // vigild --data DATA --listen 127.0.0.1:0 --http-port 0 EXTRA...; waits (up to 60 s) until it listens.
-  BenchVigild(const std::filesystem::path& data, const std::vector<std::string>& extra, const std::filesystem::path& log);
+  BenchVigild(const std::filesystem::path& data, const std::vector<std::string>& extra,
+              const std::filesystem::path& log);
   ~BenchVigild();
   BenchVigild(const BenchVigild&) = delete;
   BenchVigild& operator=(const BenchVigild&) = delete;
 
   int pid() const noexcept { return pid_; }
-  const std::string& wire() const noexcept { return wire_; }  // HOST:PORT
-  const std::string& http() const noexcept { return http_; }  // HOST:PORT
+  const std::string& wire() const noexcept { return wire_; }    // HOST:PORT
+  const std::string& http() const noexcept { return http_; }    // HOST:PORT
   const std::string& token() const noexcept { return token_; }  // its admin token (DATA/admin.token)
   // libpq conninfo of its embedded PostgreSQL.
   std::string conninfo() const;

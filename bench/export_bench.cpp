@@ -47,8 +47,8 @@ constexpr double kTargetMs = 300;
 constexpr const char* kMissLine = "msg=\"deadline missed\"";
 
 struct Params {
-  int requests = 40;           // per kind and phase
-  int max_streams = 32;        // recording load: added until admission refuses or this many
+  int requests = 40;     // per kind and phase
+  int max_streams = 32;  // recording load: added until admission refuses or this many
   int archive_cameras = 3;
   double archive_seconds = 90;  // of video per archive camera
   double rate_mbps = 4;
@@ -161,15 +161,16 @@ PhaseResult measure(BenchHttp& http, const std::vector<Round>& rounds, std::int6
   PhaseResult r;
   auto failed = [&](const std::string& what, const HttpTiming& t) {
     ++r.failed;
-    if (r.first_failure.empty()) r.first_failure = what + " answered " + std::to_string(t.status) + " " + t.body.substr(0, 200);
+    if (r.first_failure.empty())
+      r.first_failure = what + " answered " + std::to_string(t.status) + " " + t.body.substr(0, 200);
   };
   for (std::size_t i = 0; i < rounds.size(); ++i) {
     const Round& q = rounds[i];
     std::this_thread::sleep_for(q.pauses[0]);
     {  // export of 10–30 s
       const auto from = q.export_from_us + shift_us;
-      const auto target = "/api/v1/cameras/" + q.export_cam->camera + "/export.mp4?from=" + at(from) + "&to=" +
-                          at(from + q.export_len_us);
+      const auto target = "/api/v1/cameras/" + q.export_cam->camera + "/export.mp4?from=" + at(from) +
+                          "&to=" + at(from + q.export_len_us);
       const auto t = http.get(target);
       if (t.status != 200 || t.body.find("moov") == std::string::npos) failed(target, t);
       r.exports.ttfb.push_back(t.ttfb_ms);
@@ -263,8 +264,9 @@ fs::path make_profile(const Params& p, const fs::path& dir) {
   }
   if (p.disk == "this") return profile_disk_of(dir);
   const fs::path out = dir / "profile.json";
-  const int pid = spawn_logged({fs::read_symlink("/proc/self/exe").string(), "profile", p.disk, "--quick", "-o", out.string()},
-                               dir / "profile.log");
+  const int pid =
+      spawn_logged({fs::read_symlink("/proc/self/exe").string(), "profile", p.disk, "--quick", "-o", out.string()},
+                   dir / "profile.log");
   int status = 0;
   ::waitpid(pid, &status, 0);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) throw std::runtime_error("vigil profile " + p.disk + " failed");
@@ -283,9 +285,11 @@ std::vector<Recorded> wait_for_archive(const std::string& conninfo, std::int64_t
   pqxx::connection c(conninfo);
   for (int i = 0; i < 300; ++i) {
     pqxx::work tx(c);
-    const auto have = tx.exec1(
-        "SELECT COALESCE(sum(s.frame_count), 0) FROM segments s JOIN streams st ON st.id = s.stream_id "
-        "JOIN cameras c ON c.id = st.camera_id WHERE s.state = 'closed' AND c.name LIKE 'archive-%'")[0].as<std::int64_t>();
+    const auto have =
+        tx.exec1(
+              "SELECT COALESCE(sum(s.frame_count), 0) FROM segments s JOIN streams st ON st.id = s.stream_id "
+              "JOIN cameras c ON c.id = st.camera_id WHERE s.state = 'closed' AND c.name LIKE 'archive-%'")[0]
+            .as<std::int64_t>();
     if (have >= frames) {
       std::vector<Recorded> out;
       for (const auto& row : tx.exec(
@@ -325,9 +329,9 @@ BenchReport export_bench(const BenchOptions& options) {
   // The online model check is off, as in `vigil bench ingest`: the replaying clients share the
   // CPUs with vigild's IO thread (and with --disk sim:... the profile is not of this device).
   BenchVigild vigild(dir / "data",
-                     {"--volume", (dir / "vol").string(), "--volume-size", std::to_string(volume_bytes), "--extent-bytes",
-                      std::to_string(extent), "--profile", profile.string(), "--model-check-cycles", "0",
-                      "--no-camera-pull"},
+                     {"--volume", (dir / "vol").string(), "--volume-size", std::to_string(volume_bytes),
+                      "--extent-bytes", std::to_string(extent), "--profile", profile.string(), "--model-check-cycles",
+                      "0", "--no-camera-pull"},
                      log);
   const std::string wire = vigild.wire();
   progress.update(0.2);
@@ -349,9 +353,9 @@ BenchReport export_bench(const BenchOptions& options) {
   std::int64_t archived_frames = 0;
   for (const auto& a : archive) {
     if (!a.complete()) {
-      throw std::runtime_error("recording the archive failed: " +
-                               (a.error.empty() ? std::to_string(a.acked) + " of " + std::to_string(a.sent) + " acknowledged"
-                                                : a.error));
+      throw std::runtime_error(
+          "recording the archive failed: " +
+          (a.error.empty() ? std::to_string(a.acked) + " of " + std::to_string(a.sent) + " acknowledged" : a.error));
     }
     archived_frames += static_cast<std::int64_t>(a.sent);
   }
@@ -378,8 +382,9 @@ BenchReport export_bench(const BenchOptions& options) {
     threads.emplace_back([&, i, opened = std::move(opened)](std::stop_token stop) mutable {
       load[static_cast<std::size_t>(i)] =
           replay(wire, "load-" + std::to_string(i), clip,
-                 {.declared_bps = declared_bps, .seconds = 24 * 3600.0, .stop = stop,
-                  .on_open = [&opened](bool ok) { opened.set_value(ok); }});
+                 {.declared_bps = declared_bps, .seconds = 24 * 3600.0, .stop = stop, .on_open = [&opened](bool ok) {
+                    opened.set_value(ok);
+                  }});
     });
     if (!answer.get()) {
       threads.back().join();
@@ -409,10 +414,11 @@ BenchReport export_bench(const BenchOptions& options) {
   progress.finish();
 
   BenchReport r;
-  r.name = "export: seek/export time to first byte while recording at full admitted load (HTTP -> catalog -> "
-           "interactive IO on the cycle scheduler -> MP4/JPEG/fMP4)";
+  r.name =
+      "export: seek/export time to first byte while recording at full admitted load (HTTP -> catalog -> "
+      "interactive IO on the cycle scheduler -> MP4/JPEG/fMP4)";
   r.parameters = {{"requests_per_kind_and_phase", p.requests},
-                  {"disk_profile", !p.profile.empty()  ? p.profile.string()
+                  {"disk_profile", !p.profile.empty() ? p.profile.string()
                                    : p.disk == "this" ? "this machine's disk (quick profile)"
                                                       : p.disk},
                   {"cycle_s", 1},
@@ -438,8 +444,9 @@ BenchReport export_bench(const BenchOptions& options) {
     r.figures.push_back({name + " TTFB p50, loaded vs unloaded", "ms", l.p50(), u.p50(), base, false});
   };
   kind("export 10-30 s", loaded.exports, idle.exports);
-  r.figures.push_back({"export 10-30 s total p95, loaded vs unloaded", "ms", loaded.exports.pct(loaded.exports.total, 0.95),
-                       idle.exports.pct(idle.exports.total, 0.95), base, false});
+  r.figures.push_back({"export 10-30 s total p95, loaded vs unloaded", "ms",
+                       loaded.exports.pct(loaded.exports.total, 0.95), idle.exports.pct(idle.exports.total, 0.95), base,
+                       false});
   kind("thumbnail", loaded.thumbnails, idle.thumbnails);
   kind("HLS seek (playlist + segment)", loaded.seeks, idle.seeks);
   // The scheduler's own totals, from its heartbeat (every 60 cycles) if one came.
@@ -447,31 +454,34 @@ BenchReport export_bench(const BenchOptions& options) {
     r.parameters["scheduler_heartbeat_misses_total"] = m;
     r.parameters["scheduler_heartbeat_interactive_total"] = last_field(log, "msg=\"disk cycles\"", "interactive");
   }
-  r.figures.push_back({"deadline misses, loaded phase", "misses", static_cast<double>(misses_loaded), 0, "target: 0", false});
+  r.figures.push_back(
+      {"deadline misses, loaded phase", "misses", static_cast<double>(misses_loaded), 0, "target: 0", false});
   r.figures.push_back({"load streams admitted", "streams", static_cast<double>(admitted),
                        static_cast<double>(p.max_streams), "--max-streams", true});
 
-  const bool fast = loaded.exports.p95() <= kTargetMs && loaded.thumbnails.p95() <= kTargetMs &&
-                    loaded.seeks.p95() <= kTargetMs;
+  const bool fast =
+      loaded.exports.p95() <= kTargetMs && loaded.thumbnails.p95() <= kTargetMs && loaded.seeks.p95() <= kTargetMs;
   r.notes.push_back(std::string(fast && misses_loaded == 0 ? "meets" : "misses") +
                     " the target: TTFB p95 <= 300 ms for every kind under load, 0 deadline misses (" +
-                    std::to_string(misses_loaded) + " in the loaded phase, " + std::to_string(misses_run - misses_start) +
-                    " from the baseline on)");
-  r.notes.push_back(admitted < p.max_streams
-                        ? "load: " + std::to_string(admitted) + " streams, then admission refused: " + refusal
-                        : "load: " + std::to_string(admitted) + " streams (--max-streams) use " +
-                              std::to_string(static_cast<int>(100 * admitted_bps / std::max(1.0, admitted_bps + room))) +
-                              " % of what admission would admit: this machine's CPUs, not its disk, bound the load "
-                              "(--disk sim:wd400bb fills admission with a few streams)");
+                    std::to_string(misses_loaded) + " in the loaded phase, " +
+                    std::to_string(misses_run - misses_start) + " from the baseline on)");
+  r.notes.push_back(
+      admitted < p.max_streams
+          ? "load: " + std::to_string(admitted) + " streams, then admission refused: " + refusal
+          : "load: " + std::to_string(admitted) + " streams (--max-streams) use " +
+                std::to_string(static_cast<int>(100 * admitted_bps / std::max(1.0, admitted_bps + room))) +
+                " % of what admission would admit: this machine's CPUs, not its disk, bound the load "
+                "(--disk sim:wd400bb fills admission with a few streams)");
   if (idle.failed + loaded.failed > 0) {
     r.notes.push_back(std::to_string(idle.failed + loaded.failed) + " requests failed; first: " +
                       (idle.first_failure.empty() ? loaded.first_failure : idle.first_failure));
   }
   if (incomplete > 0) r.notes.push_back(std::to_string(incomplete) + " load streams lost or were refused packets");
-  r.notes.push_back("unloaded export TTFB p95 before the load " + std::to_string(before.exports.p95()) + " ms, after it " +
-                    std::to_string(after.exports.p95()) + " ms; thumbnail " + std::to_string(before.thumbnails.p95()) +
-                    " / " + std::to_string(after.thumbnails.p95()) + " ms; HLS seek " + std::to_string(before.seeks.p95()) +
-                    " / " + std::to_string(after.seeks.p95()) + " ms");
+  r.notes.push_back("unloaded export TTFB p95 before the load " + std::to_string(before.exports.p95()) +
+                    " ms, after it " + std::to_string(after.exports.p95()) + " ms; thumbnail " +
+                    std::to_string(before.thumbnails.p95()) + " / " + std::to_string(after.thumbnails.p95()) +
+                    " ms; HLS seek " + std::to_string(before.seeks.p95()) + " / " + std::to_string(after.seeks.p95()) +
+                    " ms");
   r.notes.push_back("bytes exported per phase (loaded): " + std::to_string(static_cast<long long>(loaded.bytes)));
   if (misses_loaded > 0 || idle.failed + loaded.failed > 0) {
     const fs::path kept = p.dir / ("vigil-bench-export-" + std::to_string(::getpid()) + "-vigild.log");

@@ -33,7 +33,9 @@ BenchReport ingest_bench(const BenchOptions& options) {
     else if (k == "--rate-mbps") rate_mbps = std::stod(v);
     else if (k == "--seconds") seconds = std::stod(v);
     else if (k == "--dir") dir_base = v;
-    else throw std::invalid_argument("unknown option " + k + " (--max-streams K | --streams K, --rate-mbps R --seconds S --dir DIR)");
+    else
+      throw std::invalid_argument("unknown option " + k +
+                                  " (--max-streams K | --streams K, --rate-mbps R --seconds S --dir DIR)");
   }
   if (options.args.size() % 2) throw std::invalid_argument("option " + options.args.back() + " needs a value");
   const ScratchDir scratch(dir_base, "vigil-bench-ingest");
@@ -55,8 +57,9 @@ BenchReport ingest_bench(const BenchOptions& options) {
   // vigild's IO thread, so observed IO times include waits for a CPU that a dedicated server
   // would not have (it tripped at 64 streams with the disk 4 % busy).
   BenchVigild vigild(dir / "data",
-                     {"--volume", (dir / "vol").string(), "--volume-size", std::to_string(volume_bytes), "--extent-bytes",
-                      std::to_string(extent), "--profile", profile.string(), "--model-check-cycles", "0"},
+                     {"--volume", (dir / "vol").string(), "--volume-size", std::to_string(volume_bytes),
+                      "--extent-bytes", std::to_string(extent), "--profile", profile.string(), "--model-check-cycles",
+                      "0"},
                      log);
   const std::string wire = vigild.wire();
 
@@ -76,8 +79,8 @@ BenchReport ingest_bench(const BenchOptions& options) {
       std::vector<std::jthread> threads;
       for (int i = 0; i < k; ++i) {
         threads.emplace_back([&, i] {
-          results[static_cast<std::size_t>(i)] = replay(wire, "ingest-" + std::to_string(k) + "-" + std::to_string(i), clip,
-                                                        {.declared_bps = clip_bps * 1.5, .seconds = seconds});
+          results[static_cast<std::size_t>(i)] = replay(wire, "ingest-" + std::to_string(k) + "-" + std::to_string(i),
+                                                        clip, {.declared_bps = clip_bps * 1.5, .seconds = seconds});
         });
       }
       std::this_thread::sleep_for(std::chrono::duration<double>(seconds / 2));
@@ -95,8 +98,8 @@ BenchReport ingest_bench(const BenchOptions& options) {
       if (!good && stopped_because.empty()) {
         stopped_because = "stream " + std::to_string(i) + ": " +
                           (!r.error.empty() ? r.error
-                                            : std::to_string(r.refused) + " refused, " + std::to_string(r.acked) + " of " +
-                                                  std::to_string(r.sent) + " acknowledged");
+                                            : std::to_string(r.refused) + " refused, " + std::to_string(r.acked) +
+                                                  " of " + std::to_string(r.sent) + " acknowledged");
       }
       ok = ok && good;
       bytes += static_cast<double>(r.sent) * clip.bytes / static_cast<double>(clip.packets.size());
@@ -125,17 +128,21 @@ BenchReport ingest_bench(const BenchOptions& options) {
 
   BenchReport r;
   r.name = "ingest: pre-encoded H.264 streams replayed at real time into vigild over the wire protocol";
-  r.parameters = {{"stream_rate_mbps", clip_bps / 1e6}, {"declared_rate_mbps", clip_bps * 1.5 / 1e6},
-                  {"seconds_per_step", seconds}, {"max_streams_tried", max_streams}, {"cycle_s", 1},
+  r.parameters = {{"stream_rate_mbps", clip_bps / 1e6},
+                  {"declared_rate_mbps", clip_bps * 1.5 / 1e6},
+                  {"seconds_per_step", seconds},
+                  {"max_streams_tried", max_streams},
+                  {"cycle_s", 1},
                   {"device", dir.string()}};
   r.figures.push_back({"streams sustained (0 misses, all acked)", "streams", static_cast<double>(best),
                        static_cast<double>(max_streams), "the largest K tried", true});
-  r.figures.push_back({"vigild CPU per Gbit/s ingested", "cores", best_cpu_per_gbit, 0.25, "target (issue [E])", false});
+  r.figures.push_back(
+      {"vigild CPU per Gbit/s ingested", "cores", best_cpu_per_gbit, 0.25, "target (issue [E])", false});
   r.figures.push_back({"ingested at that K", "Gbit/s", best_gbit, best_gbit, "measured", true});
   r.figures.push_back({"memory per stream: double buffer", "MB", best_buffer / 1e6,
                        2 * Rate::from_bps(clip_bps * 1.5).Bps() / 1e6, "2 x T x declared rate", false});
-  r.figures.push_back({"memory per stream: measured RSS growth", "MB", best_rss / 1e6, best_buffer / 1e6,
-                       "the double buffer", false});
+  r.figures.push_back(
+      {"memory per stream: measured RSS growth", "MB", best_rss / 1e6, best_buffer / 1e6, "the double buffer", false});
   if (!stopped_because.empty()) r.notes.push_back(stopped_because);
   if (best > 0) {
     r.notes.push_back(std::string(best_cpu_per_gbit <= 0.25 ? "meets" : "misses") +
@@ -144,7 +151,8 @@ BenchReport ingest_bench(const BenchOptions& options) {
     r.notes.push_back("no step succeeded: nothing to measure");
   }
   r.notes.push_back("the online model check is off (the clients share the CPUs with vigild's IO thread)");
-  if (best == max_streams) r.notes.push_back("no step failed: the limit is above " + std::to_string(max_streams) + " streams");
+  if (best == max_streams)
+    r.notes.push_back("no step failed: the limit is above " + std::to_string(max_streams) + " streams");
   return r;
 }
 

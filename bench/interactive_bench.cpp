@@ -41,9 +41,9 @@ constexpr std::uint64_t MiB = 1 << 20;
 
 struct Params {
   int streams = 32;
-  double load = 0.8;        // of the measured write rate
-  double nu = 50;           // interactive reads per second
-  int seconds = 20;         // per phase
+  double load = 0.8;  // of the measured write rate
+  double nu = 50;     // interactive reads per second
+  int seconds = 20;   // per phase
   std::size_t chunk = 512 * 1024;
   std::size_t depth = 2;
   fs::path dir = fs::temp_directory_path();
@@ -137,33 +137,42 @@ Phase run_ours(const Params& p, const fs::path& file, std::size_t stream_bytes, 
   // no disk profile of its own, so the measured rate is the best model it has.
   LinearServiceModel model(100us, rate);
   CycleScheduler sched(**dev, clock, model,
-                       {.cycle = 1s, .r_rt = 0.9, .chunk_bytes = p.chunk, .depth = p.depth, .preemptible = true,
-                        .background_budget = 0s, .durable_last_write_chunk = true});
+                       {.cycle = 1s,
+                        .r_rt = 0.9,
+                        .chunk_bytes = p.chunk,
+                        .depth = p.depth,
+                        .preemptible = true,
+                        .background_budget = 0s,
+                        .durable_last_write_chunk = true});
   std::vector<std::unique_ptr<FullStream>> streams;
   for (int i = 0; i < p.streams; ++i) {
-    streams.push_back(std::make_unique<FullStream>(kReadRegion + static_cast<std::uint64_t>(i) * ring, ring, stream_bytes));
+    streams.push_back(
+        std::make_unique<FullStream>(kReadRegion + static_cast<std::uint64_t>(i) * ring, ring, stream_bytes));
     sched.add_stream(static_cast<std::uint64_t>(i + 1), *streams.back());
   }
   std::jthread io([&](std::stop_token st) { sched.run(st); });
   AlignedBuffer buf(kReadBytes);
   const auto t0 = Steady::now();
   Phase out;
-  out.reads = drive_reads(p, 11, [&](std::uint64_t off) {
-    std::atomic<bool> done{false};
-    double latency = 0;
-    std::mutex mu;
-    std::condition_variable cv;
-    const auto start = Steady::now();
-    sched.submit({.cls = IoClass::interactive, .offset = off, .buf = buf.span(), .done = [&](const IoOutcome&) {
-                    latency = ms_since(start);
-                    std::lock_guard lock(mu);
-                    done = true;
-                    cv.notify_one();
-                  }});
-    std::unique_lock lock(mu);
-    cv.wait(lock, [&] { return done.load(); });
-    return latency;
-  }, progress, step);
+  out.reads = drive_reads(
+      p, 11,
+      [&](std::uint64_t off) {
+        std::atomic<bool> done{false};
+        double latency = 0;
+        std::mutex mu;
+        std::condition_variable cv;
+        const auto start = Steady::now();
+        sched.submit({.cls = IoClass::interactive, .offset = off, .buf = buf.span(), .done = [&](const IoOutcome&) {
+                        latency = ms_since(start);
+                        std::lock_guard lock(mu);
+                        done = true;
+                        cv.notify_one();
+                      }});
+        std::unique_lock lock(mu);
+        cv.wait(lock, [&] { return done.load(); });
+        return latency;
+      },
+      progress, step);
   io.request_stop();
   io.join();
   const double s = std::chrono::duration<double>(Steady::now() - t0).count();
@@ -206,13 +215,16 @@ Phase run_baseline(const Params& p, const fs::path& file, std::size_t stream_byt
   AlignedBuffer buf(kReadBytes);
   const auto t0 = Steady::now();
   Phase out;
-  out.reads = drive_reads(p, 11, [&](std::uint64_t off) {
-    const auto start = Steady::now();
-    if (::pread(rfd, buf.data(), kReadBytes, static_cast<off_t>(off)) != static_cast<ssize_t>(kReadBytes)) {
-      throw std::runtime_error("baseline read failed");
-    }
-    return ms_since(start);
-  }, progress, step);
+  out.reads = drive_reads(
+      p, 11,
+      [&](std::uint64_t off) {
+        const auto start = Steady::now();
+        if (::pread(rfd, buf.data(), kReadBytes, static_cast<off_t>(off)) != static_cast<ssize_t>(kReadBytes)) {
+          throw std::runtime_error("baseline read failed");
+        }
+        return ms_since(start);
+      },
+      progress, step);
   stop = true;
   writers.clear();
   ::close(rfd);
@@ -238,8 +250,9 @@ BenchReport interactive_bench(const BenchOptions& options) {
     else if (k == "--chunk-kib") p.chunk = static_cast<std::size_t>(std::stoul(v)) * 1024;
     else if (k == "--depth") p.depth = static_cast<std::size_t>(std::stoul(v));
     else if (k == "--dir") p.dir = v;
-    else throw std::invalid_argument("unknown option " + k +
-                                     " (--streams N --load F --nu R --seconds S --chunk-kib K --depth D --dir DIR)");
+    else
+      throw std::invalid_argument("unknown option " + k +
+                                  " (--streams N --load F --nu R --seconds S --chunk-kib K --depth D --dir DIR)");
   }
   if (options.args.size() % 2) throw std::invalid_argument("option " + options.args.back() + " needs a value");
 

@@ -32,11 +32,12 @@ std::size_t sectors_for(double kb) { return static_cast<std::size_t>(std::ceil(k
 
 // A timing-only ST318437LW and a scheduler in npIO or spIO configuration.
 struct Rig {
-  Rig(bool sp, std::uint64_t seed) : hdd([seed] {
-      auto g = hdd_preset("st318437lw");
-      g.seed = seed;
-      return g;
-    }()) {
+  Rig(bool sp, std::uint64_t seed)
+      : hdd([seed] {
+          auto g = hdd_preset("st318437lw");
+          g.seed = seed;
+          return g;
+        }()) {
     model = hdd.model;
     capacity = hdd.capacity;
     const auto& g = model->geometry();
@@ -68,7 +69,10 @@ struct LowPriorityLoad {
       : rig_(rig), bytes_(bytes), write_(write), rng_(seed), buf_(bytes, 4096) {}
   void submit_next() {
     std::uniform_int_distribution<std::uint64_t> pos(0, (rig_.capacity - bytes_) / kSector);
-    rig_.sched->submit({.cls = IoClass::background, .write = write_, .offset = pos(rng_) * kSector, .buf = buf_.span(),
+    rig_.sched->submit({.cls = IoClass::background,
+                        .write = write_,
+                        .offset = pos(rng_) * kSector,
+                        .buf = buf_.span(),
                         .done = [this](const IoOutcome& o) {
                           ++done;
                           moved += bytes_;
@@ -139,7 +143,9 @@ ResponseResult hp_response(bool sp, double kb, double nu, int requests, std::uin
   Nanos at = begin;
   for (int i = 0; i < requests; ++i) {
     at += Nanos(static_cast<std::int64_t>(gap(rng) * 1e9));
-    rig.sched->submit({.cls = IoClass::interactive, .offset = pos(rng) * kSector, .buf = block.span(),
+    rig.sched->submit({.cls = IoClass::interactive,
+                       .offset = pos(rng) * kSector,
+                       .buf = block.span(),
                        .done = [&](const IoOutcome& o) { responses.push_back(ms(o.response())); }},
                       at);
   }
@@ -150,7 +156,8 @@ ResponseResult hp_response(bool sp, double kb, double nu, int requests, std::uin
     r.max_ms = std::max(r.max_ms, x);
   }
   r.mean_ms /= static_cast<double>(responses.size());
-  r.mb_per_s = static_cast<double>(load.moved - moved0) / (static_cast<double>((rig.clock.now() - begin).count()) / 1e9) / 1e6;
+  r.mb_per_s =
+      static_cast<double>(load.moved - moved0) / (static_cast<double>((rig.clock.now() - begin).count()) / 1e9) / 1e6;
   return r;
 }
 
@@ -167,12 +174,12 @@ constexpr T44 kTable44[] = {{50, 8.2, 11.4, 3.9, 9.5},
 struct T42 {
   double kb, nu, np_resp, sp_resp, np_thr, sp_thr;
 };
-constexpr T42 kTable42[] = {{50, 0.5, 19.2, 19.4, 3.39, 2.83},   {50, 1, 21.8, 16.0, 3.36, 2.89},
-                            {50, 2, 20.8, 17.6, 3.32, 2.82},     {50, 5, 21.0, 18.2, 3.18, 2.62},
-                            {50, 10, 21.2, 18.3, 2.95, 2.30},    {50, 20, 21.1, 18.4, 2.49, 1.68},
+constexpr T42 kTable42[] = {{50, 0.5, 19.2, 19.4, 3.39, 2.83},    {50, 1, 21.8, 16.0, 3.36, 2.89},
+                            {50, 2, 20.8, 17.6, 3.32, 2.82},      {50, 5, 21.0, 18.2, 3.18, 2.62},
+                            {50, 10, 21.2, 18.3, 2.95, 2.30},     {50, 20, 21.1, 18.4, 2.49, 1.68},
                             {500, 0.5, 29.2, 15.7, 16.25, 16.40}, {500, 1, 28.1, 15.5, 16.15, 16.20},
-                            {500, 2, 28.2, 16.7, 15.94, 15.77},  {500, 5, 28.6, 16.0, 15.28, 14.58},
-                            {500, 10, 28.9, 16.3, 14.24, 12.48}, {500, 20, 29.4, 16.8, 11.96, 8.57}};
+                            {500, 2, 28.2, 16.7, 15.94, 15.77},   {500, 5, 28.6, 16.0, 15.28, 14.58},
+                            {500, 10, 28.9, 16.3, 14.24, 12.48},  {500, 20, 29.4, 16.8, 11.96, 8.57}};
 // Thesis Table 4.3 (2000 kB): mean and max response without / with preemption (ms).
 struct T43 {
   double nu, np_mean, np_max, sp_mean, sp_max;
@@ -226,7 +233,8 @@ BenchReport preempt_bench(const BenchOptions& options) {
       const std::string what = std::string(write ? "WR " : "RD ") + num(row.kb) + " kB";
       r.figures.push_back({"ExpWait npIO " + what, "ms", np.exp_wait_ms, write ? row.np_wr : row.np_rd, t44, false});
       r.figures.push_back({"ExpWait spIO " + what, "ms", sp.exp_wait_ms, write ? row.sp_wr : row.sp_rd, t44, false});
-      r.figures.push_back({"throughput spIO/npIO " + what, "MB/s", sp.mb_per_s, np.mb_per_s, "baseline: npIO, same run", true});
+      r.figures.push_back(
+          {"throughput spIO/npIO " + what, "MB/s", sp.mb_per_s, np.mb_per_s, "baseline: npIO, same run", true});
       if (!write) worst_loss = std::max(worst_loss, 1 - sp.mb_per_s / np.mb_per_s);
       progress.update(++step);
     }
@@ -265,8 +273,9 @@ BenchReport preempt_bench(const BenchOptions& options) {
                     " thesis figures reproduced within +-20 % (the target)");
   r.notes.push_back("largest spIO read throughput loss vs npIO without preemption: " +
                     std::to_string(100 * worst_loss) + " % (target <= 5 %)");
-  r.notes.push_back("Table 4.3's 'no preempt' column is the thesis's spIO without preemption; ours is npIO "
-                    "(128 kB commands), the same non-preemptible behaviour at a coarser grain");
+  r.notes.push_back(
+      "Table 4.3's 'no preempt' column is the thesis's spIO without preemption; ours is npIO "
+      "(128 kB commands), the same non-preemptible behaviour at a coarser grain");
   return r;
 }
 

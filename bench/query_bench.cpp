@@ -28,18 +28,22 @@ constexpr std::int64_t kSegmentUs = 512 * kSecond;
 void seed(pqxx::connection& c, const std::string& prefix, int cameras, std::int64_t t0, std::int64_t span,
           std::int64_t gap_every) {
   pqxx::work tx(c);
-  const auto disk = tx.exec1(
-      "INSERT INTO disks (node, device_path, capacity_bytes) VALUES ('bench', 'bench-" + tx.esc(prefix) +
-      "', 1099511627776) RETURNING id")[0].as<std::int64_t>();
-  const auto volume = tx.exec_params1(
-      "INSERT INTO volumes (disk_id, path, capacity_bytes, extent_bytes) VALUES ($1, 'bench', 1099511627776, "
-      "268435456) RETURNING id", disk)[0].as<std::int64_t>();
-  tx.exec_params0(
-      "INSERT INTO cameras (name) SELECT $1::text || '-' || i FROM generate_series(1, $2::int) i", prefix, cameras);
+  const auto disk = tx.exec1("INSERT INTO disks (node, device_path, capacity_bytes) VALUES ('bench', 'bench-" +
+                             tx.esc(prefix) + "', 1099511627776) RETURNING id")[0]
+                        .as<std::int64_t>();
+  const auto volume =
+      tx.exec_params1(
+            "INSERT INTO volumes (disk_id, path, capacity_bytes, extent_bytes) VALUES ($1, 'bench', 1099511627776, "
+            "268435456) RETURNING id",
+            disk)[0]
+          .as<std::int64_t>();
+  tx.exec_params0("INSERT INTO cameras (name) SELECT $1::text || '-' || i FROM generate_series(1, $2::int) i", prefix,
+                  cameras);
   tx.exec_params0(
       "INSERT INTO streams (camera_id, disk_id, codec, declared_rate_bps, admitted_rate_bps, state, started_at_us, "
       "ended_at_us) SELECT id, $2, 'h264', 4000000, 4000000, 'stopped', $3::bigint, $3::bigint + $4::bigint FROM cameras "
-      "WHERE name LIKE $1::text || '-%'", prefix, disk, t0, span);
+      "WHERE name LIKE $1::text || '-%'",
+      prefix, disk, t0, span);
   tx.exec_params0(
       "INSERT INTO segments (stream_id, volume_id, state, start_us, end_us, data_bytes, frame_count, checksum_crc32c, "
       "closed_at_us) SELECT s.id, $2::bigint, 'closed', t, least(t + $5::bigint, $3::bigint + $4::bigint), 268435456, "
@@ -72,7 +76,9 @@ Latency measure(BenchHttp& client, const std::string& target, int n, Progress& p
     progress.update(++done / total);
   }
   std::sort(ms.begin(), ms.end());
-  auto pct = [&](double p) { return ms[std::min(ms.size() - 1, static_cast<std::size_t>(p * static_cast<double>(ms.size())))]; };
+  auto pct = [&](double p) {
+    return ms[std::min(ms.size() - 1, static_cast<std::size_t>(p * static_cast<double>(ms.size())))];
+  };
   return {pct(0.5), pct(0.95), ms.back(), bytes};
 }
 
@@ -80,7 +86,8 @@ Latency measure(BenchHttp& client, const std::string& target, int n, Progress& p
 
 BenchReport query_bench(const BenchOptions& options) {
   const int requests = options.quick ? 40 : 300;
-  if (!options.args.empty()) throw std::invalid_argument("unknown option " + options.args.front() + " (query takes --quick, --json)");
+  if (!options.args.empty())
+    throw std::invalid_argument("unknown option " + options.args.front() + " (query takes --quick, --json)");
   const ScratchDir scratch(fs::temp_directory_path(), "vigil-bench-query");
   const fs::path& dir = scratch.path();
 
@@ -110,8 +117,11 @@ BenchReport query_bench(const BenchOptions& options) {
 
   BenchReport r;
   r.name = "query: timeline over HTTP on a seeded catalog (HTTP -> catalog pool -> PostgreSQL -> JSON)";
-  r.parameters = {{"requests_per_shape", requests}, {"segment_s", 512}, {"month_segments", 30 * 86400 / 512},
-                  {"site_cameras", 256}, {"site_segments_per_camera", 86400 / 512 + 1}};
+  r.parameters = {{"requests_per_shape", requests},
+                  {"segment_s", 512},
+                  {"month_segments", 30 * 86400 / 512},
+                  {"site_cameras", 256},
+                  {"site_segments_per_camera", 86400 / 512 + 1}};
   r.figures.push_back({"timeline p95, 1 camera x 30 days", "ms", month.p95_ms, 50, "target (issue [F])", false});
   r.figures.push_back({"timeline p50, 1 camera x 30 days", "ms", month.p50_ms, 50, "target p95 (issue [F])", false});
   r.figures.push_back({"timeline p95, 256 cameras x 24 h", "ms", site.p95_ms, 250, "target (issue [F])", false});

@@ -4,13 +4,19 @@ namespace vigil::bench {
 
 const std::map<std::string, BenchEntry>& registry() {
   static const std::map<std::string, BenchEntry> table{
-      {"admission", {"thesis Table 3.5 on the simulated WD400BB: MaxN vs what each policy admits; Figs. 3.28/3.29", admission_bench}},
+      {"admission",
+       {"thesis Table 3.5 on the simulated WD400BB: MaxN vs what each policy admits; Figs. 3.28/3.29",
+        admission_bench}},
       {"store", {"N streams written through the storage engine vs a plain O_DIRECT writer", store_bench}},
       {"preempt", {"Semi-preemptible IO on the simulated ST318437LW: thesis Tables 4.2-4.4", preempt_bench}},
-      {"ingest", {"K pre-encoded streams replayed at real time into vigild: streams sustained, CPU per Gbit/s", ingest_bench}},
-      {"query", {"HTTP timeline queries on a seeded catalog: 1 camera x 30 days, 256 cameras x 24 h (p95)", query_bench}},
-      {"export", {"seek/export time to first byte (p95) while recording at full admitted load vs unloaded", export_bench}},
-      {"interactive", {"64 KiB interactive reads under admitted recording load vs page-cache writers", interactive_bench}},
+      {"ingest",
+       {"K pre-encoded streams replayed at real time into vigild: streams sustained, CPU per Gbit/s", ingest_bench}},
+      {"query",
+       {"HTTP timeline queries on a seeded catalog: 1 camera x 30 days, 256 cameras x 24 h (p95)", query_bench}},
+      {"export",
+       {"seek/export time to first byte (p95) while recording at full admitted load vs unloaded", export_bench}},
+      {"interactive",
+       {"64 KiB interactive reads under admitted recording load vs page-cache writers", interactive_bench}},
   };
   return table;
 }

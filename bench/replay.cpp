@@ -28,10 +28,14 @@ namespace vigil::bench {
 ReplayClip make_replay_clip(const fs::path& dir, double rate_bps, const std::string& size) {
   const fs::path file = dir / "clip.mp4";
   const auto kbps = std::to_string(static_cast<long>(rate_bps / 1000)) + "k";
-  const int pid = spawn_logged({"ffmpeg", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=" + size + ":rate=25",
-                               "-t", "10", "-c:v", "libx264", "-preset", "ultrafast", "-b:v", kbps, "-maxrate", kbps,
-                               "-bufsize", kbps, "-g", "25", "-bf", "0", "-pix_fmt", "yuv420p", file.string()},
-                              dir / "ffmpeg.log");
+  const int pid = spawn_logged({"ffmpeg",   "-loglevel", "error",      "-y",
+                                "-f",       "lavfi",     "-i",         "testsrc2=size=" + size + ":rate=25",
+                                "-t",       "10",        "-c:v",       "libx264",
+                                "-preset",  "ultrafast", "-b:v",       kbps,
+                                "-maxrate", kbps,        "-bufsize",   kbps,
+                                "-g",       "25",        "-bf",        "0",
+                                "-pix_fmt", "yuv420p",   file.string()},
+                               dir / "ffmpeg.log");
   int status = 0;
   ::waitpid(pid, &status, 0);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) throw std::runtime_error("ffmpeg failed (see ffmpeg.log)");
@@ -45,7 +49,8 @@ ReplayClip make_replay_clip(const fs::path& dir, double rate_bps, const std::str
   const AVCodecParameters* par = fmt->streams[v]->codecpar;
   c.width = par->width;
   c.height = par->height;
-  if (par->extradata) c.extradata.assign(reinterpret_cast<const char*>(par->extradata), static_cast<std::size_t>(par->extradata_size));
+  if (par->extradata)
+    c.extradata.assign(reinterpret_cast<const char*>(par->extradata), static_cast<std::size_t>(par->extradata_size));
   AVPacket* p = av_packet_alloc();
   while (av_read_frame(fmt, p) >= 0) {
     if (p->stream_index == v) {
@@ -108,7 +113,8 @@ ReplayResult replay(const std::string& wire, const std::string& name, const Repl
     };
     for (std::size_t i = 0; i < total && !options.stop.stop_requested();) {
       // 100 ms of media (2-3 packets) per burst, sent at its time.
-      std::this_thread::sleep_until(t0 + std::chrono::microseconds(static_cast<std::int64_t>(tick_us * static_cast<double>(i))));
+      std::this_thread::sleep_until(
+          t0 + std::chrono::microseconds(static_cast<std::int64_t>(tick_us * static_cast<double>(i))));
       const std::size_t end = std::min(total, i + 3);
       for (; i < end; ++i) {
         const auto& p = clip.packets[i % clip.packets.size()];
@@ -139,8 +145,7 @@ ReplayResult replay(const std::string& wire, const std::string& name, const Repl
     ::shutdown(c.native_handle(), SHUT_WR);
     try {
       for (;;) take(c.receive());
-    } catch (const std::exception&) {
-    }
+    } catch (const std::exception&) {}
   } catch (const std::exception& e) {
     r.error = e.what();
   }

@@ -33,8 +33,8 @@ constexpr std::uint64_t kExtentBytes = 16 << 20;
 
 struct StoreParams {
   int streams = 32;
-  double rate_mbps = 4.0;   // per stream
-  int seconds = 60;         // of recorded video (cycles of T = 1 s), written as fast as possible
+  double rate_mbps = 4.0;  // per stream
+  int seconds = 60;        // of recorded video (cycles of T = 1 s), written as fast as possible
   int fps = 25;
   fs::path dir = fs::temp_directory_path();
   IoBackend backend = IoBackend::automatic;
@@ -73,8 +73,10 @@ Measured run_engine(const StoreParams& p, const fs::path& file, std::uint64_t fi
   std::uint64_t next_segment = 1;
   for (int s = 0; s < p.streams; ++s) {
     // A segment closes when its next batch might not fit: one extent per segment, none wasted.
-    writers.push_back(std::make_unique<SegmentWriter>(
-        **vol, s + 1, SegmentWriterOptions{.buffer_bytes = half_bytes, .max_segment_bytes = kExtentBytes - 2 * half_bytes}));
+    writers.push_back(
+        std::make_unique<SegmentWriter>(**vol, s + 1,
+                                        SegmentWriterOptions{.buffer_bytes = half_bytes,
+                                                             .max_segment_bytes = kExtentBytes - 2 * half_bytes}));
     if (auto r = writers.back()->open_segment(next_segment++, {}, 1, 0); !r) throw std::runtime_error("open_segment");
   }
   Progress progress("store: engine", p.seconds);
@@ -170,8 +172,11 @@ BenchReport store_bench(const BenchOptions& options) {
     else if (k == "--rate-mbps") p.rate_mbps = std::stod(v);
     else if (k == "--seconds") p.seconds = std::stoi(v);
     else if (k == "--dir") p.dir = v;
-    else if (k == "--backend") p.backend = v == "sync" ? IoBackend::sync : v == "io_uring" ? IoBackend::io_uring : IoBackend::automatic;
-    else throw std::invalid_argument("unknown option " + k + " (--streams N --rate-mbps R --seconds S --dir DIR --backend io_uring|sync)");
+    else if (k == "--backend")
+      p.backend = v == "sync" ? IoBackend::sync : v == "io_uring" ? IoBackend::io_uring : IoBackend::automatic;
+    else
+      throw std::invalid_argument("unknown option " + k +
+                                  " (--streams N --rate-mbps R --seconds S --dir DIR --backend io_uring|sync)");
   }
   if (options.args.size() % 2) throw std::invalid_argument("option " + options.args.back() + " needs a value");
   const double total = p.streams * Rate::from_bps(p.rate_mbps * 1e6).bytes_over(p.seconds);
@@ -198,10 +203,16 @@ BenchReport store_bench(const BenchOptions& options) {
 
   BenchReport r;
   r.name = "store: N streams through the storage engine vs a plain O_DIRECT writer";
-  r.parameters = {{"streams", p.streams}, {"rate_mbps_per_stream", p.rate_mbps}, {"recorded_seconds", p.seconds},
-                  {"fps", p.fps}, {"cycle_s", 1}, {"payload_bytes", total}, {"dir", p.dir.string()},
+  r.parameters = {{"streams", p.streams},
+                  {"rate_mbps_per_stream", p.rate_mbps},
+                  {"recorded_seconds", p.seconds},
+                  {"fps", p.fps},
+                  {"cycle_s", 1},
+                  {"payload_bytes", total},
+                  {"dir", p.dir.string()},
                   {"device", std::string("FileDevice, backend ") + io_backend_name(p.backend)}};
-  r.figures.push_back({"throughput", "MB/s", ours.mb_per_s(), plain.mb_per_s(), "baseline: plain O_DIRECT writer, same run", true});
+  r.figures.push_back(
+      {"throughput", "MB/s", ours.mb_per_s(), plain.mb_per_s(), "baseline: plain O_DIRECT writer, same run", true});
   r.figures.push_back({"cpu per GB", "CPU s/GB", ours.cpu_s_per_gb(), plain.cpu_s_per_gb(),
                        "baseline: plain O_DIRECT writer, same run", false});
   const double tput = r.figures[0].ratio(), cpu = r.figures[1].ratio();

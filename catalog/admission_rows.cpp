@@ -32,9 +32,10 @@ std::optional<DiskRow> disk_row(pqxx::work& tx, std::int64_t disk_id) {
 }
 
 std::optional<StoredProfile> stored_profile(pqxx::work& tx, std::int64_t disk_id) {
-  auto r = tx.exec_params("SELECT id, disk_id, measured_at_us, profile::text FROM disk_profiles WHERE disk_id = $1 "
-                          "ORDER BY measured_at_us DESC, id DESC LIMIT 1",
-                          disk_id);
+  auto r = tx.exec_params(
+      "SELECT id, disk_id, measured_at_us, profile::text FROM disk_profiles WHERE disk_id = $1 "
+      "ORDER BY measured_at_us DESC, id DESC LIMIT 1",
+      disk_id);
   if (r.empty()) return std::nullopt;
   return StoredProfile{r[0][0].as<std::int64_t>(), r[0][1].as<std::int64_t>(), r[0][2].as<std::int64_t>(),
                        r[0][3].as<std::string>()};

@@ -34,8 +34,8 @@ struct DecisionCursor {
 struct DecisionQuery {
   std::int64_t from_us = 0, to_us = 0;  // decided_at_us in [from_us, to_us]
   std::optional<std::int64_t> disk_id;
-  std::optional<std::string> camera;    // by the decision's camera or its stream's
-  std::optional<std::string> outcome;   // admitted | refused
+  std::optional<std::string> camera;   // by the decision's camera or its stream's
+  std::optional<std::string> outcome;  // admitted | refused
   std::size_t limit = 100;
   std::optional<DecisionCursor> after;  // the page after this row
 };

@@ -66,13 +66,13 @@ class Batcher {
   std::string conninfo_;
   BatcherOptions options_;
   mutable std::mutex mu_;
-  std::condition_variable_any wake_;     // batcher: work arrived / stop
-  std::condition_variable done_;         // flush(): progress made
+  std::condition_variable_any wake_;  // batcher: work arrived / stop
+  std::condition_variable done_;      // flush(): progress made
   std::deque<Item> queue_;
   std::uint64_t enqueued_ = 0, finished_ = 0, committed_ = 0, rejected_ = 0, batches_ = 0;
-  std::uint64_t flush_target_ = 0;       // flush() waits for finished_ to reach this
+  std::uint64_t flush_target_ = 0;          // flush() waits for finished_ to reach this
   std::unique_ptr<pqxx::connection> conn_;  // the batcher thread's own
-  std::jthread thread_;                  // last: started after everything above exists
+  std::jthread thread_;                     // last: started after everything above exists
 };
 
 }  // namespace vigil::catalog

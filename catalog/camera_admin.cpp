@@ -33,8 +33,9 @@ std::optional<T> opt(const pqxx::field& f) {
 void check_camera_url(const std::string& url) {
   static const std::regex ok("^(rtsp|rtsps|http|https|file)://[^\\s]+$");
   if (url.size() > 2048 || url.find('\0') != std::string::npos || !std::regex_match(url, ok)) {
-    throw CatalogError::invalid("camera URL: expected rtsp://, rtsps://, http(s):// or file:// without spaces, "
-                                "at most 2048 bytes");
+    throw CatalogError::invalid(
+        "camera URL: expected rtsp://, rtsps://, http(s):// or file:// without spaces, "
+        "at most 2048 bytes");
   }
 }
 
@@ -46,9 +47,10 @@ std::int64_t create_camera(pqxx::work& tx, const NewCamera& c) {
     check_camera_url(*c.substream_url);
   }
   check_retention(c.retention_days);
-  auto r = tx.exec_params("INSERT INTO cameras (name, url, substream_url, enabled, retention_days) "
-                          "VALUES ($1, $2, $3, $4, $5) ON CONFLICT (name) DO NOTHING RETURNING id",
-                          c.name, c.url, c.substream_url, c.enabled, c.retention_days);
+  auto r = tx.exec_params(
+      "INSERT INTO cameras (name, url, substream_url, enabled, retention_days) "
+      "VALUES ($1, $2, $3, $4, $5) ON CONFLICT (name) DO NOTHING RETURNING id",
+      c.name, c.url, c.substream_url, c.enabled, c.retention_days);
   if (r.empty()) throw CatalogError::conflict("a camera named '" + c.name + "' exists already");
   return r[0][0].as<std::int64_t>();
 }
@@ -88,10 +90,11 @@ bool update_camera(pqxx::work& tx, const std::string& name, const CameraChange& 
   const auto sub = ch.substream_url ? *ch.substream_url : opt<std::string>(cur[0][1]);
   if (sub && !url) throw CatalogError::invalid("substream_url needs a url (clear substream_url too)");
   // Each setting is written only when given: $n::boolean IS NULL keeps the column.
-  tx.exec_params0("UPDATE cameras SET enabled = COALESCE($2, enabled), url = $3, substream_url = $4, "
-                  "retention_days = CASE WHEN $5 THEN $6 ELSE retention_days END WHERE name = $1",
-                  name, ch.enabled, url, sub, ch.retention_days.has_value(),
-                  ch.retention_days ? *ch.retention_days : std::optional<int>());
+  tx.exec_params0(
+      "UPDATE cameras SET enabled = COALESCE($2, enabled), url = $3, substream_url = $4, "
+      "retention_days = CASE WHEN $5 THEN $6 ELSE retention_days END WHERE name = $1",
+      name, ch.enabled, url, sub, ch.retention_days.has_value(),
+      ch.retention_days ? *ch.retention_days : std::optional<int>());
   return true;
 }
 
@@ -134,10 +137,11 @@ std::optional<std::vector<StreamInfo>> camera_streams(pqxx::work& tx, const std:
 Removal remove_or_disable_camera(pqxx::work& tx, const std::string& name) {
   if (!is_valid_camera_name(name)) return Removal::none;
   if (tx.exec_params("SELECT 1 FROM cameras WHERE name = $1 FOR UPDATE", name).empty()) return Removal::none;
-  auto r = tx.exec_params("DELETE FROM cameras c WHERE name = $1 AND NOT EXISTS "
-                          "(SELECT 1 FROM streams s WHERE s.camera_id = c.id) "
-                          "AND NOT EXISTS (SELECT 1 FROM events e WHERE e.camera_id = c.id) RETURNING id",
-                          name);
+  auto r = tx.exec_params(
+      "DELETE FROM cameras c WHERE name = $1 AND NOT EXISTS "
+      "(SELECT 1 FROM streams s WHERE s.camera_id = c.id) "
+      "AND NOT EXISTS (SELECT 1 FROM events e WHERE e.camera_id = c.id) RETURNING id",
+      name);
   if (!r.empty()) return Removal::deleted;
   tx.exec_params0("UPDATE cameras SET enabled = false WHERE name = $1", name);
   return Removal::disabled;
@@ -145,8 +149,9 @@ Removal remove_or_disable_camera(pqxx::work& tx, const std::string& name) {
 
 std::map<std::uint64_t, storage::StreamRetention> camera_retention(pqxx::work& tx) {
   std::map<std::uint64_t, storage::StreamRetention> out;
-  auto rows = tx.exec("SELECT s.id, c.retention_days FROM streams s JOIN cameras c ON c.id = s.camera_id "
-                      "WHERE c.retention_days IS NOT NULL");
+  auto rows = tx.exec(
+      "SELECT s.id, c.retention_days FROM streams s JOIN cameras c ON c.id = s.camera_id "
+      "WHERE c.retention_days IS NOT NULL");
   for (const auto& r : rows) {
     storage::StreamRetention ret;
     ret.max_age_us = static_cast<std::int64_t>(r[1].as<int>()) * 86'400'000'000LL;

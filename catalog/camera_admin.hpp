@@ -43,7 +43,7 @@ struct NewCamera {
 struct CameraChange {
   std::optional<bool> enabled;
   std::optional<std::optional<std::string>> url, substream_url;  // inner nullopt: clear
-  std::optional<std::optional<int>> retention_days;               // inner nullopt: clear
+  std::optional<std::optional<int>> retention_days;              // inner nullopt: clear
 };
 
 struct StreamInfo {

@@ -21,7 +21,8 @@ void check_url(const std::string& url) {
   // and relays. Never a shell: the URL is one argv entry of the recorder.
   static const std::regex ok("^(rtsp|rtsps|http|https|file)://[^\\s]+$");
   if (url.size() > 2048 || !std::regex_match(url, ok)) {
-    throw CatalogError::invalid("camera URL '" + url + "': expected rtsp://, rtsps://, http(s):// or file:// without spaces");
+    throw CatalogError::invalid("camera URL '" + url +
+                                "': expected rtsp://, rtsps://, http(s):// or file:// without spaces");
   }
 }
 
@@ -38,10 +39,11 @@ std::int64_t add_camera(pqxx::work& tx, const std::string& name, const std::stri
   check_url(url);
   if (substream_url) check_url(*substream_url);
   return tx
-      .exec_params1("INSERT INTO cameras (name, url, substream_url, enabled) VALUES ($1, $2, $3, true) "
-                    "ON CONFLICT (name) DO UPDATE SET url = EXCLUDED.url, substream_url = EXCLUDED.substream_url, "
-                    "enabled = true RETURNING id",
-                    name, url, substream_url)[0]
+      .exec_params1(
+          "INSERT INTO cameras (name, url, substream_url, enabled) VALUES ($1, $2, $3, true) "
+          "ON CONFLICT (name) DO UPDATE SET url = EXCLUDED.url, substream_url = EXCLUDED.substream_url, "
+          "enabled = true RETURNING id",
+          name, url, substream_url)[0]
       .as<std::int64_t>();
 }
 
@@ -66,10 +68,11 @@ std::vector<CameraRow> list_cameras(pqxx::work& tx) {
 }
 
 bool remove_camera(pqxx::work& tx, const std::string& name) {
-  auto r = tx.exec_params("DELETE FROM cameras c WHERE name = $1 AND NOT EXISTS "
-                          "(SELECT 1 FROM streams s WHERE s.camera_id = c.id) "
-                          "AND NOT EXISTS (SELECT 1 FROM events e WHERE e.camera_id = c.id) RETURNING id",
-                          name);
+  auto r = tx.exec_params(
+      "DELETE FROM cameras c WHERE name = $1 AND NOT EXISTS "
+      "(SELECT 1 FROM streams s WHERE s.camera_id = c.id) "
+      "AND NOT EXISTS (SELECT 1 FROM events e WHERE e.camera_id = c.id) RETURNING id",
+      name);
   if (!r.empty()) return true;
   return !tx.exec_params("UPDATE cameras SET enabled = false WHERE name = $1 RETURNING id", name).empty();
 }

@@ -104,10 +104,9 @@ std::vector<std::string> unknown_cameras(pqxx::transaction_base& tx, const std::
   std::vector<std::string> out;
   const auto arr = word_array(names, is_valid_camera_name, "camera name");
   if (!arr) return out;
-  for (const auto& row : tx.exec_params(
-           "SELECT u.n FROM unnest($1::text[]) WITH ORDINALITY AS u(n, i) "
-           "WHERE NOT EXISTS (SELECT 1 FROM cameras c WHERE c.name = u.n) ORDER BY u.i",
-           arr)) {
+  for (const auto& row : tx.exec_params("SELECT u.n FROM unnest($1::text[]) WITH ORDINALITY AS u(n, i) "
+                                        "WHERE NOT EXISTS (SELECT 1 FROM cameras c WHERE c.name = u.n) ORDER BY u.i",
+                                        arr)) {
     out.push_back(row[0].as<std::string>());
   }
   return out;
@@ -202,8 +201,8 @@ EventPage find_events(pqxx::transaction_base& tx, const EventQuery& q) {
     after_id = q.after->id;
   }
   const auto rows = tx.exec_params(find_events_sql(), q.pad.before_us, q.pad.after_us, q.from_us, q.to_us, cameras,
-                                   types, classes, zx0, zy0, zx1, zy1, q.attributes_json, q.min_confidence,
-                                   after_start, after_id, static_cast<std::int64_t>(q.limit) + 1);
+                                   types, classes, zx0, zy0, zx1, zy1, q.attributes_json, q.min_confidence, after_start,
+                                   after_id, static_cast<std::int64_t>(q.limit) + 1);
   EventPage page;
   for (const auto& row : rows) {
     if (page.events.size() == q.limit) {

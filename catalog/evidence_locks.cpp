@@ -12,16 +12,18 @@ std::int64_t add_evidence_lock(pqxx::work& tx, const LockRequest& r) {
   if (r.end_us <= r.start_us) throw CatalogError::invalid("evidence lock: the range must end after it starts");
   if (r.reason.empty()) throw CatalogError::invalid("evidence lock: a reason is required");
   return tx
-      .exec_params1("INSERT INTO evidence_locks (stream_id, start_us, end_us, reason, locked_by) "
-                    "VALUES ($1, $2, $3, $4, $5) RETURNING id",
-                    r.stream_id, r.start_us, r.end_us, r.reason, r.locked_by)[0]
+      .exec_params1(
+          "INSERT INTO evidence_locks (stream_id, start_us, end_us, reason, locked_by) "
+          "VALUES ($1, $2, $3, $4, $5) RETURNING id",
+          r.stream_id, r.start_us, r.end_us, r.reason, r.locked_by)[0]
       .as<std::int64_t>();
 }
 
 bool remove_evidence_lock(pqxx::work& tx, std::int64_t id) {
-  auto r = tx.exec_params("UPDATE evidence_locks SET unlocked_at_us = GREATEST(vigil_now_us(), locked_at_us) "
-                          "WHERE id = $1 AND unlocked_at_us IS NULL",
-                          id);
+  auto r = tx.exec_params(
+      "UPDATE evidence_locks SET unlocked_at_us = GREATEST(vigil_now_us(), locked_at_us) "
+      "WHERE id = $1 AND unlocked_at_us IS NULL",
+      id);
   return r.affected_rows() == 1;
 }
 
@@ -29,7 +31,8 @@ std::optional<std::vector<std::int64_t>> lock_camera_range(pqxx::work& tx, const
                                                            std::int64_t start_us, std::int64_t end_us,
                                                            const std::string& reason, const std::string& locked_by) {
   if (end_us <= start_us) throw CatalogError::invalid("evidence lock: the range must end after it starts");
-  if (reason.empty() || reason.size() > 1000) throw CatalogError::invalid("evidence lock: a reason of 1-1000 bytes is required");
+  if (reason.empty() || reason.size() > 1000)
+    throw CatalogError::invalid("evidence lock: a reason of 1-1000 bytes is required");
   auto cam = tx.exec_params("SELECT id FROM cameras WHERE name = $1", camera);
   if (cam.empty()) return std::nullopt;
   // Streams still recording have no end yet: they overlap anything after their start.
@@ -71,15 +74,16 @@ std::vector<storage::EvidenceLock> active_evidence_locks(pqxx::work& tx, std::in
   // A lock matters on a volume when any segment of its stream is there.
   auto rows = volume_id == 0
                   ? tx.exec("SELECT stream_id, start_us, end_us FROM evidence_locks WHERE unlocked_at_us IS NULL")
-                  : tx.exec_params("SELECT l.stream_id, l.start_us, l.end_us FROM evidence_locks l "
-                                   "WHERE l.unlocked_at_us IS NULL AND EXISTS (SELECT 1 FROM segments s "
-                                   "WHERE s.stream_id = l.stream_id AND s.volume_id = $1)",
-                                   volume_id);
+                  : tx.exec_params(
+                        "SELECT l.stream_id, l.start_us, l.end_us FROM evidence_locks l "
+                        "WHERE l.unlocked_at_us IS NULL AND EXISTS (SELECT 1 FROM segments s "
+                        "WHERE s.stream_id = l.stream_id AND s.volume_id = $1)",
+                        volume_id);
   std::vector<storage::EvidenceLock> out;
   out.reserve(rows.size());
   for (const auto& row : rows) {
-    out.push_back({static_cast<std::uint64_t>(row[0].as<std::int64_t>()), row[1].as<std::int64_t>(),
-                   row[2].as<std::int64_t>()});
+    out.push_back(
+        {static_cast<std::uint64_t>(row[0].as<std::int64_t>()), row[1].as<std::int64_t>(), row[2].as<std::int64_t>()});
   }
   return out;
 }

@@ -75,7 +75,8 @@ PlaybackPlan plan_playback(pqxx::work& tx, const std::string& camera, std::int64
     seg.gops = std::move(*gops);
     seg.extent_offsets = row[13].is_null() ? std::vector<std::uint64_t>{} : parse_array(row[13].as<std::string>());
     plan.rate_bps = std::max(plan.rate_bps, row[11].as<std::int64_t>());
-    const double seconds = std::max(1.0, static_cast<double>(row[4].as<std::int64_t>() - row[3].as<std::int64_t>()) / 1e6);
+    const double seconds =
+        std::max(1.0, static_cast<double>(row[4].as<std::int64_t>() - row[3].as<std::int64_t>()) / 1e6);
     const Rate data_rate = Rate::from_bytes_over(static_cast<double>(seg.end_offset), seconds);
     plan.data_rate_bps = std::max(plan.data_rate_bps, static_cast<std::int64_t>(data_rate.bps()));
     plan.to_us = row[4].as<std::int64_t>();

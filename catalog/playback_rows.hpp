@@ -20,9 +20,9 @@ struct PlaybackPlan {
   std::string codec{};
   std::string extradata{};
   int width = 0, height = 0;
-  std::int64_t rate_bps = 0;     // the highest admitted rate among the streams served
-  std::int64_t data_rate_bps = 0;  // the highest average data rate of a segment served (≥ 1 s)
-  std::int64_t from_us = 0, to_us = 0;  // what the segments cover of the request
+  std::int64_t rate_bps = 0;                         // the highest admitted rate among the streams served
+  std::int64_t data_rate_bps = 0;                    // the highest average data rate of a segment served (≥ 1 s)
+  std::int64_t from_us = 0, to_us = 0;               // what the segments cover of the request
   std::vector<storage::PlaybackSegment> segments{};  // in time order
   bool camera_exists = false;
 };

@@ -19,10 +19,11 @@ std::int64_t open_stream(pqxx::work& tx, const StreamOpening& s) {
     h = s.height;
   }
   const auto id =
-      tx.exec_params1("INSERT INTO streams (camera_id, disk_id, codec, width, height, declared_rate_bps, "
-                      "admitted_rate_bps, state, started_at_us) VALUES ($1, $2, $3, $4, $5, $6, $7, 'recording', $8) "
-                      "RETURNING id",
-                      s.camera_id, s.disk_id, s.codec, w, h, s.declared_rate_bps, s.admitted_rate_bps, s.started_at_us)[0]
+      tx.exec_params1(
+            "INSERT INTO streams (camera_id, disk_id, codec, width, height, declared_rate_bps, "
+            "admitted_rate_bps, state, started_at_us) VALUES ($1, $2, $3, $4, $5, $6, $7, 'recording', $8) "
+            "RETURNING id",
+            s.camera_id, s.disk_id, s.codec, w, h, s.declared_rate_bps, s.admitted_rate_bps, s.started_at_us)[0]
           .as<std::int64_t>();
   if (!s.extradata.empty()) {
     tx.exec_params0("UPDATE streams SET extradata = $2 WHERE id = $1", id, pqxx::binarystring(s.extradata));
@@ -36,15 +37,16 @@ void record_closed_segment(pqxx::work& tx, std::int64_t volume_id, const storage
   const auto id = static_cast<std::int64_t>(seg.segment_id);
   const std::int64_t start = seg.first_pts == storage::kNoTimestamp ? closed_at_us : seg.first_pts;
   const std::int64_t end = seg.end_pts == storage::kNoTimestamp ? start : std::max(start, seg.end_pts);
-  tx.exec_params0("INSERT INTO segments (id, stream_id, volume_id, state, start_us, end_us, data_bytes, frame_count, "
-                  "checksum_crc32c, closed_at_us) VALUES ($1, $2, $3, 'closed', $4, $5, $6, $7, 0, $8)",
-                  id, static_cast<std::int64_t>(seg.stream_id), volume_id, start, end,
-                  static_cast<std::int64_t>(seg.end_offset), static_cast<std::int64_t>(seg.frame_count), closed_at_us);
+  tx.exec_params0(
+      "INSERT INTO segments (id, stream_id, volume_id, state, start_us, end_us, data_bytes, frame_count, "
+      "checksum_crc32c, closed_at_us) VALUES ($1, $2, $3, 'closed', $4, $5, $6, $7, 0, $8)",
+      id, static_cast<std::int64_t>(seg.stream_id), volume_id, start, end, static_cast<std::int64_t>(seg.end_offset),
+      static_cast<std::int64_t>(seg.frame_count), closed_at_us);
   for (std::size_t i = 0; i < extent_offsets.size(); ++i) {
-    tx.exec_params0("INSERT INTO segment_extents (segment_id, ordinal, volume_offset_bytes, length_bytes) "
-                    "VALUES ($1, $2, $3, $4)",
-                    id, static_cast<int>(i), static_cast<std::int64_t>(extent_offsets[i]),
-                    static_cast<std::int64_t>(extent_bytes));
+    tx.exec_params0(
+        "INSERT INTO segment_extents (segment_id, ordinal, volume_offset_bytes, length_bytes) "
+        "VALUES ($1, $2, $3, $4)",
+        id, static_cast<int>(i), static_cast<std::int64_t>(extent_offsets[i]), static_cast<std::int64_t>(extent_bytes));
   }
   const auto blob = seg.gop_index.encode();
   tx.exec_params0("INSERT INTO gop_index (segment_id, format, gop_count, blob) VALUES ($1, 1, $2, $3)", id,

@@ -21,9 +21,9 @@ std::int64_t ensure_camera(pqxx::work& tx, const std::string& name);
 
 struct StreamOpening {
   std::int64_t camera_id = 0;
-  std::string codec;                  // FFmpeg codec name
-  std::string extradata{};            // bytes, as FFmpeg's extradata
-  int width = 0, height = 0;          // 0: not video / unknown
+  std::string codec;          // FFmpeg codec name
+  std::string extradata{};    // bytes, as FFmpeg's extradata
+  int width = 0, height = 0;  // 0: not video / unknown
   std::int64_t declared_rate_bps = 0;
   std::int64_t admitted_rate_bps = 0;
   std::int64_t disk_id = 0;

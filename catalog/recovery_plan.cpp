@@ -73,15 +73,17 @@ namespace {
 void write_extents_and_index(pqxx::work& tx, const VolumeSegment& v) {
   tx.exec_params0("DELETE FROM segment_extents WHERE segment_id = $1", static_cast<std::int64_t>(v.segment_id));
   for (std::size_t i = 0; i < v.extent_offsets.size(); ++i) {
-    tx.exec_params0("INSERT INTO segment_extents (segment_id, ordinal, volume_offset_bytes, length_bytes) "
-                    "VALUES ($1, $2, $3, $4)",
-                    static_cast<std::int64_t>(v.segment_id), static_cast<int>(i),
-                    static_cast<std::int64_t>(v.extent_offsets[i]), static_cast<std::int64_t>(v.extent_bytes));
+    tx.exec_params0(
+        "INSERT INTO segment_extents (segment_id, ordinal, volume_offset_bytes, length_bytes) "
+        "VALUES ($1, $2, $3, $4)",
+        static_cast<std::int64_t>(v.segment_id), static_cast<int>(i), static_cast<std::int64_t>(v.extent_offsets[i]),
+        static_cast<std::int64_t>(v.extent_bytes));
   }
   pqxx::binarystring blob(v.gop_index_blob.data(), v.gop_index_blob.size());
-  tx.exec_params0("INSERT INTO gop_index (segment_id, format, gop_count, blob) VALUES ($1, 1, $2, $3) "
-                  "ON CONFLICT (segment_id) DO UPDATE SET gop_count = EXCLUDED.gop_count, blob = EXCLUDED.blob",
-                  static_cast<std::int64_t>(v.segment_id), static_cast<int>(v.gop_count), blob);
+  tx.exec_params0(
+      "INSERT INTO gop_index (segment_id, format, gop_count, blob) VALUES ($1, 1, $2, $3) "
+      "ON CONFLICT (segment_id) DO UPDATE SET gop_count = EXCLUDED.gop_count, blob = EXCLUDED.blob",
+      static_cast<std::int64_t>(v.segment_id), static_cast<int>(v.gop_count), blob);
 }
 
 }  // namespace
@@ -91,39 +93,42 @@ void apply_recovery_plan(pqxx::work& tx, std::int64_t volume_id, const RecoveryP
     const auto id = static_cast<std::int64_t>(v.segment_id);
     // No checksum over the whole segment is known after a crash: 'damaged' is for lost data,
     // so a truncated segment is closed with the CRCs of its records as its integrity.
-    tx.exec_params0("UPDATE segments SET state = 'closed', end_us = GREATEST(start_us, $2), data_bytes = $3, "
-                    "frame_count = $4, checksum_crc32c = 0, closed_at_us = $5 WHERE id = $1",
-                    id, v.end_us, static_cast<std::int64_t>(v.data_bytes), static_cast<std::int64_t>(v.frame_count),
-                    restart_us);
+    tx.exec_params0(
+        "UPDATE segments SET state = 'closed', end_us = GREATEST(start_us, $2), data_bytes = $3, "
+        "frame_count = $4, checksum_crc32c = 0, closed_at_us = $5 WHERE id = $1",
+        id, v.end_us, static_cast<std::int64_t>(v.data_bytes), static_cast<std::int64_t>(v.frame_count), restart_us);
     write_extents_and_index(tx, v);
     if (restart_us > v.end_us) {
-      tx.exec_params0("INSERT INTO gaps (stream_id, start_us, end_us, reason, detail) "
-                      "VALUES ($1, $2, $3, 'crash_recovery', $4)",
-                      static_cast<std::int64_t>(v.stream_id), v.end_us, restart_us,
-                      "segment " + std::to_string(v.segment_id) + (v.clean ? " ended cleanly" : " truncated at a torn write"));
+      tx.exec_params0(
+          "INSERT INTO gaps (stream_id, start_us, end_us, reason, detail) "
+          "VALUES ($1, $2, $3, 'crash_recovery', $4)",
+          static_cast<std::int64_t>(v.stream_id), v.end_us, restart_us,
+          "segment " + std::to_string(v.segment_id) + (v.clean ? " ended cleanly" : " truncated at a torn write"));
     }
   }
   for (const auto& v : plan.adopt) {
     const auto id = static_cast<std::int64_t>(v.segment_id);
-    tx.exec_params0("INSERT INTO segments (id, stream_id, volume_id, state, start_us, end_us, data_bytes, frame_count, "
-                    "checksum_crc32c, closed_at_us) VALUES ($1, $2, $3, 'closed', $4::bigint, GREATEST($4::bigint, $5::bigint), $6, $7, 0, $8)",
-                    id, static_cast<std::int64_t>(v.stream_id), volume_id, v.start_us, v.end_us,
-                    static_cast<std::int64_t>(v.data_bytes), static_cast<std::int64_t>(v.frame_count), restart_us);
+    tx.exec_params0(
+        "INSERT INTO segments (id, stream_id, volume_id, state, start_us, end_us, data_bytes, frame_count, "
+        "checksum_crc32c, closed_at_us) VALUES ($1, $2, $3, 'closed', $4::bigint, GREATEST($4::bigint, $5::bigint), $6, $7, 0, $8)",
+        id, static_cast<std::int64_t>(v.stream_id), volume_id, v.start_us, v.end_us,
+        static_cast<std::int64_t>(v.data_bytes), static_cast<std::int64_t>(v.frame_count), restart_us);
     write_extents_and_index(tx, v);
   }
   for (const auto& c : plan.lost) {
     tx.exec_params0("UPDATE segments SET state = 'damaged' WHERE id = $1", c.id);
     if (c.end_us > c.start_us) {
-      tx.exec_params0("INSERT INTO gaps (stream_id, start_us, end_us, reason, detail) VALUES ($1, $2, $3, 'corruption', $4)",
-                      c.stream_id, c.start_us, c.end_us,
-                      "segment " + std::to_string(c.id) + " is missing from its volume");
+      tx.exec_params0(
+          "INSERT INTO gaps (stream_id, start_us, end_us, reason, detail) VALUES ($1, $2, $3, 'corruption', $4)",
+          c.stream_id, c.start_us, c.end_us, "segment " + std::to_string(c.id) + " is missing from its volume");
     }
   }
   for (auto id : plan.finish_delete) tx.exec_params0("DELETE FROM segments WHERE id = $1", id);
   for (const auto& v : plan.refresh) {
-    tx.exec_params0("UPDATE segments SET end_us = GREATEST(start_us, $2), data_bytes = $3, frame_count = $4 WHERE id = $1",
-                    static_cast<std::int64_t>(v.segment_id), v.end_us, static_cast<std::int64_t>(v.data_bytes),
-                    static_cast<std::int64_t>(v.frame_count));
+    tx.exec_params0(
+        "UPDATE segments SET end_us = GREATEST(start_us, $2), data_bytes = $3, frame_count = $4 WHERE id = $1",
+        static_cast<std::int64_t>(v.segment_id), v.end_us, static_cast<std::int64_t>(v.data_bytes),
+        static_cast<std::int64_t>(v.frame_count));
     write_extents_and_index(tx, v);
   }
 }

@@ -28,7 +28,7 @@ namespace vigil::server {
 struct VolumeSegment {
   std::uint64_t segment_id = 0;
   std::uint64_t stream_id = 0;
-  bool readable = true;       // segment header decoded
+  bool readable = true;  // segment header decoded
   std::uint64_t frame_count = 0;
   std::int64_t start_us = 0;  // first frame
   std::int64_t end_us = 0;    // end of the last valid frame
@@ -37,7 +37,7 @@ struct VolumeSegment {
   std::uint64_t extent_bytes = 0;
   std::vector<std::byte> gop_index_blob;
   std::uint32_t gop_count = 0;
-  bool clean = true;          // scan ended at end of data
+  bool clean = true;  // scan ended at end of data
 };
 
 // What the catalog says about one segment of the volume.
@@ -52,12 +52,12 @@ struct CatalogSegment {
 };
 
 struct RecoveryPlan {
-  std::vector<VolumeSegment> close;   // open in the catalog: close at the recovered end + crash gap
-  std::vector<VolumeSegment> adopt;   // orphans on disk with a known stream
-  std::vector<std::uint64_t> reclaim; // orphans on disk with no usable data or unknown stream
-  std::vector<CatalogSegment> lost;   // orphans in the catalog
+  std::vector<VolumeSegment> close;         // open in the catalog: close at the recovered end + crash gap
+  std::vector<VolumeSegment> adopt;         // orphans on disk with a known stream
+  std::vector<std::uint64_t> reclaim;       // orphans on disk with no usable data or unknown stream
+  std::vector<CatalogSegment> lost;         // orphans in the catalog
   std::vector<std::int64_t> finish_delete;  // 'deleting' in the catalog and already gone from disk
-  std::vector<VolumeSegment> refresh; // closed, but its frame count or end differs from the volume's
+  std::vector<VolumeSegment> refresh;       // closed, but its frame count or end differs from the volume's
 };
 
 // Recovers every segment on VOLUME (storage/segment_recovery) into the plan's terms.

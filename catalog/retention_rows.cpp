@@ -22,7 +22,8 @@ RetentionView retention_view(pqxx::work& tx, std::int64_t volume_id, std::int64_
   auto add = [&](const pqxx::result& rows) {
     for (const auto& r : rows) {
       const auto id = r[0].as<std::uint64_t>();
-      if (!r[5].is_null()) v.per_stream[r[1].as<std::uint64_t>()].max_age_us = r[5].as<std::int64_t>() * 86'400'000'000LL;
+      if (!r[5].is_null())
+        v.per_stream[r[1].as<std::uint64_t>()].max_age_us = r[5].as<std::int64_t>() * 86'400'000'000LL;
       if (!seen.insert(id).second) continue;
       v.closed.push_back({.segment_id = id,
                           .stream_id = r[1].as<std::uint64_t>(),

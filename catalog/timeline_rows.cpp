@@ -95,8 +95,8 @@ std::vector<CameraTimeline> timeline(pqxx::transaction_base& tx, const TimelineQ
       cam.truncated = true;
       continue;
     }
-    cam.runs.push_back({row[1].as<std::int64_t>(), row[2].as<std::int64_t>(), row[3].as<std::int64_t>(),
-                        row[4].as<std::int64_t>()});
+    cam.runs.push_back(
+        {row[1].as<std::int64_t>(), row[2].as<std::int64_t>(), row[3].as<std::int64_t>(), row[4].as<std::int64_t>()});
   }
 
   const auto gaps = tx.exec_params(
@@ -114,8 +114,8 @@ std::vector<CameraTimeline> timeline(pqxx::transaction_base& tx, const TimelineQ
       cam.truncated = true;
       continue;
     }
-    cam.gaps.push_back({row[1].as<std::int64_t>(), row[2].as<std::int64_t>(), row[3].as<std::string>(),
-                        row[4].as<std::string>()});
+    cam.gaps.push_back(
+        {row[1].as<std::int64_t>(), row[2].as<std::int64_t>(), row[3].as<std::string>(), row[4].as<std::string>()});
   }
   for (auto& cam : out) cam.days = day_totals(cam.runs, cam.gaps);
   return out;

@@ -41,7 +41,7 @@ struct CameraTimeline {
   std::vector<TimelineRun> runs{};
   std::vector<TimelineGap> gaps{};
   std::vector<TimelineDay> days{};  // UTC days of the range that have runs or gaps
-  bool truncated = false;         // more than max_items runs or gaps
+  bool truncated = false;           // more than max_items runs or gaps
 };
 
 std::vector<CameraTimeline> timeline(pqxx::transaction_base& tx, const TimelineQuery& q);

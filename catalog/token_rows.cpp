@@ -72,7 +72,8 @@ std::optional<std::string> role_of_token(pqxx::transaction_base& tx, const std::
 
 std::vector<TokenRow> list_tokens(pqxx::transaction_base& tx) {
   std::vector<TokenRow> out;
-  for (const auto& r : tx.exec("SELECT id, role, label, created_at_us, expires_at_us, revoked_at_us FROM tokens ORDER BY id")) {
+  for (const auto& r :
+       tx.exec("SELECT id, role, label, created_at_us, expires_at_us, revoked_at_us FROM tokens ORDER BY id")) {
     out.push_back({r[0].as<std::int64_t>(), r[1].as<std::string>(), r[2].as<std::string>(), r[3].as<std::int64_t>(),
                    opt_int(r[4]), opt_int(r[5])});
   }
@@ -80,14 +81,17 @@ std::vector<TokenRow> list_tokens(pqxx::transaction_base& tx) {
 }
 
 bool revoke_token(pqxx::work& tx, std::int64_t id) {
-  return tx.exec_params("UPDATE tokens SET revoked_at_us = GREATEST(vigil_now_us(), created_at_us) "
-                        "WHERE id = $1 AND revoked_at_us IS NULL", id)
+  return tx.exec_params(
+               "UPDATE tokens SET revoked_at_us = GREATEST(vigil_now_us(), created_at_us) "
+               "WHERE id = $1 AND revoked_at_us IS NULL",
+               id)
              .affected_rows() == 1;
 }
 
 int revoke_tokens_labelled(pqxx::work& tx, const std::string& label) {
   return static_cast<int>(tx.exec_params("UPDATE tokens SET revoked_at_us = GREATEST(vigil_now_us(), created_at_us) "
-                                         "WHERE label = $1 AND revoked_at_us IS NULL", label)
+                                         "WHERE label = $1 AND revoked_at_us IS NULL",
+                                         label)
                               .affected_rows());
 }
 

@@ -26,10 +26,12 @@ std::int64_t register_volume(pqxx::work& tx, const storage::Volume& volume, cons
   auto disk = tx.exec_params1("INSERT INTO disks (node, device_path, capacity_bytes) VALUES ($1, $2, $3) RETURNING id",
                               std::string(host), path, capacity)[0]
                   .as<std::int64_t>();
-  return tx.exec_params1("INSERT INTO volumes (disk_id, volume_uuid, path, capacity_bytes, block_bytes, extent_bytes) "
-                         "VALUES ($1, $2::uuid, $3, $4, $5, $6) RETURNING id",
-                         disk, storage::uuid_text(sb.volume_uuid), path, capacity, static_cast<int>(sb.block_bytes),
-                         static_cast<std::int64_t>(sb.extent_bytes))[0]
+  return tx
+      .exec_params1(
+          "INSERT INTO volumes (disk_id, volume_uuid, path, capacity_bytes, block_bytes, extent_bytes) "
+          "VALUES ($1, $2::uuid, $3, $4, $5, $6) RETURNING id",
+          disk, storage::uuid_text(sb.volume_uuid), path, capacity, static_cast<int>(sb.block_bytes),
+          static_cast<std::int64_t>(sb.extent_bytes))[0]
       .as<std::int64_t>();
 }
 

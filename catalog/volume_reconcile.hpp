@@ -36,13 +36,13 @@ Reconciled reconcile_volume(pqxx::connection& conn, storage::Volume& volume, std
 // One disagreement between a volume and the catalog.
 struct CatalogProblem {
   enum class Kind {
-    unregistered,     // the volume has no catalog row
-    open_segment,     // open in the catalog: vigild stopped uncleanly; its next start closes it
-    orphan_on_disk,   // a segment with frames the catalog does not know (adopted on repair)
-    unusable_on_disk, // space held by a segment that is unreadable or of an unknown stream
-    missing_data,     // a catalog segment whose data is not on the volume
-    mismatch,         // a closed segment whose frame count or end differs from the volume's
-    unfinished_delete // retention was interrupted; the next start finishes it
+    unregistered,      // the volume has no catalog row
+    open_segment,      // open in the catalog: vigild stopped uncleanly; its next start closes it
+    orphan_on_disk,    // a segment with frames the catalog does not know (adopted on repair)
+    unusable_on_disk,  // space held by a segment that is unreadable or of an unknown stream
+    missing_data,      // a catalog segment whose data is not on the volume
+    mismatch,          // a closed segment whose frame count or end differs from the volume's
+    unfinished_delete  // retention was interrupted; the next start finishes it
   };
   Kind kind;
   std::int64_t segment_id = 0;

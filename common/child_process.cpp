@@ -22,7 +22,7 @@ namespace vigil {
 namespace {
 
 std::optional<RunAs> lookup_user(const std::string& name) {
-  struct passwd pw{};
+  struct passwd pw {};
   struct passwd* found = nullptr;
   std::vector<char> buf(16384);
   if (getpwnam_r(name.c_str(), &pw, buf.data(), buf.size(), &found) != 0 || found == nullptr) return std::nullopt;
@@ -34,8 +34,17 @@ std::optional<RunAs> lookup_user(const std::string& name) {
 RunAs ensure_system_user(const std::string& name) {
   if (auto user = lookup_user(name)) return *user;
   SpawnOptions opts;
-  opts.argv = {"/usr/sbin/useradd", "--system", "--user-group", "--no-create-home", "--home-dir", "/nonexistent",
-               "--shell", "/usr/sbin/nologin", "--comment", "Vigil embedded PostgreSQL", name};
+  opts.argv = {"/usr/sbin/useradd",
+               "--system",
+               "--user-group",
+               "--no-create-home",
+               "--home-dir",
+               "/nonexistent",
+               "--shell",
+               "/usr/sbin/nologin",
+               "--comment",
+               "Vigil embedded PostgreSQL",
+               name};
   opts.die_with_parent = false;
   run_to_completion(opts, "creating system user '" + name + "'");
   if (auto user = lookup_user(name)) return *user;

@@ -26,11 +26,11 @@ struct RunAs {
 RunAs ensure_system_user(const std::string& name);
 
 struct SpawnOptions {
-  std::vector<std::string> argv;            // argv[0] is the absolute path of the program
-  std::optional<RunAs> run_as;              // drop to this user before exec
-  std::filesystem::path output_file;        // stdout+stderr appended here; empty = /dev/null
-  bool new_session = true;                  // setsid(): terminal Ctrl-C reaches vigild only
-  bool die_with_parent = true;              // PR_SET_PDEATHSIG(SIGQUIT)
+  std::vector<std::string> argv;      // argv[0] is the absolute path of the program
+  std::optional<RunAs> run_as;        // drop to this user before exec
+  std::filesystem::path output_file;  // stdout+stderr appended here; empty = /dev/null
+  bool new_session = true;            // setsid(): terminal Ctrl-C reaches vigild only
+  bool die_with_parent = true;        // PR_SET_PDEATHSIG(SIGQUIT)
   // "NAME=value" entries added to (or replacing in) the inherited environment: how secrets such
   // as a token reach a child without showing in its command line.
   std::vector<std::string> env;

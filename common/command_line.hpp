@@ -36,7 +36,6 @@ std::optional<int> parse_command_line(const std::vector<std::string>& args,
 int usage_error(const CommandHelp& help, std::string_view message);
 
 // The help text: synopsis, options, footer.
-void print_help(std::ostream& out, const boost::program_options::options_description& options,
-                const CommandHelp& help);
+void print_help(std::ostream& out, const boost::program_options::options_description& options, const CommandHelp& help);
 
 }  // namespace vigil

@@ -32,24 +32,22 @@ enum class errc {
   admission_refused,
   deadline_missed,
   profile_stale,
-  frame_too_large,    // a wire frame larger than the negotiated maximum
-  truncated_frame,    // the peer closed mid-frame
-  malformed_frame,    // bytes that do not parse as a frame
-  unknown_message,    // a frame whose message type this build does not know
-  unsupported,        // a known request this server does not serve
+  frame_too_large,  // a wire frame larger than the negotiated maximum
+  truncated_frame,  // the peer closed mid-frame
+  malformed_frame,  // bytes that do not parse as a frame
+  unknown_message,  // a frame whose message type this build does not know
+  unsupported,      // a known request this server does not serve
   unauthenticated,
   permission_denied,
-  unavailable,        // a dependency (database, disk) is down
-  schema_too_new,     // the catalog was written by a newer Vigil
-  busy,               // held by another process (a volume another vigild or fsck has open)
-  rate_exceeded,      // a recorder sent more than its admitted rate allows this cycle
+  unavailable,     // a dependency (database, disk) is down
+  schema_too_new,  // the catalog was written by a newer Vigil
+  busy,            // held by another process (a volume another vigild or fsck has open)
+  rate_exceeded,   // a recorder sent more than its admitted rate allows this cycle
 };
 
 const boost::system::error_category& vigil_category() noexcept;
 
-inline boost::system::error_code make_error_code(errc e) noexcept {
-  return {static_cast<int>(e), vigil_category()};
-}
+inline boost::system::error_code make_error_code(errc e) noexcept { return {static_cast<int>(e), vigil_category()}; }
 
 template <class T>
 using Result = boost::system::result<T, boost::system::error_code>;

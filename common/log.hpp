@@ -20,8 +20,7 @@ struct Field {
   Field(std::string_view k, const char* v) : key(k), value(v) {}
   Field(std::string_view k, const std::string& v) : key(k), value(v) {}
   template <class N>
-    requires std::is_arithmetic_v<N>
-  Field(std::string_view k, N v) : key(k), value(std::to_string(v)) {}
+  requires std::is_arithmetic_v<N> Field(std::string_view k, N v) : key(k), value(std::to_string(v)) {}
 };
 
 void set_level(Level level) noexcept;

@@ -55,8 +55,8 @@ void write_header(AVFormatContext* oc, const char* movflags) {
 
 struct MediaWriter::Impl {
   AVFormatContext* oc = nullptr;
-  bool own_file = false;      // avio_open'ed: closed with avio_closep
-  bool memory = false;        // custom AVIOContext writing into OUT
+  bool own_file = false;  // avio_open'ed: closed with avio_closep
+  bool memory = false;    // custom AVIOContext writing into OUT
   Bytes out;
   std::size_t pos = 0;  // memory output: where the next write goes (seekable outputs seek back)
   std::int64_t origin_us = 0;
@@ -124,8 +124,8 @@ MediaWriter MediaWriter::to_file(const std::string& file, const std::string& for
   int err = avformat_alloc_output_context2(&impl->oc, nullptr, fmt.empty() ? nullptr : fmt.c_str(),
                                            stdout_out ? nullptr : file.c_str());
   if (err < 0 || !impl->oc) {
-    throw std::runtime_error("cannot choose an output format for '" + file + "' (mp4, matroska or mpegts): " +
-                             av_error(err));
+    throw std::runtime_error("cannot choose an output format for '" + file +
+                             "' (mp4, matroska or mpegts): " + av_error(err));
   }
   add_stream(impl->oc, codec);
   if (!(impl->oc->oformat->flags & AVFMT_NOFILE)) {

@@ -25,7 +25,7 @@ struct CodecInfo {
   std::string codec_name;  // FFmpeg's name: h264, hevc, ...
   int width = 0, height = 0;
   std::int64_t bit_rate = 0;
-  std::string extradata;   // SPS/PPS (avcC/hvcC) as recorded
+  std::string extradata;  // SPS/PPS (avcC/hvcC) as recorded
 };
 
 struct Frame {
@@ -59,9 +59,9 @@ class MediaWriter {
   ~MediaWriter();
 
   void write(const Frame& frame);
-  void flush_fragment();        // fragmented: closes the current fragment
-  void finish();                // writes the trailer (the MP4 index); the file is complete
-  Bytes take_output();          // fragmented: what was written since the last call
+  void flush_fragment();  // fragmented: closes the current fragment
+  void finish();          // writes the trailer (the MP4 index); the file is complete
+  Bytes take_output();    // fragmented: what was written since the last call
   std::uint64_t frames() const noexcept { return frames_; }
 
  private:

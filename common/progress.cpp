@@ -7,7 +7,9 @@
 namespace vigil {
 
 Progress::Progress(std::string label, double total)
-    : label_(std::move(label)), total_(total > 0 ? total : 1), tty_(::isatty(STDERR_FILENO)),
+    : label_(std::move(label)),
+      total_(total > 0 ? total : 1),
+      tty_(::isatty(STDERR_FILENO)),
       start_(std::chrono::steady_clock::now()) {}
 
 void Progress::update(double done) {

@@ -80,9 +80,9 @@ Bytes jpeg_of_keyframe(const CodecInfo& codec, std::span<const std::byte> keyfra
   }
   width = std::max(2, width & ~1);
   height = std::max(2, height & ~1);
-  std::unique_ptr<SwsContext, SwsFree> sws(
-      sws_getContext(src->width, src->height, static_cast<AVPixelFormat>(src->format), width, height,
-                     AV_PIX_FMT_YUVJ420P, SWS_BICUBIC, nullptr, nullptr, nullptr));
+  std::unique_ptr<SwsContext, SwsFree> sws(sws_getContext(src->width, src->height,
+                                                          static_cast<AVPixelFormat>(src->format), width, height,
+                                                          AV_PIX_FMT_YUVJ420P, SWS_BICUBIC, nullptr, nullptr, nullptr));
   if (!sws) throw std::runtime_error("cannot scale this picture format");
   FramePtr dst(av_frame_alloc());
   if (!dst) throw std::runtime_error("out of memory");

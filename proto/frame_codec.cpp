@@ -116,7 +116,8 @@ Result<std::optional<Frame>> FrameDecoder::next() noexcept {
     header_ = std::move(env);
   }
   if (avail < header_frame_bytes_ + payload_bytes_) return std::optional<Frame>{};
-  Frame frame{std::move(*header_), std::span<const std::byte>(buf_.data() + start_ + header_frame_bytes_, payload_bytes_)};
+  Frame frame{std::move(*header_),
+              std::span<const std::byte>(buf_.data() + start_ + header_frame_bytes_, payload_bytes_)};
   header_.reset();
   consume_on_next_ = header_frame_bytes_ + payload_bytes_;
   return std::optional<Frame>{std::move(frame)};
@@ -148,15 +149,15 @@ ErrorCode to_wire(errc code) noexcept {
 }
 
 void route_protobuf_logs_to_debug() {
-  google::protobuf::SetLogHandler([](google::protobuf::LogLevel level, const char* file, int line,
-                                     const std::string& message) {
-    auto where = std::string(file) + ":" + std::to_string(line);
-    if (level >= google::protobuf::LOGLEVEL_FATAL) {
-      log::error("protobuf", {{"where", where}, {"detail", message}});
-    } else {
-      log::debug("protobuf", {{"where", where}, {"detail", message}});
-    }
-  });
+  google::protobuf::SetLogHandler(
+      [](google::protobuf::LogLevel level, const char* file, int line, const std::string& message) {
+        auto where = std::string(file) + ":" + std::to_string(line);
+        if (level >= google::protobuf::LOGLEVEL_FATAL) {
+          log::error("protobuf", {{"where", where}, {"detail", message}});
+        } else {
+          log::debug("protobuf", {{"where", where}, {"detail", message}});
+        }
+      });
 }
 
 Envelope make_error(errc code, std::string_view message) {

@@ -74,7 +74,7 @@ class FrameDecoder {
   // Releases the frame last returned and moves what is left to the front when that is cheap.
   void reclaim() noexcept;
 
-  std::vector<std::byte> buf_;       // its size is the capacity; the data is [start_, end_)
+  std::vector<std::byte> buf_;  // its size is the capacity; the data is [start_, end_)
   std::size_t end_ = 0;
   std::size_t start_ = 0;            // bytes of buf_ already consumed
   std::size_t consume_on_next_ = 0;  // size of the frame last returned

@@ -53,9 +53,7 @@ struct CycleScheduler::Job {
 
   bool issued_all() const noexcept { return remaining == 0 && subseeks.empty() && !is_flush; }
   bool done() const noexcept { return issued_all() && in_flight == 0; }
-  std::uint64_t next_offset() const noexcept {
-    return piece < pieces.size() ? pieces[piece].offset + pos : 0;
-  }
+  std::uint64_t next_offset() const noexcept { return piece < pieces.size() ? pieces[piece].offset + pos : 0; }
 };
 
 struct CycleScheduler::Arrival {
@@ -205,9 +203,7 @@ void CycleScheduler::admit_arrivals() {
           retire_if_idle(a->id);
         }
         break;
-      case Arrival::Kind::task:
-        tasks_.push_back(std::move(a->task));
-        break;
+      case Arrival::Kind::task: tasks_.push_back(std::move(a->task)); break;
       case Arrival::Kind::request: {
         IoRequest& r = a->request;
         if (r.buf.empty() || r.buf.size() % device_.info().logical_block_bytes) {
@@ -275,7 +271,8 @@ CycleScheduler::Job* CycleScheduler::pick() {
   }
   if (!rt_.empty()) return rt_.front();
   const Nanos now = clock_.now();
-  const Nanos be_share = Nanos(static_cast<std::int64_t>((1.0 - config_.r_rt) * static_cast<double>(config_.cycle.count())));
+  const Nanos be_share =
+      Nanos(static_cast<std::int64_t>((1.0 - config_.r_rt) * static_cast<double>(config_.cycle.count())));
   if (!best_effort_.empty() && interactive_used_ + be_used_ < be_share && slack_test(*best_effort_.front())) {
     return best_effort_.front();
   }
@@ -366,7 +363,8 @@ void CycleScheduler::submit_command(Job& j, bool seek) {
     positioned_ = nullptr;
   } else {
     IoPiece& p = j.pieces[j.piece];
-    const std::size_t size = static_cast<std::size_t>(std::min<std::uint64_t>(config_.chunk_bytes, p.buf.size() - j.pos));
+    const std::size_t size =
+        static_cast<std::size_t>(std::min<std::uint64_t>(config_.chunk_bytes, p.buf.size() - j.pos));
     const bool last = j.remaining == size;
     t.offset = p.offset + j.pos;
     t.bytes = size;
@@ -521,7 +519,8 @@ bool CycleScheduler::wait_idle(Nanos until) {
   }
   // Real time: sleep on the inbox, so a request ends the wait at once.
   std::unique_lock lock(inbox_mu_);
-  const auto tp = std::chrono::steady_clock::time_point(std::chrono::duration_cast<std::chrono::steady_clock::duration>(until));
+  const auto tp =
+      std::chrono::steady_clock::time_point(std::chrono::duration_cast<std::chrono::steady_clock::duration>(until));
   const bool woke = inbox_cv_.wait_until(lock, tp, [&] { return !inbox_.empty() || stopping_.load(); });
   return !woke;
 }
@@ -595,9 +594,9 @@ void CycleScheduler::record_miss(const DeadlineMiss& m) {
 MissCause CycleScheduler::miss_cause() const noexcept {
   const Nanos T = config_.cycle;
   const Nanos share = Nanos(static_cast<std::int64_t>((1.0 - config_.r_rt) * static_cast<double>(T.count())));
-  return report_.predicted_rt > T                 ? MissCause::overload
-         : interactive_used_ + be_used_ > share   ? MissCause::interactive
-                                                  : MissCause::slow_io;
+  return report_.predicted_rt > T               ? MissCause::overload
+         : interactive_used_ + be_used_ > share ? MissCause::interactive
+                                                : MissCause::slow_io;
 }
 
 void CycleScheduler::end_cycle() {

@@ -75,17 +75,17 @@ struct Mechanics {
   HddModel* model = nullptr;
   SimulatedDisk* disk = nullptr;
   bool jit_seek = false;
-  Nanos jit_offset{1'000'000};            // 1 ms, as the thesis prototype
+  Nanos jit_offset{1'000'000};              // 1 ms, as the thesis prototype
   std::uint32_t max_subseek_cylinders = 0;  // 0: never split
 };
 
 struct SchedulerConfig {
   Nanos cycle{1'000'000'000};
-  double r_rt = 0.9;                       // real-time share; 1 − r_RT is for interactive + best effort
+  double r_rt = 0.9;  // real-time share; 1 − r_RT is for interactive + best effort
   std::size_t chunk_bytes = 256 * 1024;
-  std::size_t depth = 1;                   // D: chunks in flight
-  bool preemptible = true;                 // false: the npIO baseline (an IO's chunks run back to back)
-  Nanos background_budget{200'000'000};    // per cycle
+  std::size_t depth = 1;                 // D: chunks in flight
+  bool preemptible = true;               // false: the npIO baseline (an IO's chunks run back to back)
+  Nanos background_budget{200'000'000};  // per cycle
   bool durable_last_write_chunk = true;
 };
 
@@ -167,8 +167,8 @@ class CycleScheduler {
   const std::map<std::uint64_t, Nanos>& start_latencies() const noexcept { return start_latency_; }
   // Per running stream: its measured bytes and device time per cycle (stream_io_stats.hpp).
   const std::map<std::uint64_t, StreamIoStats>& stream_stats() const noexcept { return io_stats_; }
-  std::function<void(const CycleReport&)> on_cycle;       // after each cycle
-  std::function<void(const CommandTrace&)> on_command;    // after each command completes
+  std::function<void(const CycleReport&)> on_cycle;     // after each cycle
+  std::function<void(const CommandTrace&)> on_command;  // after each command completes
 
  private:
   struct Job;
@@ -205,7 +205,7 @@ class CycleScheduler {
   // Earliest arrival in the inbox (max when empty): lets the IO thread skip the lock when
   // nothing is due, which is almost every chunk boundary.
   std::atomic<Nanos::rep> next_arrival_{std::numeric_limits<Nanos::rep>::max()};
-  std::map<std::uint64_t, std::uint64_t> joined_;  // stream → the cycle its first IO was in
+  std::map<std::uint64_t, std::uint64_t> joined_;            // stream → the cycle its first IO was in
   std::map<std::uint64_t, std::function<void()>> retiring_;  // removed streams with IO still open
   void retire_if_idle(std::uint64_t stream);
 
@@ -213,14 +213,14 @@ class CycleScheduler {
   std::map<const Job*, std::unique_ptr<Job>> jobs_;  // every job until its last command completes
   // Jobs with commands still to issue, by class; the job in progress is at its queue's front.
   std::deque<Job*> head_, rt_, interactive_, best_effort_, background_;
-  Job* current_ = nullptr;                     // the job whose command was issued last
-  std::vector<Job*> flush_wait_;               // durable writes done, waiting for the cycle's flush
-  Job* flush_job_ = nullptr;                   // the flush in progress
-  Job* positioned_ = nullptr;                  // the job the head is positioned on (no access cost)
-  std::size_t rt_open_ = 0;                    // stream IOs not yet complete
+  Job* current_ = nullptr;        // the job whose command was issued last
+  std::vector<Job*> flush_wait_;  // durable writes done, waiting for the cycle's flush
+  Job* flush_job_ = nullptr;      // the flush in progress
+  Job* positioned_ = nullptr;     // the job the head is positioned on (no access cost)
+  std::size_t rt_open_ = 0;       // stream IOs not yet complete
   std::uint64_t cycle_ = 0;
   Nanos cycle_start_{0}, deadline_{0};
-  std::uint64_t head_offset_ = 0;              // where the last command ended (C-LOOK start)
+  std::uint64_t head_offset_ = 0;  // where the last command ended (C-LOOK start)
   Nanos last_completion_{0};
   std::size_t in_flight_ = 0;
   Nanos be_used_{0}, interactive_used_{0}, bg_used_{0};
@@ -233,7 +233,7 @@ class CycleScheduler {
   SchedulerTotals totals_;
   std::map<std::uint64_t, Nanos> start_latency_;
   std::map<std::uint64_t, StreamIoStats> io_stats_;  // of the streams in streams_
-  std::deque<std::function<void()>> tasks_;           // post_task, in order
+  std::deque<std::function<void()>> tasks_;          // post_task, in order
 };
 
 }  // namespace vigil::storage

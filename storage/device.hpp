@@ -25,10 +25,10 @@
 namespace vigil::storage {
 
 struct DeviceInfo {
-  std::string name;                     // path, or "sim:..." for a simulated disk
+  std::string name;  // path, or "sim:..." for a simulated disk
   std::uint32_t logical_block_bytes = 4096;
   std::uint64_t size_bytes = 0;
-  std::uint32_t optimal_io_bytes = 0;   // 0 = the device does not say
+  std::uint32_t optimal_io_bytes = 0;  // 0 = the device does not say
   bool rotational = false;
 };
 

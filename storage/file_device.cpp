@@ -60,7 +60,7 @@ struct FileDevice::Impl {
   std::optional<io_uring> ring;
   std::vector<std::optional<Command>> slots;  // io_uring: user_data = slot index
   std::vector<std::size_t> free_slots;
-  std::deque<Command> sync_queue;             // sync backend: executed in poll()
+  std::deque<Command> sync_queue;  // sync backend: executed in poll()
   std::size_t inflight = 0;
 
   ~Impl() {
@@ -185,7 +185,7 @@ Result<std::unique_ptr<FileDevice>> FileDevice::open(const std::filesystem::path
     log::error("volume is in use", {{"path", path.string()}, {"error", std::strerror(e)}});
     return e == EWOULDBLOCK ? errc::busy : errc::io_error;
   }
-  struct stat st{};
+  struct stat st {};
   if (::fstat(impl->fd, &st) != 0) return from_errno(errno, "fstat", 0);
   impl->info.name = path.string();
   if (S_ISBLK(st.st_mode)) {

@@ -17,7 +17,7 @@ enum class IoBackend { automatic, io_uring, sync };
 const char* io_backend_name(IoBackend b) noexcept;
 
 struct FileDeviceOptions {
-  std::uint64_t create_bytes = 0;   // create or extend a regular file to this size; 0 = must exist
+  std::uint64_t create_bytes = 0;  // create or extend a regular file to this size; 0 = must exist
   std::size_t max_in_flight = 8;
   IoBackend backend = IoBackend::automatic;
   // Take an exclusive flock (busy if another process holds it): vigild and `vigil fsck` set it

@@ -28,7 +28,7 @@ struct Problem {
   std::uint64_t logical_offset = 0;  // within the segment
   std::uint64_t device_offset = 0;   // on the volume
   ScanStop stop = ScanStop::none;
-  std::uint64_t resumes_at = 0;      // damaged_records: logical offset of the next valid record
+  std::uint64_t resumes_at = 0;  // damaged_records: logical offset of the next valid record
   std::string describe() const;
 };
 

@@ -51,7 +51,8 @@ std::vector<std::byte> GopIndex::encode() const {
   GopEntry prev;
   for (const auto& e : entries_) {
     // Wrapping subtraction: deltas of arbitrary values still round-trip exactly.
-    put_varint(out, zigzag(static_cast<std::int64_t>(static_cast<std::uint64_t>(e.pts) - static_cast<std::uint64_t>(prev.pts))));
+    put_varint(out, zigzag(static_cast<std::int64_t>(static_cast<std::uint64_t>(e.pts) -
+                                                     static_cast<std::uint64_t>(prev.pts))));
     put_varint(out, e.offset - prev.offset);
     put_varint(out, e.sequence - prev.sequence);
     prev = e;
@@ -80,7 +81,8 @@ Result<GopIndex> GopIndex::decode(std::span<const std::byte> blob) noexcept {
       return errc::corruption;
     }
     GopEntry e;
-    e.pts = static_cast<std::int64_t>(static_cast<std::uint64_t>(prev.pts) + static_cast<std::uint64_t>(unzigzag(dpts)));
+    e.pts =
+        static_cast<std::int64_t>(static_cast<std::uint64_t>(prev.pts) + static_cast<std::uint64_t>(unzigzag(dpts)));
     e.offset = prev.offset + doff;
     e.sequence = prev.sequence + dseq;
     index.entries_.push_back(e);

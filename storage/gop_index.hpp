@@ -18,7 +18,7 @@ inline constexpr std::uint8_t kGopIndexFormat = 1;
 
 struct GopEntry {
   std::int64_t pts = 0;
-  std::uint64_t offset = 0;    // logical byte offset of the keyframe's record in the segment
+  std::uint64_t offset = 0;  // logical byte offset of the keyframe's record in the segment
   std::uint64_t sequence = 0;
 
   bool operator==(const GopEntry&) const = default;

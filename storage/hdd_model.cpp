@@ -46,9 +46,16 @@ HddGeometry hdd_preset(std::string_view name) {
     // assumed knee of 2,000 cylinders; full stroke 18.9 ms ("up to ~20 ms"). Cache 16 × 204
     // blocks (§8.4 digest), write buffer one segment; 100 µs overhead and an 80 MB/s bus assumed.
     g.heads = 2;
-    g.zones = zones_from_ranges({{0, 4553, 750}, {4554, 6582, 687}, {6583, 8247, 678}, {8248, 11554, 666},
-                                 {11555, 14597, 625}, {14598, 17370, 600}, {17371, 19908, 583},
-                                 {19909, 22226, 550}, {22227, 26338, 500}, {26339, 28170, 458},
+    g.zones = zones_from_ranges({{0, 4553, 750},
+                                 {4554, 6582, 687},
+                                 {6583, 8247, 678},
+                                 {8248, 11554, 666},
+                                 {11555, 14597, 625},
+                                 {14598, 17370, 600},
+                                 {17371, 19908, 583},
+                                 {19909, 22226, 550},
+                                 {22227, 26338, 500},
+                                 {26339, 28170, 458},
                                  {28171, 29850, 437}});
     g.rotation = from_us(8305.83);
     g.head_switch = 650us;
@@ -66,9 +73,17 @@ HddGeometry hdd_preset(std::string_view name) {
     // and "max seek < 2 × T_rot" (11.5 ms full stroke; knee and shape assumed). Cache 3 × 561
     // blocks, write buffer one segment. 100 µs overhead and an 80 MB/s bus (Ultra2 SCSI) assumed.
     g.heads = 12;
-    g.zones = zones_from_ranges({{0, 847, 254}, {848, 1644, 245}, {1645, 2393, 238}, {2394, 3097, 227},
-                                 {3098, 3758, 217}, {3759, 4380, 209}, {4381, 4965, 201}, {4966, 5515, 189},
-                                 {5516, 6031, 181}, {6032, 6517, 174}, {6518, 6961, 167}});
+    g.zones = zones_from_ranges({{0, 847, 254},
+                                 {848, 1644, 245},
+                                 {1645, 2393, 238},
+                                 {2394, 3097, 227},
+                                 {3098, 3758, 217},
+                                 {3759, 4380, 209},
+                                 {4381, 4965, 201},
+                                 {4966, 5515, 189},
+                                 {5516, 6031, 181},
+                                 {6032, 6517, 174},
+                                 {6518, 6961, 167}});
     g.rotation = from_us(5972.56);
     g.head_switch = 800us;
     g.cylinder_switch = 1062us;
@@ -108,8 +123,14 @@ HddGeometry hdd_preset(std::string_view name) {
     // overhead and a 10 MB/s SCSI-2 bus are assumed; the host's 3.01/2.74 MB/s cap is the
     // host's, not the disk's, and is not modelled.
     g.heads = 13;
-    g.zones = zones_from_ranges({{0, 558, 96}, {559, 760, 92}, {761, 901, 88}, {902, 1051, 84}, {1052, 1193, 80},
-                                 {1194, 1519, 72}, {1520, 1793, 64}, {1794, 2050, 56}});
+    g.zones = zones_from_ranges({{0, 558, 96},
+                                 {559, 760, 92},
+                                 {761, 901, 88},
+                                 {902, 1051, 84},
+                                 {1052, 1193, 80},
+                                 {1194, 1519, 72},
+                                 {1520, 1793, 64},
+                                 {1794, 2050, 56}});
     g.rotation = from_us(11111.1);
     g.head_switch = from_us(11111.1 * 14 / 96);
     g.cylinder_switch = from_us(11111.1 * 32 / 96);
@@ -352,9 +373,7 @@ Nanos HddModel::service_time(const TimedCommand& cmd) {
   // Everything else waits for the write-back first (thesis §4.2.1: external waiting).
   Nanos t = std::max(cmd.start, destage_done_) + g_.command_overhead;
   switch (cmd.kind) {
-    case IoKind::flush:
-      prefetch_from_ = UINT64_MAX;
-      break;
+    case IoKind::flush: prefetch_from_ = UINT64_MAX; break;
     case IoKind::seek: {
       const auto cyl = locate(cmd.offset).cylinder;
       t += seek_time(distance_to(cyl));
@@ -362,12 +381,8 @@ Nanos HddModel::service_time(const TimedCommand& cmd) {
       prefetch_from_ = UINT64_MAX;
       break;
     }
-    case IoKind::read:
-      t = read(cmd.offset, bytes, t);
-      break;
-    case IoKind::write:
-      t = write(cmd, bytes, t);
-      break;
+    case IoKind::read: t = read(cmd.offset, bytes, t); break;
+    case IoKind::write: t = write(cmd, bytes, t); break;
   }
   return (t - cmd.start) + next_jitter();
 }
@@ -377,7 +392,8 @@ SimulatedHdd::SimulatedHdd(HddGeometry geometry, std::uint32_t block_bytes) {
   model = m.get();
   capacity = m->capacity_bytes() / 4096 * 4096;
   disk = std::make_unique<SimulatedDisk>(
-      clock, SimulatedDiskOptions{.size_bytes = capacity, .block_bytes = block_bytes, .max_in_flight = 8, .store_data = false},
+      clock,
+      SimulatedDiskOptions{.size_bytes = capacity, .block_bytes = block_bytes, .max_in_flight = 8, .store_data = false},
       std::move(m));
 }
 

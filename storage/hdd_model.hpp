@@ -53,14 +53,14 @@ struct SeekCurve {
 struct HddGeometry {
   std::string name;
   std::uint32_t sector_bytes = 512;
-  std::uint32_t heads = 2;    // tracks per cylinder
-  std::vector<HddZone> zones; // outermost (fastest) first
-  Nanos rotation{8'333'333};  // T_rot (7,200 rpm)
+  std::uint32_t heads = 2;     // tracks per cylinder
+  std::vector<HddZone> zones;  // outermost (fastest) first
+  Nanos rotation{8'333'333};   // T_rot (7,200 rpm)
   Nanos head_switch{800'000};
   Nanos cylinder_switch{1'000'000};
   SeekCurve seek{};
   Nanos command_overhead{100'000};
-  double bus_bytes_per_s = 80e6;          // cache ↔ host
+  double bus_bytes_per_s = 80e6;  // cache ↔ host
   std::uint32_t cache_segments = 3;
   std::uint32_t cache_segment_sectors = 561;
   std::uint32_t write_buffer_sectors = 561;
@@ -86,7 +86,7 @@ class HddModel final : public TimingModel {
   // --- predictions for the scheduler (no state change, no jitter) ---
   std::uint32_t cylinder_of(std::uint64_t offset) const noexcept;
   std::uint64_t offset_of_cylinder(std::uint32_t cylinder) const noexcept;  // first byte of it
-  std::uint32_t head_cylinder() const noexcept;  // where the arm is after the last command
+  std::uint32_t head_cylinder() const noexcept;                             // where the arm is after the last command
   Nanos seek_time(std::uint32_t distance) const noexcept;
   // Rotational delay a read or write of OFFSET would see if the disk started it at START
   // (after the seek from head_cylinder(), overhead included in the timeline).
@@ -108,12 +108,12 @@ class HddModel final : public TimingModel {
   Place locate(std::uint64_t offset) const noexcept;
   // Absolute angle of the sector under the head at time T, in fractions of a rotation [0, 1).
   double angle_at(Nanos t) const noexcept;
-  double sector_angle(const Place& p) const noexcept;  // includes track/cylinder skew
+  double sector_angle(const Place& p) const noexcept;                            // includes track/cylinder skew
   Nanos media_transfer(std::uint64_t offset, std::size_t bytes) const noexcept;  // incl. switches
   Nanos rotate_to(const Place& p, Nanos at) const noexcept;  // wait until P's sector is under the head
   Nanos next_jitter();
   std::uint32_t distance_to(std::uint32_t cylinder) const noexcept;  // seek distance from the arm
-  Nanos switch_before(std::uint64_t offset) const noexcept;  // head/cylinder switch if OFFSET starts a track
+  Nanos switch_before(std::uint64_t offset) const noexcept;          // head/cylinder switch if OFFSET starts a track
   // The pieces of service_time: each takes the time the disk starts the work (after overhead
   // and any earlier write-back), updates the state and returns when the command completes.
   Nanos access(std::uint64_t offset, Nanos t) const noexcept;  // when OFFSET's transfer can begin
@@ -138,8 +138,8 @@ class HddModel final : public TimingModel {
   // write buffer: destage of buffered writes in progress
   Nanos destage_start_{0};  // when its media transfer began (after the seek and rotation)
   Nanos destage_done_{0};
-  std::uint64_t destage_bytes_ = 0;           // bytes of that write-back run
-  std::uint64_t buffered_end_ = UINT64_MAX;   // byte offset after the last buffered write
+  std::uint64_t destage_bytes_ = 0;          // bytes of that write-back run
+  std::uint64_t buffered_end_ = UINT64_MAX;  // byte offset after the last buffered write
   std::mt19937_64 rng_;
 };
 

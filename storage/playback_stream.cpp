@@ -10,8 +10,11 @@ std::size_t round_up(std::size_t n, std::size_t block) { return (n + block - 1) 
 
 PlaybackStream::PlaybackStream(std::vector<PlaybackSegment> segments, PlaybackRange range, std::size_t cycle_bytes,
                                std::size_t block_bytes, std::function<void()> on_ready)
-    : segments_(std::move(segments)), range_(range), cycle_bytes_(std::max(cycle_bytes, block_bytes)),
-      block_(block_bytes), on_ready_(std::move(on_ready)) {
+    : segments_(std::move(segments)),
+      range_(range),
+      cycle_bytes_(std::max(cycle_bytes, block_bytes)),
+      block_(block_bytes),
+      on_ready_(std::move(on_ready)) {
   if (range_.direction == ReadDirection::reverse) range_.keyframes_only = true;
   // The GOPs that intersect [from, to): from the keyframe at or before FROM (a decoder needs
   // it) to the last keyframe before TO.
@@ -159,7 +162,9 @@ void PlaybackStream::scan(Reading& r) {
     key_estimate_ = std::max(key_estimate_, round_up(std::max(key_bytes + key_bytes / 2, kMinKeyframeRead), block_));
     frames.resize(1);
   } else if (range_.direction == ReadDirection::forward) {
-    std::erase_if(frames, [&](const ScannedRecord& f) { return f.header.pts != kNoTimestamp && f.header.pts >= range_.to_pts; });
+    std::erase_if(frames, [&](const ScannedRecord& f) {
+      return f.header.pts != kNoTimestamp && f.header.pts >= range_.to_pts;
+    });
   }
   gop.frames = std::move(frames);
 }

@@ -40,10 +40,10 @@ namespace vigil::storage {
 // allocation table.
 struct PlaybackSegment {
   std::uint64_t segment_id = 0;
-  std::uint64_t stream_id = 0;                // the records' stream id
+  std::uint64_t stream_id = 0;                  // the records' stream id
   std::vector<std::uint64_t> extent_offsets{};  // device offsets, by ordinal
   std::uint64_t extent_bytes = 0;
-  std::uint64_t end_offset = 0;               // logical end of the data
+  std::uint64_t end_offset = 0;  // logical end of the data
   std::int64_t end_pts = kNoTimestamp;
   GopIndex gops{};
 };
@@ -104,10 +104,10 @@ class PlaybackStream final : public CycleStream {
   std::vector<Unit> units_;  // in serving order
 
   mutable std::mutex mu_;
-  std::size_t next_unit_ = 0;              // IO thread
-  std::deque<Unit> retry_;                 // IO thread: keyframes read again whole
-  std::vector<Reading> reading_;           // IO thread: this cycle's IO
-  std::size_t key_estimate_ = 0;           // IO thread: bytes to read for a keyframe
+  std::size_t next_unit_ = 0;                       // IO thread
+  std::deque<Unit> retry_;                          // IO thread: keyframes read again whole
+  std::vector<Reading> reading_;                    // IO thread: this cycle's IO
+  std::size_t key_estimate_ = 0;                    // IO thread: bytes to read for a keyframe
   std::deque<std::shared_ptr<PlaybackGop>> ready_;  // guarded by mu_
   std::size_t ready_bytes_ = 0;                     // guarded by mu_
   std::size_t served_ = 0;                          // guarded by mu_: GOPs popped

@@ -102,8 +102,12 @@ const char* scan_stop_name(ScanStop s) noexcept {
 RecordScanner::RecordScanner(std::span<const std::byte> data, std::size_t block_bytes,
                              std::optional<std::uint64_t> stream_id, std::optional<std::uint64_t> next_sequence,
                              std::size_t start) noexcept
-    : data_(data), block_bytes_(block_bytes), stream_id_(stream_id), next_sequence_(next_sequence),
-      pos_(std::min(start, data.size())), valid_end_(pos_) {}
+    : data_(data),
+      block_bytes_(block_bytes),
+      stream_id_(stream_id),
+      next_sequence_(next_sequence),
+      pos_(std::min(start, data.size())),
+      valid_end_(pos_) {}
 
 std::optional<ScannedRecord> RecordScanner::next() noexcept {
   while (stop_ == ScanStop::none) {

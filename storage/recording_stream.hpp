@@ -20,7 +20,7 @@
 namespace vigil::storage {
 
 struct RecordingStreamOptions {
-  std::size_t io_bytes = 1 << 20;                   // S = T·BR: each half of the double buffer
+  std::size_t io_bytes = 1 << 20;  // S = T·BR: each half of the double buffer
   std::uint64_t max_segment_bytes = 256ull << 20;
 };
 
@@ -65,8 +65,8 @@ class RecordingStream final : public CycleStream {
   DurableFn on_durable_;
   SegmentFn on_segment_closed_;
   std::uint64_t refused_ = 0, failed_ = 0;
-  std::uint64_t cycle_bytes_ = 0;              // payload + headers appended since the last seal
-  std::vector<double> window_;                 // bytes per cycle, ring of kRateWindow
+  std::uint64_t cycle_bytes_ = 0;  // payload + headers appended since the last seal
+  std::vector<double> window_;     // bytes per cycle, ring of kRateWindow
   std::size_t window_next_ = 0;
   std::int64_t last_end_us_ = 0;
 };

@@ -43,11 +43,11 @@ struct RetentionPolicy {
 };
 
 struct RetentionInput {
-  std::vector<ClosedSegment> closed;   // any order
+  std::vector<ClosedSegment> closed;  // any order
   std::vector<EvidenceLock> locks;
   std::uint64_t free_extents = 0;
   std::uint64_t extent_bytes = 0;
-  Rate admitted_ingest{};              // sum of admitted rates on this volume
+  Rate admitted_ingest{};  // sum of admitted rates on this volume
   std::int64_t now_us = 0;
 };
 

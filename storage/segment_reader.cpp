@@ -22,7 +22,8 @@ Result<GopData> SegmentReader::read_gop(std::size_t i) noexcept {
     const std::uint64_t aligned = in_extent / block * block;
     const std::uint64_t length = (piece_end - aligned + block - 1) / block * block;
     AlignedBuffer buf(length, block);
-    if (auto r = read_sync(volume_.device(), volume_.extent_offset(summary_.extents[ordinal]) + aligned, buf.span()); !r) {
+    if (auto r = read_sync(volume_.device(), volume_.extent_offset(summary_.extents[ordinal]) + aligned, buf.span());
+        !r) {
       return r.error();
     }
     RecordScanner scan(buf.span().first(piece_end - aligned), block, summary_.stream_id, next_sequence,
@@ -60,7 +61,8 @@ Result<void> SegmentReader::read_range(const ReadRange& range,
       return {};
     }
     for (const auto& f : gop->frames) {
-      if (range.direction == ReadDirection::forward && f.header.pts != kNoTimestamp && f.header.pts >= range.to_pts) break;
+      if (range.direction == ReadDirection::forward && f.header.pts != kNoTimestamp && f.header.pts >= range.to_pts)
+        break;
       if (range.keyframes_only && !f.header.keyframe()) continue;
       on_frame(f);
     }

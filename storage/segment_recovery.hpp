@@ -16,8 +16,8 @@ namespace vigil::storage {
 struct RecoveredSegment {
   SegmentSummary summary;  // frames, sequences, pts range, extents, end offset, GOP index
   SegmentHeader header;
-  ScanStop stop = ScanStop::none;   // why the scan ended (end_of_data = clean)
-  std::uint64_t stop_offset = 0;    // logical offset where it ended
+  ScanStop stop = ScanStop::none;  // why the scan ended (end_of_data = clean)
+  std::uint64_t stop_offset = 0;   // logical offset where it ended
   bool clean() const noexcept { return stop == ScanStop::end_of_data; }
 };
 

@@ -25,8 +25,8 @@
 namespace vigil::storage {
 
 struct SegmentWriterOptions {
-  std::size_t buffer_bytes = 1 << 20;                // each half; rounded up to a block multiple
-  std::uint64_t max_segment_bytes = 256ull << 20;    // close and start a new segment beyond this
+  std::size_t buffer_bytes = 1 << 20;              // each half; rounded up to a block multiple
+  std::uint64_t max_segment_bytes = 256ull << 20;  // close and start a new segment beyond this
 };
 
 // What the catalog needs when a segment closes.
@@ -105,9 +105,9 @@ class SegmentWriter {
   RecordBatch batch_;
   bool open_ = false;
   std::uint32_t header_blocks_ = 1;
-  std::uint64_t write_offset_ = 0;      // logical offset of the next batch
+  std::uint64_t write_offset_ = 0;  // logical offset of the next batch
   std::uint64_t next_sequence_ = 0;
-  SegmentSummary summary_;              // grows as batches are written
+  SegmentSummary summary_;  // grows as batches are written
   // Frames written but not yet durable: (last sequence, GOP entries) per written batch.
   struct Pending {
     std::uint64_t last_sequence;
@@ -118,7 +118,7 @@ class SegmentWriter {
   std::vector<Pending> written_;
   Pending filling_meta_{};
   std::optional<Pending> sealed_meta_;  // the batch being written
-  std::uint64_t sealed_end_ = 0;         // write_offset_ after it
+  std::uint64_t sealed_end_ = 0;        // write_offset_ after it
   std::uint64_t durable_sequence_ = 0;
   bool header_written_ = false, failed_ = false;
   SegmentHeader header_{};

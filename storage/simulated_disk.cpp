@@ -6,8 +6,11 @@
 namespace vigil::storage {
 
 SimulatedDisk::SimulatedDisk(VirtualClock& clock, SimulatedDiskOptions options, std::unique_ptr<TimingModel> timing)
-    : clock_(clock), options_(options), timing_(std::move(timing)),
-      durable_(options.store_data ? options.size_bytes : 0), cache_(options.store_data ? options.size_bytes : 0) {
+    : clock_(clock),
+      options_(options),
+      timing_(std::move(timing)),
+      durable_(options.store_data ? options.size_bytes : 0),
+      cache_(options.store_data ? options.size_bytes : 0) {
   info_.name = "sim:memory";
   info_.logical_block_bytes = options.block_bytes;
   info_.size_bytes = options.size_bytes;
@@ -81,9 +84,7 @@ Result<std::size_t> SimulatedDisk::execute(const Command& cmd) noexcept {
     }
   }
   switch (cmd.kind) {
-    case IoKind::seek:
-      counters_.seeks++;
-      return std::size_t{0};
+    case IoKind::seek: counters_.seeks++; return std::size_t{0};
     case IoKind::read:
       std::memcpy(cmd.read_buf.data(), cache_.data() + cmd.offset, cmd.read_buf.size());
       counters_.reads++;

@@ -133,14 +133,14 @@ class SimulatedDisk final : public Device {
   std::unique_ptr<TimingModel> timing_;
   DeviceInfo info_;
   std::vector<std::byte> durable_;
-  std::vector<std::byte> cache_;                       // current contents as reads see them
+  std::vector<std::byte> cache_;                              // current contents as reads see them
   std::vector<std::pair<std::uint64_t, std::size_t>> dirty_;  // ranges written since the last flush
   std::deque<Command> queue_;
   Nanos busy_until_{0};
   std::uint64_t submitted_ = 0, writes_submitted_ = 0;
   std::optional<std::pair<std::uint64_t, errc>> fail_;
   std::optional<std::pair<std::uint64_t, std::size_t>> tear_;
-  std::optional<std::uint64_t> power_fail_at_;         // completed-command count
+  std::optional<std::uint64_t> power_fail_at_;  // completed-command count
   std::uint64_t completed_ = 0;
   bool powered_off_ = false;
   Counters counters_;

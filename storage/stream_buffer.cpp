@@ -14,7 +14,9 @@ std::size_t stream_io_bytes(Rate rate, double cycle_s, std::size_t block_bytes) 
 // --- RecordingBuffer ---
 
 RecordingBuffer::RecordingBuffer(StreamRegion region, std::size_t io_bytes, std::size_t block_bytes)
-    : region_(region), io_bytes_(io_bytes), halves_{AlignedBuffer(io_bytes, block_bytes), AlignedBuffer(io_bytes, block_bytes)} {}
+    : region_(region),
+      io_bytes_(io_bytes),
+      halves_{AlignedBuffer(io_bytes, block_bytes), AlignedBuffer(io_bytes, block_bytes)} {}
 
 Result<void> RecordingBuffer::append(std::span<const std::byte> bytes) noexcept {
   std::lock_guard lock(mu_);
@@ -59,7 +61,9 @@ std::uint64_t RecordingBuffer::refused_bytes() const noexcept {
 // --- PlaybackBuffer ---
 
 PlaybackBuffer::PlaybackBuffer(StreamRegion region, std::size_t io_bytes, std::size_t block_bytes)
-    : region_(region), io_bytes_(io_bytes), halves_{AlignedBuffer(io_bytes, block_bytes), AlignedBuffer(io_bytes, block_bytes)} {}
+    : region_(region),
+      io_bytes_(io_bytes),
+      halves_{AlignedBuffer(io_bytes, block_bytes), AlignedBuffer(io_bytes, block_bytes)} {}
 
 std::span<const std::byte> PlaybackBuffer::ready() noexcept {
   std::lock_guard lock(mu_);

@@ -14,13 +14,13 @@
 namespace vigil::storage {
 
 struct IoPiece {
-  std::uint64_t offset = 0;   // device offset, block-aligned
-  std::span<std::byte> buf{}; // block-aligned; written from (write) or read into (read)
+  std::uint64_t offset = 0;    // device offset, block-aligned
+  std::span<std::byte> buf{};  // block-aligned; written from (write) or read into (read)
 };
 
 struct StreamIo {
   bool write = false;
-  std::vector<IoPiece> pieces{};  // empty: no IO this cycle (see skip_reason)
+  std::vector<IoPiece> pieces{};      // empty: no IO this cycle (see skip_reason)
   const char* skip_reason = nullptr;  // e.g. "consumer_stalled", "no_data"; not a miss
   // A write whose completion the stream acknowledges to its writer: finished() is called only
   // once the data is on stable storage (the scheduler issues one flush after the sweep's

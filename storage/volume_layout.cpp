@@ -30,8 +30,8 @@ constexpr char kSegmentMagic[8] = {'V', 'I', 'G', 'I', 'L', 'S', 'E', 'G'};
 constexpr std::size_t kSbVersion = 8, kSbBlock = 12, kSbUuid = 16, kSbExtentBytes = 32, kSbExtentCount = 40,
                       kSbFirstExtent = 48, kSbCreated = 56, kSbCrc = 64;
 // Extent header fields.
-constexpr std::size_t kExState = 8, kExOrdinal = 12, kExUuid = 16, kExSegment = 32, kExStream = 40,
-                      kExGeneration = 48, kExCrc = 56;
+constexpr std::size_t kExState = 8, kExOrdinal = 12, kExUuid = 16, kExSegment = 32, kExStream = 40, kExGeneration = 48,
+                      kExCrc = 56;
 // Segment header fields.
 constexpr std::size_t kSgSegment = 8, kSgStream = 16, kSgFirstSeq = 24, kSgStart = 32, kSgCodecBytes = 40,
                       kSgCodec = 44;
@@ -45,8 +45,8 @@ bool is_power_of_two(std::uint64_t v) noexcept { return v && !(v & (v - 1)); }
 }  // namespace
 
 Result<void> encode_superblock(std::span<std::byte> out, const Superblock& sb) noexcept {
-  if (!is_power_of_two(sb.block_bytes) || sb.block_bytes < 512 || out.size() < sb.block_bytes ||
-      sb.extent_bytes == 0 || sb.extent_bytes % sb.block_bytes || sb.first_extent_offset % sb.block_bytes ||
+  if (!is_power_of_two(sb.block_bytes) || sb.block_bytes < 512 || out.size() < sb.block_bytes || sb.extent_bytes == 0 ||
+      sb.extent_bytes % sb.block_bytes || sb.first_extent_offset % sb.block_bytes ||
       sb.first_extent_offset < sb.block_bytes) {
     return errc::invalid_argument;
   }

@@ -30,7 +30,9 @@ struct Superblock {
   std::uint64_t first_extent_offset = 0;  // byte offset of extent 0
   std::int64_t created_us = 0;
 
-  std::uint64_t extent_offset(std::uint64_t extent) const noexcept { return first_extent_offset + extent * extent_bytes; }
+  std::uint64_t extent_offset(std::uint64_t extent) const noexcept {
+    return first_extent_offset + extent * extent_bytes;
+  }
 };
 
 // OUT: one block (block_bytes). invalid_argument if the geometry is inconsistent.
@@ -41,11 +43,11 @@ enum class ExtentState : std::uint32_t { free = 0, in_use = 1, tombstone = 2 };
 
 struct ExtentHeader {
   ExtentState state = ExtentState::in_use;
-  std::uint32_t ordinal = 0;        // position of this extent within its segment
+  std::uint32_t ordinal = 0;  // position of this extent within its segment
   VolumeUuid volume_uuid{};
   std::uint64_t segment_id = 0;
   std::uint64_t stream_id = 0;
-  std::uint64_t generation = 0;     // grows with every header write on the volume: newest wins
+  std::uint64_t generation = 0;  // grows with every header write on the volume: newest wins
 };
 
 // OUT: one block. A block of zeros decodes as state free (never-used extent).

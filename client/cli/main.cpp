@@ -58,8 +58,9 @@ struct Command {
 
 int cmd_status(const Globals& g, const std::vector<std::string>& args) {
   static constexpr vigil::CommandHelp kHelp{
-      "vigil status", "Usage: vigil [--server HOST:PORT] status\n\nConnects to vigild and shows its version and "
-                      "protocol limits.\n",
+      "vigil status",
+      "Usage: vigil [--server HOST:PORT] status\n\nConnects to vigild and shows its version and "
+      "protocol limits.\n",
       "\nExit: 0 ok, 3 server unreachable.\n"};
   if (auto rc = vigil::parse_command_line(args, po::options_description("Options"), kHelp)) return *rc;
   std::unique_ptr<vigil::client::WireClient> client;
@@ -117,11 +118,11 @@ po::options_description global_options(Globals& g) {
        "vigild's wire-protocol address (env VIGIL_SERVER; default 127.0.0.1:7070); tls://HOST:PORT for a vigild "
        "started with --tls-cert")  //
       ("tls-ca", po::value(&g.tls_ca)->value_name("FILE"),
-       "PEM certificate(s) to trust for tls:// (env VIGIL_TLS_CA; default: the system's)")  //
+       "PEM certificate(s) to trust for tls:// (env VIGIL_TLS_CA; default: the system's)")   //
       ("token", po::value(&g.token)->value_name("TOKEN"), "access token (env VIGIL_TOKEN)")  //
       ("token-file", po::value(&g.token_file)->value_name("FILE"),
        "read the token from FILE (default: data/admin.token, written by vigild)")  //
-      ("help,h", po::bool_switch(&g.help), "show this help")  //
+      ("help,h", po::bool_switch(&g.help), "show this help")                       //
       ("version", po::bool_switch(&g.version), "print the version");
   return o;
 }
@@ -130,7 +131,8 @@ void usage(std::ostream& out, const po::options_description& options) {
   out << "vigil " VIGIL_VERSION " - command-line client for the Vigil video storage server\n\n"
       << "Usage: vigil [--server HOST:PORT] [--token TOKEN] COMMAND [ARGS...]   (vigil COMMAND --help)\n\n"
       << "Commands:\n";
-  for (const auto& [name, cmd] : commands()) out << "  " << name << std::string(12 - name.size(), ' ') << cmd.summary << "\n";
+  for (const auto& [name, cmd] : commands())
+    out << "  " << name << std::string(12 - name.size(), ' ') << cmd.summary << "\n";
   out << "\n"
       << options << "\nExit codes: 0 ok, 1 failed, 2 usage error, 3 server unreachable, 4 refused (by admission, or\n"
       << "the token lacks the role), 5 nothing recorded in the range.\n";

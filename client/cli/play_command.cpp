@@ -42,10 +42,10 @@ struct PlayArgs {
 
 po::options_description play_options(PlayArgs& a) {
   po::options_description o("Options");
-  o.add_options()  //
+  o.add_options()                                                               //
       ("stream", po::value(&a.name)->value_name("NAME"), "camera/stream name")  //
       ("from", po::value(&a.from_text)->value_name("TIME"),
-       "start (the playback begins at the keyframe at or before it)")  //
+       "start (the playback begins at the keyframe at or before it)")          //
       ("to", po::value(&a.to_text)->value_name("TIME"), "end (default: now)")  //
       ("rate", po::value(&a.rate)->value_name("R"),
        "delivery speed, 0 < R <= 64 (default 1): an export at --rate 8 takes 1/8 of the clip's length and is "
@@ -53,10 +53,11 @@ po::options_description play_options(PlayArgs& a) {
       ("keyframes", po::bool_switch(&a.keyframes),
        "keyframes only (fast-forward: far less disk time per second of video); the output is re-timed to play "
        "at RATE")  //
-      ("reverse", po::bool_switch(&a.reverse), "backwards from --to to --from (keyframes only, re-timed to play at RATE)")  //
+      ("reverse", po::bool_switch(&a.reverse),
+       "backwards from --to to --from (keyframes only, re-timed to play at RATE)")                                    //
       ("live", po::bool_switch(&a.live), "the camera as it records now (from its next keyframe) until it stops, or")  //
-      ("duration", po::value(&a.duration_s)->value_name("S"), "for S seconds")  //
-      ("format", po::value(&a.format)->value_name("F"), "mp4, matroska, mpegts (default: from the file name)")  //
+      ("duration", po::value(&a.duration_s)->value_name("S"), "for S seconds")                                        //
+      ("format", po::value(&a.format)->value_name("F"), "mp4, matroska, mpegts (default: from the file name)")        //
       (",o", po::value(&a.output)->value_name("FILE|-"), "where to write");
   return o;
 }
@@ -67,7 +68,10 @@ std::int64_t now_us() {
 }
 
 media::CodecInfo codec_info(const proto::CodecParameters& c) {
-  return {.codec_name = c.codec_name(), .width = c.width(), .height = c.height(), .bit_rate = c.bit_rate(),
+  return {.codec_name = c.codec_name(),
+          .width = c.width(),
+          .height = c.height(),
+          .bit_rate = c.bit_rate(),
           .extradata = c.extradata()};
 }
 

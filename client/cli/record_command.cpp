@@ -47,12 +47,13 @@ struct RecordArgs {
 
 po::options_description record_options(RecordArgs& a) {
   po::options_description o("Options");
-  o.add_options()  //
+  o.add_options()                                                                                        //
       ("stream", po::value(&a.name)->value_name("NAME"), "camera/stream name (letters, digits, . _ -)")  //
       ("rate", po::value(&a.rate_mbps)->value_name("MBPS"),
-       "declared rate in Mbit/s (default: measured over the first 2 s of INPUT)")  //
+       "declared rate in Mbit/s (default: measured over the first 2 s of INPUT)")                       //
       ("duration", po::value(&a.session.duration_s)->value_name("S"), "stop after S seconds of media")  //
-      ("fast", po::bool_switch(&a.session.fast), "do not pace at real time (files only; vigild still polices the rate)")  //
+      ("fast", po::bool_switch(&a.session.fast),
+       "do not pace at real time (files only; vigild still polices the rate)")  //
       ("retry-for", po::value(&a.session.retry_for_s)->value_name("S")->default_value(a.session.retry_for_s),
        "when vigild goes away, reconnect (backoff 1 s to 30 s) for up to S seconds and resend everything not "
        "acknowledged")  //
@@ -125,8 +126,8 @@ int record_main(const std::string& server, const std::string& token, const std::
   RecorderSession session(a.session, *input, open_record(a, *input, rate_bps), wall_offset_us, g_stop);
   if (const int rc = session.run(); rc != exit_code::kOk) return rc;
   if (g_stop.load()) std::cerr << "vigil record: stopped by signal\n";
-  std::cout << "recorded " << session.packets_read() << " packets of " << a.name << " as stream "
-            << session.stream_id() << "; " << session.packets_acked() << " acknowledged as durable"
+  std::cout << "recorded " << session.packets_read() << " packets of " << a.name << " as stream " << session.stream_id()
+            << "; " << session.packets_acked() << " acknowledged as durable"
             << (session.connections() > 1 ? " (over " + std::to_string(session.connections()) + " connections)" : "")
             << "\n";
   // A camera that went away is a failure for whoever restarts the recorder, even if everything

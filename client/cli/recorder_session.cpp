@@ -16,7 +16,11 @@ constexpr auto kLongestRetry = std::chrono::milliseconds(30'000);
 
 RecorderSession::RecorderSession(RecordOptions options, InputDemuxer& input, proto::Envelope open,
                                  std::optional<std::int64_t> wall_offset_us, const std::atomic<bool>& stop)
-    : options_(std::move(options)), input_(input), open_(std::move(open)), wall_offset_us_(wall_offset_us), stop_(stop) {}
+    : options_(std::move(options)),
+      input_(input),
+      open_(std::move(open)),
+      wall_offset_us_(wall_offset_us),
+      stop_(stop) {}
 
 // Nullopt when the stream is open; else the exit code (a refusal is final; an unreachable vigild
 // is retried by reconnect()).

@@ -36,9 +36,7 @@ constexpr CommandHelp kHelp{
 
 constexpr double kMaxExpiresInDays = 36500;
 
-std::string optional_time(const json::value& us) {
-  return us.is_null() ? "-" : utc_time(us.to_number<std::int64_t>());
-}
+std::string optional_time(const json::value& us) { return us.is_null() ? "-" : utc_time(us.to_number<std::int64_t>()); }
 
 int create_token(HttpClient& api, const std::string& role, const std::string& label,
                  std::optional<double> expires_in_days) {
@@ -64,12 +62,14 @@ int list_tokens(HttpClient& api) {
   const auto answer = api.request(http::verb::get, "/api/v1/tokens");
   if (answer.status != 200) return exit_for_answer(kHelp.command, answer);
   std::cout << std::left << std::setw(6) << "ID" << std::setw(10) << "ROLE" << std::setw(22) << "CREATED"
-            << std::setw(22) << "EXPIRES" << std::setw(22) << "REVOKED" << "LABEL\n";
+            << std::setw(22) << "EXPIRES" << std::setw(22) << "REVOKED"
+            << "LABEL\n";
   const auto doc = json::parse(answer.body);
   for (const auto& v : doc.at("tokens").as_array()) {
     const auto& t = v.as_object();
-    std::cout << std::setw(6) << t.at("id").to_number<std::int64_t>() << std::setw(10) << t.at("role").as_string().c_str()
-              << std::setw(22) << utc_time(t.at("created_at_us").to_number<std::int64_t>()) << std::setw(22)
+    std::cout << std::setw(6) << t.at("id").to_number<std::int64_t>() << std::setw(10)
+              << t.at("role").as_string().c_str() << std::setw(22)
+              << utc_time(t.at("created_at_us").to_number<std::int64_t>()) << std::setw(22)
               << optional_time(t.at("expires_at_us")) << std::setw(22) << optional_time(t.at("revoked_at_us"))
               << t.at("label").as_string().c_str() << "\n";
   }
@@ -96,8 +96,8 @@ int token_main(const std::string& token, const std::vector<std::string>& args) {
   std::optional<double> expires_in_days;
   po::options_description options("Options");
   add_vigild_api_options(options, where);
-  options.add_options()  //
-      ("role", po::value(&role)->value_name("ROLE"), "create: recorder, viewer or admin")  //
+  options.add_options()                                                                                           //
+      ("role", po::value(&role)->value_name("ROLE"), "create: recorder, viewer or admin")                         //
       ("label", po::value(&label)->value_name("TEXT"), "create: what the token is for (at most 200 characters)")  //
       ("expires-in", po::value<double>()->value_name("DAYS")->notifier([&](double d) { expires_in_days = d; }),
        "create: the token stops working after DAYS (0 < DAYS <= 36500; default never)");

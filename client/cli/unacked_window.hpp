@@ -41,7 +41,7 @@ class UnackedWindow {
   const PendingPacket& front() const { return packets_.front(); }  // REQUIRES: !empty()
   bool all_sent() const { return sent_upto_ + 1 >= next_sequence_; }
   std::uint64_t last_sent() const { return sent_upto_; }
-  std::uint64_t acked() const { return acked_; }  // the last sequence acknowledged in this stream
+  std::uint64_t acked() const { return acked_; }                        // the last sequence acknowledged in this stream
   std::uint64_t acked_total() const { return acked_before_ + acked_; }  // over every stream
   std::uint64_t stream_id() const { return stream_id_; }
 

@@ -64,8 +64,8 @@ class PlaybackBuffer {
   BufferLimits limits_;
   std::deque<Packet> packets_;  // decode order; the front is always a keyframe
   std::size_t bytes_ = 0;
-  std::int64_t head_pts_;       // the newest keyframe: every GOP before it is complete
-  std::int64_t lead_us_ = 0;    // the furthest segment end a viewer asked for
+  std::int64_t head_pts_;     // the newest keyframe: every GOP before it is complete
+  std::int64_t lead_us_ = 0;  // the furthest segment end a viewer asked for
   bool ended_ = false, dropped_any_ = false;
   std::multiset<std::int64_t> waiting_t0_, waiting_t1_;
 };

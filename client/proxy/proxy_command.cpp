@@ -58,7 +58,8 @@ po::options_description proxy_options(ProxyArgs& a) {
        "longest wait for a node's whole answer before a 504")  //
       ("auth-ttl", po::value(&a.auth_ttl_s)->value_name("S")->default_value(a.auth_ttl_s),
        "how long a token's verdict is kept")  //
-      ("access-log", po::bool_switch(&a.access_log), "one line per request on stderr (target, status, hit/miss/shared/pass)")  //
+      ("access-log", po::bool_switch(&a.access_log),
+       "one line per request on stderr (target, status, hit/miss/shared/pass)")  //
       ("address-file", po::value(&a.address_file)->value_name("FILE"),
        "write the bound ADDR:PORT to FILE once listening (for scripts and tests)")  //
       ("wire", po::value(&a.wire)->value_name("LIST"),
@@ -113,7 +114,8 @@ void proxy_settings(const ProxyArgs& a, ProxyOptions& options, HubOptions& hub_o
   l.max_bytes = static_cast<std::size_t>(a.playback_mb) << 20;
   hub_options.max_playbacks = static_cast<std::size_t>(a.max_playbacks);
   if (!(l.rate > 0 && l.rate <= 64)) throw std::invalid_argument("--playback-rate must be in (0, 64]");
-  if (l.read_ahead_us < 0 || l.keep_behind_us < 0) throw std::invalid_argument("--read-ahead and --keep-behind must not be negative");
+  if (l.read_ahead_us < 0 || l.keep_behind_us < 0)
+    throw std::invalid_argument("--read-ahead and --keep-behind must not be negative");
   hub_options.timeout = options.upstream_timeout;
   l.open_timeout = options.upstream_timeout;
 }
@@ -161,7 +163,7 @@ int proxy_main(const std::vector<std::string>& args) {
       std::cerr << "vigil proxy: " << (sig == SIGINT ? "SIGINT" : "SIGTERM") << ", stopping\n";
       server->stop();
       if (hub) hub->shutdown();  // the upstream playbacks end: vigild releases their disk time
-      io.stop();  // open viewer connections close as their sessions are destroyed with the io_context
+      io.stop();                 // open viewer connections close as their sessions are destroyed with the io_context
     });
     server->start();
     if (!address_file.empty()) {

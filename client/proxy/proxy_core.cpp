@@ -21,7 +21,8 @@ std::string bearer(std::string_view authorization) {
 // A "no such camera here" 404: another node may have the camera.
 bool camera_elsewhere(const ProxyReply& r) {
   return r.status == 404 && r.body &&
-         (r.body->find("no camera named") != std::string::npos || r.body->find("is not recording now") != std::string::npos);
+         (r.body->find("no camera named") != std::string::npos ||
+          r.body->find("is not recording now") != std::string::npos);
 }
 
 // One byte range "bytes=A-B", "bytes=A-" or "bytes=-N" of a body of SIZE bytes as (offset,
@@ -186,8 +187,8 @@ asio::awaitable<ProxyReply> ProxyCore::handle(const ViewerRequest& req) {
   } else {
     ++metrics_.cache_misses;
     bool joined = false;
-    Flights::Fetch fetch_it = [this, r, key, token, target = req.target, auth = req.authorization]()
-        -> asio::awaitable<std::shared_ptr<const ProxyReply>> {
+    Flights::Fetch fetch_it = [this, r, key, token, target = req.target,
+                               auth = req.authorization]() -> asio::awaitable<std::shared_ptr<const ProxyReply>> {
       std::optional<ProxyReply> made;
       if (hub_ && (r.kind == ResourceKind::hls_segment || r.kind == ResourceKind::hls_init)) {
         made = co_await from_hub(r, target, token);
@@ -214,7 +215,7 @@ asio::awaitable<ProxyReply> ProxyCore::handle(const ViewerRequest& req) {
   if (!req.range.empty() && out.status == 200) {
     const auto range = single_range(req.range, out.size());
     if (!range) co_return co_await pass_through(req, r);  // vigild says what is wrong with it
-    if (range->second == 0) {  // as vigild answers it
+    if (range->second == 0) {                             // as vigild answers it
       out = json_error(416, "the range starts after the end of the " + std::to_string(reply->size()) + " bytes");
       set_header(out, "Content-Range", "bytes */" + std::to_string(reply->size()));
       co_return out;
@@ -222,9 +223,9 @@ asio::awaitable<ProxyReply> ProxyCore::handle(const ViewerRequest& req) {
     out.status = 206;
     out.offset = range->first;
     out.length = range->second;
-    set_header(out, "Content-Range", "bytes " + std::to_string(range->first) + "-" +
-                                         std::to_string(range->first + range->second - 1) + "/" +
-                                         std::to_string(out.size()));
+    set_header(out, "Content-Range",
+               "bytes " + std::to_string(range->first) + "-" + std::to_string(range->first + range->second - 1) + "/" +
+                   std::to_string(out.size()));
   }
   co_return out;
 }

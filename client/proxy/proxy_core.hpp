@@ -52,7 +52,8 @@ class ProxyCore {
   boost::asio::awaitable<ProxyReply> pass_through(const ViewerRequest& req, const Resource& r);
   boost::asio::awaitable<std::shared_ptr<const ProxyReply>> verdict(const std::string& token);
   // REQ to R's node (see above), counted under KIND (default: R's kind).
-  boost::asio::awaitable<UpstreamAnswer> fetch(const Resource& r, const UpstreamRequest& req, const char* kind = nullptr);
+  boost::asio::awaitable<UpstreamAnswer> fetch(const Resource& r, const UpstreamRequest& req,
+                                               const char* kind = nullptr);
   // R (a segment or init segment) from the hub; nullopt when its parameters are not plain
   // numbers (vigild then says what is wrong with them).
   boost::asio::awaitable<std::optional<ProxyReply>> from_hub(const Resource& r, const std::string& target,

@@ -35,9 +35,7 @@ bool camera_elsewhere(const ProxyReply& r) {
 PlaybackHub::PlaybackHub(const asio::any_io_executor& ex, HubOptions options, ProxyMetrics& metrics)
     : ex_(ex), options_(std::move(options)), metrics_(metrics), reaper_(ex) {}
 
-void PlaybackHub::start() {
-  asio::co_spawn(ex_, reap(), asio::detached);
-}
+void PlaybackHub::start() { asio::co_spawn(ex_, reap(), asio::detached); }
 
 void PlaybackHub::shutdown() {
   stopped_ = true;
@@ -96,15 +94,17 @@ PlaybackHub::Ptr PlaybackHub::acquire(const std::string& camera, const std::stri
   }
   make_room();
   if (playbacks_.size() >= options_.max_playbacks) return nullptr;
-  PlaybackParams params{.node = want, .camera = camera, .token = token, .start_us = t0,
-                        .end_us = std::max(t1, t0 + options_.limits.span_us), .keyframes_only = keyframes};
+  PlaybackParams params{.node = want,
+                        .camera = camera,
+                        .token = token,
+                        .start_us = t0,
+                        .end_us = std::max(t1, t0 + options_.limits.span_us),
+                        .keyframes_only = keyframes};
   auto p = std::make_shared<UpstreamPlayback>(ex_, std::move(params), options_.limits);
   playbacks_.push_back(p);
   ++metrics_.playbacks_opened[keyframes ? "keyframes" : "full"];
-  log::info("proxy: upstream playback opened", {{"camera", camera},
-                                                 {"node", want.name()},
-                                                 {"from_us", t0},
-                                                 {"keyframes_only", keyframes ? "yes" : "no"}});
+  log::info("proxy: upstream playback opened",
+            {{"camera", camera}, {"node", want.name()}, {"from_us", t0}, {"keyframes_only", keyframes ? "yes" : "no"}});
   p->start();
   publish();
   joined = false;

@@ -51,9 +51,9 @@ class PlaybackHub {
               std::size_t node, bool& joined);
   // Waits for [T0,T1) from a playback, trying the next node when one has no such camera.
   boost::asio::awaitable<std::pair<Ptr, std::optional<ProxyReply>>> attach(const std::string& camera,
-                                                                          const std::string& token, bool keyframes,
-                                                                          std::int64_t t0, std::int64_t t1,
-                                                                          std::size_t first_node, bool init_only);
+                                                                           const std::string& token, bool keyframes,
+                                                                           std::int64_t t0, std::int64_t t1,
+                                                                           std::size_t first_node, bool init_only);
   void make_room();
   void publish();  // gauges
   boost::asio::awaitable<void> reap();

@@ -18,16 +18,16 @@ struct ProxyMetrics {
   std::uint64_t requests = 0;         // viewer requests
   std::int64_t viewers_connected = 0;
   std::uint64_t viewers_total = 0;
-  std::uint64_t bytes_served = 0;  // response body bytes written to viewers
+  std::uint64_t bytes_served = 0;                    // response body bytes written to viewers
   std::uint64_t cache_bytes = 0, cache_entries = 0;  // set when the text is made
   // Shared upstream playbacks (wire protocol, --wire): see client/proxy/proxy_hub.hpp.
   std::map<std::string, std::uint64_t> playbacks_opened;  // mode (full, keyframes) → OpenPlayback sent
   std::uint64_t playbacks_active = 0;                     // open now (buffers kept)
   std::uint64_t playback_buffer_bytes = 0;                // what their buffers hold
-  std::uint64_t playback_joins = 0;       // viewer requests served by a playback another opened
-  std::int64_t viewers_attached = 0;      // viewer requests waiting on a playback now
-  std::uint64_t viewers_degraded = 0;     // viewer requests served keyframes-only because they lagged
-  std::uint64_t playback_refusals = 0;    // viewer requests answered 503 because vigild refused the playback
+  std::uint64_t playback_joins = 0;                       // viewer requests served by a playback another opened
+  std::int64_t viewers_attached = 0;                      // viewer requests waiting on a playback now
+  std::uint64_t viewers_degraded = 0;                     // viewer requests served keyframes-only because they lagged
+  std::uint64_t playback_refusals = 0;  // viewer requests answered 503 because vigild refused the playback
 };
 
 std::string prometheus_text(const ProxyMetrics& m);

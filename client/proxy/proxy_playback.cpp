@@ -83,8 +83,11 @@ asio::awaitable<void> UpstreamPlayback::run(std::shared_ptr<UpstreamPlayback> se
     const auto& msg = frame->msg;
     if (msg.has_playback_started()) {
       const auto& c = msg.playback_started().codec();
-      self->codec_ = media::CodecInfo{.codec_name = c.codec_name(), .width = c.width(), .height = c.height(),
-                                      .bit_rate = c.bit_rate(), .extradata = c.extradata()};
+      self->codec_ = media::CodecInfo{.codec_name = c.codec_name(),
+                                      .width = c.width(),
+                                      .height = c.height(),
+                                      .bit_rate = c.bit_rate(),
+                                      .extradata = c.extradata()};
       self->stream_id_ = msg.playback_started().stream_id();
       self->started_ = true;
       self->wake();
@@ -139,8 +142,8 @@ void UpstreamPlayback::steer() {
   conn_->send(c);
 }
 
-asio::awaitable<std::optional<ProxyReply>> UpstreamPlayback::wait_until(const std::function<bool()>& ready,
-                                                                        std::chrono::steady_clock::time_point deadline) {
+asio::awaitable<std::optional<ProxyReply>> UpstreamPlayback::wait_until(
+    const std::function<bool()>& ready, std::chrono::steady_clock::time_point deadline) {
   asio::steady_timer timer(ex_);
   waiters_.insert(&timer);
   // Owns the playback: this frame may be destroyed (shutdown) after the viewer's frames above it.
@@ -179,7 +182,8 @@ asio::awaitable<std::optional<ProxyReply>> UpstreamPlayback::wait_for(std::int64
   co_return result;
 }
 
-asio::awaitable<std::optional<ProxyReply>> UpstreamPlayback::wait_started(std::chrono::steady_clock::time_point deadline) {
+asio::awaitable<std::optional<ProxyReply>> UpstreamPlayback::wait_started(
+    std::chrono::steady_clock::time_point deadline) {
   const std::function<bool()> ready = [this] { return started_; };
   auto result = co_await wait_until(ready, deadline);
   if (!result && !started_) result = failure_ ? *failure_ : json_error(502, "the upstream playback never started");
@@ -194,8 +198,8 @@ media::Bytes UpstreamPlayback::segment(std::int64_t t0, std::int64_t t1, std::in
   (void)writer.take_output();  // the init segment: served by init.mp4
   for (std::size_t i = 0; i < picked.size(); ++i) {
     const auto& p = *picked[i];
-    media::Frame f{.pts_us = p.pts, .dts_us = p.dts, .duration_us = p.duration, .keyframe = p.keyframe,
-                   .payload = p.payload};
+    media::Frame f{
+        .pts_us = p.pts, .dts_us = p.dts, .duration_us = p.duration, .keyframe = p.keyframe, .payload = p.payload};
     if (params_.keyframes_only) {
       // Each keyframe lasts until the next one (or the segment's end): the segment keeps its
       // length on the playlist's timeline, shown as a still per GOP.

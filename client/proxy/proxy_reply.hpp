@@ -19,9 +19,7 @@ struct ProxyReply {
 
   std::string header(std::string_view name) const;  // "" if absent (case-insensitive)
   std::size_t size() const { return body ? body->size() : 0; }
-  std::string_view view() const {
-    return body ? std::string_view(*body).substr(offset, length) : std::string_view();
-  }
+  std::string_view view() const { return body ? std::string_view(*body).substr(offset, length) : std::string_view(); }
 };
 
 // A reply of STATUS with a JSON {"error": REASON} body (the shape vigild answers errors in).

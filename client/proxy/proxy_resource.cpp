@@ -55,7 +55,9 @@ Resource classify(std::string_view target) {
   const auto seg = split(std::string_view(r.path).substr(r.path.empty() ? 0 : 1), '/');
   if (seg.size() < 5 || seg[0] != "api" || seg[1] != "v1" || seg[2] != "cameras" || seg[3].empty()) return r;
   r.camera = std::string(seg[3]);
-  const std::string tail = seg.size() == 5 ? std::string(seg[4]) : seg.size() == 6 ? std::string(seg[4]) + "/" + std::string(seg[5]) : "";
+  const std::string tail = seg.size() == 5   ? std::string(seg[4])
+                           : seg.size() == 6 ? std::string(seg[4]) + "/" + std::string(seg[5])
+                                             : "";
   const bool range_fixed = has_from && has_to && absolute_time(from) && absolute_time(to);
   if (tail == "export.mp4") r.kind = ResourceKind::export_mp4, r.fixed_times = range_fixed;
   else if (tail == "hls.m3u8") r.kind = ResourceKind::hls_playlist, r.fixed_times = range_fixed;

@@ -11,7 +11,17 @@
 
 namespace vigil::client {
 
-enum class ResourceKind { hls_segment, hls_init, hls_playlist, live_playlist, live_init, live_segment, export_mp4, thumbnail, other };
+enum class ResourceKind {
+  hls_segment,
+  hls_init,
+  hls_playlist,
+  live_playlist,
+  live_init,
+  live_segment,
+  export_mp4,
+  thumbnail,
+  other
+};
 
 struct Resource {
   ResourceKind kind = ResourceKind::other;

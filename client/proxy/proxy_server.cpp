@@ -94,7 +94,9 @@ asio::awaitable<void> ProxyServer::session(asio::ip::tcp::socket socket) {
       break;
     }
     if (ec) {
-      reply = json_error(ec == http::error::header_limit ? 431 : ec == http::error::body_limit ? 413 : 400,
+      reply = json_error(ec == http::error::header_limit ? 431
+                         : ec == http::error::body_limit ? 413
+                                                         : 400,
                          ec.message());
     } else {
       const auto& in = parser.get();
@@ -120,7 +122,8 @@ asio::awaitable<void> ProxyServer::session(asio::ip::tcp::socket socket) {
       }
       if (access_log_) {
         // The path without its query string: it may carry ?access_token=.
-        std::cerr << "vigil proxy: " << req.method << " " << req.target.substr(0, std::min<std::size_t>(req.target.find('?'), 300))
+        std::cerr << "vigil proxy: " << req.method << " "
+                  << req.target.substr(0, std::min<std::size_t>(req.target.find('?'), 300))
                   << (req.range.empty() ? "" : " [" + req.range + "]") << " -> " << reply.status << " "
                   << reply.header("X-Vigil-Proxy") << " " << reply.view().size() << "\n";
       }

@@ -84,7 +84,8 @@ asio::awaitable<UpstreamAnswer> fetch_upstream(const UpstreamNode& node, const U
   auto [ec, n] = co_await http::async_read(stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
   (void)n;
   if (ec == beast::error::timeout) co_return failure(504, "upstream " + node.name() + " did not answer in time");
-  if (ec == http::error::body_limit) co_return failure(502, "upstream " + node.name() + " answer is too large to proxy");
+  if (ec == http::error::body_limit)
+    co_return failure(502, "upstream " + node.name() + " answer is too large to proxy");
   if (ec) co_return failure(502, "upstream " + node.name() + " answer is broken: " + ec.message());
   beast::error_code ignored;
   stream.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
@@ -94,7 +95,8 @@ asio::awaitable<UpstreamAnswer> fetch_upstream(const UpstreamNode& node, const U
   a.reached = true;
   a.reply.status = static_cast<int>(res.result_int());
   for (const auto& field : res) {
-    if (!hop_by_hop(field.name_string())) a.reply.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+    if (!hop_by_hop(field.name_string()))
+      a.reply.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
   }
   // HEAD: the length the GET would have.
   if (req.method == "HEAD") {

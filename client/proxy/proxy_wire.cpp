@@ -66,7 +66,8 @@ asio::awaitable<std::optional<ProxyReply>> WireConnection::open(const UpstreamNo
   watchdog.cancel();
   if (timed_out) co_return fail("hello");
   if (reply->msg.has_error()) co_return reply_for_error(reply->msg.error());
-  if (!reply->msg.has_hello_reply()) co_return json_error(502, "upstream " + node_name_ + " answered hello with an unexpected message");
+  if (!reply->msg.has_hello_reply())
+    co_return json_error(502, "upstream " + node_name_ + " answered hello with an unexpected message");
   co_return std::nullopt;
 }
 

@@ -63,8 +63,7 @@ int check_catalog(storage::Volume& volume, const std::string& path, const std::s
     if (repair && !problems.empty()) {
       auto r = catalog::reconcile_volume(conn, volume, *volume_id, now_us());
       std::cout << "repair: catalog reconciled: " << r.plan.close.size() << " closed, " << r.plan.adopt.size()
-                << " adopted, " << r.plan.lost.size() << " marked damaged, " << r.plan.reclaim.size()
-                << " reclaimed\n";
+                << " adopted, " << r.plan.lost.size() << " marked damaged, " << r.plan.reclaim.size() << " reclaimed\n";
     }
     return serious;
   } catch (const std::exception& e) {
@@ -80,7 +79,8 @@ int fsck_main(const std::vector<std::string>& args) {
   bool repair = false;
   po::options_description options("Options");
   options.add_options()  //
-      ("db", po::value(&db)->value_name("URL"), "PostgreSQL connection string of the catalog (as given to vigild --db)")  //
+      ("db", po::value(&db)->value_name("URL"),
+       "PostgreSQL connection string of the catalog (as given to vigild --db)")  //
       ("repair", po::bool_switch(&repair),
        "volume: reclaim segments with unreadable headers; with --db also reconcile the catalog as vigild does at "
        "start (adopt orphans, mark missing data damaged with a gap)");
@@ -105,8 +105,8 @@ int fsck_main(const std::vector<std::string>& args) {
     return exit_code::kUnreachable;
   }
   for (const auto& p : report->problems) std::cout << p.describe() << "\n";
-  std::cout << path << ": " << report->segments << " segments, " << report->records << " records, "
-            << report->bytes << " bytes checked; " << report->serious() << " problem(s)";
+  std::cout << path << ": " << report->segments << " segments, " << report->records << " records, " << report->bytes
+            << " bytes checked; " << report->serious() << " problem(s)";
   const std::size_t torn = report->problems.size() - report->serious();
   if (torn) std::cout << ", " << torn << " torn tail(s) from unclean stops";
   std::cout << "\n";

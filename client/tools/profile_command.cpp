@@ -81,7 +81,8 @@ void print_show(const admission::DiskProfile& p, Rate rate, double r_rt) {
             << "command overhead  " << p.command_overhead_s * 1e6 << " us\n"
             << "random access     mean " << p.access_mean_s * 1e3 << " ms, max " << p.access_max_s * 1e3 << " ms\n"
             << "jitter            p50 " << p.jitter_p50_s * 1e6 << " us, p99 " << p.jitter_p99_s * 1e6 << " us\n"
-            << "IO spread / cycle " << p.cycle_io_sd_s * 1e3 << " ms per stream IO (sd; the statistical policy's margin)\n";
+            << "IO spread / cycle " << p.cycle_io_sd_s * 1e3
+            << " ms per stream IO (sd; the statistical policy's margin)\n";
   if (!p.sustained_write.empty()) {
     const auto [lo, hi] = std::minmax_element(p.sustained_write.begin(), p.sustained_write.end());
     std::cout << "sustained write   " << mb(*lo) << " .. " << mb(*hi) << " MB/s over " << p.sustained_write.size()
@@ -117,7 +118,7 @@ void print_show(const admission::DiskProfile& p, Rate rate, double r_rt) {
 int show_main(const std::vector<std::string>& args) {
   double rate_mbps = 4, r_rt = 0.9;
   po::options_description options("Options");
-  options.add_options()  //
+  options.add_options()                                                                                           //
       ("rate-mbps", po::value(&rate_mbps)->value_name("R")->default_value(rate_mbps), "a stream's rate, Mbit/s")  //
       ("r-rt", po::value(&r_rt)->value_name("F")->default_value(r_rt), "the share of a cycle for streams");
   std::vector<std::string> words;
@@ -178,12 +179,12 @@ int profile_main(const std::vector<std::string>& args) {
   std::int64_t size = 1ll << 30;  // signed, so that a negative size is refused rather than wrapped around
   bool quick = false, full = false, force = false;
   po::options_description options("Options");
-  options.add_options()  //
-      ("quick", po::bool_switch(&quick), "under a minute: fewer sizes and repetitions")  //
-      ("full", po::bool_switch(&full), "add a sustained-write run (60 s) that catches write-cache cliffs")  //
-      ("size", po::value(&size)->value_name("BYTES"), "size of a file TARGET to create (default 1 GiB)")  //
+  options.add_options()                                                                                         //
+      ("quick", po::bool_switch(&quick), "under a minute: fewer sizes and repetitions")                         //
+      ("full", po::bool_switch(&full), "add a sustained-write run (60 s) that catches write-cache cliffs")      //
+      ("size", po::value(&size)->value_name("BYTES"), "size of a file TARGET to create (default 1 GiB)")        //
       ("force", po::bool_switch(&force), "profile a device or file that holds a filesystem or a Vigil volume")  //
-      (",o", po::value(&out)->value_name("FILE")->default_value(out), "where to write the profile JSON")  //
+      (",o", po::value(&out)->value_name("FILE")->default_value(out), "where to write the profile JSON")        //
       ("svg", po::value(&svg_dir)->value_name("DIR"),
        "also draw the curves as SVG (and PNG, where gnuplot is installed) in DIR")  //
       ("db", po::value(&db)->value_name("URL"), "store the profile in the catalog at URL (as vigild --db)");
@@ -219,13 +220,15 @@ int profile_main(const std::vector<std::string>& args) {
           if (armed) fs::remove(p, ec);
         }
       } cleanup{path, !existed};
-      auto dev = storage::FileDevice::open(path, {.create_bytes = existed ? 0 : static_cast<std::uint64_t>(size), .exclusive = true});
+      auto dev = storage::FileDevice::open(path, {.create_bytes = existed ? 0 : static_cast<std::uint64_t>(size),
+                                                  .exclusive = true});
       if (!dev) {
         std::cerr << "vigil profile: cannot open " << target << ": " << dev.error().message() << "\n";
         return exit_code::kFailed;
       }
       storage::SteadyClock clock;
-      profile = admission::profile_device(**dev, clock, {.quick = quick, .full = full, .prefill = !existed}, on_progress);
+      profile =
+          admission::profile_device(**dev, clock, {.quick = quick, .full = full, .prefill = !existed}, on_progress);
       profile.device = fs::absolute(path).string();
     }
   } catch (const std::exception& e) {

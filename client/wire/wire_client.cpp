@@ -21,7 +21,8 @@ WireClient::WireClient(const std::string& address, std::chrono::milliseconds tim
   const bool use_tls = address.rfind("tls://", 0) == 0;
   const std::string host_port = use_tls ? address.substr(6) : address;
   auto colon = host_port.rfind(':');
-  if (colon == std::string::npos) throw std::invalid_argument("server address must be HOST:PORT, got '" + host_port + "'");
+  if (colon == std::string::npos)
+    throw std::invalid_argument("server address must be HOST:PORT, got '" + host_port + "'");
   std::string host = host_port.substr(0, colon);
   if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
   asio::ip::tcp::resolver resolver(io_);
@@ -38,8 +39,8 @@ WireClient::WireClient(const std::string& address, std::chrono::milliseconds tim
   ::setsockopt(socket_.native_handle(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
   if (!use_tls) return;
   tls_context_ = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
-  tls_context_->set_options(asio::ssl::context::no_sslv2 | asio::ssl::context::no_sslv3 |
-                            asio::ssl::context::no_tlsv1 | asio::ssl::context::no_tlsv1_1);
+  tls_context_->set_options(asio::ssl::context::no_sslv2 | asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 |
+                            asio::ssl::context::no_tlsv1_1);
   if (const char* ca = std::getenv("VIGIL_TLS_CA"); ca && *ca) {
     tls_context_->load_verify_file(ca, ec);
     if (ec) throw std::runtime_error(std::string("cannot read VIGIL_TLS_CA ") + ca + ": " + ec.message());

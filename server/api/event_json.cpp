@@ -44,7 +44,8 @@ class EventParser {
       bool known = false;
       for (auto f : kFields) known = known || k == f;
       if (!known) {
-        throw BadRequest(prefix_ + "unknown field '" + std::string(k.substr(0, 64)) + "' (accepted: camera, start or "
+        throw BadRequest(prefix_ + "unknown field '" + std::string(k.substr(0, 64)) +
+                         "' (accepted: camera, start or "
                          "start_us, end or end_us, type, object_class, confidence, location, attributes, source)");
       }
     }
@@ -193,8 +194,8 @@ json::object event_to_json(const catalog::EventRow& e) {
   o["object_class"] = e.object_class ? json::value(*e.object_class) : json::value(nullptr);
   o["confidence"] = e.confidence ? json::value(*e.confidence) : json::value(nullptr);
   if (e.location) {
-    o["location"] = json::object{{"x0", e.location->x0}, {"y0", e.location->y0}, {"x1", e.location->x1},
-                                 {"y1", e.location->y1}};
+    o["location"] =
+        json::object{{"x0", e.location->x0}, {"y0", e.location->y0}, {"x1", e.location->x1}, {"y1", e.location->y1}};
   } else {
     o["location"] = nullptr;
   }

@@ -20,7 +20,8 @@ json::value opt_json(const std::optional<std::int64_t>& v) { return v ? json::va
 
 std::string checked_name(const std::string& name) {
   if (!catalog::is_valid_camera_name(name)) {
-    throw BadRequest("camera name is not valid: 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit");
+    throw BadRequest(
+        "camera name is not valid: 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit");
   }
   return name;
 }
@@ -63,20 +64,20 @@ json::object stream_json(const catalog::StreamInfo& s) {
 json::object camera_json(const catalog::CameraDetails& c, const std::vector<catalog::StreamInfo>& streams) {
   json::array arr;
   for (const auto& s : streams) arr.push_back(stream_json(s));
-  return json::object{
-      {"id", c.id},
-      {"name", c.name},
-      {"enabled", c.enabled},
-      {"pulled", c.url.has_value()},
-      // Credentials in the URL are never shown.
-      {"url", c.url ? json::value(redact_url(*c.url)) : json::value(nullptr)},
-      {"substream_url", c.substream_url ? json::value(redact_url(*c.substream_url)) : json::value(nullptr)},
-      {"retention_days", c.retention_days ? json::value(*c.retention_days) : json::value(nullptr)},
-      {"created_at_us", c.created_at_us},
-      {"state", c.state},
-      {"last_end_us", c.last_end_us},
-      {"stream_count", c.streams},
-      {"streams", std::move(arr)}};
+  return json::object{{"id", c.id},
+                      {"name", c.name},
+                      {"enabled", c.enabled},
+                      {"pulled", c.url.has_value()},
+                      // Credentials in the URL are never shown.
+                      {"url", c.url ? json::value(redact_url(*c.url)) : json::value(nullptr)},
+                      {"substream_url",
+                       c.substream_url ? json::value(redact_url(*c.substream_url)) : json::value(nullptr)},
+                      {"retention_days", c.retention_days ? json::value(*c.retention_days) : json::value(nullptr)},
+                      {"created_at_us", c.created_at_us},
+                      {"state", c.state},
+                      {"last_end_us", c.last_end_us},
+                      {"stream_count", c.streams},
+                      {"streams", std::move(arr)}};
 }
 
 boost::asio::awaitable<HttpResponse> get_camera(const RouteContext& ctx, const HttpRequest& req,
@@ -147,8 +148,8 @@ boost::asio::awaitable<HttpResponse> delete_camera(const RouteContext& ctx, cons
   co_return json_response(req, http::status::ok, json::serialize(body));
 }
 
-boost::asio::awaitable<HttpResponse> list_streams(const RouteContext& ctx, const HttpRequest& req,
-                                                  const QueryParams& q, const std::string& name) {
+boost::asio::awaitable<HttpResponse> list_streams(const RouteContext& ctx, const HttpRequest& req, const QueryParams& q,
+                                                  const std::string& name) {
   allow_params(q, {"limit"});
   std::size_t limit = 100;
   if (const auto l = q.number("limit", 1, 1000)) {
@@ -183,7 +184,8 @@ boost::asio::awaitable<HttpResponse> create_camera_route(const RouteContext& ctx
   if (cam.substream_url && !cam.url) throw BadRequest("field 'substream_url' needs a 'url'");
   cam.enabled = bool_field(body, "enabled").value_or(true);
   if (!is_null_field(body, "retention_days")) {
-    if (auto d = int_field(body, "retention_days", 1, catalog::kMaxRetentionDays)) cam.retention_days = static_cast<int>(*d);
+    if (auto d = int_field(body, "retention_days", 1, catalog::kMaxRetentionDays))
+      cam.retention_days = static_cast<int>(*d);
   }
   // A taken name is a CatalogError (conflict), answered 409 by the routes' table.
   std::optional<catalog::CameraDetails> made;

@@ -51,7 +51,9 @@ DiskSnapshot snapshot(Disk& d) {
   }
   json::array streams;
   for (const auto& a : admitted) {
-    json::object o{{"id", a.id}, {"kind", a.write ? "recording" : "playback"}, {"peak_rate_bps", bps(a.peak_rate)},
+    json::object o{{"id", a.id},
+                   {"kind", a.write ? "recording" : "playback"},
+                   {"peak_rate_bps", bps(a.peak_rate)},
                    {"average_rate_bps", bps(a.average_rate > Rate{} ? a.average_rate : a.peak_rate)}};
     if (a.measured_mean > Rate{}) {
       o["measured_mean_bps"] = bps(a.measured_mean);
@@ -71,7 +73,8 @@ DiskSnapshot snapshot(Disk& d) {
   live["misses"] = d.io ? d.io->misses() : 0;
   live["model_optimistic"] = d.io ? d.io->model_optimistic() : false;
   live["model_calibration"] = d.io ? d.io->model_calibration() : 1.0;
-  live["free_bytes"] = d.io && d.volume ? static_cast<std::int64_t>(d.io->free_extents() * d.volume->volume->extent_bytes()) : 0;
+  live["free_bytes"] =
+      d.io && d.volume ? static_cast<std::int64_t>(d.io->free_extents() * d.volume->volume->extent_bytes()) : 0;
   live["no_room"] = d.no_room.load(std::memory_order_relaxed);
   const auto* adm = d.io ? d.io->admission() : nullptr;
   if (!adm) {
@@ -99,8 +102,7 @@ DiskSnapshot snapshot(Disk& d) {
   return s;
 }
 
-boost::asio::awaitable<HttpResponse> list_disks(const RouteContext& ctx, const HttpRequest& req,
-                                                const QueryParams& q) {
+boost::asio::awaitable<HttpResponse> list_disks(const RouteContext& ctx, const HttpRequest& req, const QueryParams& q) {
   allow_params(q, {});
   std::vector<DiskSnapshot> snaps;
   if (ctx.disks) {
@@ -134,15 +136,17 @@ boost::asio::awaitable<HttpResponse> list_disks(const RouteContext& ctx, const H
   co_return json_response(req, http::status::ok, json::serialize(json::object{{"disks", std::move(disks)}}));
 }
 
-boost::asio::awaitable<HttpResponse> disk_profile(const RouteContext& ctx, const HttpRequest& req,
-                                                  const QueryParams& q, std::int64_t disk_id) {
+boost::asio::awaitable<HttpResponse> disk_profile(const RouteContext& ctx, const HttpRequest& req, const QueryParams& q,
+                                                  std::int64_t disk_id) {
   allow_params(q, {});
   auto p = co_await ctx.catalog.run([&disk_id](pqxx::connection& c) {
     pqxx::work tx(c);
     return catalog::stored_profile(tx, disk_id);
   });
   if (!p) co_return json_error(req, http::status::not_found, "no profile stored for disk " + std::to_string(disk_id));
-  json::object body{{"id", p->id}, {"disk_id", p->disk_id}, {"measured_at_us", p->measured_at_us},
+  json::object body{{"id", p->id},
+                    {"disk_id", p->disk_id},
+                    {"measured_at_us", p->measured_at_us},
                     {"profile", json::parse(p->json)}};
   co_return json_response(req, http::status::ok, json::serialize(body));
 }

@@ -20,8 +20,7 @@
 namespace vigil::server {
 
 // Any path /api/v1/disks[/...].
-boost::asio::awaitable<HttpResponse> disks_route(const RouteContext& ctx, const HttpRequest& req,
-                                                 const QueryParams& q);
+boost::asio::awaitable<HttpResponse> disks_route(const RouteContext& ctx, const HttpRequest& req, const QueryParams& q);
 // /api/v1/admission/decisions.
 boost::asio::awaitable<HttpResponse> decisions_route(const RouteContext& ctx, const HttpRequest& req,
                                                      const QueryParams& q);

@@ -19,15 +19,14 @@ namespace vigil::server {
 namespace {
 
 constexpr std::int64_t kMaxRangeUs = 400LL * 86'400'000'000;
-constexpr std::size_t kMaxWords = 64;   // type / object_class values per query
-constexpr std::size_t kMaxAttrs = 16;   // attr=key:value per query
+constexpr std::size_t kMaxWords = 64;  // type / object_class values per query
+constexpr std::size_t kMaxAttrs = 16;  // attr=key:value per query
 constexpr double kMaxPadS = 300;
 
 std::int64_t now_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
-
 
 bool parse_int64(std::string_view s, std::int64_t& out) {
   const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
@@ -126,8 +125,8 @@ catalog::ClipPadding padding(const QueryParams& q) {
 
 boost::asio::awaitable<HttpResponse> list_events(const RouteContext& ctx, const HttpRequest& req,
                                                  const QueryParams& q) {
-  allow_params(q, {"from", "to", "camera", "cameras", "type", "object_class", "zone", "attr", "min_confidence",
-                  "limit", "cursor", "pad_before", "pad_after"});
+  allow_params(q, {"from", "to", "camera", "cameras", "type", "object_class", "zone", "attr", "min_confidence", "limit",
+                   "cursor", "pad_before", "pad_after"});
   const auto now = now_us();
   catalog::EventQuery query;
   query.from_us = q.time("from", now);
@@ -169,7 +168,7 @@ boost::asio::awaitable<HttpResponse> post_events(const RouteContext& ctx, const 
   // A JSON content type also keeps plain HTML forms of other sites from posting events.
   if (!is_json_content_type(req[http::field::content_type])) {
     co_return json_error(req, http::status::unsupported_media_type,
-                    "the body must be JSON (Content-Type: application/json)");
+                         "the body must be JSON (Content-Type: application/json)");
   }
   bool single = false;
   const auto events = parse_events_body(req.body(), now_us(), single);

@@ -62,7 +62,7 @@ std::vector<Cut> cut(const std::vector<storage::PlaybackSegment>& segments, std:
     const auto g = s.gops.entries();
     for (std::size_t i = 0; i < g.size(); ++i) {
       const std::int64_t start = g[i].pts;
-      std::int64_t end = i + 1 < g.size() ? g[i + 1].pts
+      std::int64_t end = i + 1 < g.size()                     ? g[i + 1].pts
                          : s.end_pts == storage::kNoTimestamp ? start + 1
                                                               : std::max(s.end_pts, start + 1);
       if (start >= to_us) break;
@@ -129,7 +129,8 @@ boost::asio::awaitable<HttpReply> playlist(const RouteContext& ctx, const HttpRe
                      std::to_string(static_cast<std::int64_t>(std::ceil(static_cast<double>(longest) / 1e6))) +
                      "\n#EXT-X-PLAYLIST-TYPE:VOD\n#EXT-X-MEDIA-SEQUENCE:0\n#EXT-X-INDEPENDENT-SEGMENTS\n";
   const std::string token_param = token_param_of(q);
-  const std::string bounds = "t0=" + std::to_string(cuts.front().seg.from_us) + "&t1=" + std::to_string(cuts.front().seg.to_us);
+  const std::string bounds =
+      "t0=" + std::to_string(cuts.front().seg.from_us) + "&t1=" + std::to_string(cuts.front().seg.to_us);
   m3u8 += "#EXT-X-MAP:URI=\"hls/init.mp4?" + bounds + token_param + "\"\n";
   for (const auto& c : cuts) {
     if (c.discontinuity) m3u8 += "#EXT-X-DISCONTINUITY\n";
@@ -176,8 +177,11 @@ boost::asio::awaitable<HttpReply> media_segment(const RouteContext& ctx, const H
         const auto pts = f.header.pts != storage::kNoTimestamp ? f.header.pts : last;
         const auto dts = f.header.dts != storage::kNoTimestamp ? f.header.dts : pts;
         last = pts;
-        writer.write({.pts_us = pts, .dts_us = dts, .duration_us = f.header.duration,
-                      .keyframe = f.header.keyframe(), .payload = f.payload});
+        writer.write({.pts_us = pts,
+                      .dts_us = dts,
+                      .duration_us = f.header.duration,
+                      .keyframe = f.header.keyframe(),
+                      .payload = f.payload});
       }
     }
     if (writer.frames() == 0) throw ApiError(ApiErrc::not_found, "nothing playable in that segment");

@@ -16,7 +16,7 @@ namespace vigil::server {
 namespace {
 
 constexpr std::int64_t kMaxTimeUs = 100'000'000'000LL * 1'000'000;  // as common/time_arg's @ form
-constexpr std::int64_t kMaxLockUs = 3660LL * 86'400'000'000;         // ten years
+constexpr std::int64_t kMaxLockUs = 3660LL * 86'400'000'000;        // ten years
 
 std::int64_t now_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -52,8 +52,7 @@ json::object lock_json(const catalog::LockRow& l) {
                       {"unlocked_at_us", l.unlocked_at_us ? json::value(*l.unlocked_at_us) : json::value(nullptr)}};
 }
 
-boost::asio::awaitable<HttpResponse> list_locks(const RouteContext& ctx, const HttpRequest& req,
-                                                const QueryParams& q) {
+boost::asio::awaitable<HttpResponse> list_locks(const RouteContext& ctx, const HttpRequest& req, const QueryParams& q) {
   allow_params(q, {"all", "limit"});
   bool all = false;
   if (const auto a = q.get("all")) {
@@ -76,8 +75,7 @@ boost::asio::awaitable<HttpResponse> list_locks(const RouteContext& ctx, const H
   co_return json_response(req, http::status::ok, json::serialize(json::object{{"locks", std::move(arr)}}));
 }
 
-boost::asio::awaitable<HttpResponse> post_lock(const RouteContext& ctx, const HttpRequest& req,
-                                               const QueryParams& q) {
+boost::asio::awaitable<HttpResponse> post_lock(const RouteContext& ctx, const HttpRequest& req, const QueryParams& q) {
   allow_params(q, {});
   const auto body = json_object_body(req, {"camera", "from", "to", "from_us", "to_us", "reason", "locked_by"});
   const auto camera = string_field(body, "camera", 64);
@@ -104,15 +102,15 @@ boost::asio::awaitable<HttpResponse> post_lock(const RouteContext& ctx, const Ht
   }
   json::array arr;
   for (auto id : *ids) arr.push_back(id);
-  json::object out{{"ids", std::move(arr)}, {"id", ids->front()}, {"camera", *camera}, {"from_us", from},
-                   {"to_us", to}};
+  json::object out{
+      {"ids", std::move(arr)}, {"id", ids->front()}, {"camera", *camera}, {"from_us", from}, {"to_us", to}};
   auto res = json_response(req, http::status::created, json::serialize(out));
   res.set(http::field::location, "/api/v1/locks/" + std::to_string(ids->front()));
   co_return res;
 }
 
-boost::asio::awaitable<HttpResponse> delete_lock(const RouteContext& ctx, const HttpRequest& req,
-                                                 const QueryParams& q, std::int64_t id) {
+boost::asio::awaitable<HttpResponse> delete_lock(const RouteContext& ctx, const HttpRequest& req, const QueryParams& q,
+                                                 std::int64_t id) {
   allow_params(q, {});
   const bool released = co_await ctx.catalog.run([&id](pqxx::connection& c) {
     pqxx::work tx(c);

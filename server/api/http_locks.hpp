@@ -16,7 +16,6 @@
 namespace vigil::server {
 
 // Any path /api/v1/locks[/...].
-boost::asio::awaitable<HttpResponse> locks_route(const RouteContext& ctx, const HttpRequest& req,
-                                                 const QueryParams& q);
+boost::asio::awaitable<HttpResponse> locks_route(const RouteContext& ctx, const HttpRequest& req, const QueryParams& q);
 
 }  // namespace vigil::server

@@ -58,12 +58,12 @@ HttpReply media_reply(const HttpRequest& req, std::shared_ptr<const std::vector<
   const bool range_applies = if_range.empty() || if_range == etag;
   const auto range = parse_byte_range(range_applies ? std::string_view(req[http::field::range]) : "", total);
   if (range.kind == ByteRange::Kind::malformed || range.kind == ByteRange::Kind::unsatisfiable) {
-    auto res = json_response(req, http::status::range_not_satisfiable,
-                             boost::json::serialize(boost::json::object{
-                                 {"error", range.kind == ByteRange::Kind::malformed
-                                               ? "malformed Range header (bytes=FIRST-LAST, FIRST- or -SUFFIX)"
-                                               : "the range starts beyond the end (" + std::to_string(total) +
-                                                     " bytes)"}}));
+    auto res =
+        json_response(req, http::status::range_not_satisfiable,
+                      boost::json::serialize(boost::json::object{
+                          {"error", range.kind == ByteRange::Kind::malformed
+                                        ? "malformed Range header (bytes=FIRST-LAST, FIRST- or -SUFFIX)"
+                                        : "the range starts beyond the end (" + std::to_string(total) + " bytes)"}}));
     res.set(http::field::content_range, "bytes */" + std::to_string(total));
     return res;
   }
@@ -76,8 +76,8 @@ HttpReply media_reply(const HttpRequest& req, std::shared_ptr<const std::vector<
   res.set(http::field::cache_control, "private, max-age=3600");
   if (partial) {
     res.set(http::field::content_range, "bytes " + std::to_string(range.offset) + "-" +
-                                             std::to_string(range.offset + range.length - 1) + "/" +
-                                             std::to_string(total));
+                                            std::to_string(range.offset + range.length - 1) + "/" +
+                                            std::to_string(total));
   }
   res.keep_alive(req.keep_alive());
   res.content_length(range.length);
@@ -107,8 +107,8 @@ boost::asio::awaitable<HttpReply> export_route(const RouteContext& ctx, const Ht
 
   const auto started = std::chrono::steady_clock::now();
   ClipPlan plan = co_await plan_clip(ctx.catalog, camera, from_us, to_us, kMaxExportBytes);
-  const std::string etag = plan.etag(keyframes ? (reverse ? "mp4-keys-rev|" : "mp4-keys|") + std::to_string(rate)
-                                               : std::string("mp4"));
+  const std::string etag =
+      plan.etag(keyframes ? (reverse ? "mp4-keys-rev|" : "mp4-keys|") + std::to_string(rate) : std::string("mp4"));
   std::shared_ptr<const std::vector<std::byte>> mp4 = ctx.exports ? ctx.exports->find(etag) : nullptr;
   const bool cached = mp4 != nullptr;
   if (!mp4 && !not_modified(req, etag)) {
@@ -120,21 +120,22 @@ boost::asio::awaitable<HttpReply> export_route(const RouteContext& ctx, const Ht
     Clip clip = co_await read_clip(ctx.disks, plan, plan.from_us, plan.to_us, keyframes,
                                    reverse ? storage::ReadDirection::reverse : storage::ReadDirection::forward);
     if (clip.frames == 0) {
-      throw ApiError(ApiErrc::not_found, "nothing playable in that range (" +
-                                                   std::to_string(clip.damaged_gops) + " damaged GOPs)");
+      throw ApiError(ApiErrc::not_found,
+                     "nothing playable in that range (" + std::to_string(clip.damaged_gops) + " damaged GOPs)");
     }
     mp4 = build_mp4(plan, clip, Mp4Rendition{.keyframes_only = keyframes, .rate = rate, .reverse = reverse});
     if (ctx.exports) ctx.exports->put(etag, mp4);
-    log::info("export built", {{"camera", camera},
-                               {"from_us", plan.from_us},
-                               {"to_us", plan.to_us},
-                               {"keyframes", keyframes},
-                               {"reverse", reverse},
-                               {"frames", clip.frames},
-                               {"damaged_gops", clip.damaged_gops},
-                               {"read_bytes", clip.bytes_read},
-                               {"mp4_bytes", mp4->size()},
-                               {"ms", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count()}});
+    log::info("export built",
+              {{"camera", camera},
+               {"from_us", plan.from_us},
+               {"to_us", plan.to_us},
+               {"keyframes", keyframes},
+               {"reverse", reverse},
+               {"frames", clip.frames},
+               {"damaged_gops", clip.damaged_gops},
+               {"read_bytes", clip.bytes_read},
+               {"mp4_bytes", mp4->size()},
+               {"ms", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count()}});
     if (clip.damaged_gops > 0) {
       log::warn("export skipped damaged GOPs", {{"camera", camera}, {"damaged_gops", clip.damaged_gops}});
     }
@@ -151,8 +152,8 @@ boost::asio::awaitable<HttpReply> export_route(const RouteContext& ctx, const Ht
   co_return reply;
 }
 
-boost::asio::awaitable<HttpReply> thumbnail_route(const RouteContext& ctx, const HttpRequest& req,
-                                                  const QueryParams& q, const std::string& camera) {
+boost::asio::awaitable<HttpReply> thumbnail_route(const RouteContext& ctx, const HttpRequest& req, const QueryParams& q,
+                                                  const std::string& camera) {
   if (!catalog::is_valid_camera_name(camera)) throw BadRequest("camera name is not valid");
   const std::int64_t at_us = q.time("at", now_us());
   const int width = static_cast<int>(q.number("width", 16, 1920).value_or(320));
@@ -164,7 +165,8 @@ boost::asio::awaitable<HttpReply> thumbnail_route(const RouteContext& ctx, const
   for (const auto& seg : plan.plan.segments) {
     if (auto i = seg.gops.at_or_before(at_us)) key_pts = seg.gops.entries()[*i].pts;
   }
-  if (!key_pts) throw ApiError(ApiErrc::not_found, "no keyframe of '" + camera + "' in the 10 minutes before that time");
+  if (!key_pts)
+    throw ApiError(ApiErrc::not_found, "no keyframe of '" + camera + "' in the 10 minutes before that time");
   plan.from_us = plan.to_us = *key_pts;
   const std::string etag = plan.etag("jpeg|" + std::to_string(width));
   auto jpeg = ctx.exports ? ctx.exports->find(etag) : nullptr;

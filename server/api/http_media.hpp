@@ -30,8 +30,8 @@ inline constexpr std::int64_t kMaxMediaRangeUs = 24ll * 3600 * 1'000'000;
 boost::asio::awaitable<HttpReply> export_route(const RouteContext& ctx, const HttpRequest& req, const QueryParams& q,
                                                const std::string& camera);
 
-boost::asio::awaitable<HttpReply> thumbnail_route(const RouteContext& ctx, const HttpRequest& req,
-                                                  const QueryParams& q, const std::string& camera);
+boost::asio::awaitable<HttpReply> thumbnail_route(const RouteContext& ctx, const HttpRequest& req, const QueryParams& q,
+                                                  const std::string& camera);
 
 // A MediaResponse for DATA (all of it, or the request's Range of it), with ETAG and TYPE; 304
 // when If-None-Match names ETAG; 416 for a range that cannot be served.

@@ -188,8 +188,9 @@ HttpHandler make_http_routes(RouteContext ctx) {
     }
     const ErrorAnswer answer = answer_for(error);
     if (answer.server_fault) {
-      log::error("HTTP request failed",
-                 {{"target", loggable_target(req)}, {"status", static_cast<int>(answer.status)}, {"error", answer.detail}});
+      log::error("HTTP request failed", {{"target", loggable_target(req)},
+                                         {"status", static_cast<int>(answer.status)},
+                                         {"error", answer.detail}});
     }
     co_return error_response(req, answer.status, answer.message);
   };

@@ -20,12 +20,12 @@ class WebAssets;
 struct RouteContext {
   CatalogPool& catalog;
   std::string database_mode;         // "embedded" or "external", shown by /healthz
-  DiskSet* disks = nullptr;         // the open volumes' disks (media reads); null: none
-  ExportCache* exports = nullptr;     // finished exports kept for repeated/ranged requests
-  Authenticator* auth = nullptr;      // null: no tokens checked (unit rigs)
-  const Metrics* metrics = nullptr;   // GET /metrics (http_metrics.hpp); null: 404
-  HlsLive* live = nullptr;            // live HLS channels; null: no live HLS
-  const WebAssets* web = nullptr;     // the web UI at /ui/ (open, no token); null or empty: 404
+  DiskSet* disks = nullptr;          // the open volumes' disks (media reads); null: none
+  ExportCache* exports = nullptr;    // finished exports kept for repeated/ranged requests
+  Authenticator* auth = nullptr;     // null: no tokens checked (unit rigs)
+  const Metrics* metrics = nullptr;  // GET /metrics (http_metrics.hpp); null: 404
+  HlsLive* live = nullptr;           // live HLS channels; null: no live HLS
+  const WebAssets* web = nullptr;    // the web UI at /ui/ (open, no token); null or empty: 404
 };
 
 HttpHandler make_http_routes(RouteContext ctx);

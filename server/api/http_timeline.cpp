@@ -33,8 +33,8 @@ std::string utc_date(std::int64_t day_start_us) {
 json::object to_json(const catalog::CameraTimeline& t) {
   json::array runs, gaps, days;
   for (const auto& r : t.runs) {
-    runs.push_back(json::object{{"start_us", r.start_us}, {"end_us", r.end_us}, {"segments", r.segments},
-                                {"bytes", r.bytes}});
+    runs.push_back(
+        json::object{{"start_us", r.start_us}, {"end_us", r.end_us}, {"segments", r.segments}, {"bytes", r.bytes}});
   }
   for (const auto& g : t.gaps) {
     json::object o{{"start_us", g.start_us}, {"end_us", g.end_us}, {"reason", g.reason}};
@@ -42,11 +42,13 @@ json::object to_json(const catalog::CameraTimeline& t) {
     gaps.push_back(std::move(o));
   }
   for (const auto& d : t.days) {
-    days.push_back(json::object{{"day", utc_date(d.day_start_us)}, {"day_start_us", d.day_start_us},
-                                {"recorded_s", static_cast<double>(d.recorded_us) / 1e6}, {"gaps", d.gaps}});
+    days.push_back(json::object{{"day", utc_date(d.day_start_us)},
+                                {"day_start_us", d.day_start_us},
+                                {"recorded_s", static_cast<double>(d.recorded_us) / 1e6},
+                                {"gaps", d.gaps}});
   }
-  return json::object{{"camera", t.camera}, {"recording", t.recording}, {"truncated", t.truncated},
-                      {"runs", std::move(runs)},  {"gaps", std::move(gaps)},     {"days", std::move(days)}};
+  return json::object{{"camera", t.camera},      {"recording", t.recording}, {"truncated", t.truncated},
+                      {"runs", std::move(runs)}, {"gaps", std::move(gaps)},  {"days", std::move(days)}};
 }
 
 }  // namespace
@@ -92,7 +94,9 @@ boost::asio::awaitable<HttpResponse> timeline_route(const RouteContext& ctx, con
     co_return json_response(req, http::status::not_found,
                             json::serialize(json::object{{"error", "no camera named '" + *camera + "'"}}));
   }
-  json::object body{{"from_us", query.from_us}, {"to_us", query.to_us}, {"merge_s", static_cast<double>(query.merge_us) / 1e6}};
+  json::object body{{"from_us", query.from_us},
+                    {"to_us", query.to_us},
+                    {"merge_s", static_cast<double>(query.merge_us) / 1e6}};
   if (camera) {
     auto one = to_json(result.front());
     for (auto& [k, v] : one) body[k] = v;

@@ -72,8 +72,8 @@ boost::asio::awaitable<HttpResponse> create_token(const RouteContext& ctx, const
   co_return res;
 }
 
-boost::asio::awaitable<HttpResponse> revoke_token(const RouteContext& ctx, const HttpRequest& req,
-                                                  const QueryParams& q, std::int64_t id) {
+boost::asio::awaitable<HttpResponse> revoke_token(const RouteContext& ctx, const HttpRequest& req, const QueryParams& q,
+                                                  std::int64_t id) {
   allow_params(q, {});
   const bool revoked = co_await ctx.catalog.run([id](pqxx::connection& c) {
     pqxx::work tx(c);

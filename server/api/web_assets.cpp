@@ -54,7 +54,8 @@ WebAssets WebAssets::load(const fs::path& root) {
   out.root_ = root;
   std::error_code ec;
   if (!fs::is_directory(root, ec)) {
-    out.problem_ = "the web UI directory " + root.string() + " does not exist (build the web_ui target, or set --web-root)";
+    out.problem_ =
+        "the web UI directory " + root.string() + " does not exist (build the web_ui target, or set --web-root)";
     return out;
   }
   std::uintmax_t total = 0;
@@ -138,9 +139,10 @@ HttpReply web_reply(const WebAssets* assets, const HttpRequest& req, const std::
   res.set("X-Content-Type-Options", "nosniff");
   // The page loads nothing from elsewhere; hls.js runs its transmuxer in a blob: worker and feeds
   // <video> through a blob: MediaSource URL.
-  res.set("Content-Security-Policy",
-          "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; media-src 'self' blob:; "
-          "worker-src 'self' blob:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'");
+  res.set(
+      "Content-Security-Policy",
+      "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; media-src 'self' blob:; "
+      "worker-src 'self' blob:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'");
   res.set("Referrer-Policy", "no-referrer");
   res.keep_alive(req.keep_alive());
   res.content_length(f->bytes->size());

@@ -31,8 +31,8 @@ void write_token(const fs::path& file, const std::string& token) {
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) throw std::system_error(errno, std::generic_category(), "creating " + tmp);
   const std::string line = token + "\n";
-  const bool ok = ::fchmod(fd, 0600) == 0 && ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()) &&
-                  ::fsync(fd) == 0;
+  const bool ok = ::fchmod(fd, 0600) == 0 &&
+                  ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()) && ::fsync(fd) == 0;
   const int err = errno;
   ::close(fd);
   if (!ok) throw std::system_error(err, std::generic_category(), "writing " + tmp);
@@ -46,8 +46,9 @@ fs::path ensure_admin_token(const std::string& conninfo, const fs::path& data_di
   pqxx::connection conn(conninfo);
   pqxx::work tx(conn);
   if (const auto old = read_token(file); !old.empty()) {
-    const std::int64_t now_us = std::chrono::duration_cast<std::chrono::microseconds>(
-                                    std::chrono::system_clock::now().time_since_epoch()).count();
+    const std::int64_t now_us =
+        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+            .count();
     if (catalog::role_of_token(tx, catalog::token_sha256_hex(old), now_us) == std::optional<std::string>("admin")) {
       ::chmod(file.c_str(), 0600);
       return file;

@@ -41,104 +41,99 @@ struct RawArgs {
 
 po::options_description server_options(ServerConfig& cfg, RawArgs& raw) {
   po::options_description d("Server");
-  d.add_options()
-      ("data", po::value(&raw.data_dir)->value_name("DIR")->default_value(raw.data_dir),
-       "data directory: volumes, the embedded PostgreSQL cluster (DIR/pg), endpoints file")
-      ("db", po::value(&raw.db_url)->value_name("URL"),
-       "use an external PostgreSQL (libpq URL or key=value conninfo) instead of the embedded one")
-      ("listen", po::value(&raw.listen)->value_name("ADDR:PORT")->default_value(raw.listen),
-       "wire-protocol listen address (port 0 = any free port)")
-      ("http-address", po::value(&cfg.http_address)->value_name("ADDR")->default_value(cfg.http_address),
-       "HTTP listen address")
-      ("http-port", po::value(&cfg.http_port)->value_name("N")->default_value(cfg.http_port),
-       "HTTP port for the API and GET /healthz (0 = any free port)")
-      ("pg-user", po::value(&cfg.pg_user)->value_name("NAME")->default_value(cfg.pg_user),
-       "system user that runs the embedded PostgreSQL when vigild runs as root (created if missing)")
-      ("max-frame-bytes", po::value(&cfg.max_frame_bytes)->value_name("N")->default_value(cfg.max_frame_bytes),
-       "largest media payload accepted in one wire frame")
-      ("stall-timeout", po::value(&cfg.stall_timeout_s)->value_name("S")->default_value(cfg.stall_timeout_s),
-       "a recording whose recorder sends nothing for S seconds ends as stalled: its disk share is released and "
-       "the hole is a source_stalled gap until the camera records again; 0 = never")
-      ("http-timeout", po::value(&cfg.http_timeout_s)->value_name("S")->default_value(cfg.http_timeout_s),
-       "seconds an HTTP request may take to arrive whole (headers and body): slow clients are cut off")
-      ("catalog-threads", po::value(&cfg.catalog_threads)->value_name("N")->default_value(cfg.catalog_threads),
-       "threads (and PostgreSQL connections) of the catalog pool")
-      ("log-level", po::value(&cfg.log_level)->value_name("LEVEL")->default_value(cfg.log_level),
-       "debug, info, warn or error");
+  d.add_options()("data", po::value(&raw.data_dir)->value_name("DIR")->default_value(raw.data_dir),
+                  "data directory: volumes, the embedded PostgreSQL cluster (DIR/pg), endpoints file")(
+      "db", po::value(&raw.db_url)->value_name("URL"),
+      "use an external PostgreSQL (libpq URL or key=value conninfo) instead of the embedded one")(
+      "listen", po::value(&raw.listen)->value_name("ADDR:PORT")->default_value(raw.listen),
+      "wire-protocol listen address (port 0 = any free port)")(
+      "http-address", po::value(&cfg.http_address)->value_name("ADDR")->default_value(cfg.http_address),
+      "HTTP listen address")("http-port", po::value(&cfg.http_port)->value_name("N")->default_value(cfg.http_port),
+                             "HTTP port for the API and GET /healthz (0 = any free port)")(
+      "pg-user", po::value(&cfg.pg_user)->value_name("NAME")->default_value(cfg.pg_user),
+      "system user that runs the embedded PostgreSQL when vigild runs as root (created if missing)")(
+      "max-frame-bytes", po::value(&cfg.max_frame_bytes)->value_name("N")->default_value(cfg.max_frame_bytes),
+      "largest media payload accepted in one wire frame")(
+      "stall-timeout", po::value(&cfg.stall_timeout_s)->value_name("S")->default_value(cfg.stall_timeout_s),
+      "a recording whose recorder sends nothing for S seconds ends as stalled: its disk share is released and "
+      "the hole is a source_stalled gap until the camera records again; 0 = never")(
+      "http-timeout", po::value(&cfg.http_timeout_s)->value_name("S")->default_value(cfg.http_timeout_s),
+      "seconds an HTTP request may take to arrive whole (headers and body): slow clients are cut off")(
+      "catalog-threads", po::value(&cfg.catalog_threads)->value_name("N")->default_value(cfg.catalog_threads),
+      "threads (and PostgreSQL connections) of the catalog pool")(
+      "log-level", po::value(&cfg.log_level)->value_name("LEVEL")->default_value(cfg.log_level),
+      "debug, info, warn or error");
   return d;
 }
 
 po::options_description access_options() {
   po::options_description d("Access");
-  d.add_options()
-      ("no-auth", po::bool_switch(),
-       "accept every HTTP and wire request without a token (a lab, never production); by default\n"
-       "vigild writes an admin token to DATA/admin.token on first start and requires tokens")
-      ("metrics-auth", po::bool_switch(),
-       "/metrics needs a token (viewer role) like the API; by default it is open to scrapers")
-      ("tls-cert", po::value<std::string>()->value_name("FILE"),
-       "PEM certificate chain: the wire protocol is served over TLS only (clients use --server tls://HOST:PORT)")
-      ("tls-key", po::value<std::string>()->value_name("FILE"), "PEM private key of --tls-cert");
+  d.add_options()("no-auth", po::bool_switch(),
+                  "accept every HTTP and wire request without a token (a lab, never production); by default\n"
+                  "vigild writes an admin token to DATA/admin.token on first start and requires tokens")(
+      "metrics-auth", po::bool_switch(),
+      "/metrics needs a token (viewer role) like the API; by default it is open to scrapers")(
+      "tls-cert", po::value<std::string>()->value_name("FILE"),
+      "PEM certificate chain: the wire protocol is served over TLS only (clients use --server tls://HOST:PORT)")(
+      "tls-key", po::value<std::string>()->value_name("FILE"), "PEM private key of --tls-cert");
   return d;
 }
 
 po::options_description disks_options(ServerConfig& cfg, RawArgs& raw) {
   po::options_description d("Disks and admission");
-  d.add_options()
-      ("volume", po::value(&raw.volumes)->value_name("PATH")->composing(),
-       "a volume (file or block device) to store video on; repeatable. Recovered and reconciled with the "
-       "catalog at every start")
-      ("volume-size", po::value(&cfg.volume_create_bytes)->value_name("BYTES"),
-       "create a missing --volume file of this size (preallocated) and format it")
-      ("extent-bytes", po::value(&cfg.extent_bytes)->value_name("BYTES")->default_value(cfg.extent_bytes),
-       "extent size when formatting a new volume")
-      ("cycle-ms", po::value(&cfg.cycle_ms)->value_name("MS")->default_value(cfg.cycle_ms),
-       "cycle length T of each disk's scheduler: every admitted stream gets one IO of T x rate per cycle")
-      ("chunk-bytes", po::value(&cfg.chunk_bytes)->value_name("BYTES")->default_value(cfg.chunk_bytes),
-       "largest non-preemptible command: stream IO is issued in chunks of this size (interactive IO waits at most "
-       "one); 0 = the disk profile's chunk size, 512 KiB without a profile")
-      ("io-depth", po::value(&cfg.io_depth)->value_name("N")->default_value(cfg.io_depth),
-       "chunks in flight per disk (1 or 2)")
-      ("profile", po::value<std::string>()->value_name("FILE"),
-       "disk profile (from `vigil profile`) for volumes whose disk has none in the catalog; stored there")
-      ("admission-policy", po::value(&cfg.admission_policy)->value_name("NAME")->default_value(cfg.admission_policy),
-       "conservative (Adm1, the default: never over-admits while the profile holds), statistical (what the "
-       "running streams were measured to cost, plus a margin for a cycle's variation), aggressive (Adm2: mean "
-       "curve, peak rates), adm3 (mean curve, declared average rates), analytic (safe, wasteful); see "
-       "docs/admission.md")
-      ("overbooking", po::value(&cfg.overbooking)->value_name("P")->default_value(cfg.overbooking),
-       "for aggressive, adm3 and statistical: the accepted probability that a cycle's stream IO overruns "
-       "(their margin is z(P) standard deviations of the cycle); e.g. 0.001 for a stricter guarantee")
-      ("model-check-cycles", po::value(&cfg.model_check_cycles)->value_name("K")->default_value(cfg.model_check_cycles),
-       "pause admission when K cycles in a row take longer than the disk profile predicts (and say to profile "
-       "again); 0 turns the check off (a profile known not to describe this device, e.g. in tests)")
-      ("retention-interval", po::value(&cfg.retention_interval_s)->value_name("S")->default_value(cfg.retention_interval_s),
-       "reclaim closed segments past their camera's retention_days at least every S seconds; free space is "
-       "watched every second and the oldest unlocked segments are reclaimed when it runs short; 0 turns "
-       "retention off (a full volume then stalls recording)")
-      ("retention-reserve", po::value(&cfg.retention_reserve_s)->value_name("S")->default_value(cfg.retention_reserve_s),
-       "free space retention keeps: S seconds of the admitted recording rate (at least 1 % of the volume)");
+  d.add_options()("volume", po::value(&raw.volumes)->value_name("PATH")->composing(),
+                  "a volume (file or block device) to store video on; repeatable. Recovered and reconciled with the "
+                  "catalog at every start")("volume-size", po::value(&cfg.volume_create_bytes)->value_name("BYTES"),
+                                            "create a missing --volume file of this size (preallocated) and format it")(
+      "extent-bytes", po::value(&cfg.extent_bytes)->value_name("BYTES")->default_value(cfg.extent_bytes),
+      "extent size when formatting a new volume")(
+      "cycle-ms", po::value(&cfg.cycle_ms)->value_name("MS")->default_value(cfg.cycle_ms),
+      "cycle length T of each disk's scheduler: every admitted stream gets one IO of T x rate per cycle")(
+      "chunk-bytes", po::value(&cfg.chunk_bytes)->value_name("BYTES")->default_value(cfg.chunk_bytes),
+      "largest non-preemptible command: stream IO is issued in chunks of this size (interactive IO waits at most "
+      "one); 0 = the disk profile's chunk size, 512 KiB without a profile")(
+      "io-depth", po::value(&cfg.io_depth)->value_name("N")->default_value(cfg.io_depth),
+      "chunks in flight per disk (1 or 2)")(
+      "profile", po::value<std::string>()->value_name("FILE"),
+      "disk profile (from `vigil profile`) for volumes whose disk has none in the catalog; stored there")(
+      "admission-policy", po::value(&cfg.admission_policy)->value_name("NAME")->default_value(cfg.admission_policy),
+      "conservative (Adm1, the default: never over-admits while the profile holds), statistical (what the "
+      "running streams were measured to cost, plus a margin for a cycle's variation), aggressive (Adm2: mean "
+      "curve, peak rates), adm3 (mean curve, declared average rates), analytic (safe, wasteful); see "
+      "docs/admission.md")(
+      "overbooking", po::value(&cfg.overbooking)->value_name("P")->default_value(cfg.overbooking),
+      "for aggressive, adm3 and statistical: the accepted probability that a cycle's stream IO overruns "
+      "(their margin is z(P) standard deviations of the cycle); e.g. 0.001 for a stricter guarantee")(
+      "model-check-cycles", po::value(&cfg.model_check_cycles)->value_name("K")->default_value(cfg.model_check_cycles),
+      "pause admission when K cycles in a row take longer than the disk profile predicts (and say to profile "
+      "again); 0 turns the check off (a profile known not to describe this device, e.g. in tests)")(
+      "retention-interval",
+      po::value(&cfg.retention_interval_s)->value_name("S")->default_value(cfg.retention_interval_s),
+      "reclaim closed segments past their camera's retention_days at least every S seconds; free space is "
+      "watched every second and the oldest unlocked segments are reclaimed when it runs short; 0 turns "
+      "retention off (a full volume then stalls recording)")(
+      "retention-reserve", po::value(&cfg.retention_reserve_s)->value_name("S")->default_value(cfg.retention_reserve_s),
+      "free space retention keeps: S seconds of the admitted recording rate (at least 1 % of the volume)");
   return d;
 }
 
 po::options_description cameras_options() {
   po::options_description d("Cameras and web UI");
-  d.add_options()
-      ("recorder", po::value<std::string>()->value_name("PATH"),
-       "the `vigil` binary that records pulled cameras (`vigil camera add`); default: beside vigild, or the "
-       "build tree's")
-      ("no-camera-pull", po::bool_switch(),
-       "do not record the cameras configured in the catalog (recording clients still can)")
-      ("web-root", po::value<std::string>()->value_name("DIR"),
-       "the web UI's files, served at /ui/ (read once at start); default: web/ beside vigild, or the build "
-       "tree's");
+  d.add_options()("recorder", po::value<std::string>()->value_name("PATH"),
+                  "the `vigil` binary that records pulled cameras (`vigil camera add`); default: beside vigild, or the "
+                  "build tree's")("no-camera-pull", po::bool_switch(),
+                                  "do not record the cameras configured in the catalog (recording clients still can)")(
+      "web-root", po::value<std::string>()->value_name("DIR"),
+      "the web UI's files, served at /ui/ (read once at start); default: web/ beside vigild, or the build "
+      "tree's");
   return d;
 }
 
 // Checks what Program_options cannot: ranges, pairs, names. Throws ConfigError naming the flag.
 void check(const ServerConfig& cfg) {
   if (cfg.catalog_threads == 0) throw ConfigError("--catalog-threads must be at least 1");
-  if (cfg.http_timeout_s < 1 || cfg.http_timeout_s > 3600) throw ConfigError("--http-timeout must be 1 to 3600 seconds");
+  if (cfg.http_timeout_s < 1 || cfg.http_timeout_s > 3600)
+    throw ConfigError("--http-timeout must be 1 to 3600 seconds");
   if (cfg.extent_bytes < (1u << 20) || cfg.extent_bytes % 4096) {
     throw ConfigError("--extent-bytes must be a multiple of 4096 and at least 1 MiB");
   }
@@ -204,15 +199,12 @@ ParsedArgs parse_server_args(int argc, const char* const argv[]) {
   raw.listen = cfg.listen.to_string();
   raw.data_dir = cfg.data_dir.string();
   po::options_description general("Options");
-  general.add_options()
-      ("help,h", "show this help and exit")
-      ("version", "print the version and exit")
-      ("config,c", po::value(&raw.config_file)->value_name("FILE"),
-       "read options from FILE (INI: one `key = value` per line, same keys as the flags)");
+  general.add_options()("help,h", "show this help and exit")("version", "print the version and exit")(
+      "config,c", po::value(&raw.config_file)->value_name("FILE"),
+      "read options from FILE (INI: one `key = value` per line, same keys as the flags)");
   // Every option but the general ones may also come from the config file (flags win).
   po::options_description settings;
-  settings.add(server_options(cfg, raw)).add(access_options()).add(disks_options(cfg, raw))
-      .add(cameras_options());
+  settings.add(server_options(cfg, raw)).add(access_options()).add(disks_options(cfg, raw)).add(cameras_options());
   po::options_description all;
   all.add(general).add(settings);
 

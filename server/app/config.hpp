@@ -21,34 +21,36 @@ Endpoint parse_endpoint(const std::string& text, const std::string& flag);
 
 struct ServerConfig {
   std::filesystem::path data_dir = "./data";
-  std::optional<std::string> db_url;      // none = embedded PostgreSQL under data_dir/pg
-  Endpoint listen{"127.0.0.1", 7070};     // wire protocol
+  std::optional<std::string> db_url;   // none = embedded PostgreSQL under data_dir/pg
+  Endpoint listen{"127.0.0.1", 7070};  // wire protocol
   std::string http_address = "127.0.0.1";
   std::uint16_t http_port = 8080;
-  std::string pg_user = "vigil";          // embedded cluster's account when running as root
+  std::string pg_user = "vigil";  // embedded cluster's account when running as root
   std::string log_level = "info";
   std::size_t max_frame_bytes = 16u << 20;
   std::size_t catalog_threads = 2;
   int http_timeout_s = 15;
-  double stall_timeout_s = 5;  // a recording that receives nothing this long ends as stalled; 0 off  // a request must arrive whole within this (slow clients are cut off)
+  double stall_timeout_s =
+      5;  // a recording that receives nothing this long ends as stalled; 0 off  // a request must arrive whole within this (slow clients are cut off)
   std::vector<std::filesystem::path> volumes;  // recovered and reconciled at start
   std::uint64_t volume_create_bytes = 0;       // create missing file volumes of this size
   std::uint64_t extent_bytes = 64ull << 20;
-  std::uint32_t cycle_ms = 1000;               // T of every disk's cycle scheduler
-  std::size_t chunk_bytes = 0;                 // Semi-preemptible IO chunk; 0: the profile's (else 512 KiB)
-  std::size_t io_depth = 2;                    // D: chunks in flight per disk
+  std::uint32_t cycle_ms = 1000;                 // T of every disk's cycle scheduler
+  std::size_t chunk_bytes = 0;                   // Semi-preemptible IO chunk; 0: the profile's (else 512 KiB)
+  std::size_t io_depth = 2;                      // D: chunks in flight per disk
   std::optional<std::filesystem::path> profile;  // disk profile to use (and store) where the catalog has none
   std::string admission_policy = "conservative";
-  int model_check_cycles = 5;                  // online model check: K optimistic cycles pause admission; 0 off
-  double overbooking = 0.01;                   // adm2/adm3/statistical: accepted per-cycle overload probability
-  double retention_interval_s = 60;            // a full retention pass (camera ages) at least this often; 0 off
-  double retention_reserve_s = 120;            // free space kept, in seconds of admitted recording
+  int model_check_cycles = 5;                     // online model check: K optimistic cycles pause admission; 0 off
+  double overbooking = 0.01;                      // adm2/adm3/statistical: accepted per-cycle overload probability
+  double retention_interval_s = 60;               // a full retention pass (camera ages) at least this often; 0 off
+  double retention_reserve_s = 120;               // free space kept, in seconds of admitted recording
   std::optional<std::filesystem::path> recorder;  // `vigil` binary for pulled cameras; none: beside vigild
   bool pull_cameras = true;
   std::optional<std::filesystem::path> web_root;  // the web UI's files; none: beside vigild or the build tree's
-  bool auth = true;  // tokens required on HTTP (but /healthz, /metrics) and the wire protocol
+  bool auth = true;           // tokens required on HTTP (but /healthz, /metrics) and the wire protocol
   bool metrics_auth = false;  // /metrics needs a viewer token too
-  std::optional<std::filesystem::path> tls_cert, tls_key;  // both: the wire protocol is TLS only                       // run the camera manager (needs a volume)
+  std::optional<std::filesystem::path> tls_cert,
+      tls_key;  // both: the wire protocol is TLS only                       // run the camera manager (needs a volume)
 };
 
 struct ConfigError : std::runtime_error {

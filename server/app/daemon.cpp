@@ -114,12 +114,12 @@ Daemon::Daemon(const ServerConfig& cfg) : cfg_(cfg), lock_(made(cfg.data_dir)) {
   std::optional<admission::DiskProfile> given;
   if (cfg_.profile) given = load_profile_file(*cfg_.profile);
   auto disks = start_disks(volumes_, conninfo_,
-                       DiskIoConfig{.cycle = std::chrono::milliseconds(cfg_.cycle_ms),
-                                    .chunk_bytes = cfg_.chunk_bytes,
-                                    .depth = cfg_.io_depth,
-                                    .policy = *admission::policy_from_name(cfg_.admission_policy),
-                                    .model_check_cycles = cfg_.model_check_cycles,
-                                    .overbooking = cfg_.overbooking},
+                           DiskIoConfig{.cycle = std::chrono::milliseconds(cfg_.cycle_ms),
+                                        .chunk_bytes = cfg_.chunk_bytes,
+                                        .depth = cfg_.io_depth,
+                                        .policy = *admission::policy_from_name(cfg_.admission_policy),
+                                        .model_check_cycles = cfg_.model_check_cycles,
+                                        .overbooking = cfg_.overbooking},
                            given, metrics_);
   io_threads_ = std::move(disks.io_threads);
   end_streams_left_open(disks.slots, conninfo_);
@@ -160,9 +160,9 @@ void Daemon::start_services() {
   if (cfg_.retention_interval_s > 0) {
     retention_ = std::make_unique<RetentionService>(
         conninfo_, disk_set_->disks(),
-        RetentionOptions{
-            .interval = std::chrono::milliseconds(static_cast<std::int64_t>(cfg_.retention_interval_s * 1000)),
-            .reserve_seconds = cfg_.retention_reserve_s});
+        RetentionOptions{.interval =
+                             std::chrono::milliseconds(static_cast<std::int64_t>(cfg_.retention_interval_s * 1000)),
+                         .reserve_seconds = cfg_.retention_reserve_s});
   } else {
     log::warn("--retention-interval 0: retention is off; a full volume stalls recording");
   }
@@ -195,7 +195,8 @@ void Daemon::start_listeners() {
   }
   wire_.emplace(io_, resolve_numeric(cfg_.listen.host, cfg_.listen.port, "listen"),
                 WireOptions{.max_payload_bytes = cfg_.max_frame_bytes,
-                            .stall_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(cfg_.stall_timeout_s * 1000)),
+                            .stall_timeout =
+                                std::chrono::milliseconds(static_cast<std::int64_t>(cfg_.stall_timeout_s * 1000)),
                             .recording = have_disks ? &*recording_ : nullptr,
                             .playback = have_disks ? &*playback_ : nullptr,
                             .tls = tls_,
@@ -217,12 +218,13 @@ void Daemon::start_listeners() {
 void Daemon::start_cameras() {
   if (!cfg_.pull_cameras || volumes_.empty()) return;
   const auto ep = wire_->local_endpoint();
-  cameras_ = std::make_unique<CameraManager>(CameraManagerConfig{
-      .conninfo = conninfo_,
-      .wire = std::string(tls_ ? "tls://" : "") + ep.address().to_string() + ":" + std::to_string(ep.port()),
-      .recorder = cfg_.recorder ? *cfg_.recorder : default_recorder_path(),
-      .log_dir = fs::absolute(cfg_.data_dir) / "log",
-      .token = cfg_.auth ? make_recorder_token(conninfo_) : std::string()});
+  cameras_ = std::make_unique<CameraManager>(
+      CameraManagerConfig{.conninfo = conninfo_,
+                          .wire = std::string(tls_ ? "tls://" : "") + ep.address().to_string() + ":" +
+                                  std::to_string(ep.port()),
+                          .recorder = cfg_.recorder ? *cfg_.recorder : default_recorder_path(),
+                          .log_dir = fs::absolute(cfg_.data_dir) / "log",
+                          .token = cfg_.auth ? make_recorder_token(conninfo_) : std::string()});
 }
 
 void Daemon::on_stop_signal(int sig) {

@@ -74,7 +74,7 @@ void chown_tree(const fs::path& root, const RunAs& user) {
 
 // Can USER search (x) directory P? Root-owned parents such as /tmp normally allow it.
 bool traversable_by(const fs::path& p, const RunAs& user) {
-  struct stat st{};
+  struct stat st {};
   if (::stat(p.c_str(), &st) != 0) return false;
   if (st.st_uid == user.uid) return st.st_mode & S_IXUSR;
   if (st.st_gid == user.gid) return st.st_mode & S_IXGRP;
@@ -98,8 +98,9 @@ fs::path EmbeddedPostgres::find_pg_bin_dir() {
     }
   }
   if (best < 0) {
-    throw std::runtime_error("no PostgreSQL server found under /usr/lib/postgresql (install postgresql-15, "
-                             "e.g. with deploy/install-deps.sh) or pass --db URL");
+    throw std::runtime_error(
+        "no PostgreSQL server found under /usr/lib/postgresql (install postgresql-15, "
+        "e.g. with deploy/install-deps.sh) or pass --db URL");
   }
   return best_dir;
 }
@@ -144,8 +145,7 @@ void EmbeddedPostgres::prepare_directories() {
   auto sock = (socket_dir_ / (".s.PGSQL." + std::to_string(options_.port))).string();
   if (sock.size() >= sizeof(sockaddr_un{}.sun_path)) {
     throw std::runtime_error("data directory path is too long for PostgreSQL's unix socket (" +
-                             std::to_string(sock.size()) + " > " +
-                             std::to_string(sizeof(sockaddr_un{}.sun_path) - 1) +
+                             std::to_string(sock.size()) + " > " + std::to_string(sizeof(sockaddr_un{}.sun_path) - 1) +
                              " characters): use a shorter --data path");
   }
   fs::create_directories(socket_dir_);
@@ -164,7 +164,7 @@ void EmbeddedPostgres::prepare_directories() {
     }
     if (p == p.root_path()) break;
   }
-  struct stat st{};
+  struct stat st {};
   if (::stat(pg_root_.c_str(), &st) == 0 && (st.st_uid != run_as_->uid || st.st_gid != run_as_->gid)) {
     chown_tree(pg_root_, *run_as_);
   } else {
@@ -187,8 +187,17 @@ void EmbeddedPostgres::init_cluster() {
   }
   log::info("initialising embedded PostgreSQL cluster", {{"dir", data_path_.string()}});
   SpawnOptions opts;
-  opts.argv = {(options_.pg_bin_dir / "initdb").string(), "-D", data_path_.string(), "-U", superuser_,
-               "-A", "trust", "-E", "UTF8", "--no-locale", "--no-instructions"};
+  opts.argv = {(options_.pg_bin_dir / "initdb").string(),
+               "-D",
+               data_path_.string(),
+               "-U",
+               superuser_,
+               "-A",
+               "trust",
+               "-E",
+               "UTF8",
+               "--no-locale",
+               "--no-instructions"};
   if (!options_.fsync) opts.argv.push_back("--no-sync");
   opts.run_as = run_as_;
   opts.output_file = log_path_;
@@ -211,8 +220,8 @@ void EmbeddedPostgres::clear_previous_postmaster() {
       if (!wait_for_exit(pid, std::chrono::seconds(5))) {
         ::kill(pid, SIGKILL);
         if (!wait_for_exit(pid, std::chrono::seconds(5))) {
-          throw std::runtime_error("an orphaned postmaster (pid " + std::to_string(pid) +
-                                   ") on " + data_path_.string() + " does not stop");
+          throw std::runtime_error("an orphaned postmaster (pid " + std::to_string(pid) + ") on " +
+                                   data_path_.string() + " does not stop");
         }
       }
     }
@@ -231,13 +240,20 @@ void EmbeddedPostgres::clear_previous_postmaster() {
 void EmbeddedPostgres::spawn_postmaster() {
   SpawnOptions opts;
   opts.argv = {(options_.pg_bin_dir / "postgres").string(),
-               "-D", data_path_.string(),
-               "-k", socket_dir_.string(),
-               "-p", std::to_string(options_.port),
-               "-c", "listen_addresses=" + options_.tcp_listen.value_or(""),
-               "-c", "unix_socket_permissions=0700",
-               "-c", std::string("fsync=") + (options_.fsync ? "on" : "off"),
-               "-c", "logging_collector=off"};
+               "-D",
+               data_path_.string(),
+               "-k",
+               socket_dir_.string(),
+               "-p",
+               std::to_string(options_.port),
+               "-c",
+               "listen_addresses=" + options_.tcp_listen.value_or(""),
+               "-c",
+               "unix_socket_permissions=0700",
+               "-c",
+               std::string("fsync=") + (options_.fsync ? "on" : "off"),
+               "-c",
+               "logging_collector=off"};
   opts.run_as = run_as_;
   opts.output_file = log_path_;
   postmaster_ = ChildProcess::spawn(opts);

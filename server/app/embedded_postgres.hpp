@@ -23,12 +23,12 @@
 namespace vigil::server {
 
 struct EmbeddedPostgresOptions {
-  std::filesystem::path data_dir;                  // vigild's --data DIR
-  std::string run_as_user = "vigil";               // used only when running as root
-  std::filesystem::path pg_bin_dir;                // empty = newest /usr/lib/postgresql/*/bin
-  int port = 5432;                                 // names the socket file; TCP only if tcp_listen
-  std::optional<std::string> tcp_listen;           // e.g. "127.0.0.1" to also listen on TCP
-  bool fsync = true;                               // tests turn it off for speed
+  std::filesystem::path data_dir;         // vigild's --data DIR
+  std::string run_as_user = "vigil";      // used only when running as root
+  std::filesystem::path pg_bin_dir;       // empty = newest /usr/lib/postgresql/*/bin
+  int port = 5432;                        // names the socket file; TCP only if tcp_listen
+  std::optional<std::string> tcp_listen;  // e.g. "127.0.0.1" to also listen on TCP
+  bool fsync = true;                      // tests turn it off for speed
   std::string database = "vigil";
   std::chrono::seconds start_timeout{60};
 };

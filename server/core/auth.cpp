@@ -45,7 +45,8 @@ boost::asio::awaitable<std::optional<Role>> Authenticator::role_of(const std::st
     if (auto it = cache_.find(sha); it != cache_.end() && it->second.expires > now) co_return it->second.role;
   }
   const std::int64_t now_us =
-      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
   // By reference: see CatalogPool::run.
   const auto name = co_await catalog_.run([&sha, &now_us](pqxx::connection& c) {
     pqxx::read_transaction tx(c);

@@ -78,7 +78,8 @@ std::string escape_help(std::string_view v) {
   return out;
 }
 
-Histogram::Histogram(std::span<const double> bounds) : bounds_(bounds.begin(), bounds.end()), buckets_(bounds.size() + 1) {
+Histogram::Histogram(std::span<const double> bounds)
+    : bounds_(bounds.begin(), bounds.end()), buckets_(bounds.size() + 1) {
   for (std::size_t i = 0; i < bounds_.size(); ++i) {
     if (std::isnan(bounds_[i]) || (i > 0 && !(bounds_[i - 1] < bounds_[i]))) {
       throw std::invalid_argument("histogram bounds must be ascending numbers");

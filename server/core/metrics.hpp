@@ -88,7 +88,8 @@ class FamilyBase {
 template <class T>
 class Family final : public FamilyBase {
  public:
-  Family(Type type, std::string name, std::string help, std::vector<std::string> labels, std::vector<double> bounds = {})
+  Family(Type type, std::string name, std::string help, std::vector<std::string> labels,
+         std::vector<double> bounds = {})
       : FamilyBase(type, std::move(name), std::move(help), std::move(labels)), bounds_(std::move(bounds)) {}
 
   // The series with these label values (in the family's label order), created at first use.
@@ -136,7 +137,7 @@ class Registry {
 };
 
 // Exposition helpers, exposed for the format tests.
-std::string format_value(double v);             // shortest round-trip; NaN, +Inf, -Inf
+std::string format_value(double v);                  // shortest round-trip; NaN, +Inf, -Inf
 std::string escape_label_value(std::string_view v);  // \ " and newline
 std::string escape_help(std::string_view v);         // \ and newline
 

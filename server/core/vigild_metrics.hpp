@@ -44,8 +44,8 @@ class DiskMetrics {
   void free_bytes(double bytes) noexcept;
 
  private:
-  metrics::Counter &cycles_, &stream_ios_, &preemptions_, &interactive_, &best_effort_, &background_chunks_,
-      &commands_, &stream_bytes_, &other_bytes_;
+  metrics::Counter &cycles_, &stream_ios_, &preemptions_, &interactive_, &best_effort_, &background_chunks_, &commands_,
+      &stream_bytes_, &other_bytes_;
   std::array<metrics::Counter*, 4> misses_{};  // by storage::MissCause
   metrics::Gauge &utilisation_, &slack_s_, &predicted_rt_s_, &observed_rt_s_, &expected_wait_s_, &longest_command_s_;
   metrics::Histogram &utilisation_hist_, &slack_hist_;
@@ -83,10 +83,20 @@ class CameraMetrics {
 };
 
 // The fixed set of `route` label values (http_metrics.cpp maps a path onto one).
-inline constexpr std::array<std::string_view, 14> kHttpRoutes = {
-    "healthz",          "metrics",          "cameras",             "timeline",           "camera_timeline",
-    "camera_export",    "camera_thumbnail", "camera_hls_playlist", "camera_hls_segment", "camera_live_playlist",
-    "camera_live_segment", "events",        "event",               "other"};
+inline constexpr std::array<std::string_view, 14> kHttpRoutes = {"healthz",
+                                                                 "metrics",
+                                                                 "cameras",
+                                                                 "timeline",
+                                                                 "camera_timeline",
+                                                                 "camera_export",
+                                                                 "camera_thumbnail",
+                                                                 "camera_hls_playlist",
+                                                                 "camera_hls_segment",
+                                                                 "camera_live_playlist",
+                                                                 "camera_live_segment",
+                                                                 "events",
+                                                                 "event",
+                                                                 "other"};
 
 class Metrics {
  public:
@@ -111,16 +121,16 @@ class Metrics {
 
   metrics::Registry registry_;
   // Disk families.
-  metrics::Family<metrics::Counter> &d_cycles_, &d_stream_ios_, &d_preemptions_, &d_interactive_, &d_best_effort_,
+  metrics::Family<metrics::Counter>&d_cycles_, &d_stream_ios_, &d_preemptions_, &d_interactive_, &d_best_effort_,
       &d_background_, &d_commands_, &d_stream_bytes_, &d_other_bytes_, &d_misses_, &d_decisions_,
       &d_reclaimed_segments_, &d_reclaimed_bytes_, &d_retention_failures_;
-  metrics::Family<metrics::Gauge> &d_utilisation_, &d_slack_, &d_predicted_rt_, &d_observed_rt_, &d_expected_wait_,
+  metrics::Family<metrics::Gauge>&d_utilisation_, &d_slack_, &d_predicted_rt_, &d_observed_rt_, &d_expected_wait_,
       &d_longest_command_, &d_cycle_s_, &d_r_rt_, &d_chunk_bytes_, &d_depth_, &d_profiled_, &d_budget_,
       &d_admitted_streams_, &d_admitted_rate_, &d_predicted_busy_, &d_model_optimistic_, &d_free_bytes_;
-  metrics::Family<metrics::Histogram> &d_utilisation_hist_, &d_slack_hist_;
+  metrics::Family<metrics::Histogram>&d_utilisation_hist_, &d_slack_hist_;
   // Camera families.
-  metrics::Family<metrics::Counter> &c_streams_, &c_packets_, &c_bytes_, &c_refused_, &c_gaps_, &c_discontinuities_;
-  metrics::Family<metrics::Gauge> &c_recording_, &c_admitted_rate_, &c_rate_;
+  metrics::Family<metrics::Counter>&c_streams_, &c_packets_, &c_bytes_, &c_refused_, &c_gaps_, &c_discontinuities_;
+  metrics::Family<metrics::Gauge>&c_recording_, &c_admitted_rate_, &c_rate_;
   // HTTP and catalog.
   metrics::Family<metrics::Histogram>& http_;
   std::array<std::array<metrics::Histogram*, 4>, kHttpRoutes.size()> http_series_{};  // [route][2xx..5xx]

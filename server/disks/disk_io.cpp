@@ -7,9 +7,11 @@ namespace {
 double ms(storage::Nanos t) { return std::chrono::duration<double, std::milli>(t).count(); }
 }  // namespace
 
-DiskIoThread::DiskIoThread(OpenVolume& volume, const DiskIoConfig& config, std::optional<admission::DiskProfile> profile,
-                           DiskMetrics* metrics)
-    : volume_(volume), path_(volume.path.string()), metrics_(metrics),
+DiskIoThread::DiskIoThread(OpenVolume& volume, const DiskIoConfig& config,
+                           std::optional<admission::DiskProfile> profile, DiskMetrics* metrics)
+    : volume_(volume),
+      path_(volume.path.string()),
+      metrics_(metrics),
       // Excess below 1 % of the cycle is jitter, not a wrong model.
       check_(std::max(1, config.model_check_cycles), 0.10, 0.01 * std::chrono::duration<double>(config.cycle).count()),
       checking_(config.model_check_cycles > 0),
@@ -33,25 +35,27 @@ DiskIoThread::DiskIoThread(OpenVolume& volume, const DiskIoConfig& config, std::
     // Until the disk is profiled, the slack test uses a flat model: 1 ms per access and
     // 100 MB/s, pessimistic for SSDs and about right for one spinning disk.
     model_ = std::make_unique<storage::LinearServiceModel>(std::chrono::milliseconds(1), 100e6);
-    log::warn("no disk profile: the scheduler uses a flat default model and streams cannot be admitted; "
-              "run `vigil profile` on the disk and start vigild with --profile FILE",
-              {{"volume", path_}});
+    log::warn(
+        "no disk profile: the scheduler uses a flat default model and streams cannot be admitted; "
+        "run `vigil profile` on the disk and start vigild with --profile FILE",
+        {{"volume", path_}});
   }
   if (chunk == 0) chunk = 512 * 1024;
   chunk = std::max<std::size_t>(4096, chunk / 4096 * 4096);
-  scheduler_ = std::make_unique<storage::CycleScheduler>(
-      *volume_.device, clock_, *model_,
-      storage::SchedulerConfig{.cycle = config.cycle, .r_rt = config.r_rt, .chunk_bytes = chunk, .depth = config.depth});
+  scheduler_ = std::make_unique<storage::CycleScheduler>(*volume_.device, clock_, *model_,
+                                                         storage::SchedulerConfig{.cycle = config.cycle,
+                                                                                  .r_rt = config.r_rt,
+                                                                                  .chunk_bytes = chunk,
+                                                                                  .depth = config.depth});
   scheduler_->on_cycle = [this](const storage::CycleReport& r) { on_cycle(r); };
   if (metrics_) {
     const double cycle_s = std::chrono::duration<double>(config.cycle).count();
-    metrics_->configured(scheduler_->config(), admission_ != nullptr, admission_ ? admission_->budget_s() / cycle_s : 0);
+    metrics_->configured(scheduler_->config(), admission_ != nullptr,
+                         admission_ ? admission_->budget_s() / cycle_s : 0);
   }
   thread_ = std::jthread([this](std::stop_token st) { scheduler_->run(st); });
-  log::info("disk IO thread started", {{"volume", path_},
-                                       {"cycle_ms", config.cycle.count()},
-                                       {"chunk_bytes", chunk},
-                                       {"depth", config.depth}});
+  log::info("disk IO thread started",
+            {{"volume", path_}, {"cycle_ms", config.cycle.count()}, {"chunk_bytes", chunk}, {"depth", config.depth}});
 }
 
 std::optional<storage::StreamIoStats> DiskIoThread::measured(std::uint64_t io_id) const {
@@ -76,9 +80,10 @@ void DiskIoThread::on_cycle(const storage::CycleReport& r) {
     // no online model check (--model-check-cycles 0)
   } else if (admission_ && check_.observe(ms(r.predicted_rt) / 1e3, ms(r.rt_busy) / 1e3)) {
     admission_->set_model_optimistic(true);
-    log::warn("disk model optimistic: stream IO took longer than the profile predicts; admission is paused. "
-              "Run `vigil profile` on this disk again",
-              {{"volume", path_}, {"predicted_ms", ms(r.predicted_rt)}, {"observed_ms", ms(r.rt_busy)}});
+    log::warn(
+        "disk model optimistic: stream IO took longer than the profile predicts; admission is paused. "
+        "Run `vigil profile` on this disk again",
+        {{"volume", path_}, {"predicted_ms", ms(r.predicted_rt)}, {"observed_ms", ms(r.rt_busy)}});
   } else if (admission_ && admission_->model_optimistic() && !check_.optimistic()) {
     admission_->set_model_optimistic(false);
     log::info("disk model agrees with the device again; admission resumed", {{"volume", path_}});
@@ -100,7 +105,8 @@ void DiskIoThread::on_cycle(const storage::CycleReport& r) {
   if (r.misses == 0) return;
   misses_.fetch_add(r.misses, std::memory_order_relaxed);
   const auto& all = scheduler_->misses();
-  for (auto it = all.end() - static_cast<std::ptrdiff_t>(std::min<std::size_t>(r.misses, all.size())); it != all.end(); ++it) {
+  for (auto it = all.end() - static_cast<std::ptrdiff_t>(std::min<std::size_t>(r.misses, all.size())); it != all.end();
+       ++it) {
     if (metrics_) metrics_->miss(it->cause);
     log::warn("deadline missed", {{"volume", path_},
                                   {"cycle", it->cycle},

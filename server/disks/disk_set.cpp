@@ -49,7 +49,8 @@ std::variant<Admitted, Refusal> DiskSet::admit(admission::StreamDemand demand, D
     const auto* adm = d->io->admission();
     if (!adm) {
       not_profiled = Refusal{RefusalCause::not_profiled,
-                             "the disk is not profiled: run `vigil profile` and start vigild with --profile", {}};
+                             "the disk is not profiled: run `vigil profile` and start vigild with --profile",
+                             {}};
       continue;
     }
     std::lock_guard lock(d->mu);
@@ -66,7 +67,7 @@ std::variant<Admitted, Refusal> DiskSet::admit(admission::StreamDemand demand, D
     if (!decision.admitted) {
       log_decision(*d, decision, kind, std::nullopt, camera);
       const auto cause = decision.cause == admission::RefuseCause::model_paused ? RefusalCause::model_paused
-                                                                                 : RefusalCause::cycle_full;
+                                                                                : RefusalCause::cycle_full;
       decided = Refusal{cause, decision.reason, decision.max_rate};
       continue;
     }

@@ -53,8 +53,8 @@ enum class RefusalCause {
 
 struct Refusal {
   RefusalCause cause = RefusalCause::no_disk;
-  std::string reason;            // for people
-  Rate largest_rate{};           // the largest rate that fits now (zero: none, or not a rate question)
+  std::string reason;   // for people
+  Rate largest_rate{};  // the largest rate that fits now (zero: none, or not a rate question)
 };
 
 // The wire protocol's Refuse for REFUSAL (its code chosen from the cause by one table).

@@ -24,7 +24,9 @@ std::int64_t now_us() {
 
 RetentionService::RetentionService(std::string conninfo, std::span<const std::unique_ptr<Disk>> disks,
                                    RetentionOptions options)
-    : conninfo_(std::move(conninfo)), disks_(disks), options_(options),
+    : conninfo_(std::move(conninfo)),
+      disks_(disks),
+      options_(options),
       thread_([this](std::stop_token st) { run(st); }) {}
 
 RetentionService::~RetentionService() {
@@ -34,8 +36,8 @@ RetentionService::~RetentionService() {
 
 std::uint64_t RetentionService::reserve_extents(Disk& disk) {
   const auto& vol = *disk.volume->volume;
-  const auto r = retention_reserve(vol.extent_count(), vol.extent_bytes(), options_.reserve_seconds,
-                                   DiskSet::ingest_rate(disk));
+  const auto r =
+      retention_reserve(vol.extent_count(), vol.extent_bytes(), options_.reserve_seconds, DiskSet::ingest_rate(disk));
   if (r.wanted > r.kept && capped_.insert(&disk).second) {
     log::warn("the retention reserve is more than a quarter of the volume; a quarter is kept free",
               {{"volume", disk.volume->path.string()},

@@ -36,8 +36,7 @@ struct RetentionOptions {
 class RetentionService {
  public:
   // DISKS must outlive this; the disks' IO threads must run until it is destroyed.
-  RetentionService(std::string conninfo, std::span<const std::unique_ptr<Disk>> disks,
-                   RetentionOptions options);
+  RetentionService(std::string conninfo, std::span<const std::unique_ptr<Disk>> disks, RetentionOptions options);
   ~RetentionService();  // stops the thread; a pass in progress finishes its current step
   RetentionService(const RetentionService&) = delete;
   RetentionService& operator=(const RetentionService&) = delete;

@@ -37,7 +37,8 @@ OpenVolume open_volume(const VolumeConfig& cfg) {
   auto vol = storage::Volume::open(*ov.device);
   if (!vol && !existed) {
     // A volume file we just created: format it.
-    auto f = storage::Volume::format(*ov.device, {.extent_bytes = cfg.extent_bytes, .volume_uuid = random_uuid(),
+    auto f = storage::Volume::format(*ov.device, {.extent_bytes = cfg.extent_bytes,
+                                                  .volume_uuid = random_uuid(),
                                                   .created_us = now_us()});
     if (!f) throw std::runtime_error("cannot format volume " + cfg.path.string() + ": " + f.error().message());
     log::info("volume formatted", {{"path", cfg.path.string()}, {"bytes", cfg.create_bytes}});

@@ -15,13 +15,13 @@ namespace vigil::server {
 
 struct VolumeConfig {
   std::filesystem::path path;
-  std::uint64_t create_bytes = 0;        // create a file volume of this size if it does not exist
+  std::uint64_t create_bytes = 0;  // create a file volume of this size if it does not exist
   std::uint64_t extent_bytes = 64ull << 20;
 };
 
 struct OpenVolume {
   std::filesystem::path path;
-  std::int64_t volume_id = 0;            // catalog id
+  std::int64_t volume_id = 0;  // catalog id
   std::unique_ptr<storage::FileDevice> device;
   std::unique_ptr<storage::Volume> volume;
 };

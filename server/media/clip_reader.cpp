@@ -51,26 +51,25 @@ auto async_read_pieces(storage::CycleScheduler& scheduler, std::vector<storage::
         auto ex = asio::get_associated_executor(state->handler);
         for (const auto& p : pieces) {
           request_started();
-          scheduler.submit(storage::IoRequest{
-              .cls = storage::IoClass::interactive,
-              .write = false,
-              .offset = p.offset,
-              .buf = p.buf,
-              .done = [state, ex](const storage::IoOutcome& o) {
-                bool last = false;
-                {
-                  std::lock_guard lock(state->mu);
-                  if (!o.result && !state->ec) state->ec = o.result.error();
-                  last = --state->left == 0;
-                }
-                if (last) {
-                  asio::post(ex, [state]() mutable {
-                    const auto ec = state->ec;
-                    std::move(state->handler)(ec);
-                  });
-                }
-                request_done();
-              }});
+          scheduler.submit(storage::IoRequest{.cls = storage::IoClass::interactive,
+                                              .write = false,
+                                              .offset = p.offset,
+                                              .buf = p.buf,
+                                              .done = [state, ex](const storage::IoOutcome& o) {
+                                                bool last = false;
+                                                {
+                                                  std::lock_guard lock(state->mu);
+                                                  if (!o.result && !state->ec) state->ec = o.result.error();
+                                                  last = --state->left == 0;
+                                                }
+                                                if (last) {
+                                                  asio::post(ex, [state]() mutable {
+                                                    const auto ec = state->ec;
+                                                    std::move(state->handler)(ec);
+                                                  });
+                                                }
+                                                request_done();
+                                              }});
         }
       },
       token, keep);
@@ -87,7 +86,7 @@ asio::awaitable<std::vector<std::shared_ptr<storage::PlaybackGop>>> ClipReader::
   std::vector<std::shared_ptr<storage::PlaybackGop>> out;
   // Each round either hands over GOPs, reads more, or finds the range done; a round that does
   // none of these would loop for ever, so it is an error.
-  for (int idle_rounds = 0; out.empty(); ) {
+  for (int idle_rounds = 0; out.empty();) {
     while (auto g = stream_->pop()) out.push_back(std::move(g));
     if (!out.empty()) break;
     if (stream_->done()) {

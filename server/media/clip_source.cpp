@@ -42,13 +42,16 @@ std::uint64_t fnv1a(const std::string& s) {
 }  // namespace
 
 media::CodecInfo ClipPlan::codec() const {
-  return {.codec_name = plan.codec, .width = plan.width, .height = plan.height, .bit_rate = plan.rate_bps,
+  return {.codec_name = plan.codec,
+          .width = plan.width,
+          .height = plan.height,
+          .bit_rate = plan.rate_bps,
           .extradata = plan.extradata};
 }
 
 std::string ClipPlan::etag(const std::string& kind) const {
-  std::string key = kind + "|" + std::to_string(plan.camera_id) + "|" + std::to_string(from_us) + "|" +
-                    std::to_string(to_us);
+  std::string key =
+      kind + "|" + std::to_string(plan.camera_id) + "|" + std::to_string(from_us) + "|" + std::to_string(to_us);
   for (const auto& s : plan.segments) key += "|" + std::to_string(s.segment_id) + ":" + std::to_string(s.end_offset);
   char buf[24];
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(fnv1a(key)));
@@ -69,32 +72,29 @@ boost::asio::awaitable<ClipPlan> plan_clip(CatalogPool& catalog, const std::stri
   if (!out.plan.camera_exists) throw ApiError(ApiErrc::not_found, "no camera named '" + camera + "'");
   if (out.plan.segments.empty()) {
     throw ApiError(ApiErrc::not_found,
-                    "nothing of '" + camera + "' is recorded in that range (or it is still being written)");
+                   "nothing of '" + camera + "' is recorded in that range (or it is still being written)");
   }
   out.from_us = std::max(from_us, out.plan.from_us);
   out.to_us = std::min(to_us, out.plan.to_us);
   for (const auto& s : out.plan.segments) out.estimated_bytes += range_bytes(s, from_us, to_us);
   if (out.estimated_bytes > max_bytes) {
-    throw ApiError(ApiErrc::payload_too_large,
-                    "the range holds " + std::to_string(out.estimated_bytes >> 20) + " MiB of video; at most " +
-                        std::to_string(max_bytes >> 20) + " MiB per request: ask for a shorter range");
+    throw ApiError(ApiErrc::payload_too_large, "the range holds " + std::to_string(out.estimated_bytes >> 20) +
+                                                   " MiB of video; at most " + std::to_string(max_bytes >> 20) +
+                                                   " MiB per request: ask for a shorter range");
   }
   co_return out;
 }
 
-boost::asio::awaitable<Clip> read_clip(DiskSet* disks, const ClipPlan& plan, std::int64_t from_us,
-                                       std::int64_t to_us, bool keyframes_only, storage::ReadDirection direction) {
+boost::asio::awaitable<Clip> read_clip(DiskSet* disks, const ClipPlan& plan, std::int64_t from_us, std::int64_t to_us,
+                                       bool keyframes_only, storage::ReadDirection direction) {
   auto* disk = disks ? disks->disk_of_volume(plan.plan.volume_id) : nullptr;
   if (!disk) {
-    throw ApiError(ApiErrc::unavailable,
-                    "the recording is on volume " + std::to_string(plan.plan.volume_id) +
-                        ", which this server has not opened");
+    throw ApiError(ApiErrc::unavailable, "the recording is on volume " + std::to_string(plan.plan.volume_id) +
+                                             ", which this server has not opened");
   }
   ClipReader reader(disk->io->scheduler(), plan.plan.segments,
-                    storage::PlaybackRange{.from_pts = from_us,
-                                           .to_pts = to_us,
-                                           .keyframes_only = keyframes_only,
-                                           .direction = direction},
+                    storage::PlaybackRange{
+                        .from_pts = from_us, .to_pts = to_us, .keyframes_only = keyframes_only, .direction = direction},
                     disk->volume->volume->block_bytes());
   Clip clip;
   for (;;) {

@@ -48,8 +48,8 @@ boost::asio::awaitable<ClipPlan> plan_clip(CatalogPool& catalog, const std::stri
 // interactive IO on the disk that holds them; 503 if that volume is not open on this server.
 // DIRECTION reverse (keyframes only, as the wire protocol's reverse playback: the same
 // PlaybackStream walk): the GOPs from the last one before TO_US back to the one holding FROM_US.
-boost::asio::awaitable<Clip> read_clip(DiskSet* disks, const ClipPlan& plan, std::int64_t from_us,
-                                       std::int64_t to_us, bool keyframes_only,
+boost::asio::awaitable<Clip> read_clip(DiskSet* disks, const ClipPlan& plan, std::int64_t from_us, std::int64_t to_us,
+                                       bool keyframes_only,
                                        storage::ReadDirection direction = storage::ReadDirection::forward);
 
 }  // namespace vigil::server

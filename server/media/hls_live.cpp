@@ -11,15 +11,19 @@ namespace vigil::server {
 HlsLiveChannel::HlsLiveChannel(const std::shared_ptr<LiveFeed>& feed) : last_used_(std::chrono::steady_clock::now()) {
   // Wall-clock microseconds at opening, made unique within the process.
   static std::atomic<std::uint64_t> last{0};
-  std::uint64_t now = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
-                                                     std::chrono::system_clock::now().time_since_epoch()).count());
+  std::uint64_t now = static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count());
   std::uint64_t prev = last.load();
   do {
     epoch_ = std::max(now, prev + 1);
   } while (!last.compare_exchange_weak(prev, epoch_));
   // The feed itself is not kept: it ends with its recording, the tap outlives it.
   const auto& c = feed->codec();
-  codec_ = {.codec_name = c.codec_name(), .width = c.width(), .height = c.height(), .bit_rate = c.bit_rate(),
+  codec_ = {.codec_name = c.codec_name(),
+            .width = c.width(),
+            .height = c.height(),
+            .bit_rate = c.bit_rate(),
             .extradata = c.extradata()};
   const auto bound = static_cast<std::size_t>(feed->rate().bytes_over(kLiveTapSeconds)) + (1u << 20);
   tap_ = feed->subscribe(bound, [] {});  // pulled by requests: nothing to wake
@@ -58,8 +62,8 @@ bool HlsLiveChannel::pump() {
       (void)writer_->take_output();  // its init segment: served once, by init_segment()
       open_from_us_ = pts;
     }
-    writer_->write({.pts_us = pts, .dts_us = dts, .duration_us = h.duration, .keyframe = h.keyframe(),
-                    .payload = f->payload});
+    writer_->write(
+        {.pts_us = pts, .dts_us = dts, .duration_us = h.duration, .keyframe = h.keyframe(), .payload = f->payload});
     last_pts_us_ = pts;
   }
   if (tap_ && tap_->ended() && !ended_) {
@@ -73,10 +77,12 @@ std::string HlsLiveChannel::playlist(const std::string& token_param) {
   std::lock_guard lock(mu_);
   std::int64_t longest = kLiveTargetUs;
   for (const auto& s : window_) longest = std::max(longest, s.to_us - s.from_us);
-  std::string m3u8 = "#EXTM3U\n#EXT-X-VERSION:7\n#EXT-X-TARGETDURATION:" +
-                     std::to_string(static_cast<std::int64_t>(std::ceil(static_cast<double>(longest) / 1e6))) +
-                     "\n#EXT-X-MEDIA-SEQUENCE:" + std::to_string(window_.empty() ? next_sequence_ : window_.front().sequence) +
-                     "\n#EXT-X-INDEPENDENT-SEGMENTS\n#EXT-X-MAP:URI=\"live/init.mp4?c=" + std::to_string(epoch_) + token_param + "\"\n";
+  std::string m3u8 =
+      "#EXTM3U\n#EXT-X-VERSION:7\n#EXT-X-TARGETDURATION:" +
+      std::to_string(static_cast<std::int64_t>(std::ceil(static_cast<double>(longest) / 1e6))) +
+      "\n#EXT-X-MEDIA-SEQUENCE:" + std::to_string(window_.empty() ? next_sequence_ : window_.front().sequence) +
+      "\n#EXT-X-INDEPENDENT-SEGMENTS\n#EXT-X-MAP:URI=\"live/init.mp4?c=" + std::to_string(epoch_) + token_param +
+      "\"\n";
   for (const auto& s : window_) {
     m3u8 += "#EXT-X-PROGRAM-DATE-TIME:" + hls_date_time(s.from_us) + "\n#EXTINF:" + hls_seconds(s.to_us - s.from_us) +
             ",\nlive/seg.m4s?c=" + std::to_string(epoch_) + "&n=" + std::to_string(s.sequence) + token_param + "\n";

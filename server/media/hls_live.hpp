@@ -64,8 +64,8 @@ class HlsLiveChannel {
   media::CodecInfo codec_;
   std::shared_ptr<const media::Bytes> init_;
   mutable std::mutex mu_;
-  std::optional<std::int64_t> origin_us_;      // the first keyframe's dts: the timeline's zero
-  std::optional<media::MediaWriter> writer_;   // the segment being cut
+  std::optional<std::int64_t> origin_us_;     // the first keyframe's dts: the timeline's zero
+  std::optional<media::MediaWriter> writer_;  // the segment being cut
   std::int64_t open_from_us_ = 0, last_pts_us_ = 0;
   std::deque<Segment> window_;
   std::uint64_t next_sequence_ = 0;

@@ -27,7 +27,10 @@ std::shared_ptr<const std::vector<std::byte>> build_mp4(const ClipPlan& plan, co
       // Strictly increasing even if the recording's clock stepped back (the muxer needs it).
       const auto t = std::max(media_time(keys[i]), prev + 1);
       const auto next = i + 1 < keys.size() ? media_time(keys[i + 1]) : t + 40'000;
-      writer.write({.pts_us = t, .dts_us = t, .duration_us = std::max<std::int64_t>(next - t, 1), .keyframe = true,
+      writer.write({.pts_us = t,
+                    .dts_us = t,
+                    .duration_us = std::max<std::int64_t>(next - t, 1),
+                    .keyframe = true,
                     .payload = keys[i]->payload});
       prev = t;
     }
@@ -49,7 +52,10 @@ std::shared_ptr<const std::vector<std::byte>> build_mp4(const ClipPlan& plan, co
       const auto pts = f.header.pts != storage::kNoTimestamp ? f.header.pts : last;
       const auto dts = f.header.dts != storage::kNoTimestamp ? f.header.dts : pts;
       last = pts;
-      writer.write({.pts_us = pts, .dts_us = dts, .duration_us = f.header.duration, .keyframe = f.header.keyframe(),
+      writer.write({.pts_us = pts,
+                    .dts_us = dts,
+                    .duration_us = f.header.duration,
+                    .keyframe = f.header.keyframe(),
                     .payload = f.payload});
     }
   }

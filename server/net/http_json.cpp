@@ -77,7 +77,8 @@ std::optional<std::string> string_field(const json::object& o, std::string_view 
   if (!v) return std::nullopt;
   if (!v->is_string()) throw BadRequest(field_name(field) + " must be a string");
   const auto& s = v->get_string();
-  if (s.size() > max_bytes) throw BadRequest(field_name(field) + " is longer than " + std::to_string(max_bytes) + " bytes");
+  if (s.size() > max_bytes)
+    throw BadRequest(field_name(field) + " is longer than " + std::to_string(max_bytes) + " bytes");
   if (s.find('\0') != json::string::npos) throw BadRequest(field_name(field) + " must not contain U+0000");
   return std::string(s);
 }
@@ -119,7 +120,8 @@ bool is_null_field(const json::object& o, std::string_view field) {
 
 std::int64_t positive_id(const std::string& segment, const char* what) {
   std::int64_t id = 0;
-  if (!parse_int64(segment, id) || id <= 0) throw BadRequest(std::string("the ") + what + " must be a positive integer");
+  if (!parse_int64(segment, id) || id <= 0)
+    throw BadRequest(std::string("the ") + what + " must be a positive integer");
   return id;
 }
 
@@ -141,7 +143,8 @@ std::string redact_url(const std::string& url) {
   if (end == std::string::npos) end = url.size();
   std::string out = url.substr(0, start);
   const auto at = url.rfind('@', end - 1);
-  out += url.substr(at != std::string::npos && at >= start ? at + 1 : start, end - (at != std::string::npos && at >= start ? at + 1 : start));
+  out += url.substr(at != std::string::npos && at >= start ? at + 1 : start,
+                    end - (at != std::string::npos && at >= start ? at + 1 : start));
   const auto query = url.find_first_of("?#", end);
   out += url.substr(end, (query == std::string::npos ? url.size() : query) - end);
   if (query != std::string::npos) out += "?…";

@@ -27,7 +27,7 @@ class QueryParams {
   // Every (key, value) pair, in order.
   const std::vector<std::pair<std::string, std::string>>& params() const noexcept { return params_; }
 
-  std::int64_t time(std::string_view key, std::int64_t now_us) const;           // required
+  std::int64_t time(std::string_view key, std::int64_t now_us) const;  // required
   std::optional<double> number(std::string_view key, double min, double max) const;
   // camera=a&camera=b or cameras=a,b; each name checked.
   std::vector<std::string> cameras() const;

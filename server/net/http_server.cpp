@@ -35,7 +35,8 @@ HttpServer::HttpServer(asio::io_context& io, const asio::ip::tcp::endpoint& endp
                        HttpLimits limits, NetworkThreads* sessions)
     : handler_(std::move(handler)),
       limits_(limits),
-      listener_(io, endpoint, "http", [this](asio::ip::tcp::socket s) { return session(std::move(s)); }, sessions) {}
+      listener_(
+          io, endpoint, "http", [this](asio::ip::tcp::socket s) { return session(std::move(s)); }, sessions) {}
 
 asio::awaitable<void> HttpServer::session(asio::ip::tcp::socket socket) {
   beast::tcp_stream stream(std::move(socket));
@@ -53,7 +54,7 @@ asio::awaitable<void> HttpServer::session(asio::ip::tcp::socket socket) {
     }
     if (ec) {
       // Oversized headers/body or malformed syntax: answer once, then close.
-      http::status status = (ec == http::error::header_limit)  ? http::status::request_header_fields_too_large
+      http::status status = (ec == http::error::header_limit) ? http::status::request_header_fields_too_large
                             : (ec == http::error::body_limit) ? http::status::payload_too_large
                                                               : http::status::bad_request;
       HttpRequest blank;

@@ -14,8 +14,8 @@ namespace asio = boost::asio;
 
 namespace vigil::server {
 
-Listener::Listener(asio::io_context& io, const asio::ip::tcp::endpoint& endpoint, std::string name,
-                   SessionFn session, NetworkThreads* sessions)
+Listener::Listener(asio::io_context& io, const asio::ip::tcp::endpoint& endpoint, std::string name, SessionFn session,
+                   NetworkThreads* sessions)
     : io_(io), acceptor_(io, endpoint), name_(std::move(name)), session_(std::move(session)), sessions_(sessions) {}
 
 void Listener::start() { asio::co_spawn(io_, accept_loop(), asio::detached); }

@@ -41,7 +41,7 @@ void NetworkThreads::start() {
 void NetworkThreads::shutdown(const std::function<void()>& after_join) {
   guards_.clear();
   for (auto& ctx : contexts_) ctx->stop();
-  threads_.clear();   // joins
+  threads_.clear();  // joins
   if (after_join) after_join();
   contexts_.clear();  // destroys the sessions left, while the services they use still exist
 }

@@ -14,7 +14,8 @@ std::optional<PlaybackPacer::Clock::time_point> PlaybackPacer::due(std::int64_t 
   }
   // Distance in media time, whichever the direction (reverse playback has falling pts).
   const double media_us = static_cast<double>(std::llabs(pts_us - media0_));
-  return wall0_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::micro>(media_us / rate_));
+  return wall0_ +
+         std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::micro>(media_us / rate_));
 }
 
 void PlaybackPacer::pause(Clock::time_point now) {

@@ -14,14 +14,14 @@ namespace {
 // Playback ids live apart from recording stream ids on a disk's scheduler.
 constexpr std::uint64_t kPlaybackIdBase = 1ull << 62;
 
-
 }  // namespace
 
 asio::awaitable<PlaybackService::OpenResult> PlaybackService::open(const proto::OpenPlayback& req,
                                                                    const std::function<void()>& notify,
                                                                    std::shared_ptr<Playback>& out, std::uint64_t id) {
   const double speed = req.rate() == 0 ? 1.0 : req.rate();
-  if (req.stream_name().empty()) co_return refuse(proto::REFUSE_REASON_INVALID_REQUEST, "open-playback needs a stream name");
+  if (req.stream_name().empty())
+    co_return refuse(proto::REFUSE_REASON_INVALID_REQUEST, "open-playback needs a stream name");
   if (!(speed > 0 && speed <= kMaxPlaybackRate)) {
     co_return refuse(proto::REFUSE_REASON_INVALID_REQUEST, "rate must be in (0, 64]");
   }
@@ -51,8 +51,9 @@ asio::awaitable<PlaybackService::OpenResult> PlaybackService::open(const proto::
   }
   auto* disk = disks_.disk_of_volume(plan.volume_id);
   if (!disk) {
-    co_return refuse(proto::REFUSE_REASON_NO_SUCH_STREAM,
-                     "the recording is on volume " + std::to_string(plan.volume_id) + ", which this server has not opened");
+    co_return refuse(proto::REFUSE_REASON_NO_SUCH_STREAM, "the recording is on volume " +
+                                                              std::to_string(plan.volume_id) +
+                                                              ", which this server has not opened");
   }
   // The disk time this playback takes: the recording's rate at SPEED; trick play reads keyframes only.
   const bool key_only = req.keyframes_only() || req.direction() == proto::DIRECTION_REVERSE;
@@ -87,12 +88,16 @@ asio::awaitable<PlaybackService::OpenResult> PlaybackService::open(const proto::
   const double cycle_s = std::chrono::duration<double>(cfg.cycle).count();
   const std::size_t block = disk->volume->volume->block_bytes();
   const std::size_t cycle_bytes = storage::stream_io_bytes(rate, cycle_s, block);
-  p->stream = std::make_shared<storage::PlaybackStream>(
-      std::move(plan.segments),
-      storage::PlaybackRange{.from_pts = req.start_us(), .to_pts = req.end_us(), .keyframes_only = key_only,
-                             .direction = req.direction() == proto::DIRECTION_REVERSE ? storage::ReadDirection::reverse
-                                                                                       : storage::ReadDirection::forward},
-      cycle_bytes, block, notify);
+  p->stream =
+      std::make_shared<storage::PlaybackStream>(std::move(plan.segments),
+                                                storage::PlaybackRange{.from_pts = req.start_us(),
+                                                                       .to_pts = req.end_us(),
+                                                                       .keyframes_only = key_only,
+                                                                       .direction =
+                                                                           req.direction() == proto::DIRECTION_REVERSE
+                                                                               ? storage::ReadDirection::reverse
+                                                                               : storage::ReadDirection::forward},
+                                                cycle_bytes, block, notify);
   disk->io->scheduler().add_stream(p->sched_id, *p->stream);
   DiskSet::bind_io_id(*disk, p->demand.id, p->sched_id);
 
@@ -119,7 +124,8 @@ asio::awaitable<PlaybackService::OpenResult> PlaybackService::open(const proto::
   co_return started;
 }
 
-PlaybackService::OpenResult PlaybackService::open_live(const proto::OpenPlayback& req, const std::function<void()>& notify,
+PlaybackService::OpenResult PlaybackService::open_live(const proto::OpenPlayback& req,
+                                                       const std::function<void()>& notify,
                                                        std::shared_ptr<Playback>& out, std::uint64_t id) {
   if (req.direction() == proto::DIRECTION_REVERSE || req.keyframes_only() || (req.rate() != 0 && req.rate() != 1.0)) {
     return refuse(proto::REFUSE_REASON_INVALID_REQUEST, "live view plays forward at rate 1, every frame");
@@ -131,7 +137,8 @@ PlaybackService::OpenResult PlaybackService::open_live(const proto::OpenPlayback
     const std::size_t bound = static_cast<std::size_t>(feed->rate().bytes_over(2.0)) + (1u << 20);
     tap = feed->subscribe(bound, notify);
   }
-  if (!tap) return refuse(proto::REFUSE_REASON_NO_SUCH_STREAM, "camera '" + req.stream_name() + "' is not recording now");
+  if (!tap)
+    return refuse(proto::REFUSE_REASON_NO_SUCH_STREAM, "camera '" + req.stream_name() + "' is not recording now");
   auto p = std::make_shared<Playback>();
   p->id = id ? id : kPlaybackIdBase + next_id_.fetch_add(1);
   p->request = req;

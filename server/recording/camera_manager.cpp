@@ -31,7 +31,8 @@ fs::path default_recorder_path() {
   std::error_code ec;
   const auto self = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
-    for (const auto& candidate : {self.parent_path() / "vigil", self.parent_path().parent_path() / "client" / "vigil"}) {
+    for (const auto& candidate :
+         {self.parent_path() / "vigil", self.parent_path().parent_path() / "client" / "vigil"}) {
       if (fs::exists(candidate, ec)) return candidate;
     }
   }
@@ -102,10 +103,8 @@ void CameraManager::reap(const std::string& name, Pull& p) {
   auto delay = config_.backoff_min * (1 << std::min(p.failures - 1, 10));
   delay = std::min(delay, config_.backoff_max);
   p.next_start = now + delay;
-  log::warn("camera recorder stopped; retrying", {{"camera", name},
-                                                  {"reason", p.last_reason},
-                                                  {"retry_in_ms", delay.count()},
-                                                  {"failures", p.failures}});
+  log::warn("camera recorder stopped; retrying",
+            {{"camera", name}, {"reason", p.last_reason}, {"retry_in_ms", delay.count()}, {"failures", p.failures}});
 }
 
 void CameraManager::reconcile(const std::map<std::string, std::string>& wanted) {
@@ -115,7 +114,8 @@ void CameraManager::reconcile(const std::map<std::string, std::string>& wanted) 
     if (w == wanted.end() || w->second != it->second.url) {
       // Removed, disabled or moved to another URL: stop it cleanly (a new URL starts afresh below).
       if (it->second.running) {
-        log::info("camera recorder stopping", {{"camera", it->first}, {"why", w == wanted.end() ? "removed or disabled" : "URL changed"}});
+        log::info("camera recorder stopping",
+                  {{"camera", it->first}, {"why", w == wanted.end() ? "removed or disabled" : "URL changed"}});
         it->second.child.terminate(SIGTERM, std::chrono::seconds(15));
       }
       it = pulls_.erase(it);
@@ -148,7 +148,8 @@ void CameraManager::run(std::stop_token stop) {
       warned = false;
     } catch (const std::exception& e) {
       conn.reset();
-      if (!warned) log::warn("camera manager cannot read the catalog; keeps recorders as they are", {{"error", e.what()}});
+      if (!warned)
+        log::warn("camera manager cannot read the catalog; keeps recorders as they are", {{"error", e.what()}});
       warned = true;
     }
     try {

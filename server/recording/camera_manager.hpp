@@ -25,11 +25,11 @@
 namespace vigil::server {
 
 struct CameraManagerConfig {
-  std::string conninfo;                 // the catalog
-  std::string wire;                     // this vigild's wire address, HOST:PORT
-  std::filesystem::path recorder;       // the `vigil` binary
-  std::filesystem::path log_dir;        // one log per camera's recorder
-  std::string token;                    // the recorders' token (recorder role), in their environment
+  std::string conninfo;            // the catalog
+  std::string wire;                // this vigild's wire address, HOST:PORT
+  std::filesystem::path recorder;  // the `vigil` binary
+  std::filesystem::path log_dir;   // one log per camera's recorder
+  std::string token;               // the recorders' token (recorder role), in their environment
   std::chrono::milliseconds poll{2000};
   std::chrono::milliseconds backoff_min{1000}, backoff_max{30'000};
 };

@@ -29,7 +29,6 @@ constexpr std::int64_t kMaxForwardUs = 10'000'000;
 // A recorder's clock further than this from ours is not trusted for timestamps.
 constexpr std::int64_t kMaxClockSkewUs = 3'600'000'000;
 
-
 }  // namespace
 
 RecordingService::RecordingService(DiskSet& disks, LiveFeeds& feeds, CatalogPool& catalog, catalog::Batcher& batcher,
@@ -44,7 +43,8 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
       codec.time_base_den() <= 0) {
     co_return refuse(proto::REFUSE_REASON_INVALID_REQUEST, "open-record needs a stream name, a codec and a time base");
   }
-  const std::uint64_t peak_bps = req.declared_peak_rate_bps() ? req.declared_peak_rate_bps() : req.declared_average_rate_bps();
+  const std::uint64_t peak_bps =
+      req.declared_peak_rate_bps() ? req.declared_peak_rate_bps() : req.declared_average_rate_bps();
   if (peak_bps == 0) co_return refuse(proto::REFUSE_REASON_INVALID_REQUEST, "open-record needs a declared rate");
   admission::StreamDemand demand{.write = true,
                                  .peak_rate = Rate::from_bps(peak_bps),
@@ -73,12 +73,17 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
       const auto cam = catalog::ensure_camera(tx, req.stream_name());
       // Reconnecting continues the camera's recording: the hole since its last stream is a gap.
       gap = catalog::record_reconnect_gap(tx, cam, first_wall ? std::min(first_wall, opened_at) : opened_at,
-                                    req.gap_reason());
-      const auto id = catalog::open_stream(
-          tx, {.camera_id = cam, .codec = codec.codec_name(), .extradata = codec.extradata(), .width = codec.width(),
-               .height = codec.height(), .declared_rate_bps = static_cast<std::int64_t>(peak_bps),
-               .admitted_rate_bps = static_cast<std::int64_t>(peak_bps), .disk_id = disk_id,
-               .started_at_us = first_wall ? std::min(first_wall, opened_at) : opened_at});
+                                          req.gap_reason());
+      const auto id =
+          catalog::open_stream(tx, {.camera_id = cam,
+                                    .codec = codec.codec_name(),
+                                    .extradata = codec.extradata(),
+                                    .width = codec.width(),
+                                    .height = codec.height(),
+                                    .declared_rate_bps = static_cast<std::int64_t>(peak_bps),
+                                    .admitted_rate_bps = static_cast<std::int64_t>(peak_bps),
+                                    .disk_id = disk_id,
+                                    .started_at_us = first_wall ? std::min(first_wall, opened_at) : opened_at});
       tx.commit();
       return id;
     });
@@ -104,13 +109,13 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
   }
   const auto& sched_cfg = chosen->io->scheduler().config();
   const double cycle_s = std::chrono::duration<double>(sched_cfg.cycle).count();
-  const std::size_t io_bytes = storage::stream_io_bytes(demand.peak_rate, cycle_s, chosen->volume->volume->block_bytes());
+  const std::size_t io_bytes =
+      storage::stream_io_bytes(demand.peak_rate, cycle_s, chosen->volume->volume->block_bytes());
   const std::int64_t volume_id = chosen->volume->volume_id;
   storage::Volume* vol = chosen->volume->volume.get();
   std::weak_ptr<Recording> weak = r;
   r->stream = std::make_shared<storage::RecordingStream>(
-      *vol, r->stream_id, std::vector<std::byte>(), 1, now_us(),
-      storage::RecordingStreamOptions{.io_bytes = io_bytes},
+      *vol, r->stream_id, std::vector<std::byte>(), 1, now_us(), storage::RecordingStreamOptions{.io_bytes = io_bytes},
       [chosen] { return chosen->next_segment.fetch_add(1); },
       [weak](std::uint64_t seq) {
         // The IO thread: store and wake the session; never wait for it.
@@ -141,7 +146,8 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
   proto::Admit a;
   a.set_stream_id(r->stream_id);
   a.set_admitted_rate_bps(peak_bps);
-  a.set_cycle_us(static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(sched_cfg.cycle).count()));
+  a.set_cycle_us(
+      static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(sched_cfg.cycle).count()));
   a.set_buffer_bytes(io_bytes);
   a.set_chunk_bytes(sched_cfg.chunk_bytes);
   log::info("recording admitted", {{"stream", r->stream_id},
@@ -220,9 +226,9 @@ asio::awaitable<void> RecordingService::close(const std::shared_ptr<Recording>& 
     co_await timer.async_wait(asio::use_awaitable);
   }
   // 'stopped' only when the client ended cleanly and everything it sent became durable.
-  const char* state = ending == Ending::stalled ? "stalled"
+  const char* state = ending == Ending::stalled                                          ? "stalled"
                       : ending == Ending::clean && r->durable.load() >= r->last_sequence ? "stopped"
-                                                                                          : "interrupted";
+                                                                                         : "interrupted";
   Disk* disk = r->disk;
   const std::int64_t volume_id = disk->volume->volume_id;
   storage::Volume* vol = disk->volume->volume.get();
@@ -247,7 +253,8 @@ asio::awaitable<void> RecordingService::close(const std::shared_ptr<Recording>& 
     }
     batcher->enqueue("end stream " + std::to_string(stream_id), [stream_id, state, ended](pqxx::work& tx) {
       if (std::string_view(state) == "stalled") {
-        catalog::end_stalled_stream(tx, stream_id, ended, "the recorder sent nothing for the stall timeout; its disk share was released");
+        catalog::end_stalled_stream(tx, stream_id, ended,
+                                    "the recorder sent nothing for the stall timeout; its disk share was released");
       } else {
         catalog::end_stream(tx, stream_id, state, ended);
       }

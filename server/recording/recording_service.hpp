@@ -45,14 +45,14 @@ class RecordingService {
     std::int64_t time_num = 1, time_den = 1'000'000;  // codec time base
     std::int64_t wall_offset_us = 0;                  // wall clock = pts_us + offset
     bool have_offset = false;
-    std::int64_t first_wall_us = 0;                   // the recorder's wall time of its first packet (0: arrival)
+    std::int64_t first_wall_us = 0;  // the recorder's wall time of its first packet (0: arrival)
     std::int64_t last_end_us = 0;
-    std::uint64_t last_sequence = 0;                  // last packet accepted
-    std::uint64_t discontinuities = 0;                // timestamp jumps re-pinned to wall time
-    std::atomic<std::uint64_t> durable{0};            // set by the IO thread
-    std::function<void()> notify;                     // wakes the session (posted to its thread)
-    std::shared_ptr<LiveFeed> feed;                   // live viewers of this camera
-    CameraMetrics* camera = nullptr;                  // this camera's /metrics series
+    std::uint64_t last_sequence = 0;        // last packet accepted
+    std::uint64_t discontinuities = 0;      // timestamp jumps re-pinned to wall time
+    std::atomic<std::uint64_t> durable{0};  // set by the IO thread
+    std::function<void()> notify;           // wakes the session (posted to its thread)
+    std::shared_ptr<LiveFeed> feed;         // live viewers of this camera
+    CameraMetrics* camera = nullptr;        // this camera's /metrics series
   };
 
   // DISKS, FEEDS and METRICS (optional) must outlive the service.

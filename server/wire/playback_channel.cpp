@@ -38,12 +38,8 @@ asio::awaitable<std::optional<proto::Envelope>> PlaybackChannel::control(const p
   }
   const auto now = Clock::now();
   switch (c.op()) {
-    case proto::CONTROL_OP_PAUSE:
-      pacer_.pause(now);
-      co_return std::nullopt;
-    case proto::CONTROL_OP_RESUME:
-      pacer_.resume(now);
-      co_return std::nullopt;
+    case proto::CONTROL_OP_PAUSE: pacer_.pause(now); co_return std::nullopt;
+    case proto::CONTROL_OP_RESUME: pacer_.resume(now); co_return std::nullopt;
     case proto::CONTROL_OP_SEEK:
     case proto::CONTROL_OP_SET_RATE: {
       if (playback_->live) {
@@ -102,8 +98,7 @@ asio::awaitable<std::optional<proto::Envelope>> PlaybackChannel::control(const p
       if (!seek && playback_->request.rate() == c.rate()) pacer_.set_rate(c.rate(), now);
       co_return reply;
     }
-    default:
-      co_return error(errc::invalid_argument, "unknown control operation");
+    default: co_return error(errc::invalid_argument, "unknown control operation");
   }
 }
 
@@ -186,8 +181,7 @@ std::optional<PlaybackChannel::Out> PlaybackChannel::next_live(Clock::time_point
   // the next keyframe; resuming continues from there.
   auto& tap = *playback_->live;
   if (pacer_.paused()) {
-    while (tap.pop()) {
-    }
+    while (tap.pop()) {}
     return std::nullopt;
   }
   (void)now;

@@ -37,11 +37,11 @@ class PlaybackChannel {
   boost::asio::awaitable<std::optional<proto::Envelope>> control(const proto::Control& c);
 
   struct Out {
-    std::string header;                            // the frame's prefix and Envelope
-    std::span<const std::byte> payload{};          // sent right after it
+    std::string header;                                  // the frame's prefix and Envelope
+    std::span<const std::byte> payload{};                // sent right after it
     std::shared_ptr<const storage::PlaybackGop> keep{};  // owns PAYLOAD until it is written
-    std::shared_ptr<const LiveFrame> keep_live{};         // (live view)
-    bool last = false;                             // PlaybackEnd: the playback is over
+    std::shared_ptr<const LiveFrame> keep_live{};        // (live view)
+    bool last = false;                                   // PlaybackEnd: the playback is over
   };
   // What to send at NOW, or nullopt with WAKE set to when something is next due (max while
   // waiting for the disk or paused; the stream's notify wakes the session earlier).

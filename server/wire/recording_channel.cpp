@@ -24,9 +24,9 @@ std::optional<proto::Envelope> RecordingChannel::packet(const proto::MediaPacket
   if (r) return std::nullopt;
   // Policing and bad packets are told to the sender, packet by packet; nothing silent.
   const auto code = static_cast<errc>(r.error().value());
-  auto err = proto::make_error(code, code == errc::rate_exceeded
-                                         ? "packet refused: more than the admitted rate in this cycle"
-                                         : "packet refused: no such stream, or sequence out of order");
+  auto err =
+      proto::make_error(code, code == errc::rate_exceeded ? "packet refused: more than the admitted rate in this cycle"
+                                                          : "packet refused: no such stream, or sequence out of order");
   err.mutable_error()->set_related_sequence(m.sequence());
   return err;
 }

@@ -19,8 +19,8 @@ namespace vigil::server {
 
 WireServer::WireServer(asio::io_context& io, const asio::ip::tcp::endpoint& endpoint, WireOptions options)
     : options_(options),
-      listener_(io, endpoint, "wire", [this](asio::ip::tcp::socket s) { return session(std::move(s)); },
-                options.sessions) {}
+      listener_(
+          io, endpoint, "wire", [this](asio::ip::tcp::socket s) { return session(std::move(s)); }, options.sessions) {}
 
 namespace {
 

@@ -28,11 +28,11 @@ struct WireOptions {
   // A recording that receives nothing for this long ends as stalled (its share released, a
   // source_stalled gap); zero: never.
   std::chrono::milliseconds stall_timeout{5000};
-  RecordingService* recording = nullptr;    // null: recordings are refused as unsupported
-  PlaybackService* playback = nullptr;      // null: playbacks are refused as unsupported
+  RecordingService* recording = nullptr;           // null: recordings are refused as unsupported
+  PlaybackService* playback = nullptr;             // null: playbacks are refused as unsupported
   std::shared_ptr<boost::asio::ssl::context> tls;  // null: plain TCP; else every connection is TLS
-  NetworkThreads* sessions = nullptr;  // the threads sessions run on; null: the listener's io_context
-  Authenticator* auth = nullptr;       // null: no tokens checked (unit rigs); else hello's token decides
+  NetworkThreads* sessions = nullptr;              // the threads sessions run on; null: the listener's io_context
+  Authenticator* auth = nullptr;                   // null: no tokens checked (unit rigs); else hello's token decides
 };
 
 class WireServer {

@@ -74,8 +74,7 @@ Reply other_request(const proto::Envelope& msg) {
       return {proto::make_error(errc::unsupported, "this server has no volume to play from"), false};
     case proto::Envelope::kQueryRequest:
       return {proto::make_error(errc::unsupported, "this server does not answer queries yet"), false};
-    default:
-      return {proto::make_error(errc::invalid_argument, "message is not a client request"), false};
+    default: return {proto::make_error(errc::invalid_argument, "message is not a client request"), false};
   }
 }
 
@@ -164,7 +163,7 @@ class WireSession {
   std::chrono::steady_clock::time_point last_read_ = std::chrono::steady_clock::now();
   bool awaiting_read_ = false;  // the reader waits for the peer (not for the writer or a service)
   bool stalled_ = false;        // the watchdog closed the connection
-  Role role_ = Role::admin;  // what the hello's token allows (without an Authenticator: everything)
+  Role role_ = Role::admin;     // what the hello's token allows (without an Authenticator: everything)
   std::optional<RecordingChannel> recording_;
   std::optional<PlaybackChannel> playback_;
 };

@@ -92,7 +92,9 @@ TEST_CASE("the profiled admission curve matches the model's S / (T_access + S/R)
   R /= samples;
   const double overhead = static_cast<double>(g.command_overhead.count()) / 1e9;
   const double half_rot = static_cast<double>(g.rotation.count()) / 2e9;
-  auto seek = [&](double cyl) { return static_cast<double>(d.model->seek_time(static_cast<std::uint32_t>(cyl)).count()) / 1e9; };
+  auto seek = [&](double cyl) {
+    return static_cast<double>(d.model->seek_time(static_cast<std::uint32_t>(cyl)).count()) / 1e9;
+  };
   for (std::size_t i = 0; i < p.random_read.sizes.size(); ++i) {
     const double S = p.random_read.sizes[i];
     double P = S / (overhead + seek(C / 3.0) + half_rot + S / R), n = 1;
@@ -101,7 +103,8 @@ TEST_CASE("the profiled admission curve matches the model's S / (T_access + S/R)
       const double access = overhead + seek(C / n) + half_rot + seek(C) / n;
       P = S / (access + S / R);
     }
-    INFO("S = " << S << " (n = " << n << "): measured " << p.random_read.mean[i] / 1e6 << " MB/s, analytic " << P / 1e6);
+    INFO("S = " << S << " (n = " << n << "): measured " << p.random_read.mean[i] / 1e6 << " MB/s, analytic "
+                << P / 1e6);
     CHECK(p.random_read.mean[i] == Approx(P).epsilon(0.15));  // the stated tolerance: 15 %
   }
   // One IO's spread within a sweep is its rotational delay, uniform over a turn: T_rot/√12.
@@ -117,8 +120,8 @@ TEST_CASE("the profiled admission curve matches the model's S / (T_access + S/R)
 
 TEST_CASE("every policy's admitted set runs 1,000 cycles without a miss", "[admission][hdd]") {
   const auto& p = wd_profile();
-  for (Policy policy : {Policy::analytic, Policy::conservative, Policy::aggressive, Policy::aggressive_average,
-                        Policy::statistical}) {
+  for (Policy policy :
+       {Policy::analytic, Policy::conservative, Policy::aggressive, Policy::aggressive_average, Policy::statistical}) {
     AdmissionController adm(p, {.policy = policy, .cycle_s = 1, .r_rt = 0.9});
     std::vector<StreamDemand> set;
     while (set.size() < 200) {
@@ -130,8 +133,10 @@ TEST_CASE("every policy's admitted set runs 1,000 cycles without a miss", "[admi
     REQUIRE(set.size() >= 5);
     SimDisk d;
     ProfiledServiceModel model(p);
-    CycleScheduler sched(*d.disk, d.clock, model, {.cycle = std::chrono::seconds(1), .r_rt = 0.9,
-                                                   .chunk_bytes = static_cast<std::size_t>(p.chunk_bytes())},
+    CycleScheduler sched(*d.disk, d.clock, model,
+                         {.cycle = std::chrono::seconds(1),
+                          .r_rt = 0.9,
+                          .chunk_bytes = static_cast<std::size_t>(p.chunk_bytes())},
                          &d.clock);
     std::vector<std::unique_ptr<DummyStream>> streams;
     std::mt19937_64 rng(4);
@@ -150,19 +155,22 @@ TEST_CASE("a disk that slows down mid-run trips the online check and pauses admi
   AdmissionController adm(p, {.policy = Policy::aggressive, .r_rt = 0.9});
   SimDisk d;
   ProfiledServiceModel model(p);
-  CycleScheduler sched(*d.disk, d.clock, model, {.cycle = std::chrono::seconds(1), .chunk_bytes = 256 * 1024}, &d.clock);
+  CycleScheduler sched(*d.disk, d.clock, model, {.cycle = std::chrono::seconds(1), .chunk_bytes = 256 * 1024},
+                       &d.clock);
   ModelCheck check(5, 0.10);
   int tripped_at = -1, cycle = 0;
   sched.on_cycle = [&](const CycleReport& r) {
     ++cycle;
-    if (check.observe(static_cast<double>(r.predicted_rt.count()) / 1e9, static_cast<double>(r.rt_busy.count()) / 1e9)) {
+    if (check.observe(static_cast<double>(r.predicted_rt.count()) / 1e9,
+                      static_cast<double>(r.rt_busy.count()) / 1e9)) {
       tripped_at = cycle;
       adm.set_model_optimistic(true);
     }
   };
   std::vector<std::unique_ptr<DummyStream>> streams;
   for (int i = 0; i < 8; ++i) {
-    streams.push_back(std::make_unique<DummyStream>(static_cast<std::uint64_t>(i) * 4'000'000'000ull, 1'000'000 / 4096 * 4096));
+    streams.push_back(
+        std::make_unique<DummyStream>(static_cast<std::uint64_t>(i) * 4'000'000'000ull, 1'000'000 / 4096 * 4096));
     sched.add_stream(static_cast<std::uint64_t>(i + 1), *streams.back(), d.clock.now());
   }
   for (int i = 0; i < 50; ++i) sched.run_cycle();
@@ -198,7 +206,10 @@ namespace {
 class VbrStream final : public CycleStream {
  public:
   VbrStream(std::uint64_t offset, double average, std::uint64_t seed)
-      : offset_(offset), average_(average), rng_(seed), buf_(static_cast<std::size_t>(average * 1.5 / 4096 + 1) * 4096) {}
+      : offset_(offset),
+        average_(average),
+        rng_(seed),
+        buf_(static_cast<std::size_t>(average * 1.5 / 4096 + 1) * 4096) {}
   StreamIo prepare(std::uint64_t) override {
     const double f = std::uniform_real_distribution<double>(0.5, 1.5)(rng_);
     const auto bytes = static_cast<std::size_t>(average_ * f / 4096) * 4096;
@@ -224,8 +235,8 @@ struct VbrRun {
 VbrRun run_vbr(const DiskProfile& p, const std::vector<StreamDemand>& set, int cycles) {
   SimDisk d;
   ProfiledServiceModel model(p);
-  CycleScheduler sched(*d.disk, d.clock, model, {.cycle = std::chrono::seconds(1), .r_rt = 1.0, .chunk_bytes = 64 << 20},
-                       &d.clock);
+  CycleScheduler sched(*d.disk, d.clock, model,
+                       {.cycle = std::chrono::seconds(1), .r_rt = 1.0, .chunk_bytes = 64 << 20}, &d.clock);
   std::vector<std::unique_ptr<VbrStream>> streams;
   const std::uint64_t region = d.model->capacity_bytes() / 64 / 4096 * 4096;
   for (const auto& s : set) {

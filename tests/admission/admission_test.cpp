@@ -40,8 +40,8 @@ TEST_CASE("curves interpolate the per-IO time, stay monotone, and are flat beyon
   auto model = [](double s) { return s / (0.008 + s / (30 * MB)); };
   const Curve exact{{64e3, 4e6}, {model(64e3), model(4e6)}, {model(64e3), model(4e6)}, {model(64e3), model(4e6)}};
   for (double s : {100e3, 300e3, 1e6, 3e6}) CHECK(throughput_at(exact, Which::mean, s) == Approx(model(s)));
-  CHECK(throughput_at(c, Which::min, 5e6) == Approx(20 * MB));    // flat above
-  CHECK(throughput_at(c, Which::mean, 50e3) == Approx(5 * MB));   // access-bound below
+  CHECK(throughput_at(c, Which::min, 5e6) == Approx(20 * MB));   // flat above
+  CHECK(throughput_at(c, Which::mean, 50e3) == Approx(5 * MB));  // access-bound below
   double last = 0;
   for (double s = 10e3; s < 5e6; s *= 1.1) {
     const double v = throughput_at(c, Which::mean, s);
@@ -105,7 +105,8 @@ TEST_CASE("Adm3 charges VBR streams their average rate; statistical their measur
   for (int i = 0; i < 8; ++i) vbr.push_back({static_cast<std::uint64_t>(i), false, 4 * MBps, 2 * MBps, {}});
   const StreamDemand next{99, false, 4 * MBps, 2 * MBps, {}};
   CHECK_FALSE(AdmissionController(p, {.policy = Policy::aggressive, .r_rt = 1}).decide(vbr, next).admitted);  // 36 > 25
-  CHECK(AdmissionController(p, {.policy = Policy::aggressive_average, .r_rt = 1}).decide(vbr, next).admitted);  // 18 ≤ 25
+  CHECK(
+      AdmissionController(p, {.policy = Policy::aggressive_average, .r_rt = 1}).decide(vbr, next).admitted);  // 18 ≤ 25
   // Statistical: measured mean 2 MB/s, σ 1 MB/s each; 9 streams: 18 MB/s on the curve (25 MB/s)
   // plus z(1 %)·√9·1 MB/s = 6.98 MB of extra transfer at the 30 MB/s sequential peak.
   for (auto& s : vbr) {

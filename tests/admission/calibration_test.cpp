@@ -78,7 +78,8 @@ TEST_CASE("the calibration scales the mean curve; Adm1 only ever upwards; analyt
   CHECK(analytic.predicted_busy(ten) == Approx(before));
 }
 
-TEST_CASE("Adm2 and Adm3 hold a margin for the cycle's spread: rotation, and Adm3 the declared VBR range", "[admission]") {
+TEST_CASE("Adm2 and Adm3 hold a margin for the cycle's spread: rotation, and Adm3 the declared VBR range",
+          "[admission]") {
   const auto p = hand_profile(0.004);  // 4 ms per IO
   const double z = normal_quantile_upper(0.01);
   // Adm2: 10 CBR streams of 2 MB/s: 0.8 s + z·√10·4 ms.

@@ -19,9 +19,10 @@ namespace {
 
 std::int64_t add_stream(pqxx::work& tx, std::int64_t camera, std::int64_t from, std::optional<std::int64_t> to) {
   return tx
-      .exec_params1("INSERT INTO streams (camera_id, codec, declared_rate_bps, state, started_at_us, ended_at_us) "
-                    "VALUES ($1, 'h264', 1000, $2, $3, $4) RETURNING id",
-                    camera, std::string(to ? "stopped" : "pending"), from, to)[0]
+      .exec_params1(
+          "INSERT INTO streams (camera_id, codec, declared_rate_bps, state, started_at_us, ended_at_us) "
+          "VALUES ($1, 'h264', 1000, $2, $3, $4) RETURNING id",
+          camera, std::string(to ? "stopped" : "pending"), from, to)[0]
       .as<std::int64_t>();
 }
 
@@ -123,8 +124,8 @@ TEST_CASE("admin rows: profiles and the admission decisions audit", "[catalog][a
   p.seq_write = p.seq_read;
   p.read_range = p.write_range = admission::near_peak_range(p.seq_read);
   const auto profile_id = catalog::store_profile(tx, p, "node1");
-  const auto disk = tx.exec1("SELECT disk_id FROM disk_profiles WHERE id = " + std::to_string(profile_id))[0]
-                        .as<std::int64_t>();
+  const auto disk =
+      tx.exec1("SELECT disk_id FROM disk_profiles WHERE id = " + std::to_string(profile_id))[0].as<std::int64_t>();
   auto row = catalog::disk_row(tx, disk);
   REQUIRE(row.has_value());
   CHECK(row->profile_id == profile_id);
@@ -148,7 +149,8 @@ TEST_CASE("admin rows: profiles and the admission decisions audit", "[catalog][a
   const auto a = catalog::log_decision(tx, ok, disk, stream, 1.0);
   const auto b = catalog::log_decision(tx, no, disk, std::nullopt, 1.0, std::string("door"));
   const auto c = catalog::log_decision(tx, no, disk, std::nullopt, 1.0, std::string("ghost"));
-  CHECK(tx.exec1("SELECT count(*) FROM admission_decisions WHERE camera_id = " + std::to_string(cam))[0].as<int>() == 2);
+  CHECK(tx.exec1("SELECT count(*) FROM admission_decisions WHERE camera_id = " + std::to_string(cam))[0].as<int>() ==
+        2);
 
   catalog::DecisionQuery q;
   q.from_us = 0;

@@ -96,8 +96,8 @@ TEST_CASE("a dropped connection loses nothing: the batch is retried", "[batcher]
     pqxx::nontransaction tx(admin);
     pqxx::connection probe(conninfo);
     std::string db = probe.dbname();
-    auto r = tx.exec_params("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()",
-                            db);
+    auto r = tx.exec_params(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()", db);
     REQUIRE(r.size() >= 1);
   }
   for (int i = 2; i <= 5; ++i) b.enqueue("insert", insert(i));

@@ -11,7 +11,6 @@
 #include "catalog/migrator.hpp"
 #include "tests/support/temp_cluster.hpp"
 
-
 namespace vigil::test::events {
 
 inline constexpr std::int64_t S = 1'000'000;
@@ -100,27 +99,35 @@ inline std::vector<Seed> seeds() {
 
 struct Fixture {
   pqxx::connection conn;
-  std::map<int, std::int64_t> id;            // label -> event id
+  std::map<int, std::int64_t> id;  // label -> event id
   std::map<int, catalog::NewEvent> by_label;
 
   explicit Fixture(const std::string& db) : conn(db) {
     catalog::migrate(conn);
     pqxx::work tx(conn);
     for (const char* cam : {"cam-a", "cam-b", "cam-c"}) tx.exec_params0("INSERT INTO cameras (name) VALUES ($1)", cam);
-    const auto disk = tx.exec1("INSERT INTO disks (node, device_path, capacity_bytes) VALUES ('n', 'sim:0', 1000000) "
-                               "RETURNING id")[0].as<std::int64_t>();
-    const auto vol = tx.exec_params1("INSERT INTO volumes (disk_id, path, capacity_bytes, extent_bytes) "
-                                     "VALUES ($1, 'sim:0', 1048576, 4096) RETURNING id", disk)[0].as<std::int64_t>();
+    const auto disk = tx.exec1(
+                            "INSERT INTO disks (node, device_path, capacity_bytes) VALUES ('n', 'sim:0', 1000000) "
+                            "RETURNING id")[0]
+                          .as<std::int64_t>();
+    const auto vol = tx.exec_params1(
+                           "INSERT INTO volumes (disk_id, path, capacity_bytes, extent_bytes) "
+                           "VALUES ($1, 'sim:0', 1048576, 4096) RETURNING id",
+                           disk)[0]
+                         .as<std::int64_t>();
     auto stream = [&](const char* cam, const char* kind) {
-      return tx.exec_params1(
-          "INSERT INTO streams (camera_id, media_kind, codec, declared_rate_bps, state, started_at_us, ended_at_us) "
-          "SELECT id, $2, 'x', 1000, 'stopped', $3, $4 FROM cameras WHERE name = $1 RETURNING id",
-          cam, kind, T0 - 1000 * S, T0 + 1000 * S)[0].as<std::int64_t>();
+      return tx
+          .exec_params1(
+              "INSERT INTO streams (camera_id, media_kind, codec, declared_rate_bps, state, started_at_us, ended_at_us) "
+              "SELECT id, $2, 'x', 1000, 'stopped', $3, $4 FROM cameras WHERE name = $1 RETURNING id",
+              cam, kind, T0 - 1000 * S, T0 + 1000 * S)[0]
+          .as<std::int64_t>();
     };
     auto segment = [&](std::int64_t stream, const char* state, std::int64_t start, std::int64_t end) {
-      tx.exec_params0("INSERT INTO segments (stream_id, volume_id, state, start_us, end_us, checksum_crc32c, "
-                      "closed_at_us) VALUES ($1, $2, $3, $4, $5, 0, $5)",
-                      stream, vol, state, start, end);
+      tx.exec_params0(
+          "INSERT INTO segments (stream_id, volume_id, state, start_us, end_us, checksum_crc32c, "
+          "closed_at_us) VALUES ($1, $2, $3, $4, $5, 0, $5)",
+          stream, vol, state, start, end);
     };
     const auto a = stream("cam-a", "video");
     segment(a, "closed", T0, T0 + 8 * S);

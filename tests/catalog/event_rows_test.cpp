@@ -141,15 +141,15 @@ TEST_CASE("events: clips are padded and say whether video was recorded", "[catal
     CHECK_THROWS_AS(catalog::event_by_id(tx, f.id.at(2), {-1, 0}), std::invalid_argument);
   }
   SECTION("recorded: open and closed video segments of the camera count") {
-    CHECK(one(1, 5 * S, 5 * S).clip.recorded);       // [5, 17]: the segment [0, 8) reaches in
-    CHECK_FALSE(one(1, 0, 0).clip.recorded);         // [10, 12]: between [0, 8) and [18, 22)
-    CHECK(one(2, 0, 0).clip.recorded);               // [20, 20] inside the open segment [18, 22)
-    CHECK_FALSE(one(9, 0, 0).clip.recorded);         // [30, 30]
-    CHECK(one(9, 5 * S, 5 * S).clip.recorded);       // [25, 35]: [35, 36) starts at the clip's end
-    CHECK(one(10, 0, 0).clip.recorded);              // [30, 35]
-    CHECK_FALSE(one(6, 5 * S, 5 * S).clip.recorded); // [95, 106]: only a deleting segment
-    CHECK(one(6, 300 * S, 0).clip.recorded);         // reaches back to [35, 36)
-    CHECK_FALSE(one(7, 5 * S, 5 * S).clip.recorded); // cam-c has audio there, no video
+    CHECK(one(1, 5 * S, 5 * S).clip.recorded);            // [5, 17]: the segment [0, 8) reaches in
+    CHECK_FALSE(one(1, 0, 0).clip.recorded);              // [10, 12]: between [0, 8) and [18, 22)
+    CHECK(one(2, 0, 0).clip.recorded);                    // [20, 20] inside the open segment [18, 22)
+    CHECK_FALSE(one(9, 0, 0).clip.recorded);              // [30, 30]
+    CHECK(one(9, 5 * S, 5 * S).clip.recorded);            // [25, 35]: [35, 36) starts at the clip's end
+    CHECK(one(10, 0, 0).clip.recorded);                   // [30, 35]
+    CHECK_FALSE(one(6, 5 * S, 5 * S).clip.recorded);      // [95, 106]: only a deleting segment
+    CHECK(one(6, 300 * S, 0).clip.recorded);              // reaches back to [35, 36)
+    CHECK_FALSE(one(7, 5 * S, 5 * S).clip.recorded);      // cam-c has audio there, no video
     CHECK_FALSE(one(3, 300 * S, 300 * S).clip.recorded);  // cam-b never recorded
     // The list gives the same flags as the single read.
     auto q = wide();
@@ -157,8 +157,8 @@ TEST_CASE("events: clips are padded and say whether video was recorded", "[catal
     q.pad = {0, 0};
     std::map<std::int64_t, bool> flags;
     for (const auto& e : f.find(q).events) flags[e.id] = e.clip.recorded;
-    CHECK(flags == std::map<std::int64_t, bool>{{f.id[1], false}, {f.id[2], true}, {f.id[6], false},
-                                                {f.id[9], false}, {f.id[10], true}});
+    CHECK(flags == std::map<std::int64_t, bool>{
+                       {f.id[1], false}, {f.id[2], true}, {f.id[6], false}, {f.id[9], false}, {f.id[10], true}});
   }
   SECTION("every field round-trips") {
     auto e = one(2, 0, 0);
@@ -182,4 +182,3 @@ TEST_CASE("events: clips are padded and say whether video was recorded", "[catal
     CHECK(e1.attributes_json == "{}");
   }
 }
-

@@ -73,9 +73,10 @@ TEST_CASE("events: the time filter is served by the GiST range index", "[catalog
   {
     // Enough rows that a sequential scan is not the obvious plan.
     pqxx::work tx(f.conn);
-    tx.exec0("INSERT INTO events (camera_id, start_us, end_us, type) "
-             "SELECT (SELECT id FROM cameras WHERE name = 'cam-b'), g::bigint * 1000000, g::bigint * 1000000 + 5, 'motion' "
-             "FROM generate_series(1, 20000) g");
+    tx.exec0(
+        "INSERT INTO events (camera_id, start_us, end_us, type) "
+        "SELECT (SELECT id FROM cameras WHERE name = 'cam-b'), g::bigint * 1000000, g::bigint * 1000000 + 5, 'motion' "
+        "FROM generate_series(1, 20000) g");
     tx.exec0("ANALYZE events");
     tx.commit();
   }
@@ -85,9 +86,9 @@ TEST_CASE("events: the time filter is served by the GiST range index", "[catalog
   const std::optional<std::string> none;
   const std::optional<double> no_number;
   const std::optional<std::int64_t> no_cursor;
-  for (const auto& row : tx.exec_params("EXPLAIN " + catalog::find_events_sql(), 5 * S, 5 * S, T0, T0 + S, none, none,
-                                        none, no_number, no_number, no_number, no_number, none, no_number, no_cursor,
-                                        no_cursor, std::int64_t{101})) {
+  for (const auto& row :
+       tx.exec_params("EXPLAIN " + catalog::find_events_sql(), 5 * S, 5 * S, T0, T0 + S, none, none, none, no_number,
+                      no_number, no_number, no_number, none, no_number, no_cursor, no_cursor, std::int64_t{101})) {
     plan += row[0].as<std::string>() + "\n";
   }
   INFO(plan);

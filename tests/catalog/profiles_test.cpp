@@ -30,8 +30,9 @@ TEST_CASE("profiles are stored per disk and the newest is loaded; decisions are 
     second = catalog::store_profile(tx, p, "node1");
     disk = tx.exec1("SELECT disk_id FROM disk_profiles WHERE id = " + std::to_string(second))[0].as<std::int64_t>();
     CHECK(tx.exec1("SELECT count(*) FROM disks")[0].as<int>() == 1);  // the same disk both times
-    CHECK(tx.exec1("SELECT peak_rate_bps FROM disk_profiles WHERE id = " + std::to_string(first))[0].as<std::int64_t>() ==
-          240'000'000);
+    CHECK(
+        tx.exec1("SELECT peak_rate_bps FROM disk_profiles WHERE id = " + std::to_string(first))[0].as<std::int64_t>() ==
+        240'000'000);
     auto latest = catalog::latest_profile(tx, disk);
     REQUIRE(latest.has_value());
     CHECK(latest->access_max_s == 0.03);
@@ -43,8 +44,10 @@ TEST_CASE("profiles are stored per disk and the newest is loaded; decisions are 
     const auto d = adm.decide(set, {20, false, vigil::Rate::from_Bps(3e6), {}, {}, {}});
     REQUIRE_FALSE(d.admitted);
     const auto id = catalog::log_decision(tx, d, disk, std::nullopt, 1.0);
-    auto row = tx.exec1("SELECT outcome, policy, reason, max_admissible_rate_bps, requested_rate_bps, admitted_rate_bps "
-                        "IS NULL FROM admission_decisions WHERE id = " + std::to_string(id));
+    auto row = tx.exec1(
+        "SELECT outcome, policy, reason, max_admissible_rate_bps, requested_rate_bps, admitted_rate_bps "
+        "IS NULL FROM admission_decisions WHERE id = " +
+        std::to_string(id));
     CHECK(row[0].as<std::string>() == "refused");
     CHECK(row[1].as<std::string>() == "conservative");
     CHECK(row[2].as<std::string>() == d.reason);

@@ -35,9 +35,15 @@ TEST_CASE("a recording's segments land in the catalog and agree with the volume"
     const auto cam = catalog::ensure_camera(tx, "gate-1");
     CHECK(catalog::ensure_camera(tx, "gate-1") == cam);  // by name, once
     const auto disk_id = tx.exec_params1("SELECT disk_id FROM volumes WHERE id = $1", volume_id)[0].as<std::int64_t>();
-    stream_id = catalog::open_stream(tx, {.camera_id = cam, .codec = "h264", .extradata = "\x01\x64\x00\x1f",
-                                          .width = 1280, .height = 720, .declared_rate_bps = 4'000'000,
-                                          .admitted_rate_bps = 4'000'000, .disk_id = disk_id, .started_at_us = 0});
+    stream_id = catalog::open_stream(tx, {.camera_id = cam,
+                                          .codec = "h264",
+                                          .extradata = "\x01\x64\x00\x1f",
+                                          .width = 1280,
+                                          .height = 720,
+                                          .declared_rate_bps = 4'000'000,
+                                          .admitted_rate_bps = 4'000'000,
+                                          .disk_id = disk_id,
+                                          .started_at_us = 0});
     next_id = catalog::next_segment_id(tx, volume_id, *vol);
     tx.commit();
   }
@@ -105,10 +111,16 @@ TEST_CASE("a reconnect records the hole since the camera's last stream, once tha
   pqxx::work tx(conn);
   const auto cam = catalog::ensure_camera(tx, "yard");
   CHECK_FALSE(catalog::record_reconnect_gap(tx, cam, 5'000'000));  // no previous stream
-  const auto disk = tx.exec1("INSERT INTO disks (node, device_path, capacity_bytes) VALUES ('n1', 'sim:0', 1) "
-                             "RETURNING id")[0].as<std::int64_t>();
-  const auto first = catalog::open_stream(tx, {.camera_id = cam, .codec = "h264", .declared_rate_bps = 1'000'000,
-                                               .admitted_rate_bps = 1'000'000, .disk_id = disk, .started_at_us = 1'000'000});
+  const auto disk = tx.exec1(
+                          "INSERT INTO disks (node, device_path, capacity_bytes) VALUES ('n1', 'sim:0', 1) "
+                          "RETURNING id")[0]
+                        .as<std::int64_t>();
+  const auto first = catalog::open_stream(tx, {.camera_id = cam,
+                                               .codec = "h264",
+                                               .declared_rate_bps = 1'000'000,
+                                               .admitted_rate_bps = 1'000'000,
+                                               .disk_id = disk,
+                                               .started_at_us = 1'000'000});
   CHECK_FALSE(catalog::record_reconnect_gap(tx, cam, 5'000'000));  // still recording: its end is not known yet
   catalog::end_stream(tx, first, "interrupted", 2'000'000);
   CHECK(catalog::record_reconnect_gap(tx, cam, 5'000'000));

@@ -16,7 +16,6 @@
 using namespace vigil;
 using namespace vigil::storage;
 
-
 TEST_CASE("recovery reconciles a volume and the catalog in both directions", "[recovery][catalog]") {
   pqxx::connection conn(test::shared_cluster().create_database("recovery_plan"));
   catalog::migrate(conn);
@@ -24,20 +23,32 @@ TEST_CASE("recovery reconciles a volume and the catalog in both directions", "[r
   {
     pqxx::work tx(conn);
     auto cam = tx.exec1("INSERT INTO cameras (name) VALUES ('gate') RETURNING id")[0].as<std::int64_t>();
-    stream = tx.exec_params1("INSERT INTO streams (camera_id, codec, declared_rate_bps) VALUES ($1, 'h264', 4000000) "
-                             "RETURNING id", cam)[0].as<std::int64_t>();
-    other = tx.exec_params1("INSERT INTO streams (camera_id, codec, declared_rate_bps) VALUES ($1, 'h264', 4000000) "
-                            "RETURNING id", cam)[0].as<std::int64_t>();
-    auto disk = tx.exec1("INSERT INTO disks (node, device_path, capacity_bytes) VALUES ('n1', 'sim:0', 4194304) "
-                         "RETURNING id")[0].as<std::int64_t>();
-    volume_id = tx.exec_params1("INSERT INTO volumes (disk_id, path, capacity_bytes, extent_bytes) "
-                                "VALUES ($1, 'sim:0', 4194304, 65536) RETURNING id", disk)[0].as<std::int64_t>();
+    stream = tx.exec_params1(
+                   "INSERT INTO streams (camera_id, codec, declared_rate_bps) VALUES ($1, 'h264', 4000000) "
+                   "RETURNING id",
+                   cam)[0]
+                 .as<std::int64_t>();
+    other = tx.exec_params1(
+                  "INSERT INTO streams (camera_id, codec, declared_rate_bps) VALUES ($1, 'h264', 4000000) "
+                  "RETURNING id",
+                  cam)[0]
+                .as<std::int64_t>();
+    auto disk = tx.exec1(
+                      "INSERT INTO disks (node, device_path, capacity_bytes) VALUES ('n1', 'sim:0', 4194304) "
+                      "RETURNING id")[0]
+                    .as<std::int64_t>();
+    volume_id = tx.exec_params1(
+                      "INSERT INTO volumes (disk_id, path, capacity_bytes, extent_bytes) "
+                      "VALUES ($1, 'sim:0', 4194304, 65536) RETURNING id",
+                      disk)[0]
+                    .as<std::int64_t>();
     // 10: open when the crash came; 11: closed; 12: closed but gone from the volume.
     for (auto [id, state] : {std::pair{10, "open"}, {11, "closed"}, {12, "closed"}}) {
-      tx.exec_params0("INSERT INTO segments (id, stream_id, volume_id, state, start_us, end_us, checksum_crc32c, closed_at_us) "
-                      "VALUES ($1, $2, $3, $4, 3600, 7200, CASE WHEN $4 = 'closed' THEN 0 END, "
-                      "CASE WHEN $4 = 'closed' THEN 1 END)",
-                      id, id == 11 ? other : stream, volume_id, std::string(state));
+      tx.exec_params0(
+          "INSERT INTO segments (id, stream_id, volume_id, state, start_us, end_us, checksum_crc32c, closed_at_us) "
+          "VALUES ($1, $2, $3, $4, 3600, 7200, CASE WHEN $4 = 'closed' THEN 0 END, "
+          "CASE WHEN $4 = 'closed' THEN 1 END)",
+          id, id == 11 ? other : stream, volume_id, std::string(state));
     }
     tx.commit();
   }
@@ -49,13 +60,14 @@ TEST_CASE("recovery reconciles a volume and the catalog in both directions", "[r
   test::write_script_segment(*vol, 10, static_cast<std::uint64_t>(stream), 30);  // the open one
   test::write_script_segment(*vol, 11, static_cast<std::uint64_t>(other), 10);
   test::write_script_segment(*vol, 13, static_cast<std::uint64_t>(stream), 12);  // orphan on disk, known stream
-  test::write_script_segment(*vol, 14, 999, 5);                                    // orphan on disk, unknown stream
+  test::write_script_segment(*vol, 14, 999, 5);                                  // orphan on disk, unknown stream
   disk.crash();
   vol = std::move(*Volume::open(disk));
 
   const std::int64_t restart_us = 10'000'000;
   pqxx::work tx(conn);
-  auto plan = server::plan_recovery(server::scan_volume(*vol), server::catalog_segments(tx, volume_id), {stream, other});
+  auto plan =
+      server::plan_recovery(server::scan_volume(*vol), server::catalog_segments(tx, volume_id), {stream, other});
   REQUIRE(plan.close.size() == 1);
   CHECK(plan.close[0].segment_id == 10);
   REQUIRE(plan.adopt.size() == 1);
@@ -74,7 +86,8 @@ TEST_CASE("recovery reconciles a volume and the catalog in both directions", "[r
     CHECK(s10[0].as<std::string>() == "closed");
     CHECK(s10[1].as<std::int64_t>() == end10);
     CHECK(s10[2].as<std::int64_t>() == 30);
-    auto gap = q.exec_params1("SELECT start_us, end_us FROM gaps WHERE stream_id = $1 AND reason = 'crash_recovery'", stream);
+    auto gap =
+        q.exec_params1("SELECT start_us, end_us FROM gaps WHERE stream_id = $1 AND reason = 'crash_recovery'", stream);
     CHECK(gap[0].as<std::int64_t>() == end10);
     CHECK(gap[1].as<std::int64_t>() == restart_us);
     CHECK(q.exec1("SELECT count(*) FROM segment_extents WHERE segment_id = 13")[0].as<int>() >= 1);
@@ -86,7 +99,8 @@ TEST_CASE("recovery reconciles a volume and the catalog in both directions", "[r
 
   // A second pass finds nothing left to do.
   pqxx::work again(conn);
-  auto second = server::plan_recovery(server::scan_volume(*vol), server::catalog_segments(again, volume_id), {stream, other});
+  auto second =
+      server::plan_recovery(server::scan_volume(*vol), server::catalog_segments(again, volume_id), {stream, other});
   CHECK(second.close.empty());
   CHECK(second.adopt.empty());
   CHECK(second.reclaim.empty());

@@ -37,9 +37,15 @@ TEST_CASE("retention marks only segments no evidence lock covers, re-checked whe
     const auto volume_id = catalog::register_volume(tx, *vol, "sim:0");
     const auto disk_id = tx.exec_params1("SELECT disk_id FROM volumes WHERE id = $1", volume_id)[0].as<std::int64_t>();
     const auto cam = catalog::ensure_camera(tx, "gate");
-    stream = catalog::open_stream(tx, {.camera_id = cam, .codec = "h264", .extradata = "", .width = 640, .height = 360,
-                                       .declared_rate_bps = 1'000'000, .admitted_rate_bps = 1'000'000,
-                                       .disk_id = disk_id, .started_at_us = T0});
+    stream = catalog::open_stream(tx, {.camera_id = cam,
+                                       .codec = "h264",
+                                       .extradata = "",
+                                       .width = 640,
+                                       .height = 360,
+                                       .declared_rate_bps = 1'000'000,
+                                       .admitted_rate_bps = 1'000'000,
+                                       .disk_id = disk_id,
+                                       .started_at_us = T0});
     // Four 10 s segments: [0,10) [10,20) [20,30) [30,40).
     for (int i = 0; i < 4; ++i) {
       ids.push_back(tx.exec_params1("INSERT INTO segments (stream_id, volume_id, state, start_us, end_us, data_bytes, "
@@ -54,8 +60,11 @@ TEST_CASE("retention marks only segments no evidence lock covers, re-checked whe
   const std::vector<std::uint64_t> chosen{ids[0], ids[1], ids[2]};
   {
     pqxx::work tx(conn);
-    catalog::add_evidence_lock(tx, {.stream_id = stream, .start_us = T0 + 12 * S, .end_us = T0 + 15 * S,
-                                    .reason = "incident 42", .locked_by = "test"});
+    catalog::add_evidence_lock(tx, {.stream_id = stream,
+                                    .start_us = T0 + 12 * S,
+                                    .end_us = T0 + 15 * S,
+                                    .reason = "incident 42",
+                                    .locked_by = "test"});
     tx.commit();
   }
   std::vector<std::uint64_t> marked;
@@ -66,14 +75,15 @@ TEST_CASE("retention marks only segments no evidence lock covers, re-checked whe
   }
   CHECK(marked == std::vector<std::uint64_t>{ids[0], ids[2]});
   {
-  pqxx::nontransaction q(conn);
-  CHECK(q.exec_params1("SELECT state FROM segments WHERE id = $1", static_cast<std::int64_t>(ids[1]))[0].as<std::string>() ==
-        "closed");
-  // [20,30) leaves a hole after the kept, locked [10,20): a retention gap; [0,10) only moves the start.
-  auto gaps = q.exec_params("SELECT start_us, end_us, reason FROM gaps WHERE stream_id = $1 ORDER BY start_us", stream);
-  REQUIRE(gaps.size() == 1);
-  CHECK(gaps[0][0].as<std::int64_t>() == T0 + 20 * S);
-  CHECK(gaps[0][2].as<std::string>() == "retention");
+    pqxx::nontransaction q(conn);
+    CHECK(q.exec_params1("SELECT state FROM segments WHERE id = $1", static_cast<std::int64_t>(ids[1]))[0]
+              .as<std::string>() == "closed");
+    // [20,30) leaves a hole after the kept, locked [10,20): a retention gap; [0,10) only moves the start.
+    auto gaps =
+        q.exec_params("SELECT start_us, end_us, reason FROM gaps WHERE stream_id = $1 ORDER BY start_us", stream);
+    REQUIRE(gaps.size() == 1);
+    CHECK(gaps[0][0].as<std::int64_t>() == T0 + 20 * S);
+    CHECK(gaps[0][2].as<std::string>() == "retention");
   }
   // Once released, the lock no longer keeps it.
   {

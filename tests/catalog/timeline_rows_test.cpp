@@ -25,14 +25,21 @@ struct Seeder {
   std::int64_t volume_id, disk_id;
   std::int64_t stream(const std::string& camera) {
     const auto cam = catalog::ensure_camera(tx, camera);
-    return catalog::open_stream(tx, {.camera_id = cam, .codec = "h264", .extradata = "", .width = 640, .height = 360,
-                                     .declared_rate_bps = 1'000'000, .admitted_rate_bps = 1'000'000,
-                                     .disk_id = disk_id, .started_at_us = T0});
+    return catalog::open_stream(tx, {.camera_id = cam,
+                                     .codec = "h264",
+                                     .extradata = "",
+                                     .width = 640,
+                                     .height = 360,
+                                     .declared_rate_bps = 1'000'000,
+                                     .admitted_rate_bps = 1'000'000,
+                                     .disk_id = disk_id,
+                                     .started_at_us = T0});
   }
   void segment(std::int64_t stream, std::int64_t start, std::int64_t end, std::int64_t bytes = 1000) {
-    tx.exec_params0("INSERT INTO segments (stream_id, volume_id, state, start_us, end_us, data_bytes, frame_count, "
-                    "checksum_crc32c, closed_at_us) VALUES ($1, $2, 'closed', $3, $4, $5, 1, 0, $4)",
-                    stream, volume_id, start, end, bytes);
+    tx.exec_params0(
+        "INSERT INTO segments (stream_id, volume_id, state, start_us, end_us, data_bytes, frame_count, "
+        "checksum_crc32c, closed_at_us) VALUES ($1, $2, 'closed', $3, $4, $5, 1, 0, $4)",
+        stream, volume_id, start, end, bytes);
   }
   void gap(std::int64_t stream, std::int64_t start, std::int64_t end, const std::string& reason) {
     tx.exec_params0("INSERT INTO gaps (stream_id, start_us, end_us, reason, detail) VALUES ($1, $2, $3, $4, 'x')",
@@ -42,7 +49,8 @@ struct Seeder {
 
 }  // namespace
 
-TEST_CASE("the timeline merges short holes, splits at long ones, clips to the range, and says why", "[catalog][timeline]") {
+TEST_CASE("the timeline merges short holes, splits at long ones, clips to the range, and says why",
+          "[catalog][timeline]") {
   const std::string db = test::shared_cluster().create_database("timeline");
   pqxx::connection conn(db);
   catalog::migrate(conn);

@@ -22,8 +22,11 @@ namespace {
 std::int64_t make_stream(pqxx::connection& conn, const std::string& camera) {
   pqxx::work tx(conn);
   auto cam = tx.exec_params1("INSERT INTO cameras (name) VALUES ($1) RETURNING id", camera)[0].as<std::int64_t>();
-  auto id = tx.exec_params1("INSERT INTO streams (camera_id, codec, declared_rate_bps) VALUES ($1, 'h264', 4000000) "
-                            "RETURNING id", cam)[0].as<std::int64_t>();
+  auto id = tx.exec_params1(
+                  "INSERT INTO streams (camera_id, codec, declared_rate_bps) VALUES ($1, 'h264', 4000000) "
+                  "RETURNING id",
+                  cam)[0]
+                .as<std::int64_t>();
   tx.commit();
   return id;
 }
@@ -44,7 +47,8 @@ TEST_CASE("fsck's catalog check finds each disagreement and repair resolves it",
   SimulatedDisk disk(clock, {.size_bytes = 4 << 20});
   REQUIRE(Volume::format(disk, {.extent_bytes = 64 * 1024}).has_value());
   auto vol = std::move(*Volume::open(disk));
-  for (std::uint64_t id = 1; id <= 3; ++id) test::write_script_segment(*vol, id, static_cast<std::uint64_t>(stream), 20);
+  for (std::uint64_t id = 1; id <= 3; ++id)
+    test::write_script_segment(*vol, id, static_cast<std::uint64_t>(stream), 20);
 
   std::int64_t volume_id = 0;
   {
@@ -69,9 +73,10 @@ TEST_CASE("fsck's catalog check finds each disagreement and repair resolves it",
     pqxx::work tx(conn);
     tx.exec0("DELETE FROM segments WHERE id = 1");
     tx.exec0("UPDATE segments SET frame_count = 7 WHERE id = 2");
-    tx.exec_params0("INSERT INTO segments (id, stream_id, volume_id, state, start_us, end_us, checksum_crc32c, "
-                    "closed_at_us) VALUES (99, $1, $2, 'closed', 1000, 2000, 0, 1)",
-                    stream, volume_id);
+    tx.exec_params0(
+        "INSERT INTO segments (id, stream_id, volume_id, state, start_us, end_us, checksum_crc32c, "
+        "closed_at_us) VALUES (99, $1, $2, 'closed', 1000, 2000, 0, 1)",
+        stream, volume_id);
     tx.commit();
   }
   auto found = check(conn, *vol, volume_id);
@@ -121,8 +126,11 @@ TEST_CASE("evidence locks live in the catalog and keep retention away", "[retent
                     std::invalid_argument);
     CHECK_THROWS_AS(catalog::add_evidence_lock(tx, {.stream_id = stream, .start_us = 0, .end_us = 5}),
                     std::invalid_argument);
-    lock = catalog::add_evidence_lock(tx, {.stream_id = stream, .start_us = 0, .end_us = 10'000,
-                                           .reason = "case 4711; it's evidence", .locked_by = "admin"});
+    lock = catalog::add_evidence_lock(tx, {.stream_id = stream,
+                                           .start_us = 0,
+                                           .end_us = 10'000,
+                                           .reason = "case 4711; it's evidence",
+                                           .locked_by = "admin"});
     catalog::add_evidence_lock(tx, {.stream_id = elsewhere, .start_us = 0, .end_us = 10'000, .reason = "other"});
     tx.commit();
   }
@@ -136,8 +144,11 @@ TEST_CASE("evidence locks live in the catalog and keep retention away", "[retent
   CHECK(locks[0].stream_id == static_cast<std::uint64_t>(stream));
 
   // Retention under pressure takes nothing locked.
-  RetentionInput in{.closed = {{.segment_id = 1, .stream_id = static_cast<std::uint64_t>(stream), .start_us = 3600,
-                                .end_us = 40'000, .extent_count = 1}},
+  RetentionInput in{.closed = {{.segment_id = 1,
+                                .stream_id = static_cast<std::uint64_t>(stream),
+                                .start_us = 3600,
+                                .end_us = 40'000,
+                                .extent_count = 1}},
                     .locks = locks,
                     .free_extents = 0,
                     .extent_bytes = vol->extent_bytes(),

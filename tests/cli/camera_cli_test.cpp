@@ -38,13 +38,15 @@ std::pair<ChildProcess, int> start_camera(const std::filesystem::path& dir, int 
   o.output_file = log;
   auto child = ChildProcess::spawn(o);
   int bound = 0;
-  REQUIRE(eventually([&] {
-    const auto text = slurp(log);
-    const auto at = text.find("ready ");
-    if (at == std::string::npos) return false;
-    bound = std::stoi(text.substr(at + 6));
-    return true;
-  }, 30s));
+  REQUIRE(eventually(
+      [&] {
+        const auto text = slurp(log);
+        const auto at = text.find("ready ");
+        if (at == std::string::npos) return false;
+        bound = std::stoi(text.substr(at + 6));
+        return true;
+      },
+      30s));
   return {std::move(child), bound};
 }
 
@@ -140,8 +142,9 @@ TEST_CASE("vigild records a pulled RTSP camera, across an outage, until it is re
 
   // Everything recorded plays back.
   REQUIRE(eventually([&] {
-    return scalar("SELECT count(*) FROM segments g JOIN streams s ON s.id = g.stream_id JOIN cameras c ON "
-                  "c.id = s.camera_id WHERE c.name = 'porch' AND g.state = 'closed'") != "0";
+    return scalar(
+               "SELECT count(*) FROM segments g JOIN streams s ON s.id = g.stream_id JOIN cameras c ON "
+               "c.id = s.camera_id WHERE c.name = 'porch' AND g.state = 'closed'") != "0";
   }));
   auto play = cli({"--server", d.wire(), "play", "--stream", "porch", "--from", "-1h", "--rate", "16", "-o",
                    (dir.path() / "porch.mkv").string()},
@@ -150,10 +153,10 @@ TEST_CASE("vigild records a pulled RTSP camera, across an outage, until it is re
   CHECK(play.status == 0);
 
   // A source whose first packets have no timestamps records and plays back with rising ones.
-  REQUIRE(cli({"camera", "add", "yard", "rtsp://127.0.0.1:" + std::to_string(port) + "/bframes", "--data",
-               data.string()},
-              "add2.log")
-              .status == 0);
+  REQUIRE(
+      cli({"camera", "add", "yard", "rtsp://127.0.0.1:" + std::to_string(port) + "/bframes", "--data", data.string()},
+          "add2.log")
+          .status == 0);
   const std::string yard_state =
       "SELECT s.state FROM streams s JOIN cameras c ON c.id = s.camera_id WHERE c.name = 'yard' ORDER BY s.id DESC LIMIT 1";
   REQUIRE(eventually([&] { return scalar(yard_state) == "recording"; }));
@@ -164,24 +167,37 @@ TEST_CASE("vigild records a pulled RTSP camera, across an outage, until it is re
   CHECK(yard_live.status == 0);
   REQUIRE(cli({"camera", "remove", "yard", "--data", data.string()}, "rm3.log").status == 0);
   REQUIRE(eventually([&] { return scalar(yard_state) == "stopped"; }));
-  auto probe = test::run_to_exit("/usr/bin/ffprobe", {"-v", "error", "-show_entries", "packet=pts", "-of", "csv=p=0",
-                                                      (dir.path() / "yard.mkv").string()},
+  auto probe = test::run_to_exit("/usr/bin/ffprobe",
+                                 {"-v", "error", "-show_entries", "packet=pts", "-of", "csv=p=0",
+                                  (dir.path() / "yard.mkv").string()},
                                  dir.path() / "probe.log");
   CHECK(probe.status == 0);
   camera2.terminate(SIGTERM, 5s);
   REQUIRE(d.stop(SIGTERM) == 0);
 }
 
-TEST_CASE("vigild killed mid-recording: the camera is recorded again after restart, the hole is a gap, "
-          "what reached the disk plays back",
-          "[camera][cli][rtsp][crash]") {
+TEST_CASE(
+    "vigild killed mid-recording: the camera is recorded again after restart, the hole is a gap, "
+    "what reached the disk plays back",
+    "[camera][cli][rtsp][crash]") {
   test::TempDir dir;
   const auto data = dir.path() / "data";
   const auto profile = test::make_sim_profile(dir.path());
   auto [camera, port] = start_camera(dir.path(), 0);
-  const std::vector<std::string> args{"--volume", (dir.path() / "vol").string(), "--volume-size",
-                                      std::to_string(256 << 20), "--extent-bytes", std::to_string(4 << 20), "--profile",
-                                      profile.string(), "--cycle-ms", "200", "--model-check-cycles", "0", "--recorder", VIGIL_CLI_PATH};
+  const std::vector<std::string> args{"--volume",
+                                      (dir.path() / "vol").string(),
+                                      "--volume-size",
+                                      std::to_string(256 << 20),
+                                      "--extent-bytes",
+                                      std::to_string(4 << 20),
+                                      "--profile",
+                                      profile.string(),
+                                      "--cycle-ms",
+                                      "200",
+                                      "--model-check-cycles",
+                                      "0",
+                                      "--recorder",
+                                      VIGIL_CLI_PATH};
   auto d = std::make_unique<test::VigildProcess>(data, args);
   REQUIRE(d->wait_ready());
   REQUIRE(test::run_to_exit(VIGIL_CLI_PATH,
@@ -202,8 +218,9 @@ TEST_CASE("vigild killed mid-recording: the camera is recorded again after resta
   REQUIRE(eventually([&] { return scalar(newest).ends_with(" recording"); }));
   const auto first_stream = scalar(newest).substr(0, scalar(newest).find(' '));
   // Two seconds of it go by (watched live, so we know frames flowed), then vigild is killed.
-  REQUIRE(test::run_to_exit(VIGIL_CLI_PATH, {"--server", d->wire(), "play", "--stream", "porch", "--live", "--duration",
-                                             "2", "-o", (dir.path() / "live.ts").string()},
+  REQUIRE(test::run_to_exit(VIGIL_CLI_PATH,
+                            {"--server", d->wire(), "play", "--stream", "porch", "--live", "--duration", "2", "-o",
+                             (dir.path() / "live.ts").string()},
                             dir.path() / "live.log")
               .status == 0);
   d->stop(SIGKILL);
@@ -221,8 +238,10 @@ TEST_CASE("vigild killed mid-recording: the camera is recorded again after resta
   CHECK(scalar("SELECT state FROM streams WHERE id = " + first_stream) == "interrupted");
   CHECK(scalar("SELECT count(*) FROM gaps WHERE reason = 'crash_recovery' AND stream_id = " + first_stream) == "1");
   // What reached the volume before the kill is in the catalog and plays back, every frame of it.
-  const auto frames = std::stoll(scalar("SELECT COALESCE(sum(frame_count), 0) FROM segments WHERE state = 'closed' "
-                                        "AND stream_id = " + first_stream));
+  const auto frames =
+      std::stoll(scalar("SELECT COALESCE(sum(frame_count), 0) FROM segments WHERE state = 'closed' "
+                        "AND stream_id = " +
+                        first_stream));
   CHECK(frames >= 25);  // at least the second watched live
   const auto from = scalar("SELECT min(start_us) FROM segments WHERE stream_id = " + first_stream);
   const auto to = scalar("SELECT max(end_us) FROM segments WHERE stream_id = " + first_stream);

@@ -143,8 +143,8 @@ TEST_CASE("vigil fsck --db checks the catalog against the volume and --repair re
   CHECK_THAT(out3, ContainsSubstring("catalog: volume id"));
   CHECK(pqxx::nontransaction(conn).exec1("SELECT frame_count FROM segments WHERE id = 1")[0].as<int>() == 60);
 
-  auto [bad_db, out4] = run_vigil({"fsck", file.string(), "--db", "postgresql://nobody@127.0.0.1:1/none"},
-                                  dir.path() / "4.log");
+  auto [bad_db, out4] =
+      run_vigil({"fsck", file.string(), "--db", "postgresql://nobody@127.0.0.1:1/none"}, dir.path() / "4.log");
   CHECK(bad_db == 3);
   CHECK_THAT(out4, ContainsSubstring("vigil fsck: catalog:"));
 }

@@ -21,9 +21,9 @@ using namespace vigil;
 
 namespace {
 
+using test::probe_field;
 using test::probe_packets;
 using test::probe_stream;
-using test::probe_field;
 }  // namespace
 
 TEST_CASE("vigil play returns what vigil record stored: full, keyframes-only and reverse", "[play][cli][ffmpeg]") {
@@ -38,12 +38,14 @@ TEST_CASE("vigil play returns what vigil record stored: full, keyframes-only and
   REQUIRE(source_keys.size() == 4);
 
   const auto profile = test::make_sim_profile(dir.path());
-  test::VigildProcess d(dir.path() / "data", {"--volume", (dir.path() / "vol").string(), "--volume-size",
-                                              std::to_string(128 << 20), "--extent-bytes", std::to_string(4 << 20),
-                                              "--profile", profile.string(), "--cycle-ms", "200", "--model-check-cycles", "0"});
+  test::VigildProcess d(dir.path() / "data",
+                        {"--volume", (dir.path() / "vol").string(), "--volume-size", std::to_string(128 << 20),
+                         "--extent-bytes", std::to_string(4 << 20), "--profile", profile.string(), "--cycle-ms", "200",
+                         "--model-check-cycles", "0"});
   REQUIRE(d.wait_ready());
-  auto rec = test::run_to_exit(VIGIL_CLI_PATH, {"--server", d.wire(), "record", "--stream", "lobby", clip.string(), "--fast"},
-                               dir.path() / "rec.log");
+  auto rec =
+      test::run_to_exit(VIGIL_CLI_PATH, {"--server", d.wire(), "record", "--stream", "lobby", clip.string(), "--fast"},
+                        dir.path() / "rec.log");
   INFO(rec.output);
   REQUIRE(rec.status == 0);
 
@@ -54,13 +56,16 @@ TEST_CASE("vigil play returns what vigil record stored: full, keyframes-only and
     std::int64_t frames = 0;
     for (int i = 0; i < 200 && frames < 100; ++i) {
       pqxx::work tx(c);
-      frames = tx.exec1("SELECT COALESCE(sum(frame_count), 0) FROM segments WHERE state = 'closed'")[0].as<std::int64_t>();
+      frames =
+          tx.exec1("SELECT COALESCE(sum(frame_count), 0) FROM segments WHERE state = 'closed'")[0].as<std::int64_t>();
       if (frames < 100) std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     REQUIRE(frames == 100);
   }
   const auto to = "@" + std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
-                                           std::chrono::system_clock::now().time_since_epoch()).count() + 3600);
+                                           std::chrono::system_clock::now().time_since_epoch())
+                                           .count() +
+                                       3600);
   // One vigild and recording for every check below (each starts a PostgreSQL cluster).
   auto play = [&](std::vector<std::string> extra, const std::string& out) {
     std::vector<std::string> args{"--server", d.wire(), "play", "--stream", "lobby", "--from", "-1h", "--to", to};
@@ -122,23 +127,27 @@ TEST_CASE("vigil play returns what vigil record stored: full, keyframes-only and
     CHECK(sizes == std::vector<std::int64_t>(source_keys.rbegin(), source_keys.rend()));
   }
   {  // nothing recorded, bad input and no server are told apart
-    auto empty = test::run_to_exit(VIGIL_CLI_PATH, {"--server", d.wire(), "play", "--stream", "lobby", "--from",
-                                                    "@1000000000", "--to", "@1000000060", "-o", (dir.path() / "e.mp4").string()},
+    auto empty = test::run_to_exit(VIGIL_CLI_PATH,
+                                   {"--server", d.wire(), "play", "--stream", "lobby", "--from", "@1000000000", "--to",
+                                    "@1000000060", "-o", (dir.path() / "e.mp4").string()},
                                    dir.path() / "e.log");
     CHECK(empty.status == 5);
     CHECK_THAT(empty.output, ContainsSubstring("nothing of 'lobby' is recorded"));
-    auto nocam = test::run_to_exit(VIGIL_CLI_PATH, {"--server", d.wire(), "play", "--stream", "nope", "--from", "-1h",
-                                                    "-o", (dir.path() / "n.mp4").string()},
+    auto nocam = test::run_to_exit(VIGIL_CLI_PATH,
+                                   {"--server", d.wire(), "play", "--stream", "nope", "--from", "-1h", "-o",
+                                    (dir.path() / "n.mp4").string()},
                                    dir.path() / "n.log");
     CHECK(nocam.status == 5);
     CHECK_THAT(nocam.output, ContainsSubstring("no camera named 'nope'"));
-    auto bad = test::run_to_exit(VIGIL_CLI_PATH, {"--server", d.wire(), "play", "--stream", "lobby", "--from", "yesterday",
-                                                  "-o", (dir.path() / "b.mp4").string()},
+    auto bad = test::run_to_exit(VIGIL_CLI_PATH,
+                                 {"--server", d.wire(), "play", "--stream", "lobby", "--from", "yesterday", "-o",
+                                  (dir.path() / "b.mp4").string()},
                                  dir.path() / "b.log");
     CHECK(bad.status == 2);
     CHECK_THAT(bad.output, ContainsSubstring("bad time 'yesterday'"));
-    auto gone = test::run_to_exit(VIGIL_CLI_PATH, {"--server", "127.0.0.1:1", "play", "--stream", "lobby", "--from", "-1h",
-                                                   "-o", (dir.path() / "g.mp4").string()},
+    auto gone = test::run_to_exit(VIGIL_CLI_PATH,
+                                  {"--server", "127.0.0.1:1", "play", "--stream", "lobby", "--from", "-1h", "-o",
+                                   (dir.path() / "g.mp4").string()},
                                   dir.path() / "g.log");
     CHECK(gone.status == 3);
   }

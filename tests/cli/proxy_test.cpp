@@ -63,7 +63,8 @@ TEST_CASE("vigil proxy: 50 viewers share one upstream fetch per resource, slow v
   const std::string base = "/api/v1/cameras/gate/";
 
   // Absolute times: the resources are fixed, and so cacheable for as long as vigild says.
-  const auto now_s = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const auto now_s =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   const auto probe = get_with(d.http(), base + "export.mp4?from=-1h&to=@" + std::to_string(now_s + 3600), token);
   REQUIRE(probe.status == 200);
   const auto range_us = probe.header("X-Vigil-Range-Us");
@@ -98,9 +99,10 @@ TEST_CASE("vigil proxy: 50 viewers share one upstream fetch per resource, slow v
       s->open(asio::ip::tcp::v4());
       s->set_option(asio::socket_base::receive_buffer_size(1024));
       const auto colon = p.rfind(':');
-      s->connect({asio::ip::make_address(p.substr(0, colon)), static_cast<unsigned short>(std::stoi(p.substr(colon + 1)))});
-      const std::string req = "GET " + base + "export.mp4?" + range + " HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
-                              token + "\r\n\r\n";
+      s->connect(
+          {asio::ip::make_address(p.substr(0, colon)), static_cast<unsigned short>(std::stoi(p.substr(colon + 1)))});
+      const std::string req =
+          "GET " + base + "export.mp4?" + range + " HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + token + "\r\n\r\n";
       asio::write(*s, asio::buffer(req));
       char one = 0;
       asio::read(*s, asio::buffer(&one, 1));
@@ -152,10 +154,10 @@ TEST_CASE("vigil proxy: 50 viewers share one upstream fetch per resource, slow v
     CHECK(metric(p, "vigil_proxy_upstream_requests_total", {{"kind", "export"}}) == 1);
   }
   {  // vigild's refusals and errors: the same status and reason through the proxy
-    for (const std::string& t : {std::string("/api/v1/cameras/nobody/export.mp4?") + range,
-                                 base + "export.mp4?from=soon", base + "export.mp4?from=-1h&to=-2h",
-                                 base + "hls/seg.m4s?t0=abc&t1=5&o=0", base + "export.mp4?from=-20h&to=-19h",
-                                 std::string("/api/v1/nothing")}) {
+    for (const std::string& t :
+         {std::string("/api/v1/cameras/nobody/export.mp4?") + range, base + "export.mp4?from=soon",
+          base + "export.mp4?from=-1h&to=-2h", base + "hls/seg.m4s?t0=abc&t1=5&o=0",
+          base + "export.mp4?from=-20h&to=-19h", std::string("/api/v1/nothing")}) {
       const auto want = get_with(d.http(), t, token), have = get_with(p, t, token);
       INFO(t << " -> " << want.status << " " << want.body << " / " << have.status << " " << have.body);
       CHECK(want.status >= 400);
@@ -325,8 +327,14 @@ TEST_CASE("vigil proxy: three ffmpeg players follow a live recording through the
   std::vector<ChildProcess> players;
   for (int i = 0; i < 3; ++i) {
     SpawnOptions ff;
-    ff.argv = {"/usr/bin/ffmpeg", "-loglevel", "error", "-y", "-i",
-               "http://" + p + "/api/v1/cameras/yard/live.m3u8?access_token=" + d.token(), "-c", "copy",
+    ff.argv = {"/usr/bin/ffmpeg",
+               "-loglevel",
+               "error",
+               "-y",
+               "-i",
+               "http://" + p + "/api/v1/cameras/yard/live.m3u8?access_token=" + d.token(),
+               "-c",
+               "copy",
                (dir.path() / ("live" + std::to_string(i) + ".mp4")).string()};
     ff.output_file = dir.path() / ("ffmpeg" + std::to_string(i) + ".log");
     ff.new_session = false;
@@ -351,7 +359,9 @@ TEST_CASE("vigil proxy: three ffmpeg players follow a live recording through the
   }
   // 10 s of ~2 s segments: each fetched from vigild once, not once per player.
   INFO(test::http_request_without_token(p, "GET", "/metrics").body);
-  INFO("live segments fetched upstream: " << metric(p, "vigil_proxy_upstream_requests_total", {{"kind", "live_segment"}}) << ", viewer requests: " << metric(p, "vigil_proxy_requests_total"));
+  INFO("live segments fetched upstream: "
+       << metric(p, "vigil_proxy_upstream_requests_total", {{"kind", "live_segment"}})
+       << ", viewer requests: " << metric(p, "vigil_proxy_requests_total"));
   CHECK(metric(p, "vigil_proxy_upstream_requests_total", {{"kind", "live_segment"}}) <= 7);
   CHECK(metric(p, "vigil_proxy_cache_hits_total") + metric(p, "vigil_proxy_coalesced_waits_total") > 0);
 }

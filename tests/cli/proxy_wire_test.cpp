@@ -44,7 +44,8 @@ namespace {
 struct WireProxy : test::ProxyProcess {
   WireProxy(const std::filesystem::path& dir, const test::VigildProcess& d, std::vector<std::string> extra = {})
       : test::ProxyProcess(dir, [&] {
-          std::vector<std::string> args{"--upstream", d.http(), "--wire", d.wire(), "--cache-mb", "0", "--auth-ttl", "600"};
+          std::vector<std::string> args{"--upstream", d.http(), "--wire",     d.wire(),
+                                        "--cache-mb", "0",      "--auth-ttl", "600"};
           args.insert(args.end(), extra.begin(), extra.end());
           return args;
         }()) {}
@@ -73,8 +74,9 @@ TEST_CASE("vigil proxy --wire: 50 viewers share one upstream playback, laggards 
   const std::string base = "/api/v1/cameras/gate/";
 
   const std::string range = "from=-1h&to=@" + std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
-                                                                  std::chrono::system_clock::now().time_since_epoch())
-                                                                  .count() + 3600);
+                                                                 std::chrono::system_clock::now().time_since_epoch())
+                                                                 .count() +
+                                                             3600);
   const auto direct_pl = get(d.http(), base + "hls.m3u8?" + range, token);
   REQUIRE(direct_pl.status == 200);
   const auto uris = playlist_uris(direct_pl.body);
@@ -103,8 +105,10 @@ TEST_CASE("vigil proxy --wire: 50 viewers share one upstream playback, laggards 
       s->open(asio::ip::tcp::v4());
       s->set_option(asio::socket_base::receive_buffer_size(1024));
       const auto colon = p.rfind(':');
-      s->connect({asio::ip::make_address(p.substr(0, colon)), static_cast<unsigned short>(std::stoi(p.substr(colon + 1)))});
-      const std::string req = "GET " + targets[2] + " HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + token + "\r\n\r\n";
+      s->connect(
+          {asio::ip::make_address(p.substr(0, colon)), static_cast<unsigned short>(std::stoi(p.substr(colon + 1)))});
+      const std::string req =
+          "GET " + targets[2] + " HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + token + "\r\n\r\n";
       asio::write(*s, asio::buffer(req));
       char one = 0;
       asio::read(*s, asio::buffer(&one, 1));
@@ -144,7 +148,8 @@ TEST_CASE("vigil proxy --wire: 50 viewers share one upstream playback, laggards 
     CHECK(metric(p, "vigil_proxy_viewers_attached") == 0);
 
     // ffprobe plays the rendition through the proxy (playlist over HTTP, media from the playback).
-    const auto out = test::probe_packets("http://" + p + base + "hls.m3u8?" + range + "&access_token=" + token, pdir.path());
+    const auto out =
+        test::probe_packets("http://" + p + base + "hls.m3u8?" + range + "&access_token=" + token, pdir.path());
     REQUIRE(out.size() == source.size());
     for (std::size_t i = 0; i < out.size(); ++i) {
       INFO("packet " << i);
@@ -201,11 +206,13 @@ TEST_CASE("vigil proxy --wire: 50 viewers share one upstream playback, laggards 
     }
     asio::ip::tcp::acceptor silent(io, {asio::ip::make_address("127.0.0.1"), 0});  // never accepts
     const std::string silent_addr = "127.0.0.1:" + std::to_string(silent.local_endpoint().port());
-    for (const auto& [wire, status, why] : {std::tuple{closed, 502, "unreachable"}, std::tuple{silent_addr, 504, "in time"}}) {
+    for (const auto& [wire, status, why] :
+         {std::tuple{closed, 502, "unreachable"}, std::tuple{silent_addr, 504, "in time"}}) {
       test::TempDir pdir;
       const auto file = pdir.path() / "proxy.address";
       SpawnOptions s;
-      s.argv = {VIGIL_CLI_PATH, "proxy", "--upstream", d.http(), "--wire", wire, "--listen", "127.0.0.1:0",
+      s.argv = {VIGIL_CLI_PATH,   "proxy",       "--upstream",         d.http(),
+                "--wire",         wire,          "--listen",           "127.0.0.1:0",
                 "--address-file", file.string(), "--upstream-timeout", "0.5"};
       s.output_file = pdir.path() / "proxy.log";
       s.new_session = false;

@@ -26,8 +26,9 @@ TEST_CASE("vigil record records an ffmpeg-encoded clip durably; refusals and fai
                                               "--cycle-ms", "200", "--model-check-cycles", "0"});
   REQUIRE(d.wait_ready());
 
-  auto rec = test::run_to_exit(VIGIL_CLI_PATH, {"--server", d.wire(), "record", "--stream", "lobby", clip.string(), "--fast"},
-                               dir.path() / "rec.log");
+  auto rec =
+      test::run_to_exit(VIGIL_CLI_PATH, {"--server", d.wire(), "record", "--stream", "lobby", clip.string(), "--fast"},
+                        dir.path() / "rec.log");
   INFO(rec.output);
   CHECK(rec.status == 0);
   CHECK_THAT(rec.output, ContainsSubstring("recorded 75 packets of lobby"));
@@ -41,9 +42,10 @@ TEST_CASE("vigil record records an ffmpeg-encoded clip durably; refusals and fai
   CHECK_THAT(big.output, ContainsSubstring("refused by admission"));
   CHECK_THAT(big.output, ContainsSubstring("largest rate that fits"));
 
-  auto missing = test::run_to_exit(VIGIL_CLI_PATH, {"--server", d.wire(), "record", "--stream", "x",
-                                                    (dir.path() / "nope.mp4").string()},
-                                   dir.path() / "missing.log");
+  auto missing =
+      test::run_to_exit(VIGIL_CLI_PATH,
+                        {"--server", d.wire(), "record", "--stream", "x", (dir.path() / "nope.mp4").string()},
+                        dir.path() / "missing.log");
   CHECK(missing.status == 1);
   CHECK_THAT(missing.output, ContainsSubstring("cannot open"));
   REQUIRE(d.stop(SIGTERM) == 0);

@@ -40,9 +40,20 @@ TEST_CASE("vigil record reconnects after vigild is killed and loses nothing it r
   const auto profile = test::make_sim_profile(dir.path());
   const auto data = dir.path() / "data";
   const std::string wire = "127.0.0.1:" + std::to_string(free_port());
-  const std::vector<std::string> args{"--listen", wire, "--volume", (dir.path() / "vol").string(), "--volume-size",
-                                      std::to_string(128 << 20), "--extent-bytes", std::to_string(4 << 20),
-                                      "--profile", profile.string(), "--cycle-ms", "200", "--model-check-cycles", "0"};
+  const std::vector<std::string> args{"--listen",
+                                      wire,
+                                      "--volume",
+                                      (dir.path() / "vol").string(),
+                                      "--volume-size",
+                                      std::to_string(128 << 20),
+                                      "--extent-bytes",
+                                      std::to_string(4 << 20),
+                                      "--profile",
+                                      profile.string(),
+                                      "--cycle-ms",
+                                      "200",
+                                      "--model-check-cycles",
+                                      "0"};
   auto d = std::make_unique<test::VigildProcess>(data, args);
   REQUIRE(d->wait_ready());
 
@@ -56,8 +67,9 @@ TEST_CASE("vigil record reconnects after vigild is killed and loses nothing it r
     std::this_thread::sleep_for(100ms);  // a bounded wait for the recorder, not timing
   }
   REQUIRE_THAT(slurp(rec_log), ContainsSubstring("admitted as stream"));
-  auto live = test::run_to_exit(VIGIL_CLI_PATH, {"--server", wire, "play", "--stream", "lobby", "--live", "--duration",
-                                                 "1", "-o", (dir.path() / "live.ts").string()},
+  auto live = test::run_to_exit(VIGIL_CLI_PATH,
+                                {"--server", wire, "play", "--stream", "lobby", "--live", "--duration", "1", "-o",
+                                 (dir.path() / "live.ts").string()},
                                 dir.path() / "live.log");
   REQUIRE(live.status == 0);
   d->stop(SIGKILL);
@@ -91,9 +103,10 @@ TEST_CASE("vigil record reconnects after vigild is killed and loses nothing it r
   const auto frames = q.exec1("SELECT sum(frame_count) FROM segments WHERE state = 'closed'")[0].as<std::int64_t>();
   CHECK(frames >= 200);
   CHECK(frames <= 200 + 25);
-  auto play = test::run_to_exit(VIGIL_CLI_PATH, {"--server", wire, "play", "--stream", "lobby", "--from", "-1h", "--to",
-                                                 "@" + std::to_string(std::time(nullptr) + 600), "--rate", "16", "-o",
-                                                 (dir.path() / "all.mkv").string()},
+  auto play = test::run_to_exit(VIGIL_CLI_PATH,
+                                {"--server", wire, "play", "--stream", "lobby", "--from", "-1h", "--to",
+                                 "@" + std::to_string(std::time(nullptr) + 600), "--rate", "16", "-o",
+                                 (dir.path() / "all.mkv").string()},
                                 dir.path() / "play.log");
   INFO(play.output);
   CHECK(play.status == 0);

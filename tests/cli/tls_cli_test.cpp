@@ -33,16 +33,17 @@ TEST_CASE("the wire protocol over TLS: record and play with a trusted certificat
               .status == 0);
   const auto clip = test::make_h264_clip(dir.path(), 2);
   const auto profile = test::make_sim_profile(dir.path());
-  test::VigildProcess d(dir.path() / "data", {"--volume", (dir.path() / "vol").string(), "--volume-size",
-                                              std::to_string(128 << 20), "--extent-bytes", std::to_string(4 << 20),
-                                              "--profile", profile.string(), "--cycle-ms", "200", "--model-check-cycles", "0", "--tls-cert",
-                                              cert.string(), "--tls-key", key.string()});
+  test::VigildProcess d(dir.path() / "data",
+                        {"--volume", (dir.path() / "vol").string(), "--volume-size", std::to_string(128 << 20),
+                         "--extent-bytes", std::to_string(4 << 20), "--profile", profile.string(), "--cycle-ms", "200",
+                         "--model-check-cycles", "0", "--tls-cert", cert.string(), "--tls-key", key.string()});
   REQUIRE(d.wait_ready());
   INFO(d.output());
   const std::string tls = "tls://" + d.wire();
 
-  auto rec = test::run_to_exit(VIGIL_CLI_PATH, {"--server", tls, "--tls-ca", cert.string(), "record", "--stream", "lobby",
-                                                clip.string(), "--fast"},
+  auto rec = test::run_to_exit(VIGIL_CLI_PATH,
+                               {"--server", tls, "--tls-ca", cert.string(), "record", "--stream", "lobby",
+                                clip.string(), "--fast"},
                                dir.path() / "rec.log");
   INFO(rec.output);
   CHECK(rec.status == 0);
@@ -62,9 +63,10 @@ TEST_CASE("the wire protocol over TLS: record and play with a trusted certificat
   // Playback over TLS (after the last segment reached the catalog: retried for a bounded time).
   test::ExitResult play;
   for (int i = 0; i < 50; ++i) {
-    play = test::run_to_exit(VIGIL_CLI_PATH, {"--server", tls, "--tls-ca", cert.string(), "play", "--stream", "lobby",
-                                              "--from", "-1h", "--to", "@" + std::to_string(std::time(nullptr) + 600),
-                                              "--rate", "8", "-o", (dir.path() / "out.mkv").string()},
+    play = test::run_to_exit(VIGIL_CLI_PATH,
+                             {"--server", tls, "--tls-ca", cert.string(), "play", "--stream", "lobby", "--from", "-1h",
+                              "--to", "@" + std::to_string(std::time(nullptr) + 600), "--rate", "8", "-o",
+                              (dir.path() / "out.mkv").string()},
                              dir.path() / "play.log");
     if (play.status != 5) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the batcher's bounded delay

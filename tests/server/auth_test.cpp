@@ -23,9 +23,9 @@ namespace {
 // `vigil token create --role ROLE`: the token it prints.
 std::string create_token(const std::filesystem::path& dir, const std::filesystem::path& data, const std::string& role) {
   const auto out = dir / ("token-" + role + ".out");
-  auto r = test::run_to_exit(VIGIL_CLI_PATH, {"token", "create", "--role", role, "--label", "test " + role, "--data",
-                                              data.string()},
-                             out);
+  auto r =
+      test::run_to_exit(VIGIL_CLI_PATH,
+                        {"token", "create", "--role", role, "--label", "test " + role, "--data", data.string()}, out);
   INFO(r.output);
   REQUIRE(r.status == 0);
   // stdout and stderr share the log: the token is the line that starts with vgl_.
@@ -40,7 +40,8 @@ std::string create_token(const std::filesystem::path& dir, const std::filesystem
 test::HttpResult as(const std::string& http, const std::string& token, const std::string& method,
                     const std::string& target, const std::string& body = {}) {
   std::string headers = "Authorization: Bearer " + token + "\r\n";
-  if (!body.empty()) headers += "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
+  if (!body.empty())
+    headers += "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
   return test::http_request(http, method, target, headers + "\r\n" + body);
 }
 
@@ -80,7 +81,8 @@ TEST_CASE("auth: tokens and roles on HTTP and the wire protocol", "[auth][http][
     CHECK(test::http_request_without_token(d.http(), "GET", "/metrics").status == 200);
     CHECK(as(d.http(), "vgl_not_a_token", "GET", "/api/v1/cameras").status == 401);
     CHECK(as(d.http(), std::string(5000, 'x'), "GET", "/api/v1/cameras").status == 401);
-    CHECK(test::http_request_without_token(d.http(), "GET", "/api/v1/cameras", "Authorization: Basic YWRtaW46YWRtaW4=\r\n")
+    CHECK(test::http_request_without_token(d.http(), "GET", "/api/v1/cameras",
+                                           "Authorization: Basic YWRtaW46YWRtaW4=\r\n")
               .status == 401);
 
     CHECK(as(d.http(), viewer, "GET", "/api/v1/cameras").status == 200);
@@ -138,13 +140,13 @@ TEST_CASE("auth: tokens and roles on HTTP and the wire protocol", "[auth][http][
     }
     // The CLI without any token (no env, no file where it runs) is refused with a reason.
     ::unsetenv("VIGIL_TOKEN");
-    auto st = test::run_to_exit(VIGIL_CLI_PATH, {"--server", d.wire(), "--token-file", (dir.path() / "none").string(),
-                                                 "status"},
+    auto st = test::run_to_exit(VIGIL_CLI_PATH,
+                                {"--server", d.wire(), "--token-file", (dir.path() / "none").string(), "status"},
                                 dir.path() / "status.log");
     CHECK(st.status != 0);
     CHECK_THAT(st.output, ContainsSubstring("token"));
-    auto ok = test::run_to_exit(VIGIL_CLI_PATH, {"--server", d.wire(), "--token-file", (data / "admin.token").string(),
-                                                 "status"},
+    auto ok = test::run_to_exit(VIGIL_CLI_PATH,
+                                {"--server", d.wire(), "--token-file", (data / "admin.token").string(), "status"},
                                 dir.path() / "status2.log");
     CHECK(ok.status == 0);
     ::setenv("VIGIL_TOKEN", admin.c_str(), 1);
@@ -171,11 +173,13 @@ TEST_CASE("auth: tokens and roles on HTTP and the wire protocol", "[auth][http][
               .status == 2);
   }
   {  // a revoked admin token in the file is replaced at the next start
-    REQUIRE(test::run_to_exit(VIGIL_CLI_PATH, {"token", "revoke", "1", "--data", data.string()}, dir.path() / "rev1.log")
-                .status == 0);
+    REQUIRE(
+        test::run_to_exit(VIGIL_CLI_PATH, {"token", "revoke", "1", "--data", data.string()}, dir.path() / "rev1.log")
+            .status == 0);
     d.stop();
-    CHECK(test::run_to_exit(VIGIL_CLI_PATH, {"token", "list", "--data", data.string()}, dir.path() / "down.log").status ==
-          3);  // vigild (and its catalog) stopped: unreachable, and said so
+    CHECK(
+        test::run_to_exit(VIGIL_CLI_PATH, {"token", "list", "--data", data.string()}, dir.path() / "down.log").status ==
+        3);  // vigild (and its catalog) stopped: unreachable, and said so
     test::VigildProcess again(data, {"--no-camera-pull", "--metrics-auth"});
     REQUIRE(again.wait_ready());
     CHECK(again.token() != admin);

@@ -22,8 +22,9 @@ TEST_CASE("vigild stopped right after a recording ends keeps its catalog rows", 
   {
     test::VigildProcess d(data, args);
     REQUIRE(d.wait_ready());
-    auto rec = test::run_to_exit(VIGIL_CLI_PATH, {"--server", d.wire(), "record", "--stream", "gate", clip.string(), "--fast"},
-                                 dir.path() / "rec.log");
+    auto rec =
+        test::run_to_exit(VIGIL_CLI_PATH, {"--server", d.wire(), "record", "--stream", "gate", clip.string(), "--fast"},
+                          dir.path() / "rec.log");
     REQUIRE(rec.status == 0);
     // At once: the batcher still holds the rows (it commits up to 1 s later).
     CHECK(d.stop() == 0);

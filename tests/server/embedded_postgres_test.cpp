@@ -27,7 +27,7 @@ EmbeddedPostgresOptions options_for(const TempDir& dir) {
 }
 
 uid_t owner_of_process(pid_t pid) {
-  struct stat st{};
+  struct stat st {};
   REQUIRE(::stat(("/proc/" + std::to_string(pid)).c_str(), &st) == 0);
   return st.st_uid;
 }

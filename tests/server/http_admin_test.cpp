@@ -43,7 +43,10 @@ std::string fingerprint(const std::string& db) {
   std::string out;
   for (const char* t : {"cameras", "evidence_locks", "streams", "disk_profiles", "disks", "volumes"}) {
     out += tx.exec1(std::string("SELECT count(*)::text || ':' || coalesce(md5(string_agg(x::text, '|' ORDER BY id)), "
-                                "'') FROM ") + t + " x")[0].as<std::string>() + "/";
+                                "'') FROM ") +
+                    t + " x")[0]
+               .as<std::string>() +
+           "/";
   }
   return out;
 }
@@ -77,21 +80,24 @@ TEST_CASE("HTTP admin: cameras, streams, locks, disks, profile and decisions on 
   const Api api{d.http()};
 
   // --- cameras -------------------------------------------------------------------------------
-  auto made = api.call("POST", "/api/v1/cameras",
-                       R"({"name":"lobby","url":"rtsp://admin:s3cret@10.0.0.9:554/live?token=tok3n","retention_days":30})");
+  auto made =
+      api.call("POST", "/api/v1/cameras",
+               R"({"name":"lobby","url":"rtsp://admin:s3cret@10.0.0.9:554/live?token=tok3n","retention_days":30})");
   INFO(made.body);
   REQUIRE(made.status == 201);
   CHECK(made.header("Location") == "/api/v1/cameras/lobby");
   for (const auto* secret : {"s3cret", "admin:", "tok3n"}) CHECK_THAT(made.body, !ContainsSubstring(secret));
   CHECK(made.json().at("url").as_string() == "rtsp://10.0.0.9:554/live?…");
   CHECK(made.json().at("retention_days").as_int64() == 30);
-  CHECK(scalar(db, "SELECT url FROM cameras WHERE name = 'lobby'") == "rtsp://admin:s3cret@10.0.0.9:554/live?token=tok3n");
+  CHECK(scalar(db, "SELECT url FROM cameras WHERE name = 'lobby'") ==
+        "rtsp://admin:s3cret@10.0.0.9:554/live?token=tok3n");
   CHECK(scalar(db, "SELECT retention_days FROM cameras WHERE name = 'lobby'") == "30");
 
   auto again = api.call("POST", "/api/v1/cameras", R"({"name":"lobby","url":"rtsp://10.0.0.1/other"})");
   CHECK(again.status == 409);
   CHECK(again.json().at("error").is_string());
-  CHECK(scalar(db, "SELECT url FROM cameras WHERE name = 'lobby'") == "rtsp://admin:s3cret@10.0.0.9:554/live?token=tok3n");
+  CHECK(scalar(db, "SELECT url FROM cameras WHERE name = 'lobby'") ==
+        "rtsp://admin:s3cret@10.0.0.9:554/live?token=tok3n");
 
   auto one = api.get("/api/v1/cameras/lobby");
   REQUIRE(one.status == 200);
@@ -169,8 +175,8 @@ TEST_CASE("HTTP admin: cameras, streams, locks, disks, profile and decisions on 
   REQUIRE(locked.status == 201);
   const auto lock_id = locked.json().at("id").as_int64();
   CHECK(locked.json().at("ids").as_array().size() == 1);
-  CHECK(scalar(db, "SELECT stream_id::text || ':' || reason FROM evidence_locks WHERE id = " + std::to_string(lock_id)) ==
-        std::to_string(stream_id) + ":case 2026-17");
+  CHECK(scalar(db, "SELECT stream_id::text || ':' || reason FROM evidence_locks WHERE id = " +
+                       std::to_string(lock_id)) == std::to_string(stream_id) + ":case 2026-17");
   // Time strings work too.
   auto by_text = api.call("POST", "/api/v1/locks",
                           R"({"camera":"gate","from":"-1h","to":"@)" + std::to_string(last_us / 1'000'000 + 60) +
@@ -276,7 +282,10 @@ TEST_CASE("HTTP admin: cameras, streams, locks, disks, profile and decisions on 
   CHECK(gate_rows[0].at("details").is_object());
   CHECK(api.get("/api/v1/admission/decisions?from=-1h&outcome=refused").json().at("decisions").as_array().empty());
   CHECK(api.get("/api/v1/admission/decisions?from=-1h&disk=" + std::to_string(disk_id + 1000))
-            .json().at("decisions").as_array().empty());
+            .json()
+            .at("decisions")
+            .as_array()
+            .empty());
   {  // pagination: newest first, one per page, the cursor continues
     auto p1 = api.get("/api/v1/admission/decisions?from=-1h&limit=1");
     REQUIRE(p1.status == 200);
@@ -364,9 +373,11 @@ TEST_CASE("HTTP admin: cameras, streams, locks, disks, profile and decisions on 
       {"POST", "/api/v1/locks", R"({"camera":"gate","from":"-1h","to":"now"})"},
       {"POST", "/api/v1/locks", R"({"camera":"gate","from":"now","to":"-1h","reason":"r"})"},
       {"POST", "/api/v1/locks", R"({"camera":"gate","from_us":1e300,"to":"now","reason":"r"})"},
-      {"POST", "/api/v1/locks", R"({"camera":"gate","from_us":-9223372036854775808,"to_us":9223372036854775807,"reason":"r"})"},
+      {"POST", "/api/v1/locks",
+       R"({"camera":"gate","from_us":-9223372036854775808,"to_us":9223372036854775807,"reason":"r"})"},
       {"POST", "/api/v1/locks", R"({"camera":"gate","from":"-1h","from_us":0,"to":"now","reason":"r"})"},
-      {"POST", "/api/v1/locks", R"({"camera":"gate","from":"-1h","to":"now","reason":")" + std::string(1001, 'r') + R"("})"},
+      {"POST", "/api/v1/locks",
+       R"({"camera":"gate","from":"-1h","to":"now","reason":")" + std::string(1001, 'r') + R"("})"},
       {"POST", "/api/v1/locks", R"({"camera":"gate","from":-1,"to":"now","reason":"r"})"},
       {"POST", "/api/v1/locks", R"({"camera":"gate","from":"-1h","to":"now","reason":"r","locked_by":7})"},
       {"POST", "/api/v1/locks", "[1,2"},

@@ -17,8 +17,8 @@ TEST_CASE("HTTP API: cameras and timeline, and hostile query input", "[http][tim
   const auto data = dir.path() / "data";
   vigil::test::VigildProcess d(data, {"--no-camera-pull"});
   REQUIRE(d.wait_ready());
-  for (const auto& [name, url] : {std::pair{"porch", "rtsp://admin:secret@10.0.0.5/stream1"},
-                                  std::pair{"lobby", "rtsp://10.0.0.6/stream1"}}) {
+  for (const auto& [name, url] :
+       {std::pair{"porch", "rtsp://admin:secret@10.0.0.5/stream1"}, std::pair{"lobby", "rtsp://10.0.0.6/stream1"}}) {
     REQUIRE(vigil::test::run_to_exit(VIGIL_CLI_PATH, {"camera", "add", name, url, "--data", data.string()},
                                      dir.path() / "add.log")
                 .status == 0);
@@ -52,25 +52,26 @@ TEST_CASE("HTTP API: cameras and timeline, and hostile query input", "[http][tim
     CHECK(s.at("merge_s").as_double() == 2.0);
     CHECK(s.at("from_us").as_int64() == 1'767'225'600'000'000);
 
-    auto all = get("/api/v1/timeline?from=%40" "1767225600&to=%40" "1767229200");  // @UNIX, percent-encoded
+    auto all =
+        get("/api/v1/timeline?from=%40"
+            "1767225600&to=%40"
+            "1767229200");  // @UNIX, percent-encoded
     REQUIRE(all.status == 200);
     CHECK(boost::json::parse(all.body).at("cameras").as_array().size() == 2);
   }
-  SECTION("unknown camera: 404") {
-    CHECK(get("/api/v1/cameras/nobody/timeline?from=-1h").status == 404);
-  }
+  SECTION("unknown camera: 404") { CHECK(get("/api/v1/cameras/nobody/timeline?from=-1h").status == 404); }
   SECTION("hostile input: a 400 with a reason, nothing changed") {
     for (const std::string target : {
-             "/api/v1/timeline",                                            // from missing
-             "/api/v1/timeline?from=yesterday-ish",                         // not a time
-             "/api/v1/timeline?from=-1h&to=-2h",                            // inverted
-             "/api/v1/timeline?from=@0&to=now",                             // > 400 days
+             "/api/v1/timeline",                     // from missing
+             "/api/v1/timeline?from=yesterday-ish",  // not a time
+             "/api/v1/timeline?from=-1h&to=-2h",     // inverted
+             "/api/v1/timeline?from=@0&to=now",      // > 400 days
              "/api/v1/timeline?from=-1h&camera=porch%27%3B%20DROP%20TABLE%20cameras%3B--",
              "/api/v1/timeline?from=-1h&cameras=porch,lobby%27--",
-             "/api/v1/timeline?from=-1h&limit=1e12",                        // over the cap
+             "/api/v1/timeline?from=-1h&limit=1e12",  // over the cap
              "/api/v1/timeline?from=-1h&limit=NaN",
              "/api/v1/timeline?from=-1h&merge=-5",
-             "/api/v1/cameras/..%2F..%2Fetc%2Fpasswd/timeline?from=-1h",    // traversal as a name
+             "/api/v1/cameras/..%2F..%2Fetc%2Fpasswd/timeline?from=-1h",  // traversal as a name
              "/api/v1/cameras/porch%00/timeline?from=-1h",
          }) {
       auto r = get(target);

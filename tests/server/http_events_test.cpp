@@ -43,8 +43,10 @@ std::vector<std::int64_t> ids_of(const Reply& r) {
 std::string table_fingerprint(const std::string& db) {
   pqxx::connection conn(db);
   pqxx::read_transaction tx(conn);
-  return tx.exec1("SELECT count(*)::text || ':' || coalesce(md5(string_agg(e::text, '|' ORDER BY id)), '') "
-                  "FROM events e")[0].as<std::string>() +
+  return tx.exec1(
+               "SELECT count(*)::text || ':' || coalesce(md5(string_agg(e::text, '|' ORDER BY id)), '') "
+               "FROM events e")[0]
+             .as<std::string>() +
          "/" + tx.exec1("SELECT count(*) FROM cameras")[0].as<std::string>();
 }
 
@@ -76,16 +78,25 @@ TEST_CASE("HTTP events: post, query with clips, paginate, get and delete", "[htt
   {
     pqxx::connection conn(s.db);
     pqxx::work tx(conn);
-    const auto disk = tx.exec1("INSERT INTO disks (node, device_path, capacity_bytes) "
-                               "VALUES ('elsewhere', 'sim:9', 1000000) RETURNING id")[0].as<std::int64_t>();
-    const auto vol = tx.exec_params1("INSERT INTO volumes (disk_id, path, capacity_bytes, extent_bytes) "
-                                     "VALUES ($1, 'sim:9', 1048576, 4096) RETURNING id", disk)[0].as<std::int64_t>();
-    const auto stream = tx.exec_params1(
-        "INSERT INTO streams (camera_id, codec, declared_rate_bps, state, started_at_us, ended_at_us) "
-        "SELECT id, 'h264', 1000, 'stopped', $1, $2 FROM cameras WHERE name = 'porch' RETURNING id",
-        T0, T0 + 100 * S)[0].as<std::int64_t>();
-    tx.exec_params0("INSERT INTO segments (stream_id, volume_id, state, start_us, end_us, checksum_crc32c, closed_at_us) "
-                    "VALUES ($1, $2, 'closed', $3, $4, 0, $4)", stream, vol, T0 + 14 * S, T0 + 16 * S);
+    const auto disk = tx.exec1(
+                            "INSERT INTO disks (node, device_path, capacity_bytes) "
+                            "VALUES ('elsewhere', 'sim:9', 1000000) RETURNING id")[0]
+                          .as<std::int64_t>();
+    const auto vol = tx.exec_params1(
+                           "INSERT INTO volumes (disk_id, path, capacity_bytes, extent_bytes) "
+                           "VALUES ($1, 'sim:9', 1048576, 4096) RETURNING id",
+                           disk)[0]
+                         .as<std::int64_t>();
+    const auto stream =
+        tx.exec_params1(
+              "INSERT INTO streams (camera_id, codec, declared_rate_bps, state, started_at_us, ended_at_us) "
+              "SELECT id, 'h264', 1000, 'stopped', $1, $2 FROM cameras WHERE name = 'porch' RETURNING id",
+              T0, T0 + 100 * S)[0]
+            .as<std::int64_t>();
+    tx.exec_params0(
+        "INSERT INTO segments (stream_id, volume_id, state, start_us, end_us, checksum_crc32c, closed_at_us) "
+        "VALUES ($1, $2, 'closed', $3, $4, 0, $4)",
+        stream, vol, T0 + 14 * S, T0 + 16 * S);
     tx.commit();
   }
 
@@ -122,7 +133,10 @@ TEST_CASE("HTTP events: post, query with clips, paginate, get and delete", "[htt
   const auto e4 = rb.json().at("ids").at(1).as_int64();
   const auto e5 = rb.json().at("ids").at(2).as_int64();
 
-  const std::string range = "/api/v1/events?from=%40" "1767225600&to=%40" "1767225700";
+  const std::string range =
+      "/api/v1/events?from=%40"
+      "1767225600&to=%40"
+      "1767225700";
   auto all = api.get(range);
   INFO(all.body);
   REQUIRE(all.status == 200);
@@ -196,7 +210,10 @@ TEST_CASE("HTTP events: post, query with clips, paginate, get and delete", "[htt
     CHECK(ids("&object_class=person&attr=color:red&zone=0.5,0.5,1,1") == V{e4});
     CHECK(ids("&camera=gate&type=motion").empty());
     // The range: closed, so an event ending exactly at `from` is found.
-    auto edge = api.get("/api/v1/events?from=%40" "1767225612&to=%40" "1767225612");
+    auto edge = api.get(
+        "/api/v1/events?from=%40"
+        "1767225612&to=%40"
+        "1767225612");
     REQUIRE(edge.status == 200);
     CHECK(ids_of(edge) == V{e1});
   }
@@ -264,15 +281,21 @@ TEST_CASE("HTTP events: post, query with clips, paginate, get and delete", "[htt
     INFO(r.body.substr(0, 300));
     REQUIRE(r.status == 201);
     CHECK(r.json().at("ids").as_array().size() == 1000);
-    auto page = api.get("/api/v1/events?from=%40" "1767226600&to=%40" "1767226601&limit=1000");
+    auto page = api.get(
+        "/api/v1/events?from=%40"
+        "1767226600&to=%40"
+        "1767226601&limit=1000");
     REQUIRE(page.status == 200);
     CHECK(ids_of(page).size() == 1000);
     CHECK(page.json().at("next").is_null());
   }
   SECTION("SQL-looking text in free-form fields is stored verbatim, nothing else changes") {
     const std::string evil = R"(x'); DROP TABLE events; --)";
-    auto r = api.post(json::serialize(json::object{{"camera", "porch"}, {"start_us", T0 + 70 * S}, {"type", "manual"},
-                                                   {"source", evil}, {"attributes", {{"note", evil}, {evil, 1}}}}));
+    auto r = api.post(json::serialize(json::object{{"camera", "porch"},
+                                                   {"start_us", T0 + 70 * S},
+                                                   {"type", "manual"},
+                                                   {"source", evil},
+                                                   {"attributes", {{"note", evil}, {evil, 1}}}}));
     INFO(r.body);
     REQUIRE(r.status == 201);
     auto back = api.get("/api/v1/events/" + std::to_string(r.json().at("id").as_int64()));
@@ -304,13 +327,13 @@ TEST_CASE("HTTP events: hostile input is a 4xx with a reason and changes nothing
   SECTION("query parameters") {
     const std::string q = "/api/v1/events?from=-1h";
     for (const std::string& target : {
-             std::string("/api/v1/events"),                                   // from missing
+             std::string("/api/v1/events"),  // from missing
              std::string("/api/v1/events?from=yesterday-ish"),
-             std::string("/api/v1/events?from=-1h&to=-2h"),                   // inverted
-             std::string("/api/v1/events?from=@0&to=now"),                    // over 400 days
+             std::string("/api/v1/events?from=-1h&to=-2h"),  // inverted
+             std::string("/api/v1/events?from=@0&to=now"),   // over 400 days
              std::string("/api/v1/events?from=%27%3B%20DROP%20TABLE%20events%3B--"),
              std::string("/api/v1/events?from=-1h&to=now%27--"),
-             std::string("/api/v1/events?from=-1e300d"),                    // an offset beyond any time
+             std::string("/api/v1/events?from=-1e300d"),  // an offset beyond any time
              std::string("/api/v1/events?from=-99999999999d&to=-99999999998d"),
              std::string("/api/v1/events?from=9999-01-01T00:00:00Z&to=9999-01-02T00:00:00Z"),
              q + "&camera=porch'--",
@@ -386,9 +409,11 @@ TEST_CASE("HTTP events: hostile input is a 4xx with a reason and changes nothing
         {"huge confidence", "{" + ok_head + R"(,"confidence":1e999})"},
         {"a scalar body", "42"},
         {"camera number", R"({"camera":5,"start_us":1767225630000000,"type":"motion"})"},
-        {"camera injection", R"({"camera":"porch'; DROP TABLE events; --","start_us":1767225630000000,"type":"motion"})"},
+        {"camera injection",
+         R"({"camera":"porch'; DROP TABLE events; --","start_us":1767225630000000,"type":"motion"})"},
         {"camera missing", R"({"start_us":1767225630000000,"type":"motion"})"},
-        {"type injection", R"({"camera":"porch","start_us":1767225630000000,"type":"motion'); DELETE FROM events; --"})"},
+        {"type injection",
+         R"({"camera":"porch","start_us":1767225630000000,"type":"motion'); DELETE FROM events; --"})"},
         {"type upper", R"({"camera":"porch","start_us":1767225630000000,"type":"Motion"})"},
         {"type number", R"({"camera":"porch","start_us":1767225630000000,"type":7})"},
         {"type missing", R"({"camera":"porch","start_us":1767225630000000})"},
@@ -445,13 +470,17 @@ TEST_CASE("HTTP events: hostile input is a 4xx with a reason and changes nothing
                415);
     expect_4xx(api.call("POST", "/api/v1/events?camera=porch", "{" + ok_head + "}"), "query on POST");
     // Over HttpServer's 1 MiB body limit: refused from the headers, before any of the body.
-    auto big = vigil::test::http_exchange(api.host, "POST /api/v1/events HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
-                                  "Content-Type: application/json\r\nContent-Length: 2000000\r\n\r\n");
+    auto big = vigil::test::http_exchange(api.host,
+                                          "POST /api/v1/events HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                                          "Content-Type: application/json\r\nContent-Length: 2000000\r\n\r\n");
     expect_4xx(big, "2 MB body", 413);
   }
   CHECK(table_fingerprint(s.db) == before);
   // And the API still answers normally.
-  auto r = api.get("/api/v1/events?from=%40" "1767225600&to=%40" "1767225700");
+  auto r = api.get(
+      "/api/v1/events?from=%40"
+      "1767225600&to=%40"
+      "1767225700");
   REQUIRE(r.status == 200);
   CHECK(r.json().at("events").as_array().size() == 2);
 }

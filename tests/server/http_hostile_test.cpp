@@ -35,7 +35,8 @@ TEST_CASE("HTTP: oversized, malformed and slow requests get a clear answer and h
   REQUIRE(d.wait_ready());
 
   {  // headers over 8 KiB: 431; a body over 1 MiB: 413; garbage: 400
-    auto big = test::http_request(d.http(), "GET", "/api/v1/cameras", "X-Filler: " + std::string(16 * 1024, 'a') + "\r\n");
+    auto big =
+        test::http_request(d.http(), "GET", "/api/v1/cameras", "X-Filler: " + std::string(16 * 1024, 'a') + "\r\n");
     CHECK(big.status == 431);
     // (A body over 1 MiB — 413 — is tested with the events API, tests/server/http_events_test.cpp.)
     asio::io_context io;

@@ -15,7 +15,8 @@
 using Catch::Matchers::ContainsSubstring;
 using namespace vigil;
 
-TEST_CASE("HTTP live HLS: a player at the live edge gets the recording's packets until it ends", "[http][hls][live][ffmpeg]") {
+TEST_CASE("HTTP live HLS: a player at the live edge gets the recording's packets until it ends",
+          "[http][hls][live][ffmpeg]") {
   test::TempDir dir;
   const auto clip = test::make_h264_clip(dir.path(), 10);
   const auto source = test::probe_packets(clip, dir.path());
@@ -50,10 +51,10 @@ TEST_CASE("HTTP live HLS: a player at the live edge gets the recording's packets
 
   // ffmpeg follows the live playlist until the recording ends (EXT-X-ENDLIST).
   const auto out = dir.path() / "live.mp4";
-  auto ff = test::run_to_exit("/usr/bin/ffmpeg", {"-loglevel", "error", "-y", "-i",
-                                                  "http://" + d.http() + "/api/v1/cameras/yard/live.m3u8?access_token=" +
-                                                      d.token(),
-                                                  "-c", "copy", out.string()},
+  auto ff = test::run_to_exit("/usr/bin/ffmpeg",
+                              {"-loglevel", "error", "-y", "-i",
+                               "http://" + d.http() + "/api/v1/cameras/yard/live.m3u8?access_token=" + d.token(), "-c",
+                               "copy", out.string()},
                               dir.path() / "ffmpeg-live.log");
   INFO(ff.output);
   REQUIRE(ff.status == 0);

@@ -28,7 +28,8 @@ void write_file(const std::filesystem::path& p, const std::string& bytes) {
 
 }  // namespace
 
-TEST_CASE("HTTP media: MP4 export and HLS of a recording, ranges, revalidation, hostile input", "[http][media][ffmpeg]") {
+TEST_CASE("HTTP media: MP4 export and HLS of a recording, ranges, revalidation, hostile input",
+          "[http][media][ffmpeg]") {
   test::TempDir dir;
   auto cam = test::recorded_camera(dir.path(), "gate", 8);  // 200 packets
   const auto& source = cam.source;
@@ -40,8 +41,9 @@ TEST_CASE("HTTP media: MP4 export and HLS of a recording, ranges, revalidation, 
   // --fast records 8 s of video in well under 8 s: its wall times run ahead of now, so every
   // range names an end in the future.
   const std::string range = "from=-1h&to=@" + std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
-                                                                  std::chrono::system_clock::now().time_since_epoch())
-                                                                      .count() + 3600);
+                                                                 std::chrono::system_clock::now().time_since_epoch())
+                                                                 .count() +
+                                                             3600);
 
   // The whole recording.
   auto full = get(base + "export.mp4?" + range);
@@ -183,15 +185,16 @@ TEST_CASE("HTTP media: MP4 export and HLS of a recording, ranges, revalidation, 
     auto suffix = get(base + "export.mp4?" + range, "Range: bytes=-77\r\n");
     REQUIRE(suffix.status == 206);
     CHECK((suffix.body == full.body.substr(full.body.size() - 77)));
-    auto open_end = get(base + "export.mp4?" + range, "Range: bytes=" + std::to_string(full.body.size() - 10) + "-\r\n");
+    auto open_end =
+        get(base + "export.mp4?" + range, "Range: bytes=" + std::to_string(full.body.size() - 10) + "-\r\n");
     REQUIRE(open_end.status == 206);
     CHECK((open_end.body == full.body.substr(full.body.size() - 10)));
     auto clamp = get(base + "export.mp4?" + range, "Range: bytes=5-999999999\r\n");
     REQUIRE(clamp.status == 206);
     CHECK((clamp.body == full.body.substr(5)));
-    for (const std::string& bad : {"bytes=" + std::to_string(full.body.size()) + "-", std::string("bytes=abc"),
-                                  std::string("bytes=9-3"), std::string("items=0-5"), std::string("bytes=-0"),
-                                  std::string("bytes=99999999999999999999-")}) {
+    for (const std::string& bad :
+         {"bytes=" + std::to_string(full.body.size()) + "-", std::string("bytes=abc"), std::string("bytes=9-3"),
+          std::string("items=0-5"), std::string("bytes=-0"), std::string("bytes=99999999999999999999-")}) {
       auto r = get(base + "export.mp4?" + range, "Range: " + bad + "\r\n");
       INFO(bad << " -> " << r.status << " " << r.body);
       CHECK(r.status == 416);
@@ -274,10 +277,10 @@ TEST_CASE("HTTP media: MP4 export and HLS of a recording, ranges, revalidation, 
   }
   {  // hostile input: a clear 4xx
     for (const std::string& target : std::vector<std::string>{
-             base + "export.mp4",                                      // from missing
-             base + "export.mp4?from=soon",                            // not a time
-             base + "export.mp4?from=-1h&to=-2h",                      // inverted
-             base + "export.mp4?from=-3d",                             // longer than a day
+             base + "export.mp4",                  // from missing
+             base + "export.mp4?from=soon",        // not a time
+             base + "export.mp4?from=-1h&to=-2h",  // inverted
+             base + "export.mp4?from=-3d",         // longer than a day
              base + "export.mp4?from=-1h&download=yes",
              std::string("/api/v1/cameras/..%2F..%2Fetc%2Fpasswd/export.mp4?" + range),
              std::string("/api/v1/cameras/gate%27%3B%20DROP%20TABLE%20segments%3B--/export.mp4?" + range),
@@ -285,7 +288,7 @@ TEST_CASE("HTTP media: MP4 export and HLS of a recording, ranges, revalidation, 
              base + "hls/seg.m4s?t0=-5&t1=5&o=0",
              base + "hls/seg.m4s?t0=10&t1=5&o=0",
              base + "hls/seg.m4s?t0=" + std::to_string(start_us) + "&t1=" + std::to_string(start_us + 1000) +
-                 "&o=" + std::to_string(start_us + 1),                 // origin after the segment
+                 "&o=" + std::to_string(start_us + 1),  // origin after the segment
              base + "hls/init.mp4?t0=1",
              base + "hls.m3u8?from=-1h&to=-2h",
          }) {

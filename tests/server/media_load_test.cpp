@@ -91,7 +91,8 @@ TEST_CASE("HTTP media under full admitted recording load: exports and thumbnails
   REQUIRE(source.size() == 300);
 
   // The archive: the clip, recorded whole and closed before the load starts.
-  auto rec = test::run_to_exit(VIGIL_CLI_PATH, {"--server", d.wire(), "record", "--stream", "archive", clip.string(), "--fast"},
+  auto rec = test::run_to_exit(VIGIL_CLI_PATH,
+                               {"--server", d.wire(), "record", "--stream", "archive", clip.string(), "--fast"},
                                dir.path() / "rec.log");
   INFO(rec.output);
   REQUIRE(rec.status == 0);
@@ -113,7 +114,8 @@ TEST_CASE("HTTP media under full admitted recording load: exports and thumbnails
     }
     REQUIRE(reply.msg.has_admit());
     const auto stream = reply.msg.admit().stream_id();
-    load.emplace_back([&results, i, stream, c = c.get()](std::stop_token stop) { results[i] = record_load(*c, stream, stop); });
+    load.emplace_back(
+        [&results, i, stream, c = c.get()](std::stop_token stop) { results[i] = record_load(*c, stream, stop); });
     sessions.push_back(std::move(c));
   }
   REQUIRE(refusal);  // the cycle is full: this is the load admission allows, not a guess
@@ -150,7 +152,7 @@ TEST_CASE("HTTP media under full admitted recording load: exports and thumbnails
   };
   // Frame i is at i × 40 ms, a keyframe every 25: a range starts at the keyframe at or before
   // FROM and ends with the last frame before TO.
-  check_export(1'300'000, 4'700'000, 25, 93, "a.mp4");     // frames 25..117
+  check_export(1'300'000, 4'700'000, 25, 93, "a.mp4");  // frames 25..117
   check_thumbnail(2'500'000, "a.jpg");
   check_export(6'500'000, 11'100'000, 150, 128, "b.mp4");  // frames 150..277
   check_thumbnail(9'500'000, "b.jpg");

@@ -115,8 +115,9 @@ TEST_CASE("GET /metrics on a recording vigild: disk cycles, the camera's packets
   CHECK(after.value("vigil_camera_streams_total", cam) == 1);
   CHECK(after.value("vigil_camera_gaps_total", cam) == 0);
   CHECK(after.value("vigil_camera_recording_streams", cam) == 0);
-  CHECK(after.value("vigil_disk_admission_decisions_total",
-                    {{"disk", disk}, {"kind", "recording"}, {"decision", "admitted"}})
+  CHECK(after
+            .value("vigil_disk_admission_decisions_total",
+                   {{"disk", disk}, {"kind", "recording"}, {"decision", "admitted"}})
             .value_or(0) >= 1);
   CHECK(after.value("vigil_disk_stream_ios_total", {{"disk", disk}}).value_or(0) > 0);
   CHECK(after.value("vigil_disk_expected_interactive_wait_seconds", {{"disk", disk}}).value_or(0) > 0);
@@ -135,8 +136,9 @@ TEST_CASE("GET /metrics on a recording vigild: disk cycles, the camera's packets
           auto row = q.exec1(
               "SELECT s.state = 'stopped', COALESCE((SELECT max(end_us) FROM segments g WHERE g.stream_id = s.id), 0) "
               "FROM streams s JOIN cameras c ON c.id = s.camera_id WHERE c.name = 'gap-cam'");
-          const auto now_us = std::chrono::duration_cast<std::chrono::microseconds>(
-                                  std::chrono::system_clock::now().time_since_epoch()).count();
+          const auto now_us =
+              std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+                  .count();
           return row[0].as<bool>() && row[1].as<std::int64_t>() > 0 && row[1].as<std::int64_t>() < now_us;
         },
         20s));

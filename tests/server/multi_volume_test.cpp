@@ -29,10 +29,11 @@ constexpr std::uint64_t kPackets = 60;
 struct ThreeVolumes {
   ThreeVolumes() {
     test::make_sim_profile(dir.path());
-    for (int i = 0; i < 3; ++i) args.insert(args.end(), {"--volume", (dir.path() / ("vol" + std::to_string(i))).string()});
-    args.insert(args.end(), {"--volume-size", std::to_string(128 << 20), "--extent-bytes", std::to_string(4 << 20),
-                             "--profile", (dir.path() / "wd.json").string(), "--cycle-ms", "200",
-                             "--model-check-cycles", "0"});
+    for (int i = 0; i < 3; ++i)
+      args.insert(args.end(), {"--volume", (dir.path() / ("vol" + std::to_string(i))).string()});
+    args.insert(args.end(),
+                {"--volume-size", std::to_string(128 << 20), "--extent-bytes", std::to_string(4 << 20), "--profile",
+                 (dir.path() / "wd.json").string(), "--cycle-ms", "200", "--model-check-cycles", "0"});
   }
   std::unique_ptr<test::VigildProcess> start() {
     auto d = std::make_unique<test::VigildProcess>(dir.path() / "data", args);
@@ -99,7 +100,7 @@ std::pair<std::uint64_t, std::set<std::int64_t>> catalogued(const std::string& c
     pqxx::nontransaction q(conn);
     for (const auto& row : q.exec("SELECT id, stream_id, volume_id, frame_count, state FROM segments")) {
       UNSCOPED_INFO("segment " << row[0].c_str() << " stream " << row[1].c_str() << " volume " << row[2].c_str()
-                    << " frames " << row[3].c_str() << " " << row[4].c_str());
+                               << " frames " << row[3].c_str() << " " << row[4].c_str());
     }
   }
   return {frames, volumes};
@@ -138,8 +139,8 @@ TEST_CASE("three volumes: recordings spread over them, and vigild restarts after
   // Each volume's segment ids lie in that volume's range.
   pqxx::connection conn(rig.catalog());
   pqxx::nontransaction q(conn);
-  const auto outside = q.exec1(
-      "SELECT count(*) FROM segments WHERE id >> " + std::to_string(catalog::kSegmentIdVolumeShift) + " <> volume_id")[0]
+  const auto outside = q.exec1("SELECT count(*) FROM segments WHERE id >> " +
+                               std::to_string(catalog::kSegmentIdVolumeShift) + " <> volume_id")[0]
                            .as<int>();
   CHECK(outside == 0);
   CHECK(q.exec1("SELECT count(DISTINCT volume_id) FROM segments")[0].as<int>() == 3);

@@ -23,8 +23,8 @@ using namespace std::chrono_literals;
 
 namespace {
 
-constexpr std::uint64_t kFrames = 250;       // 10 s
-constexpr std::int64_t kFrameUs = 40'000;    // 25 fps
+constexpr std::uint64_t kFrames = 250;     // 10 s
+constexpr std::int64_t kFrameUs = 40'000;  // 25 fps
 
 // Records kFrames script frames as camera NAME (declared 64 Mbit/s, so all fit in one cycle:
 // no policing) and waits
@@ -52,16 +52,16 @@ std::uint64_t record(test::RecordingRig& rig, const std::string& name, std::uint
       auto r = c.receive();
       if (r.msg.has_durable_ack()) acked = r.msg.durable_ack().last_sequence();
     }
-  } catch (const std::exception&) {
-  }
+  } catch (const std::exception&) {}
   REQUIRE(acked == kFrames);
   pqxx::connection conn(rig.catalog());
   std::uint64_t frames = 0;
   for (int i = 0; i < 100 && frames < kFrames; ++i) {
     pqxx::nontransaction q(conn);
-    frames = q.exec_params1("SELECT COALESCE(sum(frame_count), 0) FROM segments WHERE stream_id = $1 AND state = 'closed'",
-                            static_cast<std::int64_t>(stream))[0]
-                 .as<std::uint64_t>();
+    frames =
+        q.exec_params1("SELECT COALESCE(sum(frame_count), 0) FROM segments WHERE stream_id = $1 AND state = 'closed'",
+                       static_cast<std::int64_t>(stream))[0]
+            .as<std::uint64_t>();
     if (frames < kFrames) std::this_thread::sleep_for(100ms);  // a bounded wait for the batcher, not timing
   }
   REQUIRE(frames == kFrames);
@@ -89,7 +89,8 @@ proto::Envelope control(std::uint64_t id, proto::ControlOp op, std::int64_t seek
 }
 
 std::int64_t now_us() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 }  // namespace

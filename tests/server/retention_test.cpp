@@ -49,14 +49,18 @@ TEST_CASE("a full volume keeps recording: retention reclaims the oldest unlocked
   const auto first = record_session(d, "yard", 30);
   // The batcher commits the segment's close shortly: wait for it (bounded), then lock it.
   REQUIRE(eventually(
-      [&] { return count(db, "SELECT count(*) FROM segments WHERE state = 'closed' AND stream_id = " + std::to_string(first)) > 0; },
+      [&] {
+        return count(db, "SELECT count(*) FROM segments WHERE state = 'closed' AND stream_id = " +
+                             std::to_string(first)) > 0;
+      },
       20s));
   {
     pqxx::connection c(db);
     pqxx::work tx(c);
-    tx.exec_params0("INSERT INTO evidence_locks (stream_id, start_us, end_us, reason) "
-                    "SELECT stream_id, start_us, end_us + 1, 'incident 7' FROM segments WHERE stream_id = $1",
-                    static_cast<std::int64_t>(first));
+    tx.exec_params0(
+        "INSERT INTO evidence_locks (stream_id, start_us, end_us, reason) "
+        "SELECT stream_id, start_us, end_us + 1, 'incident 7' FROM segments WHERE stream_id = $1",
+        static_cast<std::int64_t>(first));
     tx.commit();
   }
   const auto second = record_session(d, "yard", 30);
@@ -65,9 +69,11 @@ TEST_CASE("a full volume keeps recording: retention reclaims the oldest unlocked
 
   // The locked segment is still there; the second session's (the oldest unlocked) is gone, and
   // the hole it left after the locked one is a gap that says why.
-  CHECK(count(db, "SELECT count(*) FROM segments WHERE state = 'closed' AND stream_id = " + std::to_string(first)) >= 1);
+  CHECK(count(db, "SELECT count(*) FROM segments WHERE state = 'closed' AND stream_id = " + std::to_string(first)) >=
+        1);
   CHECK(count(db, "SELECT count(*) FROM segments WHERE stream_id = " + std::to_string(second)) == 0);
-  CHECK(count(db, "SELECT count(*) FROM gaps WHERE reason = 'retention' AND stream_id = " + std::to_string(second)) >= 1);
+  CHECK(count(db, "SELECT count(*) FROM gaps WHERE reason = 'retention' AND stream_id = " + std::to_string(second)) >=
+        1);
   CHECK(count(db, "SELECT count(*) FROM segments WHERE state = 'closed'") < 50);
   const auto scrape = test::parse_prometheus_text(test::http_request(d.http(), "GET", "/metrics").body);
   const std::string disk = std::filesystem::absolute(rig.dir.path() / "vol").string();
@@ -78,8 +84,9 @@ TEST_CASE("a full volume keeps recording: retention reclaims the oldest unlocked
   {
     pqxx::connection c(db);
     pqxx::work tx(c);
-    tx.exec0("INSERT INTO evidence_locks (stream_id, start_us, end_us, reason) "
-             "SELECT stream_id, min(start_us), max(end_us) + 1, 'everything' FROM segments GROUP BY stream_id");
+    tx.exec0(
+        "INSERT INTO evidence_locks (stream_id, start_us, end_us, reason) "
+        "SELECT stream_id, min(start_us), max(end_us) + 1, 'everything' FROM segments GROUP BY stream_id");
     tx.commit();
   }
   auto no_room = [&] {
@@ -127,12 +134,15 @@ TEST_CASE("a camera's retention_days reclaims its old segments though space is p
     pqxx::connection c(db);
     pqxx::work tx(c);
     tx.exec0("UPDATE cameras SET retention_days = 1 WHERE name = 'gate'");
-    tx.exec_params0("UPDATE segments SET start_us = start_us - 259200000000, end_us = end_us - 259200000000 "
-                    "WHERE stream_id = $1",
-                    static_cast<std::int64_t>(old_stream));
+    tx.exec_params0(
+        "UPDATE segments SET start_us = start_us - 259200000000, end_us = end_us - 259200000000 "
+        "WHERE stream_id = $1",
+        static_cast<std::int64_t>(old_stream));
     tx.commit();
   }
   CHECK(eventually(
-      [&] { return count(db, "SELECT count(*) FROM segments WHERE stream_id = " + std::to_string(old_stream)) == 0; }, 30s));
-  CHECK(count(db, "SELECT count(*) FROM segments WHERE state = 'closed' AND stream_id = " + std::to_string(new_stream)) == 1);
+      [&] { return count(db, "SELECT count(*) FROM segments WHERE stream_id = " + std::to_string(old_stream)) == 0; },
+      30s));
+  CHECK(count(db, "SELECT count(*) FROM segments WHERE state = 'closed' AND stream_id = " +
+                      std::to_string(new_stream)) == 1);
 }

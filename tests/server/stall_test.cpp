@@ -55,9 +55,10 @@ TEST_CASE("a stalled recorder's recording ends: share released, state stalled, a
   CHECK(d.output().find("recording source stalled") != std::string::npos);
   {
     pqxx::nontransaction q(conn);
-    const auto gaps = q.exec_params1("SELECT count(*), COALESCE(min(end_us - start_us), 0) FROM gaps "
-                                     "WHERE stream_id = $1 AND reason = 'source_stalled'",
-                                     static_cast<std::int64_t>(stream));
+    const auto gaps = q.exec_params1(
+        "SELECT count(*), COALESCE(min(end_us - start_us), 0) FROM gaps "
+        "WHERE stream_id = $1 AND reason = 'source_stalled'",
+        static_cast<std::int64_t>(stream));
     CHECK(gaps[0].as<int>() == 1);
     // From the last frame's end (0.4 s after the first) to at least a timeout after the last byte.
     CHECK(gaps[1].as<std::int64_t>() >= 600'000);

@@ -49,7 +49,8 @@ TEST_CASE("vigild creates its volume and recovers crash leftovers on the next st
   test::TempDir dir;
   const auto data = dir.path() / "data";
   const auto volume = dir.path() / "vol";
-  const std::vector<std::string> args = {"--volume", volume.string(), "--volume-size", std::to_string(64 << 20),
+  const std::vector<std::string> args = {"--volume",       volume.string(),
+                                         "--volume-size",  std::to_string(64 << 20),
                                          "--extent-bytes", std::to_string(4 << 20)};
   std::int64_t stream = 0;
   {
@@ -66,8 +67,11 @@ TEST_CASE("vigild creates its volume and recovers crash leftovers on the next st
     pqxx::work tx(conn);
     CHECK(tx.exec1("SELECT count(*) FROM volumes")[0].as<int>() == 1);
     auto cam = tx.exec1("INSERT INTO cameras (name) VALUES ('door') RETURNING id")[0].as<std::int64_t>();
-    stream = tx.exec_params1("INSERT INTO streams (camera_id, codec, declared_rate_bps) VALUES ($1, 'h264', 2000000) "
-                             "RETURNING id", cam)[0].as<std::int64_t>();
+    stream = tx.exec_params1(
+                   "INSERT INTO streams (camera_id, codec, declared_rate_bps) VALUES ($1, 'h264', 2000000) "
+                   "RETURNING id",
+                   cam)[0]
+                 .as<std::int64_t>();
     tx.commit();
     REQUIRE(d.stop(SIGTERM) == 0);
   }
@@ -108,15 +112,17 @@ TEST_CASE("vigild refuses to start on a file that is not a volume, without touch
   CHECK(head == std::string(16, 'x'));
 }
 
-TEST_CASE("vigild schedules with the disk profile: --profile the first time, the catalog after", "[vigild][volume][admission]") {
+TEST_CASE("vigild schedules with the disk profile: --profile the first time, the catalog after",
+          "[vigild][volume][admission]") {
   test::TempDir dir;
   const auto data = dir.path() / "data";
   const auto json = dir.path() / "wd.json";
   auto prof = test::run_to_exit(VIGIL_CLI_PATH, {"profile", "sim:wd400bb", "--quick", "-o", json.string()},
                                 dir.path() / "p.log");
   REQUIRE(prof.status == 0);
-  const std::vector<std::string> base = {"--volume", (dir.path() / "vol").string(), "--volume-size",
-                                         std::to_string(64 << 20), "--extent-bytes", std::to_string(4 << 20)};
+  const std::vector<std::string> base = {"--volume",       (dir.path() / "vol").string(),
+                                         "--volume-size",  std::to_string(64 << 20),
+                                         "--extent-bytes", std::to_string(4 << 20)};
   {
     auto args = base;
     args.insert(args.end(), {"--profile", json.string(), "--admission-policy", "aggressive"});

@@ -40,7 +40,8 @@ std::vector<proto::Envelope> send_raw_until_closed(const std::string& bytes) {
   asio::ip::tcp::socket sock(io);
   const auto& hp = shared_server().vigild.wire();
   auto colon = hp.rfind(':');
-  sock.connect({asio::ip::make_address(hp.substr(0, colon)), static_cast<unsigned short>(std::stoi(hp.substr(colon + 1)))});
+  sock.connect(
+      {asio::ip::make_address(hp.substr(0, colon)), static_cast<unsigned short>(std::stoi(hp.substr(colon + 1)))});
   asio::write(sock, asio::buffer(bytes));
   sock.shutdown(asio::ip::tcp::socket::shutdown_send);  // end of our stream; we still read
   std::string got;

@@ -37,8 +37,8 @@ const ScriptFrame& frame_for(std::uint64_t seq) {
 }
 
 struct RunResult {
-  std::uint64_t acked = 0;     // highest sequence acknowledged as durable
-  std::uint64_t written = 0;   // highest sequence handed to the writer
+  std::uint64_t acked = 0;    // highest sequence acknowledged as durable
+  std::uint64_t written = 0;  // highest sequence handed to the writer
   bool failed = false;
 };
 
@@ -90,8 +90,7 @@ Verdict verify(SimulatedDisk& disk, const RunResult& run) {
     auto rec = recover_segment(**vol, id, [&](const ScannedRecord& r) {
       const bool in_script = r.header.sequence <= run.written;
       const auto& want = frame_for(in_script ? r.header.sequence : 0);
-      const bool same = in_script && r.header.pts == want.header.pts &&
-                        r.header.keyframe() == want.header.keyframe() &&
+      const bool same = in_script && r.header.pts == want.header.pts && r.header.keyframe() == want.header.keyframe() &&
                         std::equal(r.payload.begin(), r.payload.end(), want.payload.begin(), want.payload.end()) &&
                         (expect_seq == 0 || r.header.sequence == expect_seq);
       bad_frames += same ? 0 : 1;

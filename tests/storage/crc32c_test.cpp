@@ -10,7 +10,9 @@
 using namespace vigil::storage;
 
 namespace {
-std::span<const std::byte> bytes_of(const std::string& s) { return {reinterpret_cast<const std::byte*>(s.data()), s.size()}; }
+std::span<const std::byte> bytes_of(const std::string& s) {
+  return {reinterpret_cast<const std::byte*>(s.data()), s.size()};
+}
 }  // namespace
 
 TEST_CASE("crc32c matches the standard check value", "[crc32c]") {

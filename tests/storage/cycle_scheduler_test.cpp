@@ -125,7 +125,9 @@ TEST_CASE("an interactive read arriving mid-stream-IO is served within one chunk
     AlignedBuffer buf(64 * 1024);
     IoOutcome got;
     const Nanos cycle_start = rig.clock.now();
-    rig.sched.submit({.cls = IoClass::interactive, .offset = 40 * 256 * MiB, .buf = buf.span(),
+    rig.sched.submit({.cls = IoClass::interactive,
+                      .offset = 40 * 256 * MiB,
+                      .buf = buf.span(),
                       .done = [&](const IoOutcome& o) { got = o; }},
                      cycle_start + 100ms + 333us);
     rig.sched.run_cycle();
@@ -144,11 +146,14 @@ TEST_CASE("an interactive read arriving mid-stream-IO is served within one chunk
 TEST_CASE("background work uses slack and never causes a miss", "[scheduler]") {
   Rig rig({.chunk_bytes = 1 * MiB, .background_budget = 500ms});
   rig.add_streams(16, 10 * MiB);  // 168 MB per cycle: 84 %
-  AlignedBuffer buf(16 * MiB);  // shared: the timing-only disk neither reads nor writes it
+  AlignedBuffer buf(16 * MiB);    // shared: the timing-only disk neither reads nor writes it
   int finished = 0;
   for (int i = 0; i < 200; ++i) {
-    rig.sched.submit({.cls = IoClass::background, .write = i % 2 == 1, .offset = (i % 50) * 512 * MiB,
-                      .buf = buf.span(), .done = [&](const IoOutcome& o) { finished += o.result ? 1 : 0; }},
+    rig.sched.submit({.cls = IoClass::background,
+                      .write = i % 2 == 1,
+                      .offset = (i % 50) * 512 * MiB,
+                      .buf = buf.span(),
+                      .done = [&](const IoOutcome& o) { finished += o.result ? 1 : 0; }},
                      rig.clock.now());
   }
   std::uint32_t bg_chunks = 0;
@@ -278,7 +283,8 @@ TEST_CASE("a stream IO issued in time but finishing after the cycle's end is a m
   CHECK(r.predicted_rt < 1s);
   CHECK(r.stream_ios == 2);
   CHECK(r.rt_done > 1s);
-  for (const auto& m : sched.misses()) UNSCOPED_INFO("miss cycle " << m.cycle << " stream " << m.stream << " " << miss_cause_name(m.cause));
+  for (const auto& m : sched.misses())
+    UNSCOPED_INFO("miss cycle " << m.cycle << " stream " << m.stream << " " << miss_cause_name(m.cause));
   REQUIRE(r.misses == 1);
   CHECK(sched.misses().back().cause == MissCause::slow_io);
   CHECK(a.done + b.done == 4);  // the late IO still completed: its data is not lost

@@ -41,9 +41,9 @@ TEST_CASE("FileDevice writes and reads back at many offsets, with many commands 
   int done = 0;
   for (int i = 0; i < 4; ++i) {
     data.push_back(pattern(64 * 1024, static_cast<std::uint8_t>(i)));
-    REQUIRE(d.submit_write(static_cast<std::uint64_t>(i) * (1 << 20), data.back().span(), false,
-                           [&](auto r) { done += r.has_value() && *r == 64 * 1024; })
-                .has_value());
+    REQUIRE(d.submit_write(static_cast<std::uint64_t>(i) * (1 << 20), data.back().span(), false, [&](auto r) {
+               done += r.has_value() && *r == 64 * 1024;
+             }).has_value());
   }
   CHECK(d.in_flight() == 4);
   auto extra = pattern(4096, 9);

@@ -38,7 +38,8 @@ struct Fixture {
   }
   // Flips one byte at logical offset L of the segment, on the disk.
   void flip(std::uint64_t logical) {
-    const std::uint64_t at = vol->extent_offset(summary.extents[logical / vol->extent_bytes()]) + logical % vol->extent_bytes();
+    const std::uint64_t at =
+        vol->extent_offset(summary.extents[logical / vol->extent_bytes()]) + logical % vol->extent_bytes();
     AlignedBuffer b(4096);
     REQUIRE(read_sync(disk, at / 4096 * 4096, b.span()).has_value());
     b.data()[at % 4096] ^= std::byte{0x20};
@@ -84,7 +85,8 @@ TEST_CASE("fsck reports a torn tail as an unclean stop, not as lost data", "[fsc
   AlignedBuffer b(8192);
   encode_record(b.span().first(kRecordHeaderBytes + next.payload.size()), next.header, next.payload);
   std::memset(b.data() + 2000, 0, b.size() - 2000);  // only the first 2000 bytes reached the disk
-  const std::uint64_t at = f.vol->extent_offset(f.summary.extents[end / f.vol->extent_bytes()]) + end % f.vol->extent_bytes();
+  const std::uint64_t at =
+      f.vol->extent_offset(f.summary.extents[end / f.vol->extent_bytes()]) + end % f.vol->extent_bytes();
   REQUIRE(write_sync(f.disk, at, b.span().first(4096), true).has_value());
   auto r = check_volume(*f.vol);
   REQUIRE(r.has_value());

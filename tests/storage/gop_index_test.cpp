@@ -12,9 +12,7 @@ namespace {
 GopIndex sample(std::size_t n) {
   GopIndex g;
   for (std::size_t i = 0; i < n; ++i) {
-    g.add({.pts = static_cast<std::int64_t>(i) * 180000 - 90000,
-           .offset = i * 250'000 + 4096,
-           .sequence = 1 + i * 50});
+    g.add({.pts = static_cast<std::int64_t>(i) * 180000 - 90000, .offset = i * 250'000 + 4096, .sequence = 1 + i * 50});
   }
   return g;
 }

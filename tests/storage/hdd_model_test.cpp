@@ -83,7 +83,7 @@ TEST_CASE("presets match their sources: capacity, rotation, zone rates", "[hdd]"
 TEST_CASE("the ST318437LW seek curve hits the thesis example points", "[hdd]") {
   HddModel m(hdd_preset("st318437lw"));
   CHECK(m.seek_time(0) == Nanos(0));
-  CHECK(ms(m.seek_time(1)) == Approx(0.98).epsilon(0.05));   // γ(1), Table 3.3
+  CHECK(ms(m.seek_time(1)) == Approx(0.98).epsilon(0.05));    // γ(1), Table 3.3
   CHECK(ms(m.seek_time(10'000)) == Approx(9).epsilon(0.10));  // §4.1.1
   CHECK(ms(m.seek_time(20'000)) == Approx(14).epsilon(0.10));
   CHECK(ms(m.seek_time(m.cylinders() - 1)) <= 20.0);
@@ -158,8 +158,7 @@ TEST_CASE("JIT-seek: starting late by the predicted delay minus 1 ms leaves ~1 m
   }
 }
 
-TEST_CASE("write-back: a buffered write returns early and the next read waits for it; FUA waits itself",
-          "[hdd]") {
+TEST_CASE("write-back: a buffered write returns early and the next read waits for it; FUA waits itself", "[hdd]") {
   HddModel m(hdd_preset("st318437lw"));
   const std::uint64_t far = 25'000ull * 2 * 500 * kSector;  // another part of the disk
   const Nanos w = m.service_time({IoKind::write, 0, 32 * 1024, false, Nanos(0)});
@@ -174,7 +173,7 @@ TEST_CASE("write-back: a buffered write returns early and the next read waits fo
   CHECK(d > w);
   const Nanos r2 = fua.service_time({IoKind::read, far, kSector, false, d});
   HddModel idle2(hdd_preset("st318437lw"));
-  idle2.service_time({IoKind::seek, 0, 0, false, Nanos(0)});  // arm where the FUA write left it
+  idle2.service_time({IoKind::seek, 0, 0, false, Nanos(0)});                // arm where the FUA write left it
   CHECK(r2 == idle2.service_time({IoKind::read, far, kSector, false, d}));  // nothing left to wait for
 }
 

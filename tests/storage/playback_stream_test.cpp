@@ -56,9 +56,12 @@ struct Rig {
   }
 
   PlaybackSegment segment() const {
-    PlaybackSegment s{.segment_id = summary.segment_id, .stream_id = summary.stream_id,
-                      .extent_bytes = vol->extent_bytes(), .end_offset = summary.end_offset,
-                      .end_pts = summary.end_pts, .gops = summary.gop_index};
+    PlaybackSegment s{.segment_id = summary.segment_id,
+                      .stream_id = summary.stream_id,
+                      .extent_bytes = vol->extent_bytes(),
+                      .end_offset = summary.end_offset,
+                      .end_pts = summary.end_pts,
+                      .gops = summary.gop_index};
     for (auto e : summary.extents) s.extent_offsets.push_back(vol->extent_offset(e));
     return s;
   }
@@ -129,8 +132,7 @@ TEST_CASE("a viewer that does not drain holds the stream's reads back (double bu
   CHECK(held < 3 * 16 * 1024 + 4 * 4096);
   CHECK_FALSE(ps.done());
   CHECK(sched.totals().misses == 0);
-  while (ps.pop()) {
-  }
+  while (ps.pop()) {}
   sched.run_cycle();
   CHECK(ps.bytes_read() > held);
 }

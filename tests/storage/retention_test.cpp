@@ -15,7 +15,8 @@ using vigil::errc;
 using vigil::Rate;
 
 namespace {
-ClosedSegment seg(std::uint64_t id, std::uint64_t stream, std::int64_t start, std::int64_t end, std::uint64_t extents = 1) {
+ClosedSegment seg(std::uint64_t id, std::uint64_t stream, std::int64_t start, std::int64_t end,
+                  std::uint64_t extents = 1) {
   return {id, stream, start, end, extents};
 }
 }  // namespace
@@ -74,8 +75,9 @@ TEST_CASE("a full disk keeps recording by reclaiming; locked segments survive; n
   std::vector<std::int64_t> segment_start(kStreams + 1, 0);
   std::uint64_t next_segment = 1;
   for (int s = 1; s <= kStreams; ++s) {
-    writers.push_back(std::make_unique<SegmentWriter>(*vol, s, SegmentWriterOptions{.buffer_bytes = 16 * 1024,
-                                                                                    .max_segment_bytes = 40 * 1024}));
+    writers.push_back(std::make_unique<SegmentWriter>(*vol, s,
+                                                      SegmentWriterOptions{.buffer_bytes = 16 * 1024,
+                                                                           .max_segment_bytes = 40 * 1024}));
     REQUIRE(writers.back()->open_segment(next_segment++, {}, 1, 0).has_value());
   }
   RetentionPolicy policy{.reserve_seconds = 4};
@@ -109,8 +111,8 @@ TEST_CASE("a full disk keeps recording by reclaiming; locked segments survive; n
       if (w.segment_full()) {
         auto summary = w.close_segment();
         const std::int64_t now = cycle * 1'000'000LL;
-        closed.push_back({summary.segment_id, static_cast<std::uint64_t>(s), segment_start[s], now,
-                          summary.extents.size()});
+        closed.push_back(
+            {summary.segment_id, static_cast<std::uint64_t>(s), segment_start[s], now, summary.extents.size()});
         // An operator locks the first closed segment of stream 1 as evidence.
         if (s == 1 && locks.empty()) {
           locks.push_back({1, segment_start[s], now});

@@ -16,7 +16,7 @@ using namespace vigil::storage;
 namespace {
 
 constexpr std::int64_t kFrameTicks = 3600;  // 25 fps at 90 kHz
-constexpr int kGop = 5;                      // a keyframe every 5 frames
+constexpr int kGop = 5;                     // a keyframe every 5 frames
 
 struct Fixture {
   VirtualClock clock;
@@ -89,9 +89,10 @@ TEST_CASE("a time range starts at the keyframe at or before it and stops before 
   std::vector<std::uint64_t> seqs;
   int gaps = 0;
   // From frame 12 (inside the GOP of frames 10..14) to frame 23 (exclusive).
-  REQUIRE(reader.read_range({.from_pts = 12 * kFrameTicks, .to_pts = 23 * kFrameTicks},
-                            [&](const ScannedRecord& r) { seqs.push_back(r.header.sequence); },
-                            [&](const ReadGap&) { ++gaps; })
+  REQUIRE(reader
+              .read_range(
+                  {.from_pts = 12 * kFrameTicks, .to_pts = 23 * kFrameTicks},
+                  [&](const ScannedRecord& r) { seqs.push_back(r.header.sequence); }, [&](const ReadGap&) { ++gaps; })
               .has_value());
   CHECK(gaps == 0);
   REQUIRE_FALSE(seqs.empty());
@@ -112,10 +113,12 @@ TEST_CASE("keyframes-only and reverse iteration serve fast-forward and rewind", 
   for (std::size_t i = 0; i < pts.size(); ++i) CHECK(pts[i] == static_cast<std::int64_t>(i) * kGop * kFrameTicks);
 
   pts.clear();
-  REQUIRE(reader.read_range({.from_pts = 0, .to_pts = 60 * kFrameTicks, .keyframes_only = true,
-                             .direction = ReadDirection::reverse},
-                            collect, no_gap)
-              .has_value());
+  REQUIRE(
+      reader
+          .read_range(
+              {.from_pts = 0, .to_pts = 60 * kFrameTicks, .keyframes_only = true, .direction = ReadDirection::reverse},
+              collect, no_gap)
+          .has_value());
   REQUIRE(pts.size() == 12);
   CHECK(pts.front() == 55 * kFrameTicks);
   CHECK(pts.back() == 0);
@@ -151,12 +154,14 @@ TEST_CASE("a damaged GOP is skipped and reported as a gap, never served", "[read
   CHECK(reader.read_gop(4).error() == vigil::errc::corruption);
   std::vector<std::uint64_t> seqs;
   std::vector<ReadGap> gaps;
-  REQUIRE(reader.read_range({.from_pts = 0, .to_pts = 60 * kFrameTicks},
-                            [&](const ScannedRecord& r) {
-                              CHECK(f.same(r));
-                              seqs.push_back(r.header.sequence);
-                            },
-                            [&](const ReadGap& gap) { gaps.push_back(gap); })
+  REQUIRE(reader
+              .read_range(
+                  {.from_pts = 0, .to_pts = 60 * kFrameTicks},
+                  [&](const ScannedRecord& r) {
+                    CHECK(f.same(r));
+                    seqs.push_back(r.header.sequence);
+                  },
+                  [&](const ReadGap& gap) { gaps.push_back(gap); })
               .has_value());
   REQUIRE(gaps.size() == 1);
   CHECK(gaps[0].from_pts == 20 * kFrameTicks);

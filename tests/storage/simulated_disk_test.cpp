@@ -61,10 +61,10 @@ TEST_CASE("a crash keeps flushed and durable writes and loses the rest", "[simdi
   auto a = filled(kBlock, 0xAA), b = filled(kBlock, 0xBB), c = filled(kBlock, 0xCC), e = filled(kBlock, 0xEE);
   REQUIRE(write_sync(d, 0, a.span(), false).has_value());
   REQUIRE(flush_sync(d).has_value());
-  REQUIRE(write_sync(d, kBlock, b.span(), true).has_value());       // durable (FUA)
-  REQUIRE(write_sync(d, 2 * kBlock, c.span(), false).has_value());  // cached only
+  REQUIRE(write_sync(d, kBlock, b.span(), true).has_value());            // durable (FUA)
+  REQUIRE(write_sync(d, 2 * kBlock, c.span(), false).has_value());       // cached only
   REQUIRE(d.submit_write(3 * kBlock, e.span(), false, {}).has_value());  // still in flight
-  CHECK(byte_at(d, 2 * kBlock) == 0xCC);  // visible before the crash
+  CHECK(byte_at(d, 2 * kBlock) == 0xCC);                                 // visible before the crash
   d.crash();
   CHECK(byte_at(d, 0) == 0xAA);
   CHECK(byte_at(d, kBlock) == 0xBB);

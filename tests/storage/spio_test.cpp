@@ -29,9 +29,8 @@ struct HddRig {
     disk = hdd.disk.get();
     service = std::make_unique<LinearServiceModel>(12ms, 30e6);
     sched = std::make_unique<CycleScheduler>(
-        *disk, clock, *service,
-        SchedulerConfig{.cycle = 1s, .chunk_bytes = 50 * kSector, .background_budget = 1s}, &clock,
-        Mechanics{model, disk, jit, 1ms, max_subseek});
+        *disk, clock, *service, SchedulerConfig{.cycle = 1s, .chunk_bytes = 50 * kSector, .background_budget = 1s},
+        &clock, Mechanics{model, disk, jit, 1ms, max_subseek});
     sched->on_command = [this](const CommandTrace& t) { trace.push_back(t); };
   }
   // N random background reads of BYTES, one after another.
@@ -41,7 +40,9 @@ struct HddRig {
     buf = AlignedBuffer(bytes);
     int done = 0;
     for (int i = 0; i < n; ++i) {
-      sched->submit({.cls = IoClass::background, .offset = pos(rng) * kSector, .buf = buf.span(),
+      sched->submit({.cls = IoClass::background,
+                     .offset = pos(rng) * kSector,
+                     .buf = buf.span(),
                      .done = [&done](const IoOutcome&) { ++done; }},
                     clock.now());
     }
@@ -96,10 +97,14 @@ TEST_CASE("an interactive read during 4 MB background reads waits for one comman
   std::mt19937_64 rng(2);
   std::uniform_int_distribution<std::uint64_t> pos(0, (rig.capacity - big.size()) / kSector);
   for (int i = 0; i < 40; ++i) {
-    rig.sched->submit({.cls = IoClass::background, .offset = pos(rng) * kSector, .buf = big.span(),
+    rig.sched->submit({.cls = IoClass::background,
+                       .offset = pos(rng) * kSector,
+                       .buf = big.span(),
                        .done = [&](const IoOutcome&) { ++bg_done; }},
                       rig.clock.now());
-    rig.sched->submit({.cls = IoClass::interactive, .offset = pos(rng) * kSector, .buf = small.span(),
+    rig.sched->submit({.cls = IoClass::interactive,
+                       .offset = pos(rng) * kSector,
+                       .buf = small.span(),
                        .done = [&](const IoOutcome& o) { got.push_back(o); }},
                       rig.clock.now() + Nanos(static_cast<std::int64_t>(i) * 137'000'000 + 50'000'000));
   }
@@ -107,8 +112,8 @@ TEST_CASE("an interactive read during 4 MB background reads waits for one comman
   // The longest non-preemptible command: overhead + a (possibly unsplit) seek + what JIT-seek
   // leaves of the rotation + one chunk — never a whole 4 MB IO (~100 ms).
   const Nanos longest = rig.sched->meter().longest_command();
-  CHECK(longest <= rig.model->geometry().command_overhead + rig.model->seek_time(rig.model->cylinders() - 1) + 1ms +
-                       2ms);
+  CHECK(longest <=
+        rig.model->geometry().command_overhead + rig.model->seek_time(rig.model->cylinders() - 1) + 1ms + 2ms);
   Nanos worst{0};
   for (const auto& o : got) {
     REQUIRE(o.result.has_value());

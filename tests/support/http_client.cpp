@@ -51,8 +51,8 @@ HttpResult http_request(const std::string& host_port, const std::string& method,
   if (t.empty() || lower(raw_extra_headers).find("authorization:") != std::string::npos) {
     return http_request_without_token(host_port, method, target, raw_extra_headers, body);
   }
-  return http_request_without_token(host_port, method, target, "Authorization: Bearer " + t + "\r\n" + raw_extra_headers,
-                                    body);
+  return http_request_without_token(host_port, method, target,
+                                    "Authorization: Bearer " + t + "\r\n" + raw_extra_headers, body);
 }
 
 HttpResult HttpApi::call(const std::string& method, const std::string& target, const std::string& body,

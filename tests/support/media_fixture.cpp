@@ -35,8 +35,9 @@ std::int64_t wait_for_closed_frames(const std::filesystem::path& data, std::int6
   std::int64_t have = 0, start_us = 0;
   for (int i = 0; i < 200 && have < frames; ++i) {
     pqxx::work tx(c);
-    const auto row = tx.exec1("SELECT COALESCE(sum(frame_count), 0), COALESCE(min(start_us), 0) FROM segments "
-                              "WHERE state = 'closed'");
+    const auto row = tx.exec1(
+        "SELECT COALESCE(sum(frame_count), 0), COALESCE(min(start_us), 0) FROM segments "
+        "WHERE state = 'closed'");
     have = row[0].as<std::int64_t>();
     start_us = row[1].as<std::int64_t>();
     if (have < frames) std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -47,18 +48,28 @@ std::int64_t wait_for_closed_frames(const std::filesystem::path& data, std::int6
 
 std::vector<std::string> sim_volume_args(const std::filesystem::path& dir, const std::filesystem::path& profile,
                                          int volume_mb) {
-  return {"--volume", (dir / "vol").string(), "--volume-size", std::to_string(static_cast<std::int64_t>(volume_mb) << 20),
-          "--extent-bytes", std::to_string(4 << 20), "--profile", profile.string(), "--cycle-ms", "200",
-          "--model-check-cycles", "0", "--no-camera-pull"};
+  return {"--volume",
+          (dir / "vol").string(),
+          "--volume-size",
+          std::to_string(static_cast<std::int64_t>(volume_mb) << 20),
+          "--extent-bytes",
+          std::to_string(4 << 20),
+          "--profile",
+          profile.string(),
+          "--cycle-ms",
+          "200",
+          "--model-check-cycles",
+          "0",
+          "--no-camera-pull"};
 }
 
 // ffprobe's packet list of FILE (size, key flag, pts in seconds).
 std::vector<ProbedPacket> probe_packets(const std::filesystem::path& file, const std::filesystem::path& dir) {
   const auto out = dir / (file.filename().string() + ".packets");
-  auto r = run_to_exit("/usr/bin/ffprobe", {"-v", "error", "-select_streams", "v:0", "-show_entries",
-                                                  "packet=pts_time,size,flags", "-of", "csv=p=0", "-o", out.string(),
-                                                  file.string()},
-                             dir / "ffprobe.log");
+  auto r = run_to_exit("/usr/bin/ffprobe",
+                       {"-v", "error", "-select_streams", "v:0", "-show_entries", "packet=pts_time,size,flags", "-of",
+                        "csv=p=0", "-o", out.string(), file.string()},
+                       dir / "ffprobe.log");
   REQUIRE(r.status == 0);
   std::vector<ProbedPacket> packets;
   std::ifstream in(out);
@@ -76,10 +87,11 @@ std::vector<ProbedPacket> probe_packets(const std::filesystem::path& file, const
 
 std::string probe_stream(const std::filesystem::path& file, const std::filesystem::path& dir) {
   const auto out = dir / (file.filename().string() + ".stream");
-  auto r = run_to_exit("/usr/bin/ffprobe", {"-v", "error", "-select_streams", "v:0", "-show_entries",
-                                                  "stream=codec_name,width,height:format=duration", "-of",
-                                                  "default=nw=1", "-o", out.string(), file.string()},
-                             dir / "ffprobe.log");
+  auto r = run_to_exit("/usr/bin/ffprobe",
+                       {"-v", "error", "-select_streams", "v:0", "-show_entries",
+                        "stream=codec_name,width,height:format=duration", "-of", "default=nw=1", "-o", out.string(),
+                        file.string()},
+                       dir / "ffprobe.log");
   REQUIRE(r.status == 0);
   std::ifstream in(out);
   return std::string(std::istreambuf_iterator<char>(in), {});
@@ -100,8 +112,9 @@ RecordedCamera recorded_camera(const std::filesystem::path& dir, const std::stri
   r.data = dir / "data";
   r.vigild = std::make_unique<VigildProcess>(r.data, sim_volume_args(dir, profile));
   REQUIRE(r.vigild->wait_ready());
-  auto rec = run_to_exit(VIGIL_CLI_PATH, {"--server", r.vigild->wire(), "record", "--stream", name, r.clip.string(), "--fast"},
-                         dir / "rec.log");
+  auto rec =
+      run_to_exit(VIGIL_CLI_PATH, {"--server", r.vigild->wire(), "record", "--stream", name, r.clip.string(), "--fast"},
+                  dir / "rec.log");
   INFO(rec.output);
   REQUIRE(rec.status == 0);
   wait_for_closed_frames(r.data, 25 * seconds);

@@ -26,8 +26,6 @@ std::vector<std::string> sim_volume_args(const std::filesystem::path& dir, const
 // the recorder ends); REQUIREs it does. Returns the earliest closed segment's start_us.
 std::int64_t wait_for_closed_frames(const std::filesystem::path& data, std::int64_t frames);
 
-
-
 struct ProbedPacket {
   std::int64_t size = 0;
   bool key = false;

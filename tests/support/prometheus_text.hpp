@@ -17,13 +17,14 @@ struct PromSample {
 };
 
 struct PromText {
-  std::vector<std::string> errors;             // empty: the text is valid
-  std::map<std::string, std::string> types;    // family → counter/gauge/histogram/...
-  std::map<std::string, std::string> help;     // family → help text (unescaped)
+  std::vector<std::string> errors;           // empty: the text is valid
+  std::map<std::string, std::string> types;  // family → counter/gauge/histogram/...
+  std::map<std::string, std::string> help;   // family → help text (unescaped)
   std::vector<PromSample> samples;
 
   // Samples named NAME whose labels include LABELS.
-  std::vector<const PromSample*> find(const std::string& name, const std::map<std::string, std::string>& labels = {}) const;
+  std::vector<const PromSample*> find(const std::string& name,
+                                      const std::map<std::string, std::string>& labels = {}) const;
   // The value of the single such sample; nullopt if none or several.
   std::optional<double> value(const std::string& name, const std::map<std::string, std::string>& labels = {}) const;
   // The sum over every such sample.

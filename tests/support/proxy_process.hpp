@@ -32,7 +32,8 @@ class ProxyProcess {
 // GET TARGET from HOST_PORT with TOKEN as the bearer (none when empty).
 HttpResult get_as(const std::string& host_port, const std::string& target, const std::string& token);
 // The sum of metric NAME's samples matching LABELS in HOST_PORT's /metrics (which must parse).
-double metric(const std::string& host_port, const std::string& name, const std::map<std::string, std::string>& labels = {});
+double metric(const std::string& host_port, const std::string& name,
+              const std::map<std::string, std::string>& labels = {});
 // The URI lines of an HLS playlist (the init segment's included), relative to the playlist.
 std::vector<std::string> playlist_uris(const std::string& m3u8);
 

@@ -48,9 +48,18 @@ std::pair<proto::Envelope, std::vector<std::byte>> media_packet(std::uint64_t st
 
 RecordingRig::RecordingRig(std::vector<std::string> extra) {
   make_sim_profile(dir.path());
-  std::vector<std::string> args{"--volume", (dir.path() / "vol").string(), "--volume-size", std::to_string(256 << 20),
-                                "--extent-bytes", std::to_string(4 << 20), "--profile", (dir.path() / "wd.json").string(),
-                                "--cycle-ms", "200", "--model-check-cycles", "0"};
+  std::vector<std::string> args{"--volume",
+                                (dir.path() / "vol").string(),
+                                "--volume-size",
+                                std::to_string(256 << 20),
+                                "--extent-bytes",
+                                std::to_string(4 << 20),
+                                "--profile",
+                                (dir.path() / "wd.json").string(),
+                                "--cycle-ms",
+                                "200",
+                                "--model-check-cycles",
+                                "0"};
   // EXTRA's "--option value" pairs replace the defaults above, or are added.
   for (std::size_t i = 0; i + 1 < extra.size(); i += 2) {
     const auto at = std::find(args.begin(), args.end(), extra[i]);

@@ -19,8 +19,7 @@ TEST_CASE("proxy resources: kinds, cache keys without the token, freshness", "[p
   CHECK(seg.camera == "gate");
   CHECK(seg.access_token == "abc");
   CHECK(cache_key(seg, "ignored") == "/api/v1/cameras/gate/hls/seg.m4s?t0=1&t1=2&o=0");
-  CHECK(cache_key(classify("/api/v1/cameras/gate/hls/seg.m4s?access_token=x&t0=1&t1=2&o=0"), "") ==
-        cache_key(seg, ""));
+  CHECK(cache_key(classify("/api/v1/cameras/gate/hls/seg.m4s?access_token=x&t0=1&t1=2&o=0"), "") == cache_key(seg, ""));
   CHECK(freshness(seg, "private, max-age=3600") == 3600s);
   CHECK(freshness(seg, "") == 60s);
 

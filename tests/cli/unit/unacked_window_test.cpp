@@ -35,7 +35,8 @@ UnackedWindow window_of(int packets, std::uint64_t stream_id = 7) {
 
 TEST_CASE("unacked window: sequences from 1, packets leave only when acknowledged", "[client][record]") {
   auto w = window_of(5);
-  REQUIRE(unsent(w) == std::vector<std::pair<std::uint64_t, std::int64_t>>{{1, 0}, {2, 100}, {3, 200}, {4, 300}, {5, 400}});
+  REQUIRE(unsent(w) ==
+          std::vector<std::pair<std::uint64_t, std::int64_t>>{{1, 0}, {2, 100}, {3, 200}, {4, 300}, {5, 400}});
   CHECK(w.front().env.media_packet().stream_id() == 7);
   w.mark_sent();
   CHECK(w.all_sent());

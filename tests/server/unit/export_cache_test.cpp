@@ -15,7 +15,7 @@ TEST_CASE("export cache: LRU within the budget", "[export][cache]") {
   ExportCache cache(100);
   cache.put("a", bytes(40));
   cache.put("b", bytes(40));
-  REQUIRE(cache.find("a"));  // a is now the most recent
+  REQUIRE(cache.find("a"));   // a is now the most recent
   cache.put("c", bytes(40));  // 120 > 100: b (least recent) goes
   CHECK(cache.find("a"));
   CHECK_FALSE(cache.find("b"));

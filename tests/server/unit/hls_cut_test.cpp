@@ -14,7 +14,8 @@ namespace {
 PlaybackSegment segment(std::int64_t start_us, std::int64_t gop_us, int n) {
   PlaybackSegment s;
   for (int i = 0; i < n; ++i) {
-    s.gops.add({.pts = start_us + i * gop_us, .offset = static_cast<std::uint64_t>(i) * 4096 + 4096,
+    s.gops.add({.pts = start_us + i * gop_us,
+                .offset = static_cast<std::uint64_t>(i) * 4096 + 4096,
                 .sequence = static_cast<std::uint64_t>(i) * 25 + 1});
   }
   s.end_pts = start_us + n * gop_us;
@@ -53,8 +54,8 @@ TEST_CASE("HLS segments: a hole in the recording closes a segment", "[http][hls]
   CHECK((cuts[0].from_us == 0 && cuts[0].to_us == 3'000'000));
   CHECK((cuts[1].from_us == 8'000'000 && cuts[1].to_us == 11'000'000));
   // Back to back (no hole): the storage segment boundary does not cut the HLS segment.
-  const auto joined = cut_hls_segments({segment(0, 1'000'000, 3), segment(3'000'000, 1'000'000, 3)}, 0, 20'000'000,
-                                       4'000'000);
+  const auto joined =
+      cut_hls_segments({segment(0, 1'000'000, 3), segment(3'000'000, 1'000'000, 3)}, 0, 20'000'000, 4'000'000);
   REQUIRE(joined.size() == 2);
   CHECK((joined[0].from_us == 0 && joined[0].to_us == 4'000'000));
 }

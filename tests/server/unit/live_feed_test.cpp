@@ -34,8 +34,7 @@ TEST_CASE("live viewers start at a keyframe, lag without slowing others, and see
   // The slow viewer never took anything: past its bound it dropped what it held and waits for
   // the next keyframe; it resumes there, with every frame after it.
   CHECK(slow->dropped() > 0);
-  while (slow->pop()) {
-  }
+  while (slow->pop()) {}
   publish(feed, 31);
   publish(feed, 32);
   std::vector<std::uint64_t> got;

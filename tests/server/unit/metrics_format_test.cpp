@@ -61,10 +61,11 @@ TEST_CASE("metrics: histograms have cumulative buckets, +Inf, _sum and _count", 
         "vigil_test_seconds_count{route=\"metrics\",status=\"2xx\"} 7\n");
   CHECK(test::parse_prometheus_text(r.render()).errors.empty());
   r.histogram("vigil_plain2_seconds", "No labels.", {1}).with({}).observe(0.5);
-  CHECK(r.render().ends_with("vigil_plain2_seconds_bucket{le=\"1\"} 1\n"
-                             "vigil_plain2_seconds_bucket{le=\"+Inf\"} 1\n"
-                             "vigil_plain2_seconds_sum 0.5\n"
-                             "vigil_plain2_seconds_count 1\n"));
+  CHECK(
+      r.render().ends_with("vigil_plain2_seconds_bucket{le=\"1\"} 1\n"
+                           "vigil_plain2_seconds_bucket{le=\"+Inf\"} 1\n"
+                           "vigil_plain2_seconds_sum 0.5\n"
+                           "vigil_plain2_seconds_count 1\n"));
 }
 
 TEST_CASE("metrics: values are formatted as Prometheus reads them", "[metrics]") {
@@ -117,9 +118,9 @@ TEST_CASE("metrics: HTTP paths map onto a fixed set of route names", "[metrics]"
   CHECK(http_route_name("/api/v1/cameras//timeline") == "other");
   CHECK(http_route_name("/no/such/thing") == "other");
   CHECK(http_route_name("/") == "other");
-  for (auto name : {"healthz", "metrics", "cameras", "timeline", "camera_timeline", "camera_export",
-                    "camera_thumbnail", "camera_hls_playlist", "camera_hls_segment", "camera_live_playlist",
-                    "camera_live_segment", "events", "event", "other"}) {
+  for (auto name : {"healthz", "metrics", "cameras", "timeline", "camera_timeline", "camera_export", "camera_thumbnail",
+                    "camera_hls_playlist", "camera_hls_segment", "camera_live_playlist", "camera_live_segment",
+                    "events", "event", "other"}) {
     CHECK(std::find(kHttpRoutes.begin(), kHttpRoutes.end(), name) != kHttpRoutes.end());
   }
 }
