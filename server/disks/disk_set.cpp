@@ -44,6 +44,14 @@ std::variant<Admitted, Refusal> DiskSet::admit(admission::StreamDemand demand, D
   // Which refusal a client gets when no disk admits: a decision on load beats a disk without
   // room, which beats a disk without a profile (the most specific thing that could change).
   std::optional<Refusal> decided, no_room, not_profiled;
+  // Placement: of the disks that admit the stream, the one with the largest share of its
+  // real-time budget left afterwards, so load spreads over the node's disks instead of filling
+  // them in configuration order (ties: configuration order). Every disk considered stays locked
+  // until the choice is made, always in configuration order, so the decision still holds.
+  std::vector<std::unique_lock<std::mutex>> locks;
+  Disk* best = nullptr;
+  admission::Decision best_decision;
+  double best_left = -1;
   for (auto& d : disks_) {
     if (only && d.get() != only) continue;
     const auto* adm = d->io->admission();
@@ -53,7 +61,7 @@ std::variant<Admitted, Refusal> DiskSet::admit(admission::StreamDemand demand, D
                              {}};
       continue;
     }
-    std::lock_guard lock(d->mu);
+    locks.emplace_back(d->mu);
     if (demand.write && d->no_room.load(std::memory_order_relaxed)) {
       no_room = Refusal{RefusalCause::no_room,
                         "the volume " + d->volume->path.string() +
@@ -71,10 +79,18 @@ std::variant<Admitted, Refusal> DiskSet::admit(admission::StreamDemand demand, D
       decided = Refusal{cause, decision.reason, decision.max_rate};
       continue;
     }
-    demand.id = d->next_demand++;
-    d->admitted.push_back(demand);
-    publish_admitted(*d);
-    return Admitted{d.get(), demand, std::move(decision)};
+    const double left = decision.budget_s > 0 ? (decision.budget_s - decision.predicted_busy_s) / decision.budget_s : 0;
+    if (!best || left > best_left) {
+      best = d.get();
+      best_decision = std::move(decision);
+      best_left = left;
+    }
+  }
+  if (best) {
+    demand.id = best->next_demand++;
+    best->admitted.push_back(demand);
+    publish_admitted(*best);
+    return Admitted{best, demand, std::move(best_decision)};
   }
   if (decided) return *decided;
   if (no_room) return *no_room;

@@ -73,8 +73,8 @@ class DiskSet {
   // BATCHER takes the admission_decisions rows; it must outlive the set.
   DiskSet(std::vector<std::unique_ptr<Disk>> disks, catalog::Batcher& batcher);
 
-  // Admits DEMAND on ONLY, or without it on the first disk in configuration
-  // order that admits it. A refusal is logged here; an admission is logged by the caller with
+  // Admits DEMAND on ONLY, or without it on the disk that admits it with the largest share of
+  // its real-time budget left afterwards. A refusal is logged here; an admission is logged by the caller with
   // log_admitted once the stream has an id (or could not get one).
   std::variant<Admitted, Refusal> admit(admission::StreamDemand demand, DiskMetrics::Kind kind,
                                         const std::optional<std::string>& camera, Disk* only = nullptr);

@@ -50,7 +50,7 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
                                  .peak_rate = Rate::from_bps(peak_bps),
                                  .average_rate = Rate::from_bps(req.declared_average_rate_bps())};
 
-  // Admission: the first disk whose controller admits the stream (disks in configuration order).
+  // Admission: on the disk with the most real-time share left once it is admitted.
   auto admitted = disks_.admit(demand, DiskMetrics::Kind::recording, req.stream_name());
   if (auto* no = std::get_if<Refusal>(&admitted)) co_return to_refuse(*no);
   const Admitted granted = std::get<Admitted>(std::move(admitted));

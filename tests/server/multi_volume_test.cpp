@@ -145,3 +145,23 @@ TEST_CASE("three volumes: recordings spread over them, and vigild restarts after
   CHECK(outside == 0);
   CHECK(q.exec1("SELECT count(DISTINCT volume_id) FROM segments")[0].as<int>() == 3);
 }
+
+TEST_CASE("three volumes: a new recording goes to the disk with the most share left", "[vigild][volume]") {
+  ThreeVolumes rig;
+  auto d = rig.start();
+  const std::uint64_t rate = largest_rate_bps(*d) / 4;  // four would fit on the first disk alone
+  std::vector<std::unique_ptr<client::WireClient>> clients;
+  std::vector<std::uint64_t> streams;
+  for (int i = 0; i < 3; ++i) {
+    clients.push_back(std::make_unique<client::WireClient>(d->wire(), 20s));
+    streams.push_back(test::open_admitted(*clients.back(), "spread-" + std::to_string(i), rate));
+  }
+  pqxx::connection conn(rig.catalog());
+  pqxx::nontransaction q(conn);
+  std::set<std::int64_t> disks;
+  for (auto s : streams) {
+    disks.insert(q.exec_params1("SELECT disk_id FROM streams WHERE id = $1", static_cast<std::int64_t>(s))[0]
+                     .as<std::int64_t>());
+  }
+  CHECK(disks.size() == 3);  // configuration order would have put all three on the first
+}
