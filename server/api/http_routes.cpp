@@ -38,7 +38,20 @@ boost::asio::awaitable<HttpResponse> healthz(const RouteContext& ctx, const Http
     std::string what = e.what();
     db["error"] = what.substr(0, what.find('\n'));
   }
-  json::object body{{"status", ok ? "ok" : "degraded"}, {"version", VIGIL_VERSION}, {"database", std::move(db)}};
+  // A volume that could not be brought up leaves the node serving (degraded, 200); a catalog it
+  // cannot reach does not (503).
+  json::array unavailable;
+  if (ctx.unavailable_volumes) {
+    for (const auto& v : *ctx.unavailable_volumes) {
+      unavailable.push_back(
+          json::object{{"path", v.path.string()}, {"error", v.reason.substr(0, v.reason.find('\n'))}});
+    }
+  }
+  const bool degraded = !ok || !unavailable.empty();
+  json::object body{{"status", degraded ? "degraded" : "ok"},
+                    {"version", VIGIL_VERSION},
+                    {"database", std::move(db)},
+                    {"volumes", json::object{{"unavailable", std::move(unavailable)}}}};
   co_return json_response(req, ok ? http::status::ok : http::status::service_unavailable, json::serialize(body));
 }
 

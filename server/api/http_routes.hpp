@@ -4,8 +4,10 @@
 // whatever a route throws is answered by server/net/api_error.hpp's table (the client's
 // mistakes 4xx, the server's failures 5xx and logged).
 #include <string>
+#include <vector>
 
 #include "server/core/catalog_pool.hpp"
+#include "server/disks/volume_startup.hpp"
 #include "server/net/http_server.hpp"
 
 namespace vigil::server {
@@ -19,7 +21,9 @@ class WebAssets;
 
 struct RouteContext {
   CatalogPool& catalog;
-  std::string database_mode;         // "embedded" or "external", shown by /healthz
+  std::string database_mode;  // "embedded" or "external", shown by /healthz
+  // Configured volumes vigild could not bring up (/healthz says degraded); null: none.
+  const std::vector<UnavailableVolume>* unavailable_volumes = nullptr;
   DiskSet* disks = nullptr;          // the open volumes' disks (media reads); null: none
   ExportCache* exports = nullptr;    // finished exports kept for repeated/ranged requests
   Authenticator* auth = nullptr;     // null: no tokens checked (unit rigs)

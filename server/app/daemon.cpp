@@ -71,8 +71,9 @@ class Daemon {
   std::optional<EmbeddedPostgres> embedded_;
   std::string conninfo_;
   std::string mode_;  // "embedded" or "external"
+  Metrics metrics_;   // outlives everything that publishes to it
   std::vector<OpenVolume> volumes_;
-  Metrics metrics_;  // outlives everything that publishes to it
+  std::vector<UnavailableVolume> unavailable_volumes_;  // shown by /healthz
   std::optional<catalog::Batcher> batcher_;
   std::optional<DiskSet> disk_set_;  // the IO threads' callbacks use its disks: it outlives them
   std::vector<std::unique_ptr<DiskIoThread>> io_threads_;
@@ -107,7 +108,10 @@ Daemon::Daemon(const ServerConfig& cfg) : cfg_(cfg), lock_(made(cfg.data_dir)) {
   for (const auto& path : cfg_.volumes) {
     volume_configs.push_back({fs::absolute(path), cfg_.volume_create_bytes, cfg_.extent_bytes});
   }
-  volumes_ = bring_up_volumes(volume_configs, conninfo_);
+  auto up = bring_up_volumes(volume_configs, conninfo_);
+  volumes_ = std::move(up.open);
+  unavailable_volumes_ = std::move(up.unavailable);
+  for (const auto& v : unavailable_volumes_) metrics_.volume_unavailable(v.path.string());
   // From here on each volume's device belongs to its disk's IO thread. The batcher comes first:
   // the IO threads hand closed segments to it until they stop.
   batcher_.emplace(conninfo_);
@@ -180,6 +184,7 @@ void Daemon::start_listeners() {
   http_.emplace(io_, resolve_numeric(cfg_.http_address, cfg_.http_port, "http-address"),
                 with_request_metrics(make_http_routes(RouteContext{.catalog = *catalog_,
                                                                    .database_mode = mode_,
+                                                                   .unavailable_volumes = &unavailable_volumes_,
                                                                    .disks = have_disks ? &*disk_set_ : nullptr,
                                                                    .exports = &*exports_,
                                                                    .auth = &*auth_,

@@ -105,6 +105,10 @@ Metrics::Metrics()
                           {"disk"})),
       d_free_bytes_(
           registry_.gauge("vigil_disk_free_bytes", "Free space of the disk's volume (whole free extents).", {"disk"})),
+      v_unavailable_(
+          registry_.gauge("vigil_volume_unavailable",
+                          "1 for a configured volume vigild could not bring up at start (it runs without it).",
+                          {"volume"})),
       d_utilisation_hist_(registry_.histogram("vigil_disk_cycle_utilisation_ratio",
                                               "Device busy time per cycle over T.", kUtilisationBounds, {"disk"})),
       d_slack_hist_(registry_.histogram("vigil_disk_cycle_slack_seconds",
@@ -260,6 +264,8 @@ void DiskMetrics::reclaimed(std::uint64_t segments, std::uint64_t bytes) noexcep
 void DiskMetrics::retention_failed() noexcept { retention_failures_.inc(); }
 
 void DiskMetrics::free_bytes(double bytes) noexcept { free_bytes_.set(bytes); }
+
+void Metrics::volume_unavailable(const std::string& path) { v_unavailable_.with({path}).set(1); }
 
 void DiskMetrics::miss(storage::MissCause cause) noexcept {
   const auto i = static_cast<std::size_t>(cause);

@@ -107,6 +107,8 @@ class Metrics {
   // The series of disk DISK (a volume path) / camera NAME, created at first use; stable.
   DiskMetrics& disk(const std::string& disk);
   CameraMetrics& camera(const std::string& name);
+  // Volume PATH could not be brought up at start: vigild runs without it.
+  void volume_unavailable(const std::string& path);
 
   // ROUTE must be one of kHttpRoutes (others count as "other"). Lock-free.
   void http_request(std::string_view route, unsigned status, double seconds) noexcept;
@@ -126,7 +128,8 @@ class Metrics {
       &d_reclaimed_segments_, &d_reclaimed_bytes_, &d_retention_failures_;
   metrics::Family<metrics::Gauge>&d_utilisation_, &d_slack_, &d_predicted_rt_, &d_observed_rt_, &d_expected_wait_,
       &d_longest_command_, &d_cycle_s_, &d_r_rt_, &d_chunk_bytes_, &d_depth_, &d_profiled_, &d_budget_,
-      &d_admitted_streams_, &d_admitted_rate_, &d_predicted_busy_, &d_model_optimistic_, &d_free_bytes_;
+      &d_admitted_streams_, &d_admitted_rate_, &d_predicted_busy_, &d_model_optimistic_, &d_free_bytes_,
+      &v_unavailable_;
   metrics::Family<metrics::Histogram>&d_utilisation_hist_, &d_slack_hist_;
   // Camera families.
   metrics::Family<metrics::Counter>&c_streams_, &c_packets_, &c_bytes_, &c_refused_, &c_gaps_, &c_discontinuities_;

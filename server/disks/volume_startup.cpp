@@ -55,29 +55,42 @@ OpenVolume open_volume(const VolumeConfig& cfg) {
 
 }  // namespace
 
-std::vector<OpenVolume> bring_up_volumes(const std::vector<VolumeConfig>& configs, const std::string& conninfo) {
-  std::vector<OpenVolume> out;
+VolumesUp bring_up_volumes(const std::vector<VolumeConfig>& configs, const std::string& conninfo) {
+  VolumesUp out;
   pqxx::connection conn(conninfo);
   for (const auto& cfg : configs) {
-    auto ov = open_volume(cfg);
-    std::int64_t volume_id = 0;
-    {
+    try {
+      auto ov = open_volume(cfg);
+      {
+        pqxx::work tx(conn);
+        ov.volume_id = catalog::register_volume(tx, *ov.volume, cfg.path.string());
+        // A volume that failed at an earlier start and is readable again is in service again.
+        tx.exec_params0("UPDATE volumes SET state = 'active' WHERE id = $1 AND state = 'failed'", ov.volume_id);
+        tx.commit();
+      }
+      const auto [found, plan] = catalog::reconcile_volume(conn, *ov.volume, ov.volume_id, now_us());
+      log::info("volume recovered", {{"path", cfg.path.string()},
+                                     {"volume_id", ov.volume_id},
+                                     {"segments", found.size()},
+                                     {"closed_after_crash", plan.close.size()},
+                                     {"adopted", plan.adopt.size()},
+                                     {"reclaimed", plan.reclaim.size()},
+                                     {"lost", plan.lost.size()},
+                                     {"free_extents", ov.volume->free_extent_count()},
+                                     {"extents", ov.volume->extent_count()}});
+      out.open.push_back(std::move(ov));
+    } catch (const pqxx::failure&) {
+      throw;  // the catalog, not the volume
+    } catch (const std::exception& e) {
+      // The other volumes still record; this one is for the operator to look at (fsck), and its
+      // recordings stay in the catalog, findable, until it comes back.
+      log::error("volume unavailable: vigild runs without it",
+                 {{"path", cfg.path.string()}, {"reason", std::string(e.what())}});
       pqxx::work tx(conn);
-      volume_id = catalog::register_volume(tx, *ov.volume, cfg.path.string());
+      tx.exec_params0("UPDATE volumes SET state = 'failed' WHERE path = $1 AND state = 'active'", cfg.path.string());
       tx.commit();
+      out.unavailable.push_back({cfg.path, e.what()});
     }
-    ov.volume_id = volume_id;
-    const auto [found, plan] = catalog::reconcile_volume(conn, *ov.volume, volume_id, now_us());
-    log::info("volume recovered", {{"path", cfg.path.string()},
-                                   {"volume_id", ov.volume_id},
-                                   {"segments", found.size()},
-                                   {"closed_after_crash", plan.close.size()},
-                                   {"adopted", plan.adopt.size()},
-                                   {"reclaimed", plan.reclaim.size()},
-                                   {"lost", plan.lost.size()},
-                                   {"free_extents", ov.volume->free_extent_count()},
-                                   {"extents", ov.volume->extent_count()}});
-    out.push_back(std::move(ov));
   }
   return out;
 }

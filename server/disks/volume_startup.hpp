@@ -2,7 +2,10 @@
 // Bringing vigild's volumes up at start: open (or create and format) each volume, register it
 // in the catalog, and recover it — every segment scanned from the volume itself and the
 // catalog reconciled with what was found (catalog/recovery_plan.hpp) — before anything is
-// served. Start-up code: throws std::runtime_error with a one-line cause.
+// served. A volume that cannot be brought up (missing, not a Vigil volume, failing) does not stop
+// vigild: it is reported, marked failed in the catalog, and vigild runs on the others.
+// Start-up code: catalog errors throw (vigild cannot start without its catalog); a volume's own
+// failure is a value (UnavailableVolume).
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -26,7 +29,17 @@ struct OpenVolume {
   std::unique_ptr<storage::Volume> volume;
 };
 
+struct UnavailableVolume {
+  std::filesystem::path path;
+  std::string reason;  // one line, for the log, /healthz and the operator
+};
+
+struct VolumesUp {
+  std::vector<OpenVolume> open;
+  std::vector<UnavailableVolume> unavailable;
+};
+
 // Opens every configured volume and recovers it against the catalog at CONNINFO.
-std::vector<OpenVolume> bring_up_volumes(const std::vector<VolumeConfig>& configs, const std::string& conninfo);
+VolumesUp bring_up_volumes(const std::vector<VolumeConfig>& configs, const std::string& conninfo);
 
 }  // namespace vigil::server

@@ -4,14 +4,18 @@
 // index; one of an unknown stream is reclaimed. A file that is not a volume is refused.
 #include <signal.h>
 
+#include <boost/json.hpp>
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 #include <fstream>
 #include <pqxx/pqxx>
 
+#include "client/wire/wire_client.hpp"
 #include "storage/file_device.hpp"
 #include "storage/segment_writer.hpp"
 #include "storage/volume.hpp"
+#include "tests/support/media_fixture.hpp"
+#include "tests/support/recording_rig.hpp"
 #include "tests/support/script_frames.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/vigild_process.hpp"
@@ -93,19 +97,38 @@ TEST_CASE("vigild creates its volume and recovers crash leftovers on the next st
   CHECK(q.exec1("SELECT count(*) FROM segments WHERE id = 701")[0].as<int>() == 0);
 }
 
-TEST_CASE("vigild refuses to start on a file that is not a volume, without touching it", "[vigild][volume]") {
+TEST_CASE("vigild runs without a volume it cannot bring up, says so, and leaves the file untouched",
+          "[vigild][volume]") {
   test::TempDir dir;
   const auto junk = dir.path() / "junk";
   {
     std::ofstream out(junk);
     out << std::string(1 << 20, 'x');
   }
-  auto r = test::run_to_exit(VIGILD_PATH,
-                             {"--data", (dir.path() / "data").string(), "--volume", junk.string(), "--listen",
-                              "127.0.0.1:0", "--http-port", "0"},
-                             dir.path() / "out.log");
-  CHECK(r.status == 1);
-  CHECK_THAT(r.output, ContainsSubstring("is not a Vigil volume"));
+  const auto good = dir.path() / "vol";
+  const auto profile = test::make_sim_profile(dir.path());
+  test::VigildProcess d(dir.path() / "data", {"--volume", junk.string(), "--volume", good.string(), "--volume-size",
+                                              std::to_string(64 << 20), "--extent-bytes", std::to_string(4 << 20),
+                                              "--profile", profile.string(), "--model-check-cycles", "0"});
+  REQUIRE(d.wait_ready());
+  INFO(d.output());
+  CHECK_THAT(d.output(), ContainsSubstring("volume unavailable"));
+  CHECK_THAT(d.output(), ContainsSubstring("is not a Vigil volume"));
+  // /healthz: degraded but serving, naming the volume.
+  const auto health = test::http_request_without_token(d.http(), "GET", "/healthz");
+  CHECK(health.status == 200);
+  const auto doc = boost::json::parse(health.body).as_object();
+  CHECK(doc.at("status").as_string() == "degraded");
+  const auto& unavailable = doc.at("volumes").at("unavailable").as_array();
+  REQUIRE(unavailable.size() == 1);
+  CHECK(unavailable[0].at("path").as_string() == junk.string());
+  CHECK_THAT(std::string(unavailable[0].at("error").as_string()), ContainsSubstring("not a Vigil volume"));
+  const auto metrics = test::http_request_without_token(d.http(), "GET", "/metrics");
+  CHECK_THAT(metrics.body, ContainsSubstring("vigil_volume_unavailable{volume=\"" + junk.string() + "\"} 1"));
+  // The other volume records.
+  client::WireClient c(d.wire(), std::chrono::seconds(20));
+  test::open_admitted(c, "door", 1'000'000);
+  // Never formatted: the operator decides.
   std::ifstream in(junk);
   std::string head(16, '\0');
   in.read(head.data(), 16);
