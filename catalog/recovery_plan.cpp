@@ -6,7 +6,7 @@
 
 #include "storage/segment_recovery.hpp"
 
-namespace vigil::server {
+namespace vigil::catalog {
 
 std::vector<VolumeSegment> scan_volume(storage::Volume& volume) {
   std::vector<VolumeSegment> out;
@@ -145,4 +145,4 @@ std::vector<CatalogSegment> catalog_segments(pqxx::work& tx, std::int64_t volume
   return out;
 }
 
-}  // namespace vigil::server
+}  // namespace vigil::catalog

@@ -22,7 +22,7 @@
 
 #include "storage/volume.hpp"
 
-namespace vigil::server {
+namespace vigil::catalog {
 
 // What recovery found on the volume for one segment.
 struct VolumeSegment {
@@ -72,4 +72,4 @@ void apply_recovery_plan(pqxx::work& tx, std::int64_t volume_id, const RecoveryP
 // The catalog's segments of VOLUME_ID (any state).
 std::vector<CatalogSegment> catalog_segments(pqxx::work& tx, std::int64_t volume_id);
 
-}  // namespace vigil::server
+}  // namespace vigil::catalog

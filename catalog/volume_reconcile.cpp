@@ -48,11 +48,11 @@ std::set<std::int64_t> known_streams(pqxx::work& tx) {
 Reconciled reconcile_volume(pqxx::connection& conn, storage::Volume& volume, std::int64_t volume_id,
                             std::int64_t restart_us) {
   Reconciled r;
-  r.found = server::scan_volume(volume);
+  r.found = catalog::scan_volume(volume);
   {
     pqxx::work tx(conn);
-    r.plan = server::plan_recovery(r.found, server::catalog_segments(tx, volume_id), known_streams(tx));
-    server::apply_recovery_plan(tx, volume_id, r.plan, restart_us);
+    r.plan = catalog::plan_recovery(r.found, catalog::catalog_segments(tx, volume_id), known_streams(tx));
+    catalog::apply_recovery_plan(tx, volume_id, r.plan, restart_us);
     tx.commit();
   }
   // Space is reclaimed only after the catalog no longer points at it.
@@ -88,11 +88,11 @@ std::string CatalogProblem::describe() const {
   return s;
 }
 
-std::vector<CatalogProblem> check_against_catalog(pqxx::work& tx, const std::vector<server::VolumeSegment>& found,
+std::vector<CatalogProblem> check_against_catalog(pqxx::work& tx, const std::vector<catalog::VolumeSegment>& found,
                                                   std::int64_t volume_id) {
   using Kind = CatalogProblem::Kind;
-  const auto in_catalog = server::catalog_segments(tx, volume_id);
-  const auto plan = server::plan_recovery(found, in_catalog, known_streams(tx));
+  const auto in_catalog = catalog::catalog_segments(tx, volume_id);
+  const auto plan = catalog::plan_recovery(found, in_catalog, known_streams(tx));
   std::vector<CatalogProblem> out;
   const auto sid = [](std::uint64_t v) { return static_cast<std::int64_t>(v); };
   for (const auto& v : plan.close) {
@@ -104,7 +104,7 @@ std::vector<CatalogProblem> check_against_catalog(pqxx::work& tx, const std::vec
                    std::to_string(v.frame_count) + " frames not in the catalog; --repair adopts them"});
   }
   std::set<std::int64_t> deleting(plan.finish_delete.begin(), plan.finish_delete.end());
-  std::map<std::uint64_t, const server::VolumeSegment*> by_id;
+  std::map<std::uint64_t, const catalog::VolumeSegment*> by_id;
   for (const auto& v : found) by_id[v.segment_id] = &v;
   std::set<std::int64_t> cataloged;
   for (const auto& c : in_catalog) cataloged.insert(c.id);
@@ -124,7 +124,7 @@ std::vector<CatalogProblem> check_against_catalog(pqxx::work& tx, const std::vec
   for (auto id : plan.finish_delete) {
     out.push_back({Kind::unfinished_delete, id, 0, "retention was interrupted; the next start finishes it"});
   }
-  std::map<std::int64_t, const server::CatalogSegment*> row;
+  std::map<std::int64_t, const catalog::CatalogSegment*> row;
   for (const auto& c : in_catalog) row[c.id] = &c;
   for (const auto& v : plan.refresh) {
     const auto& c = *row.at(sid(v.segment_id));

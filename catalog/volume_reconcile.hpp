@@ -24,8 +24,8 @@ std::optional<std::int64_t> find_volume(pqxx::work& tx, const storage::Volume& v
 std::int64_t register_volume(pqxx::work& tx, const storage::Volume& volume, const std::string& path);
 
 struct Reconciled {
-  std::vector<server::VolumeSegment> found;  // what the volume holds
-  server::RecoveryPlan plan;                 // what was done about it
+  std::vector<catalog::VolumeSegment> found;  // what the volume holds
+  catalog::RecoveryPlan plan;                 // what was done about it
 };
 
 // Scans VOLUME, applies the recovery plan to the catalog (RESTART_US ends crash gaps), commits,
@@ -54,7 +54,7 @@ struct CatalogProblem {
 const char* catalog_problem_name(CatalogProblem::Kind k) noexcept;
 
 // Read-only comparison of FOUND (scan_volume) with the catalog rows of VOLUME_ID.
-std::vector<CatalogProblem> check_against_catalog(pqxx::work& tx, const std::vector<server::VolumeSegment>& found,
+std::vector<CatalogProblem> check_against_catalog(pqxx::work& tx, const std::vector<catalog::VolumeSegment>& found,
                                                   std::int64_t volume_id);
 
 }  // namespace vigil::catalog

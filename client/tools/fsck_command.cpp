@@ -48,7 +48,7 @@ int check_catalog(storage::Volume& volume, const std::string& path, const std::s
                   << " is not registered (vigild registers it when started with --volume " << path << ")\n";
         return 0;
       }
-      problems = catalog::check_against_catalog(tx, server::scan_volume(volume), *volume_id);
+      problems = catalog::check_against_catalog(tx, catalog::scan_volume(volume), *volume_id);
     }
     int serious = 0;
     for (const auto& p : problems) {

@@ -97,7 +97,7 @@ TEST_CASE("a recording's segments land in the catalog and agree with the volume"
   CHECK(tx.exec1("SELECT count(*) FROM gaps")[0].as<int>() == 0);
   CHECK(tx.exec_params1("SELECT state FROM streams WHERE id = $1", stream_id)[0].as<std::string>() == "stopped");
   // What fsck --db would say: nothing.
-  const auto problems = catalog::check_against_catalog(tx, server::scan_volume(*vol), volume_id);
+  const auto problems = catalog::check_against_catalog(tx, catalog::scan_volume(*vol), volume_id);
   std::string said;
   for (const auto& p : problems) said += p.describe() + "\n";
   INFO(said);

@@ -67,7 +67,7 @@ TEST_CASE("recovery reconciles a volume and the catalog in both directions", "[r
   const std::int64_t restart_us = 10'000'000;
   pqxx::work tx(conn);
   auto plan =
-      server::plan_recovery(server::scan_volume(*vol), server::catalog_segments(tx, volume_id), {stream, other});
+      catalog::plan_recovery(catalog::scan_volume(*vol), catalog::catalog_segments(tx, volume_id), {stream, other});
   REQUIRE(plan.close.size() == 1);
   CHECK(plan.close[0].segment_id == 10);
   REQUIRE(plan.adopt.size() == 1);
@@ -75,7 +75,7 @@ TEST_CASE("recovery reconciles a volume and the catalog in both directions", "[r
   CHECK(plan.reclaim == std::vector<std::uint64_t>{14});
   REQUIRE(plan.lost.size() == 1);
   CHECK(plan.lost[0].id == 12);
-  server::apply_recovery_plan(tx, volume_id, plan, restart_us);
+  catalog::apply_recovery_plan(tx, volume_id, plan, restart_us);
   tx.commit();
   for (auto id : plan.reclaim) REQUIRE(reclaim_segment(*vol, id).has_value());
 
@@ -100,7 +100,7 @@ TEST_CASE("recovery reconciles a volume and the catalog in both directions", "[r
   // A second pass finds nothing left to do.
   pqxx::work again(conn);
   auto second =
-      server::plan_recovery(server::scan_volume(*vol), server::catalog_segments(again, volume_id), {stream, other});
+      catalog::plan_recovery(catalog::scan_volume(*vol), catalog::catalog_segments(again, volume_id), {stream, other});
   CHECK(second.close.empty());
   CHECK(second.adopt.empty());
   CHECK(second.reclaim.empty());

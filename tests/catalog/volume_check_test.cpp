@@ -33,7 +33,7 @@ std::int64_t make_stream(pqxx::connection& conn, const std::string& camera) {
 
 std::vector<catalog::CatalogProblem> check(pqxx::connection& conn, Volume& vol, std::int64_t volume_id) {
   pqxx::work tx(conn);
-  return catalog::check_against_catalog(tx, server::scan_volume(vol), volume_id);
+  return catalog::check_against_catalog(tx, catalog::scan_volume(vol), volume_id);
 }
 
 }  // namespace
