@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <pqxx/pqxx>
 
 #include "storage/segment_recovery.hpp"
@@ -36,7 +37,7 @@ std::vector<VolumeSegment> scan_volume(storage::Volume& volume) {
 }
 
 RecoveryPlan plan_recovery(const std::vector<VolumeSegment>& on_volume, const std::vector<CatalogSegment>& in_catalog,
-                           const std::set<std::int64_t>& known_streams) {
+                           const std::set<std::int64_t>& known_streams, bool reclaim_unreadable) {
   RecoveryPlan plan;
   std::map<std::uint64_t, const VolumeSegment*> disk;
   for (const auto& v : on_volume) disk[v.segment_id] = &v;
@@ -51,7 +52,12 @@ RecoveryPlan plan_recovery(const std::vector<VolumeSegment>& on_volume, const st
       plan.finish_delete.push_back(c.id);
     } else if (!present) {
       if (c.state != "damaged") plan.lost.push_back(c);
-      if (it != disk.end()) plan.reclaim.push_back(it->first);  // unreadable leftovers
+      if (it != disk.end()) {
+        if (it->second->readable || reclaim_unreadable) plan.reclaim.push_back(it->first);  // no frames, or freed
+        else plan.kept.push_back(it->first);
+      }
+    } else if (c.state == "damaged") {
+      plan.restore.push_back(*it->second);  // unreadable at an earlier start, readable now
     } else if (c.state == "open") {
       plan.close.push_back(*it->second);
     } else if (c.state == "closed" && (c.frame_count != static_cast<std::int64_t>(it->second->frame_count) ||
@@ -63,7 +69,8 @@ RecoveryPlan plan_recovery(const std::vector<VolumeSegment>& on_volume, const st
     if (in_cat.count(v.segment_id)) continue;
     const bool usable = v.readable && v.frame_count > 0 && known_streams.count(static_cast<std::int64_t>(v.stream_id));
     if (usable) plan.adopt.push_back(v);
-    else plan.reclaim.push_back(v.segment_id);
+    else if (v.readable || reclaim_unreadable) plan.reclaim.push_back(v.segment_id);
+    else plan.kept.push_back(v.segment_id);
   }
   return plan;
 }
@@ -115,13 +122,29 @@ void apply_recovery_plan(pqxx::work& tx, std::int64_t volume_id, const RecoveryP
         static_cast<std::int64_t>(v.data_bytes), static_cast<std::int64_t>(v.frame_count), restart_us);
     write_extents_and_index(tx, v);
   }
+  const std::set<std::uint64_t> kept(plan.kept.begin(), plan.kept.end());
   for (const auto& c : plan.lost) {
     tx.exec_params0("UPDATE segments SET state = 'damaged' WHERE id = $1", c.id);
     if (c.end_us > c.start_us) {
+      const bool unreadable = kept.count(static_cast<std::uint64_t>(c.id)) > 0;
       tx.exec_params0(
           "INSERT INTO gaps (stream_id, start_us, end_us, reason, detail) VALUES ($1, $2, $3, 'corruption', $4)",
-          c.stream_id, c.start_us, c.end_us, "segment " + std::to_string(c.id) + " is missing from its volume");
+          c.stream_id, c.start_us, c.end_us,
+          "segment " + std::to_string(c.id) +
+              (unreadable ? " is unreadable on its volume (kept; tried again at every start)"
+                          : " is missing from its volume"));
     }
+  }
+  for (const auto& v : plan.restore) {
+    // Readable again: the segment is back, and so is its video (the gap its loss left goes).
+    const auto id = static_cast<std::int64_t>(v.segment_id);
+    tx.exec_params0(
+        "UPDATE segments SET state = 'closed', end_us = GREATEST(start_us, $2), data_bytes = $3, frame_count = $4, "
+        "checksum_crc32c = COALESCE(checksum_crc32c, 0), closed_at_us = COALESCE(closed_at_us, $5) WHERE id = $1",
+        id, v.end_us, static_cast<std::int64_t>(v.data_bytes), static_cast<std::int64_t>(v.frame_count), restart_us);
+    tx.exec_params0("DELETE FROM gaps WHERE stream_id = $1 AND reason = 'corruption' AND detail LIKE $2",
+                    static_cast<std::int64_t>(v.stream_id), "segment " + std::to_string(v.segment_id) + " is %");
+    write_extents_and_index(tx, v);
   }
   for (auto id : plan.finish_delete) tx.exec_params0("DELETE FROM segments WHERE id = $1", id);
   for (const auto& v : plan.refresh) {

@@ -54,8 +54,10 @@ struct CatalogSegment {
 struct RecoveryPlan {
   std::vector<VolumeSegment> close;         // open in the catalog: close at the recovered end + crash gap
   std::vector<VolumeSegment> adopt;         // orphans on disk with a known stream
-  std::vector<std::uint64_t> reclaim;       // orphans on disk with no usable data or unknown stream
-  std::vector<CatalogSegment> lost;         // orphans in the catalog
+  std::vector<std::uint64_t> reclaim;       // orphans on disk with no frames or of an unknown stream
+  std::vector<CatalogSegment> lost;         // catalog segments missing from the volume, or unreadable on it
+  std::vector<std::uint64_t> kept;          // unreadable on the volume: kept, tried again at the next start
+  std::vector<VolumeSegment> restore;       // 'damaged' in the catalog but readable again
   std::vector<std::int64_t> finish_delete;  // 'deleting' in the catalog and already gone from disk
   std::vector<VolumeSegment> refresh;       // closed, but its frame count or end differs from the volume's
 };
@@ -63,8 +65,11 @@ struct RecoveryPlan {
 // Recovers every segment on VOLUME (storage/segment_recovery) into the plan's terms.
 std::vector<VolumeSegment> scan_volume(storage::Volume& volume);
 
+// What cannot be read is never reclaimed at start: a read error may pass (a cable, a controller,
+// a disk that spins up late), and the video is evidence. It is marked damaged, kept and tried
+// again at every start; RECLAIM_UNREADABLE (`vigil fsck --repair`, an operator's decision) frees it.
 RecoveryPlan plan_recovery(const std::vector<VolumeSegment>& on_volume, const std::vector<CatalogSegment>& in_catalog,
-                           const std::set<std::int64_t>& known_streams);
+                           const std::set<std::int64_t>& known_streams, bool reclaim_unreadable = false);
 
 // Catalog side of the plan, in TX. RESTART_US is when this start happened (end of crash gaps).
 void apply_recovery_plan(pqxx::work& tx, std::int64_t volume_id, const RecoveryPlan& plan, std::int64_t restart_us);

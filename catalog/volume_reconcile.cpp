@@ -46,12 +46,13 @@ std::set<std::int64_t> known_streams(pqxx::work& tx) {
 }  // namespace
 
 Reconciled reconcile_volume(pqxx::connection& conn, storage::Volume& volume, std::int64_t volume_id,
-                            std::int64_t restart_us) {
+                            std::int64_t restart_us, bool reclaim_unreadable) {
   Reconciled r;
   r.found = catalog::scan_volume(volume);
   {
     pqxx::work tx(conn);
-    r.plan = catalog::plan_recovery(r.found, catalog::catalog_segments(tx, volume_id), known_streams(tx));
+    r.plan = catalog::plan_recovery(r.found, catalog::catalog_segments(tx, volume_id), known_streams(tx),
+                                    reclaim_unreadable);
     catalog::apply_recovery_plan(tx, volume_id, r.plan, restart_us);
     tx.commit();
   }
@@ -92,7 +93,8 @@ std::vector<CatalogProblem> check_against_catalog(pqxx::work& tx, const std::vec
                                                   std::int64_t volume_id) {
   using Kind = CatalogProblem::Kind;
   const auto in_catalog = catalog::catalog_segments(tx, volume_id);
-  const auto plan = catalog::plan_recovery(found, in_catalog, known_streams(tx));
+  // What --repair would do: it also frees what cannot be read.
+  const auto plan = catalog::plan_recovery(found, in_catalog, known_streams(tx), /*reclaim_unreadable=*/true);
   std::vector<CatalogProblem> out;
   const auto sid = [](std::uint64_t v) { return static_cast<std::int64_t>(v); };
   for (const auto& v : plan.close) {

@@ -29,9 +29,10 @@ struct Reconciled {
 };
 
 // Scans VOLUME, applies the recovery plan to the catalog (RESTART_US ends crash gaps), commits,
-// then reclaims the space of segments nothing should point at any more.
+// then reclaims the space of segments nothing should point at any more. Unreadable segments are
+// kept unless RECLAIM_UNREADABLE (`vigil fsck --repair`).
 Reconciled reconcile_volume(pqxx::connection& conn, storage::Volume& volume, std::int64_t volume_id,
-                            std::int64_t restart_us);
+                            std::int64_t restart_us, bool reclaim_unreadable = false);
 
 // One disagreement between a volume and the catalog.
 struct CatalogProblem {

@@ -76,6 +76,8 @@ VolumesUp bring_up_volumes(const std::vector<VolumeConfig>& configs, const std::
                                      {"adopted", plan.adopt.size()},
                                      {"reclaimed", plan.reclaim.size()},
                                      {"lost", plan.lost.size()},
+                                     {"unreadable_kept", plan.kept.size()},
+                                     {"restored", plan.restore.size()},
                                      {"free_extents", ov.volume->free_extent_count()},
                                      {"extents", ov.volume->extent_count()}});
       out.open.push_back(std::move(ov));

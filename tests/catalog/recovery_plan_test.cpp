@@ -1,9 +1,11 @@
 // Reconciling a crashed volume with the catalog, on a simulated disk and a real PostgreSQL:
 // the open segment is closed where the volume says it ends and a crash gap recorded; an
 // orphan on disk is adopted with its extents and GOP index; an orphan of an unknown stream is
-// reclaimed; a catalog segment missing from the volume is marked damaged with a gap.
+// reclaimed; a catalog segment missing from the volume is marked damaged with a gap; one that
+// cannot be read is kept (damaged, with a gap) and restored once it reads again.
 #include <catch2/catch_test_macros.hpp>
 #include <pqxx/pqxx>
+#include <set>
 
 #include "catalog/migrator.hpp"
 #include "catalog/recovery_plan.hpp"
@@ -105,4 +107,80 @@ TEST_CASE("recovery reconciles a volume and the catalog in both directions", "[r
   CHECK(second.adopt.empty());
   CHECK(second.reclaim.empty());
   CHECK(second.lost.empty());
+}
+
+TEST_CASE("recovery keeps what it cannot read, and restores it once it reads again", "[recovery][catalog]") {
+  pqxx::connection conn(test::shared_cluster().create_database("recovery_keep"));
+  catalog::migrate(conn);
+  std::int64_t stream = 0, volume_id = 0;
+  {
+    pqxx::work tx(conn);
+    auto cam = tx.exec1("INSERT INTO cameras (name) VALUES ('yard') RETURNING id")[0].as<std::int64_t>();
+    stream = tx.exec_params1(
+                   "INSERT INTO streams (camera_id, codec, declared_rate_bps) VALUES ($1, 'h264', 4000000) "
+                   "RETURNING id",
+                   cam)[0]
+                 .as<std::int64_t>();
+    auto disk = tx.exec1(
+                      "INSERT INTO disks (node, device_path, capacity_bytes) VALUES ('n1', 'sim:1', 4194304) "
+                      "RETURNING id")[0]
+                    .as<std::int64_t>();
+    volume_id = tx.exec_params1(
+                      "INSERT INTO volumes (disk_id, path, capacity_bytes, extent_bytes) "
+                      "VALUES ($1, 'sim:1', 4194304, 65536) RETURNING id",
+                      disk)[0]
+                    .as<std::int64_t>();
+    tx.exec_params0(
+        "INSERT INTO segments (id, stream_id, volume_id, state, start_us, end_us, frame_count, checksum_crc32c, "
+        "closed_at_us) VALUES (20, $1, $2, 'closed', 3600, 7200, 10, 0, 1)",
+        stream, volume_id);
+    tx.commit();
+  }
+  VirtualClock clock;
+  SimulatedDisk disk(clock, {.size_bytes = 4 << 20});
+  REQUIRE(Volume::format(disk, {.extent_bytes = 64 * 1024}).has_value());
+  auto vol = std::move(*Volume::open(disk));
+  test::write_script_segment(*vol, 20, static_cast<std::uint64_t>(stream), 10);
+  const std::set<std::int64_t> streams{stream};
+
+  // A read error at start (a cable, a controller): the segment is damaged with a gap, and kept.
+  disk.fail_io(1, errc::io_error);
+  {
+    pqxx::work tx(conn);
+    auto plan = catalog::plan_recovery(catalog::scan_volume(*vol), catalog::catalog_segments(tx, volume_id), streams);
+    CHECK(plan.reclaim.empty());
+    CHECK(plan.kept == std::vector<std::uint64_t>{20});
+    REQUIRE(plan.lost.size() == 1);
+    catalog::apply_recovery_plan(tx, volume_id, plan, 10'000'000);
+    tx.commit();
+  }
+  CHECK(vol->segments().count(20) == 1);
+  {
+    pqxx::nontransaction q(conn);
+    CHECK(q.exec1("SELECT state FROM segments WHERE id = 20")[0].as<std::string>() == "damaged");
+    CHECK(
+        q.exec1("SELECT count(*) FROM gaps WHERE reason = 'corruption' AND detail LIKE '%unreadable%'")[0].as<int>() ==
+        1);
+  }
+  // The next start reads it: closed again, its frames back, the gap gone.
+  {
+    pqxx::work tx(conn);
+    auto plan = catalog::plan_recovery(catalog::scan_volume(*vol), catalog::catalog_segments(tx, volume_id), streams);
+    REQUIRE(plan.restore.size() == 1);
+    CHECK(plan.kept.empty());
+    catalog::apply_recovery_plan(tx, volume_id, plan, 20'000'000);
+    tx.commit();
+  }
+  {
+    pqxx::nontransaction q(conn);
+    CHECK(q.exec1("SELECT state FROM segments WHERE id = 20")[0].as<std::string>() == "closed");
+    CHECK(q.exec1("SELECT frame_count FROM segments WHERE id = 20")[0].as<int>() == 10);
+    CHECK(q.exec1("SELECT count(*) FROM gaps WHERE reason = 'corruption'")[0].as<int>() == 0);
+  }
+  // An operator's repair frees what cannot be read.
+  disk.fail_io(1, errc::io_error);
+  pqxx::work tx(conn);
+  auto repair = catalog::plan_recovery(catalog::scan_volume(*vol), catalog::catalog_segments(tx, volume_id), streams,
+                                       /*reclaim_unreadable=*/true);
+  CHECK(repair.reclaim == std::vector<std::uint64_t>{20});
 }
