@@ -8,6 +8,7 @@
 #include "server/api/http_cameras.hpp"
 #include "server/api/http_disks.hpp"
 #include "server/api/http_events.hpp"
+#include "server/core/catalog_health.hpp"
 #include "server/core/auth.hpp"
 #include "server/api/http_hls.hpp"
 #include "server/api/http_locks.hpp"
@@ -28,15 +29,24 @@ namespace {
 boost::asio::awaitable<HttpResponse> healthz(const RouteContext& ctx, const HttpRequest& req) {
   json::object db{{"mode", ctx.database_mode}};
   bool ok = true;
-  try {
-    int version = co_await ctx.catalog.run([](pqxx::connection& conn) { return catalog::current_version(conn); });
-    db["status"] = "ok";
-    db["schema_version"] = version;
-  } catch (const std::exception& e) {
-    ok = false;
-    db["status"] = "error";
-    std::string what = e.what();
-    db["error"] = what.substr(0, what.find('\n'));
+  if (ctx.health) {
+    // Never waits on PostgreSQL: a hung database must not hang the health check too.
+    const auto h = ctx.health->status();
+    ok = h.ok;
+    db["status"] = ok ? "ok" : "error";
+    if (ok) db["schema_version"] = h.schema_version;
+    else db["error"] = h.error;
+  } else {
+    try {
+      int version = co_await ctx.catalog.run([](pqxx::connection& conn) { return catalog::current_version(conn); });
+      db["status"] = "ok";
+      db["schema_version"] = version;
+    } catch (const std::exception& e) {
+      ok = false;
+      db["status"] = "error";
+      std::string what = e.what();
+      db["error"] = what.substr(0, what.find('\n'));
+    }
   }
   // A volume that could not be brought up leaves the node serving (degraded, 200); a catalog it
   // cannot reach does not (503).

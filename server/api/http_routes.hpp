@@ -12,6 +12,7 @@
 
 namespace vigil::server {
 
+class CatalogHealth;
 class DiskSet;
 class ExportCache;
 class Authenticator;
@@ -24,6 +25,9 @@ struct RouteContext {
   std::string database_mode;  // "embedded" or "external", shown by /healthz
   // Configured volumes vigild could not bring up (/healthz says degraded); null: none.
   const std::vector<UnavailableVolume>* unavailable_volumes = nullptr;
+  // The catalog's reachability as a probe of its own last saw it (/healthz answers at once);
+  // null: /healthz asks through the catalog pool (unit rigs).
+  const CatalogHealth* health = nullptr;
   DiskSet* disks = nullptr;          // the open volumes' disks (media reads); null: none
   ExportCache* exports = nullptr;    // finished exports kept for repeated/ranged requests
   Authenticator* auth = nullptr;     // null: no tokens checked (unit rigs)

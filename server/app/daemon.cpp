@@ -21,6 +21,7 @@
 #include "server/app/embedded_postgres.hpp"
 #include "server/app/startup.hpp"
 #include "server/core/auth.hpp"
+#include "server/core/catalog_health.hpp"
 #include "server/core/catalog_pool.hpp"
 #include "server/core/live_feed.hpp"
 #include "server/core/vigild_metrics.hpp"
@@ -70,8 +71,9 @@ class Daemon {
   asio::signal_set signals_{io_, SIGINT, SIGTERM};
   std::optional<EmbeddedPostgres> embedded_;
   std::string conninfo_;
-  std::string mode_;  // "embedded" or "external"
-  Metrics metrics_;   // outlives everything that publishes to it
+  std::string mode_;                             // "embedded" or "external"
+  std::optional<CatalogHealth> catalog_health_;  // what /healthz says of the catalog
+  Metrics metrics_;                              // outlives everything that publishes to it
   std::vector<OpenVolume> volumes_;
   std::vector<UnavailableVolume> unavailable_volumes_;  // shown by /healthz
   std::optional<catalog::Batcher> batcher_;
@@ -151,6 +153,7 @@ void Daemon::start_catalog() {
   }
   pqxx::connection conn(conninfo_);
   auto report = catalog::migrate(conn);
+  catalog_health_.emplace(conninfo_);
   log::info("catalog ready",
             {{"mode", mode_}, {"schema_version", report.to_version}, {"migrations_applied", report.applied.size()}});
 }
@@ -185,6 +188,7 @@ void Daemon::start_listeners() {
                 with_request_metrics(make_http_routes(RouteContext{.catalog = *catalog_,
                                                                    .database_mode = mode_,
                                                                    .unavailable_volumes = &unavailable_volumes_,
+                                                                   .health = &*catalog_health_,
                                                                    .disks = have_disks ? &*disk_set_ : nullptr,
                                                                    .exports = &*exports_,
                                                                    .auth = &*auth_,

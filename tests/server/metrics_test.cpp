@@ -171,9 +171,11 @@ TEST_CASE("GET /metrics on a recording vigild: disk cycles, the camera's packets
   CHECK(last.value(h, {{"route", "metrics"}, {"status", "4xx"}}) == 1);
   CHECK(last.value(h, {{"route", "metrics"}, {"status", "2xx"}}) == static_cast<double>(metrics_requests));
   CHECK(last.sum(h) == static_cast<double>(metrics_requests) + 5);
-  // The catalog pool ran /healthz's query and the sessions' catalog work.
-  CHECK(last.value("vigil_catalog_job_duration_seconds_count", {{"outcome", "ok"}}).value_or(0) >= 5);
-  CHECK(last.value("vigil_catalog_job_wait_seconds_count").value_or(0) >= 5);
+  // The catalog pool ran the sessions' catalog work (opening the recordings, their token checks);
+  // /healthz does not use it (its own probe answers it, whatever the database does).
+  const auto jobs = last.value("vigil_catalog_job_duration_seconds_count", {{"outcome", "ok"}}).value_or(0);
+  CHECK(jobs >= 2);
+  CHECK(last.value("vigil_catalog_job_wait_seconds_count").value_or(0) >= jobs);
   CHECK(last.value("vigil_disk_admitted_streams", {{"disk", disk}}) == 0);
   REQUIRE(d.stop(SIGTERM) == 0);
 }
