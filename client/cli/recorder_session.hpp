@@ -13,7 +13,7 @@
 #include <string>
 
 #include "client/cli/input_demuxer.hpp"
-#include "client/cli/unacked_window.hpp"
+#include "client/wire/unacked_window.hpp"
 #include "client/wire/wire_client.hpp"
 
 namespace vigil::client {
