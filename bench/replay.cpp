@@ -17,6 +17,7 @@ extern "C" {
 
 #include "admission/profiler.hpp"
 #include "bench/bench_vigild.hpp"
+#include "client/wire/unacked_window.hpp"
 #include "client/wire/wire_client.hpp"
 #include "storage/file_device.hpp"
 
@@ -103,45 +104,79 @@ ReplayResult replay(const std::string& wire, const std::string& name, const Repl
     r.admitted = true;
     r.buffer_bytes = reply.msg.admit().buffer_bytes();
     tell(true);
-    const auto stream = reply.msg.admit().stream_id();
+    // As `vigil record` does: a packet stays in the window until a durable acknowledgement covers
+    // it, and a policed packet is sent again, so a replay thread the CPU stalled (it then sends its
+    // backlog at once, over the cycle's half) still records everything.
+    client::UnackedWindow window;
+    window.renumber(reply.msg.admit().stream_id());
     const auto t0 = std::chrono::steady_clock::now();
-    std::uint64_t seq = 0;
     const std::size_t total = static_cast<std::size_t>(options.seconds * 25);
     const double tick_us = 40'000 / options.speed;  // wall time per packet
     auto take = [&](const client::Received& m) {
-      if (m.msg.has_durable_ack()) r.acked = std::max<std::uint64_t>(r.acked, m.msg.durable_ack().last_sequence());
+      if (!m.msg.has_durable_ack()) return;
+      window.acknowledge(m.msg.durable_ack().last_sequence());
+      r.acked = window.acked_total();
     };
-    for (std::size_t i = 0; i < total && !options.stop.stop_requested();) {
-      // 100 ms of media (2-3 packets) per burst, sent at its time.
-      std::this_thread::sleep_until(
-          t0 + std::chrono::microseconds(static_cast<std::int64_t>(tick_us * static_cast<double>(i))));
-      const std::size_t end = std::min(total, i + 3);
-      for (; i < end; ++i) {
-        const auto& p = clip.packets[i % clip.packets.size()];
-        proto::Envelope e;
-        auto* m = e.mutable_media_packet();
-        m->set_stream_id(stream);
-        m->set_sequence(++seq);
-        m->set_pts(static_cast<std::int64_t>(i) * clip.tb_den / clip.tb_num / 25);
-        m->set_has_pts(true);
-        m->set_duration(clip.tb_den / clip.tb_num / 25);
-        m->set_keyframe(p.key);
-        m->set_payload_bytes(static_cast<std::uint32_t>(p.data.size()));
-        c.queue(e, p.data);
+    // What vigild has said, without waiting or (BARRIER) up to the pong of a ping sent now: every
+    // refusal of what was sent comes before it. Returns the first packet policed (0: none).
+    auto take_replies = [&](bool barrier) {
+      std::uint64_t first_refused = 0;
+      if (barrier) {
+        proto::Envelope ping;
+        ping.mutable_ping()->set_nonce(window.last_sent());
+        c.send(ping);
       }
-      c.flush();  // as `vigil record` sends: the burst in one write, then what has arrived
       for (;;) {
         try {
-          auto m = c.try_receive();
+          auto m = barrier ? std::optional<client::Received>(c.receive()) : c.try_receive();
           if (!m) break;
           take(*m);
+          if (barrier && m->msg.has_pong()) break;
         } catch (const client::ServerError& e) {
+          // rate_exceeded for the first; what followed it is out of order until it is sent again.
           if (e.code != proto::ERROR_CODE_RATE_EXCEEDED && e.code != proto::ERROR_CODE_INVALID_ARGUMENT) throw;
-          ++r.refused;  // policed: the benches count it as a failure
+          if (e.code == proto::ERROR_CODE_RATE_EXCEEDED) ++r.refused;
+          if (first_refused == 0 || e.related_sequence < first_refused) first_refused = e.related_sequence;
         }
       }
+      return first_refused;
+    };
+    std::size_t i = 0;
+    auto more_media = [&] { return i < total && !options.stop.stop_requested(); };
+    while (more_media() || !window.all_sent()) {
+      if (more_media()) {
+        // 100 ms of media (2-3 packets) per burst, sent at its time.
+        std::this_thread::sleep_until(
+            t0 + std::chrono::microseconds(static_cast<std::int64_t>(tick_us * static_cast<double>(i))));
+        for (const std::size_t end = std::min(total, i + 3); i < end; ++i) {
+          const auto& p = clip.packets[i % clip.packets.size()];
+          client::PendingPacket pending{.env = {}, .payload = p.data};
+          auto* m = pending.env.mutable_media_packet();
+          m->set_pts(static_cast<std::int64_t>(i) * clip.tb_den / clip.tb_num / 25);
+          m->set_has_pts(true);
+          m->set_duration(clip.tb_den / clip.tb_num / 25);
+          m->set_keyframe(p.key);
+          m->set_payload_bytes(static_cast<std::uint32_t>(p.data.size()));
+          window.push(std::move(pending));
+          ++r.sent;
+        }
+      }
+      for (const auto* p : window.unsent()) c.queue(p->env, p->payload);
+      window.mark_sent();
+      c.flush();  // as `vigil record` sends: the burst in one write, then what has arrived
+      std::uint64_t first_refused = take_replies(false);
+      if (first_refused || !more_media()) {
+        const auto more_refused = take_replies(true);
+        if (more_refused && (!first_refused || more_refused < first_refused)) first_refused = more_refused;
+      }
+      if (first_refused) {
+        // The cycle's half was full: once everything before the refused packet is durable that
+        // half has been written and a fresh one fills. Bounded by progress: each receive fails
+        // after the client's timeout without a frame.
+        while (window.acked() + 1 < first_refused) take(c.receive());
+        window.resend_from(first_refused);
+      }
     }
-    r.sent = seq;
     ::shutdown(c.native_handle(), SHUT_WR);
     try {
       for (;;) take(c.receive());

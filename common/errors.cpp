@@ -27,6 +27,7 @@ class VigilCategory final : public boost::system::error_category {
       case errc::schema_too_new: return "catalog schema is newer than this binary";
       case errc::busy: return "in use by another process";
       case errc::rate_exceeded: return "more data than the admitted rate allows in this cycle";
+      case errc::frame_exceeds_buffer: return "media frame larger than the stream's cycle buffer";
     }
     return "unknown vigil error";
   }
@@ -60,6 +61,7 @@ const char* errc_name(errc e) noexcept {
     case errc::schema_too_new: return "schema_too_new";
     case errc::busy: return "busy";
     case errc::rate_exceeded: return "rate_exceeded";
+    case errc::frame_exceeds_buffer: return "frame_exceeds_buffer";
   }
   return "unknown";
 }

@@ -39,10 +39,11 @@ enum class errc {
   unsupported,      // a known request this server does not serve
   unauthenticated,
   permission_denied,
-  unavailable,     // a dependency (database, disk) is down
-  schema_too_new,  // the catalog was written by a newer Vigil
-  busy,            // held by another process (a volume another vigild or fsck has open)
-  rate_exceeded,   // a recorder sent more than its admitted rate allows this cycle
+  unavailable,           // a dependency (database, disk) is down
+  schema_too_new,        // the catalog was written by a newer Vigil
+  busy,                  // held by another process (a volume another vigild or fsck has open)
+  rate_exceeded,         // a recorder sent more than its admitted rate allows this cycle
+  frame_exceeds_buffer,  // a media frame larger than its stream's cycle buffer: no cycle can ever take it
 };
 
 const boost::system::error_category& vigil_category() noexcept;

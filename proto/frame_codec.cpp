@@ -143,6 +143,7 @@ ErrorCode to_wire(errc code) noexcept {
     case errc::unavailable: return ERROR_CODE_UNAVAILABLE;
     case errc::not_found: return ERROR_CODE_NOT_FOUND;
     case errc::rate_exceeded: return ERROR_CODE_RATE_EXCEEDED;
+    case errc::frame_exceeds_buffer: return ERROR_CODE_FRAME_EXCEEDS_BUFFER;
     case errc::busy: return ERROR_CODE_UNAVAILABLE;
     default: return ERROR_CODE_INTERNAL;
   }

@@ -35,7 +35,8 @@ class RecordingStream final : public CycleStream {
                   NextSegmentId next_segment_id, DurableFn on_durable, SegmentFn on_segment_closed);
 
   // Network side. rate_exceeded: the cycle's half is full (the sender is told; nothing is
-  // dropped silently); invalid_argument: out-of-order sequence or a frame larger than S.
+  // dropped silently); frame_exceeds_buffer: a frame larger than S; invalid_argument: an
+  // out-of-order sequence.
   Result<void> append(const RecordHeader& header, std::span<const std::byte> payload) noexcept;
 
   StreamIo prepare(std::uint64_t cycle) override;

@@ -71,10 +71,9 @@ Result<void> SegmentWriter::write_header() noexcept {
 }
 
 Result<void> SegmentWriter::append(const RecordHeader& header, std::span<const std::byte> payload) noexcept {
-  if (!open_ || header.sequence != next_sequence_ || header.padding() ||
-      kRecordHeaderBytes + payload.size() > buffer_bytes_) {
-    return errc::invalid_argument;
-  }
+  if (!open_ || header.sequence != next_sequence_ || header.padding()) return errc::invalid_argument;
+  // Not policing: waiting for a fresh half would not help, only a larger buffer (a higher rate).
+  if (kRecordHeaderBytes + payload.size() > buffer_bytes_) return errc::frame_exceeds_buffer;
   if (!batch_.fits(payload.size())) return errc::unavailable;
   RecordHeader h = header;
   h.stream_id = stream_id_;

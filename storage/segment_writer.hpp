@@ -58,7 +58,7 @@ class SegmentWriter {
 
   // Buffers one frame into the filling half. errc::unavailable when the half is full for
   // this cycle (the caller refuses the frame to its sender: policing, never a silent drop);
-  // errc::invalid_argument for a frame that can never fit or a sequence out of order.
+  // errc::frame_exceeds_buffer for a frame that can never fit, invalid_argument for a sequence out of order.
   Result<void> append(const RecordHeader& header, std::span<const std::byte> payload) noexcept;
 
   // The cycle's stream IO: seals the filling half and writes it (not yet durable).

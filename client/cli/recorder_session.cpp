@@ -11,6 +11,10 @@ namespace {
 constexpr double kBurstS = 0.1;  // media sent per write: one server read per burst, no reply
 constexpr auto kFirstRetry = std::chrono::milliseconds(1000);
 constexpr auto kLongestRetry = std::chrono::milliseconds(30'000);
+constexpr double kRecordHeaderBytes = 56;  // what each packet costs in the buffer besides its payload
+// A re-open's buffer holds the large frame and the frames around it in its cycle, not the frame
+// alone: else the next cycle's policing refuses what follows it.
+constexpr double kLargeFrameHeadroom = 1.5;
 
 }  // namespace
 
@@ -37,11 +41,13 @@ std::optional<int> RecorderSession::connect() {
     // A new stream continues where the last acknowledged packet left off, at its capture time.
     const auto& first = window_.front().env.media_packet();
     if (wall_offset_us_ && first.has_pts()) o->set_first_wall_us(input_.to_us(first.pts()) + *wall_offset_us_);
-    o->set_gap_reason(options_.gap_reason.empty() ? "recorder lost its connection to vigild; reconnected"
-                                                  : options_.gap_reason);
+    o->set_gap_reason(!reopen_reason_.empty()       ? reopen_reason_
+                      : options_.gap_reason.empty() ? "recorder lost its connection to vigild; reconnected"
+                                                    : options_.gap_reason);
   } else if (wall_offset_us_ && input_.first_pts()) {
     o->set_first_wall_us(input_.to_us(*input_.first_pts()) + *wall_offset_us_);
   }
+  reopen_reason_.clear();
   try {
     client_->send(open_);
     auto reply = client_->receive();
@@ -53,8 +59,11 @@ std::optional<int> RecorderSession::connect() {
     }
     if (!reply.msg.has_admit()) throw std::runtime_error("unexpected reply to open-record");
     window_.renumber(reply.msg.admit().stream_id());
+    cycle_us_ = reply.msg.admit().cycle_us();
+    buffer_bytes_ = reply.msg.admit().buffer_bytes();
+    too_large_ = 0;
     std::cerr << "vigil record: admitted as stream " << window_.stream_id() << " at "
-              << static_cast<double>(o->declared_average_rate_bps()) / 1e6 << " Mbit/s, cycle "
+              << static_cast<double>(reply.msg.admit().admitted_rate_bps()) / 1e6 << " Mbit/s, cycle "
               << static_cast<double>(reply.msg.admit().cycle_us()) / 1e3 << " ms\n";
   } catch (const std::exception& e) {
     std::cerr << "vigil record: " << e.what() << "\n";
@@ -91,6 +100,10 @@ int RecorderSession::run() {
   for (;;) {
     try {
       send_everything();
+      if (too_large_) {
+        if (auto rc = reopen_for_large_frame()) return *rc;
+        continue;
+      }
       finish_stream();
       if (window_.empty() || stop_.load()) return exit_code::kOk;
       throw std::runtime_error("vigild closed the stream before acknowledging everything");
@@ -101,6 +114,31 @@ int RecorderSession::run() {
       if (auto rc = reconnect(e)) return *rc;
     }
   }
+}
+
+// A packet larger than the stream's buffer half can never be taken at this rate: ends the stream
+// once everything before it is durable, and opens a new one at a declared rate whose buffer holds
+// it, from that packet on. Each re-open is for a larger frame than the last (its buffer holds the
+// last one), so this never loops; admission ends it by refusing. Nullopt when the new stream is open.
+std::optional<int> RecorderSession::reopen_for_large_frame() {
+  while (window_.acked() + 1 < too_large_) take(client_->receive());
+  const auto frame_bytes = window_.front().payload.size();
+  finish_stream();
+  auto* o = open_.mutable_open_record();
+  const double old_bps = static_cast<double>(o->declared_peak_rate_bps());
+  const double cycle_s = static_cast<double>(cycle_us_) / 1e6;
+  const double new_bps = (static_cast<double>(frame_bytes) + kRecordHeaderBytes) * 8 / cycle_s * kLargeFrameHeadroom;
+  std::cerr << "vigil record: packet " << window_.acked_total() + 1 << " (" << frame_bytes
+            << " bytes) is larger than the stream's buffer (" << buffer_bytes_ << " bytes per cycle at "
+            << old_bps / 1e6 << " Mbit/s); re-opening at " << new_bps / 1e6 << " Mbit/s\n";
+  if (frame_bytes <= reopened_for_bytes_ || new_bps <= old_bps) {
+    std::cerr << "vigil record: vigild refused a frame the re-opened stream's buffer should hold; giving up\n";
+    return exit_code::kFailed;
+  }
+  reopened_for_bytes_ = frame_bytes;
+  o->set_declared_peak_rate_bps(static_cast<std::uint64_t>(new_bps));
+  reopen_reason_ = "re-opened at a higher declared rate for a frame larger than the stream's buffer";
+  return connect();
 }
 
 // Bursts of ~100 ms of media in one write each; a refusal resends from the refused packet once
@@ -118,6 +156,8 @@ void RecorderSession::send_everything() {
       const auto more_refused = take_replies(true);
       if (more_refused && (!first_refused || more_refused < first_refused)) first_refused = more_refused;
     }
+    if (too_large_ && too_large_ == first_refused) return;  // waiting would not help: run() re-opens
+    too_large_ = 0;
     if (first_refused) {
       // Policed: the cycle's half was full. Once everything before the refused packet is
       // durable, that half has been written and a fresh one fills: resend from there. (Waiting
@@ -177,7 +217,11 @@ std::uint64_t RecorderSession::take_replies(bool wait_for_barrier) {
       take(r);
       if (r.msg.has_pong()) break;
     } catch (const ServerError& e) {
-      if (e.code != proto::ERROR_CODE_RATE_EXCEEDED && e.code != proto::ERROR_CODE_INVALID_ARGUMENT) throw;
+      if (e.code != proto::ERROR_CODE_RATE_EXCEEDED && e.code != proto::ERROR_CODE_INVALID_ARGUMENT &&
+          e.code != proto::ERROR_CODE_FRAME_EXCEEDS_BUFFER) {
+        throw;
+      }
+      if (e.code == proto::ERROR_CODE_FRAME_EXCEEDS_BUFFER) too_large_ = e.related_sequence;
       if (first_refused == 0 || e.related_sequence < first_refused) first_refused = e.related_sequence;
     }
   }

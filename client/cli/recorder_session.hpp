@@ -2,7 +2,8 @@
 // The recorder's conversation with vigild: connect, open the stream (admitted or refused), send
 // the input's packets paced at real time in bursts, take durable acknowledgements and rate
 // refusals, end the stream, and — when vigild goes away — reconnect with backoff and send what
-// the unacked window still holds in a new stream.
+// the unacked window still holds in a new stream. A frame larger than the stream's buffer half
+// re-opens it, once per such frame, at a declared rate whose buffer holds it.
 // Thread: the recorder's. Errors: run() returns an exit code (common/exit_codes.hpp) and prints
 // why; nothing escapes it.
 #include <atomic>
@@ -13,7 +14,7 @@
 #include <string>
 
 #include "client/cli/input_demuxer.hpp"
-#include "client/cli/unacked_window.hpp"
+#include "client/wire/unacked_window.hpp"
 #include "client/wire/wire_client.hpp"
 
 namespace vigil::client {
@@ -44,6 +45,7 @@ class RecorderSession {
  private:
   std::optional<int> connect();
   std::optional<int> reconnect(const std::exception& why);
+  std::optional<int> reopen_for_large_frame();
   void send_everything();
   double read_burst();
   void pace(double burst_end_s) const;
@@ -64,6 +66,10 @@ class RecorderSession {
   std::uint64_t packets_read_ = 0;
   int connections_ = 0;
   bool more_input_ = true;
+  std::uint64_t cycle_us_ = 0, buffer_bytes_ = 0;  // of the open stream, from its Admit
+  std::uint64_t too_large_ = 0;           // the packet of this stream refused as larger than its buffer (0: none)
+  std::uint64_t reopened_for_bytes_ = 0;  // the largest frame a re-open was for
+  std::string reopen_reason_;             // the gap reason of the next open, when it is a re-open
 };
 
 }  // namespace vigil::client

@@ -62,7 +62,8 @@ class RecordingService {
   using OpenResult = std::variant<proto::Admit, proto::Refuse>;
   boost::asio::awaitable<OpenResult> open(const proto::OpenRecord& request, const std::function<void()>& notify,
                                           std::shared_ptr<Recording>& out);
-  // rate_exceeded (policed), invalid_argument (sequence out of order, frame larger than a cycle).
+  // rate_exceeded (policed), frame_exceeds_buffer (never fits this stream's buffer),
+  // invalid_argument (sequence out of order).
   Result<void> packet(Recording& r, const proto::MediaPacket& m, std::span<const std::byte> payload);
   // How a recording ended, for its stream's state and the gap that follows it.
   enum class Ending {

@@ -26,7 +26,10 @@ std::optional<proto::Envelope> RecordingChannel::packet(const proto::MediaPacket
   const auto code = static_cast<errc>(r.error().value());
   auto err =
       proto::make_error(code, code == errc::rate_exceeded ? "packet refused: more than the admitted rate in this cycle"
-                                                          : "packet refused: no such stream, or sequence out of order");
+                              : code == errc::frame_exceeds_buffer
+                                  ? "packet refused: larger than the stream's cycle buffer "
+                                    "(buffer_bytes); re-open at a higher declared rate"
+                                  : "packet refused: no such stream, or sequence out of order");
   err.mutable_error()->set_related_sequence(m.sequence());
   return err;
 }

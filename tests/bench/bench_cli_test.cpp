@@ -179,9 +179,11 @@ TEST_CASE("vigil bench export records, fetches exports, thumbnails and HLS under
       CHECK(o.at("reference").to_number<double>() > 0);
     }
   }
+  // The scratch directory is gone. vigild's log may stay beside it: the bench keeps it on purpose
+  // when the loaded phase missed deadlines, which a busy test machine may cause.
   std::size_t left = 0;
   for (auto& e : std::filesystem::directory_iterator(dir.path())) {
-    left += e.path().filename().string().starts_with("vigil-bench-export") ? 1 : 0;
+    left += e.is_directory() && e.path().filename().string().starts_with("vigil-bench-export") ? 1 : 0;
   }
   CHECK(left == 0);
   CHECK(run_vigil({"bench", "export", "--bogus", "1"}, dir.path() / "bad.log").first != 0);

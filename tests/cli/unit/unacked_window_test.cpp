@@ -3,7 +3,7 @@
 // resends from the first refused packet (not from the next acknowledgement).
 #include <catch2/catch_test_macros.hpp>
 
-#include "client/cli/unacked_window.hpp"
+#include "client/wire/unacked_window.hpp"
 
 using vigil::client::PendingPacket;
 using vigil::client::UnackedWindow;

@@ -1,4 +1,4 @@
-#include "client/cli/unacked_window.hpp"
+#include "client/wire/unacked_window.hpp"
 
 #include <algorithm>
 

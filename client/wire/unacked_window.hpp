@@ -1,9 +1,10 @@
 #pragma once
-// The recorder's unacked window: every media packet read from the input and not yet acknowledged
-// by vigild as durable, in order. A packet leaves only when a durable acknowledgement covers it,
-// so nothing read is lost when vigild goes away: a new stream (after a reconnect) renumbers what
-// is left from 1 and sends it all again. When vigild refuses a packet for exceeding the admitted
-// rate it also drops what followed it, so sending resumes from the first refused packet.
+// A recorder's unacked window (`vigil record`, the benches' replay): every media packet read from
+// the input and not yet acknowledged by vigild as durable, in order. A packet leaves only when a
+// durable acknowledgement covers it, so nothing read is lost when vigild goes away: a new stream
+// (after a reconnect) renumbers what is left from 1 and sends it all again. When vigild refuses a
+// packet for exceeding the admitted rate it also drops what followed it, so sending resumes from
+// the first refused packet.
 // Pure bookkeeping: no sockets, no clock. Thread: the recorder's. Errors: none thrown; REQUIRES
 // below are the caller's to keep.
 #include <cstddef>
