@@ -144,6 +144,7 @@ ErrorCode to_wire(errc code) noexcept {
     case errc::not_found: return ERROR_CODE_NOT_FOUND;
     case errc::rate_exceeded: return ERROR_CODE_RATE_EXCEEDED;
     case errc::busy: return ERROR_CODE_UNAVAILABLE;
+    case errc::io_error: return ERROR_CODE_IO_ERROR;
     default: return ERROR_CODE_INTERNAL;
   }
 }
