@@ -50,11 +50,14 @@ StreamIo RecordingStream::prepare(std::uint64_t) {
       return {.write = true, .pieces = {{(*sealed)->device_offset, (*sealed)->data}}, .durable = true};
     }
     if (sealed.error() == errc::unavailable) return {.write = true, .skip_reason = "previous_write_pending"};
-    // The segment could not be started or extended (an IO error, or the volume is full).
-    closed = fail_locked();
+    // The segment could not be started or extended (the volume is full until retention runs, or
+    // an IO error): nothing of the unsealed half was written or acknowledged, so it stays buffered
+    // and goes to a new segment next cycle; the old one keeps its durable frames for the catalog.
+    ++failed_;
+    closed = writer_.rotate_segment(next_segment_id_(), last_end_us_);
   }
-  report_failure(closed);
-  return {.write = true, .skip_reason = "stream_failed"};
+  if (closed && on_segment_closed_ && closed->frame_count > 0) on_segment_closed_(*closed);
+  return {.write = true, .skip_reason = "segment_failed"};
 }
 
 void RecordingStream::finished(std::uint64_t, Result<void> result) {

@@ -5,11 +5,12 @@
 // and only then is the writer told which frames are durable — the acknowledgement. Segments
 // roll over at max_segment_bytes; each closed segment is reported for the catalog.
 // Policing: a frame that does not fit in this cycle's half is refused with rate_exceeded.
-// An IO failure (a write, its flush, or starting/extending a segment) ends the stream: its
-// segment is closed at the last durable frame, durable_sequence() stays there for good, and
-// every later append() is refused with io_error. Continuing in a new segment instead would let
-// the next batch's cumulative acknowledgement cover the frames of the failed one, which were
-// never on the device; the sender must resend them from failed_at() + 1 in a new stream.
+// A failed write or flush ends the stream: its segment is closed at the last durable frame,
+// durable_sequence() stays there for good, and every later append() is refused with io_error.
+// Continuing in a new segment instead would let the next batch's cumulative acknowledgement
+// cover the frames of the failed one, which were never on the device; the sender must resend
+// them from failed_at() + 1 in a new stream. (A segment that cannot be started or extended is
+// different: nothing was written, the frames stay buffered, the stream goes on in a new segment.)
 // Thread: append() from one network thread; prepare()/finished()/close() and all callbacks on
 // the IO thread. One mutex guards the writer; it is held for a frame copy or a seal, never
 // for the device IO itself. Errors: values.
