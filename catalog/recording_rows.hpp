@@ -63,6 +63,11 @@ int end_streams_after_crash(pqxx::work& tx, const std::vector<std::int64_t>& dis
 // camera's next stream, record_reconnect_gap).
 void end_stalled_stream(pqxx::work& tx, std::int64_t stream_id, std::int64_t stalled_at_us, const std::string& detail);
 
+// A recording whose disk failed ends 'interrupted' at its last recorded (durable) instant; from
+// there to FAILED_AT_US is an io_error gap (continued by the camera's next stream, if the
+// recorder resends, record_reconnect_gap).
+void end_failed_stream(pqxx::work& tx, std::int64_t stream_id, std::int64_t failed_at_us, const std::string& detail);
+
 // stopped (ended cleanly) or interrupted (source lost, server stopping).
 void end_stream(pqxx::work& tx, std::int64_t stream_id, const std::string& state, std::int64_t ended_at_us);
 

@@ -145,6 +145,7 @@ ErrorCode to_wire(errc code) noexcept {
     case errc::rate_exceeded: return ERROR_CODE_RATE_EXCEEDED;
     case errc::frame_exceeds_buffer: return ERROR_CODE_FRAME_EXCEEDS_BUFFER;
     case errc::busy: return ERROR_CODE_UNAVAILABLE;
+    case errc::io_error: return ERROR_CODE_IO_ERROR;
     default: return ERROR_CODE_INTERNAL;
   }
 }

@@ -7,18 +7,21 @@ namespace vigil::storage {
 
 RecordingStream::RecordingStream(Volume& volume, std::uint64_t stream_id, std::vector<std::byte> codec_parameters,
                                  std::uint64_t first_sequence, std::int64_t start_us, RecordingStreamOptions options,
-                                 NextSegmentId next_segment_id, DurableFn on_durable, SegmentFn on_segment_closed)
+                                 NextSegmentId next_segment_id, DurableFn on_durable, SegmentFn on_segment_closed,
+                                 FailedFn on_failed)
     : writer_(volume, stream_id, {.buffer_bytes = options.io_bytes, .max_segment_bytes = options.max_segment_bytes}),
       start_us_(start_us),
       next_segment_id_(std::move(next_segment_id)),
       on_durable_(std::move(on_durable)),
-      on_segment_closed_(std::move(on_segment_closed)) {
+      on_segment_closed_(std::move(on_segment_closed)),
+      on_failed_(std::move(on_failed)) {
   // No IO here (this may run on a network thread): the header goes out with the first write.
   (void)writer_.open_segment_deferred(next_segment_id_(), codec_parameters, first_sequence, start_us);
 }
 
 Result<void> RecordingStream::append(const RecordHeader& header, std::span<const std::byte> payload) noexcept {
   std::lock_guard lock(mu_);
+  if (failed_at_) return errc::io_error;
   auto r = writer_.append(header, payload);
   if (!r && r.error() == errc::unavailable) {
     ++refused_;
@@ -32,23 +35,29 @@ Result<void> RecordingStream::append(const RecordHeader& header, std::span<const
 }
 
 StreamIo RecordingStream::prepare(std::uint64_t) {
-  std::lock_guard lock(mu_);
-  // One sample per cycle, idle cycles included: the rate is what arrived, not what was written.
-  if (window_.size() < kRateWindow) window_.push_back(static_cast<double>(cycle_bytes_));
-  else window_[window_next_] = static_cast<double>(cycle_bytes_);
-  window_next_ = (window_next_ + 1) % kRateWindow;
-  cycle_bytes_ = 0;
-  auto sealed = writer_.seal_cycle();
-  if (!sealed) {
+  std::optional<SegmentSummary> closed;
+  {
+    std::lock_guard lock(mu_);
+    if (failed_at_) return {.write = true, .skip_reason = "stream_failed"};
+    // One sample per cycle, idle cycles included: the rate is what arrived, not what was written.
+    if (window_.size() < kRateWindow) window_.push_back(static_cast<double>(cycle_bytes_));
+    else window_[window_next_] = static_cast<double>(cycle_bytes_);
+    window_next_ = (window_next_ + 1) % kRateWindow;
+    cycle_bytes_ = 0;
+    auto sealed = writer_.seal_cycle();
+    if (sealed) {
+      if (!*sealed) return {.write = true, .skip_reason = "no_data"};
+      return {.write = true, .pieces = {{(*sealed)->device_offset, (*sealed)->data}}, .durable = true};
+    }
     if (sealed.error() == errc::unavailable) return {.write = true, .skip_reason = "previous_write_pending"};
-    // The segment could not be started or extended (an IO error, or the volume is full):
-    // continue in a new segment next cycle; buffered frames stay buffered, nothing is acked.
+    // The segment could not be started or extended (the volume is full until retention runs, or
+    // an IO error): nothing of the unsealed half was written or acknowledged, so it stays buffered
+    // and goes to a new segment next cycle; the old one keeps its durable frames for the catalog.
     ++failed_;
-    (void)writer_.rotate_segment(next_segment_id_(), last_end_us_);
-    return {.write = true, .skip_reason = "segment_failed"};
+    closed = writer_.rotate_segment(next_segment_id_(), last_end_us_);
   }
-  if (!*sealed) return {.write = true, .skip_reason = "no_data"};
-  return {.write = true, .pieces = {{(*sealed)->device_offset, (*sealed)->data}}, .durable = true};
+  if (closed && on_segment_closed_ && closed->frame_count > 0) on_segment_closed_(*closed);
+  return {.write = true, .skip_reason = "segment_failed"};
 }
 
 void RecordingStream::finished(std::uint64_t, Result<void> result) {
@@ -58,18 +67,40 @@ void RecordingStream::finished(std::uint64_t, Result<void> result) {
     std::lock_guard lock(mu_);
     writer_.batch_written(result);
     if (!result) {
-      // The batch may be partly on disk: this segment ends at its last durable frame and the
-      // stream continues in a new one (the frames of the failed batch were never acknowledged).
-      ++failed_;
-      closed = writer_.rotate_segment(next_segment_id_(), last_end_us_);
+      // The batch may be partly on disk, but none of it may ever be acknowledged.
+      closed = fail_locked();
     } else {
       durable = writer_.mark_durable();
       if (writer_.segment_full()) closed = writer_.rotate_segment(next_segment_id_(), last_end_us_);
     }
   }
+  if (!result) {
+    report_failure(closed);
+    return;
+  }
   // Callbacks outside the lock: they may take their time (catalog batcher, network ack queue).
   if (durable && on_durable_) on_durable_(*durable);
   if (closed && on_segment_closed_ && closed->frame_count > 0) on_segment_closed_(*closed);
+}
+
+std::optional<SegmentSummary> RecordingStream::fail_locked() {
+  ++failed_;
+  // mark_durable() has run for every batch before the failed one, so this is exactly what the
+  // device holds; the failed batch's frames and those buffered after them are the sender's to resend.
+  failed_at_ = writer_.durable_sequence();
+  if (!writer_.segment_open()) return std::nullopt;
+  return writer_.close_segment();
+}
+
+void RecordingStream::report_failure(const std::optional<SegmentSummary>& closed) {
+  // The segment first: what was durable is on its way to the catalog before the stream is ended.
+  if (closed && on_segment_closed_ && closed->frame_count > 0) on_segment_closed_(*closed);
+  std::uint64_t last_durable = 0;
+  {
+    std::lock_guard lock(mu_);
+    last_durable = *failed_at_;
+  }
+  if (on_failed_) on_failed_(last_durable);
 }
 
 std::optional<SegmentSummary> RecordingStream::close() {
@@ -101,6 +132,11 @@ std::uint64_t RecordingStream::durable_sequence() const {
 std::uint64_t RecordingStream::refused_frames() const {
   std::lock_guard lock(mu_);
   return refused_;
+}
+
+std::optional<std::uint64_t> RecordingStream::failed_at() const {
+  std::lock_guard lock(mu_);
+  return failed_at_;
 }
 
 std::uint64_t RecordingStream::failed_writes() const {

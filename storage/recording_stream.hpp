@@ -5,6 +5,12 @@
 // and only then is the writer told which frames are durable — the acknowledgement. Segments
 // roll over at max_segment_bytes; each closed segment is reported for the catalog.
 // Policing: a frame that does not fit in this cycle's half is refused with rate_exceeded.
+// A failed write or flush ends the stream: its segment is closed at the last durable frame,
+// durable_sequence() stays there for good, and every later append() is refused with io_error.
+// Continuing in a new segment instead would let the next batch's cumulative acknowledgement
+// cover the frames of the failed one, which were never on the device; the sender must resend
+// them from failed_at() + 1 in a new stream. (A segment that cannot be started or extended is
+// different: nothing was written, the frames stay buffered, the stream goes on in a new segment.)
 // Thread: append() from one network thread; prepare()/finished()/close() and all callbacks on
 // the IO thread. One mutex guards the writer; it is held for a frame copy or a seal, never
 // for the device IO itself. Errors: values.
@@ -29,14 +35,17 @@ class RecordingStream final : public CycleStream {
   using NextSegmentId = std::function<std::uint64_t()>;
   using DurableFn = std::function<void(std::uint64_t last_sequence)>;
   using SegmentFn = std::function<void(const SegmentSummary& closed)>;
+  // The stream failed; LAST_DURABLE is the last sequence it will ever acknowledge (0: none).
+  using FailedFn = std::function<void(std::uint64_t last_durable)>;
 
   RecordingStream(Volume& volume, std::uint64_t stream_id, std::vector<std::byte> codec_parameters,
                   std::uint64_t first_sequence, std::int64_t start_us, RecordingStreamOptions options,
-                  NextSegmentId next_segment_id, DurableFn on_durable, SegmentFn on_segment_closed);
+                  NextSegmentId next_segment_id, DurableFn on_durable, SegmentFn on_segment_closed,
+                  FailedFn on_failed = {});
 
   // Network side. rate_exceeded: the cycle's half is full (the sender is told; nothing is
   // dropped silently); frame_exceeds_buffer: a frame larger than S; invalid_argument: an
-  // out-of-order sequence.
+  // out-of-order sequence; io_error: the stream has failed (failed_at()).
   Result<void> append(const RecordHeader& header, std::span<const std::byte> payload) noexcept;
 
   StreamIo prepare(std::uint64_t cycle) override;
@@ -57,6 +66,8 @@ class RecordingStream final : public CycleStream {
   std::uint64_t durable_sequence() const;
   std::uint64_t refused_frames() const;
   std::uint64_t failed_writes() const;
+  // The last durable sequence when the stream failed; nullopt while it is healthy.
+  std::optional<std::uint64_t> failed_at() const;
 
  private:
   mutable std::mutex mu_;
@@ -65,11 +76,18 @@ class RecordingStream final : public CycleStream {
   NextSegmentId next_segment_id_;
   DurableFn on_durable_;
   SegmentFn on_segment_closed_;
+  FailedFn on_failed_;
   std::uint64_t refused_ = 0, failed_ = 0;
   std::uint64_t cycle_bytes_ = 0;  // payload + headers appended since the last seal
   std::vector<double> window_;     // bytes per cycle, ring of kRateWindow
   std::size_t window_next_ = 0;
   std::int64_t last_end_us_ = 0;
+  std::optional<std::uint64_t> failed_at_;
+
+  // Ends the stream after an IO failure (mu_ held): the open segment, for the catalog.
+  std::optional<SegmentSummary> fail_locked();
+  // Outside mu_: hands the closed segment to the catalog, then says the stream failed.
+  void report_failure(const std::optional<SegmentSummary>& closed);
 };
 
 }  // namespace vigil::storage

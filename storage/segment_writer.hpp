@@ -68,8 +68,8 @@ class SegmentWriter {
   // write_cycle() in two steps, for the cycle scheduler's asynchronous, chunked IO: seal the
   // filling half and say where it goes (nullopt: nothing buffered), then report the write's
   // outcome. The other half fills meanwhile; the sealed one must not be sealed again before
-  // batch_written(). A failed write fails the segment: later seals return io_error and the
-  // owner starts a new segment (the frames of the failed batch were never acknowledged).
+  // batch_written(). A failed write fails the segment: later seals return io_error, and
+  // mark_durable() never covers the failed batch (the owner ends the segment there).
   struct SealedBatch {
     std::uint64_t device_offset = 0;
     std::span<std::byte> data{};

@@ -108,6 +108,12 @@ int RecorderSession::run() {
       if (window_.empty() || stop_.load()) return exit_code::kOk;
       throw std::runtime_error("vigild closed the stream before acknowledging everything");
     } catch (const ServerError& e) {
+      // vigild's disk failed: it ended the stream at the last acknowledged packet, and the window
+      // still holds every packet after it, which a new stream resends.
+      if (e.code == proto::ERROR_CODE_IO_ERROR) {
+        if (auto rc = reconnect(e)) return *rc;
+        continue;
+      }
       std::cerr << "vigil record: " << e.what() << " (last acknowledged packet " << window_.acked() << ")\n";
       return exit_code::kFailed;
     } catch (const std::exception& e) {

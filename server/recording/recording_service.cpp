@@ -131,6 +131,14 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
                          [s, offsets, volume_id, eb = vol->extent_bytes()](pqxx::work& tx) {
                            catalog::record_closed_segment(tx, volume_id, s, offsets, eb, now_us());
                          });
+      },
+      [weak](std::uint64_t last_durable) {
+        // The IO thread: the session ends the recording and names LAST_DURABLE to the sender.
+        if (auto rec = weak.lock()) {
+          rec->durable.store(last_durable, std::memory_order_release);
+          rec->failed.store(true, std::memory_order_release);
+          if (rec->notify) rec->notify();
+        }
       });
   chosen->io->scheduler().add_stream(r->stream_id, *r->stream);
   DiskSet::bind_io_id(*chosen, r->demand.id, r->stream_id);
@@ -194,6 +202,7 @@ Result<void> RecordingService::packet(Recording& r, const proto::MediaPacket& m,
   h.dts = m.has_dts() && r.have_offset ? to_us(m.dts()) + r.wall_offset_us : h.pts;
   if (m.keyframe()) h.flags |= storage::kRecordKeyframe;
   auto ok = r.stream->append(h, payload);
+  if (!ok && ok.error() == errc::io_error) return ok;  // the stream has ended; not the sender's fault
   if (!ok) {
     if (r.camera) {
       r.camera->refused(ok.error() == errc::rate_exceeded ? CameraMetrics::Refusal::rate_exceeded
@@ -221,12 +230,14 @@ asio::awaitable<void> RecordingService::close(const std::shared_ptr<Recording>& 
   // cycles to become durable (a busy machine may be late by a few), so a clean end loses nothing.
   asio::steady_timer timer(co_await asio::this_coro::executor);
   const auto cycle = r->disk->io->scheduler().config().cycle;
-  for (int i = 0; i < 100 && r->durable.load() < r->last_sequence; ++i) {
+  for (int i = 0; i < 100 && r->durable.load() < r->last_sequence && !r->failed.load(); ++i) {
     timer.expires_after(std::chrono::duration_cast<std::chrono::steady_clock::duration>(cycle / 10));
     co_await timer.async_wait(asio::use_awaitable);
   }
   // 'stopped' only when the client ended cleanly and everything it sent became durable.
-  const char* state = ending == Ending::stalled                                          ? "stalled"
+  const bool disk_failed = r->failed.load(std::memory_order_acquire);
+  const char* state = disk_failed                                                        ? "interrupted"
+                      : ending == Ending::stalled                                        ? "stalled"
                       : ending == Ending::clean && r->durable.load() >= r->last_sequence ? "stopped"
                                                                                          : "interrupted";
   Disk* disk = r->disk;
@@ -237,10 +248,11 @@ asio::awaitable<void> RecordingService::close(const std::shared_ptr<Recording>& 
   disks_.release(*disk, demand_id);
   if (r->camera) {
     r->camera->stream_ended(r->demand.peak_rate);
-    if (ending == Ending::stalled) r->camera->gap();
+    if (ending == Ending::stalled || disk_failed) r->camera->gap();
   }
   // On the IO thread once the stream's last IO is done: its last segment and its end.
-  disk->io->scheduler().remove_stream(r->stream_id, [batcher = &batcher_, r, volume_id, vol, stream_id, state] {
+  disk->io->scheduler().remove_stream(r->stream_id, [batcher = &batcher_, r, volume_id, vol, stream_id, state,
+                                                     disk_failed] {
     auto last = r->stream->close();
     const auto ended = now_us();
     if (last && last->frame_count > 0) {
@@ -251,8 +263,12 @@ asio::awaitable<void> RecordingService::close(const std::shared_ptr<Recording>& 
                          catalog::record_closed_segment(tx, volume_id, s, offsets, eb, ended);
                        });
     }
-    batcher->enqueue("end stream " + std::to_string(stream_id), [stream_id, state, ended](pqxx::work& tx) {
-      if (std::string_view(state) == "stalled") {
+    batcher->enqueue("end stream " + std::to_string(stream_id), [stream_id, state, ended, disk_failed](pqxx::work& tx) {
+      if (disk_failed) {
+        catalog::end_failed_stream(tx, stream_id, ended,
+                                   "the disk failed to store the recording; the recorder resends what was not "
+                                   "durable in a new stream");
+      } else if (std::string_view(state) == "stalled") {
         catalog::end_stalled_stream(tx, stream_id, ended,
                                     "the recorder sent nothing for the stall timeout; its disk share was released");
       } else {

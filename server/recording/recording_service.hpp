@@ -50,6 +50,7 @@ class RecordingService {
     std::uint64_t last_sequence = 0;        // last packet accepted
     std::uint64_t discontinuities = 0;      // timestamp jumps re-pinned to wall time
     std::atomic<std::uint64_t> durable{0};  // set by the IO thread
+    std::atomic<bool> failed{false};        // the disk failed: durable is final (set by the IO thread)
     std::function<void()> notify;           // wakes the session (posted to its thread)
     std::shared_ptr<LiveFeed> feed;         // live viewers of this camera
     CameraMetrics* camera = nullptr;        // this camera's /metrics series
@@ -63,12 +64,15 @@ class RecordingService {
   boost::asio::awaitable<OpenResult> open(const proto::OpenRecord& request, const std::function<void()>& notify,
                                           std::shared_ptr<Recording>& out);
   // rate_exceeded (policed), frame_exceeds_buffer (never fits this stream's buffer),
-  // invalid_argument (sequence out of order).
+  // invalid_argument (sequence out of order), io_error (the stream's disk failed: nothing more is
+  // taken; Recording::durable is final).
   Result<void> packet(Recording& r, const proto::MediaPacket& m, std::span<const std::byte> payload);
   // How a recording ended, for its stream's state and the gap that follows it.
   enum class Ending {
-    clean,    // the client ended at a frame boundary: 'stopped' if all it sent became durable
-    lost,     // the connection failed or vigild is stopping: 'interrupted'
+    clean,  // the client ended at a frame boundary: 'stopped' if all it sent became durable
+    lost,   // the connection failed or vigild is stopping: 'interrupted'
+    // (Whatever the ending, a stream whose disk failed is 'interrupted', with an io_error gap from
+    // its last durable frame.)
     stalled,  // nothing arrived for the stall timeout: 'stalled', and a source_stalled gap from the last frame
   };
   // Ends the stream: waits (up to ten cycles) for the last packets to be acknowledged, then

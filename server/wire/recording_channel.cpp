@@ -22,6 +22,8 @@ std::optional<proto::Envelope> RecordingChannel::packet(const proto::MediaPacket
   Result<void> r = errc::invalid_argument;
   if (recording_ && m.stream_id() == recording_->stream_id) r = service_.packet(*recording_, m, payload);
   if (r) return std::nullopt;
+  // Not this packet's fault: the recording has ended. The writer sends failure() after the last ack.
+  if (r.error() == errc::io_error) return std::nullopt;
   // Policing and bad packets are told to the sender, packet by packet; nothing silent.
   const auto code = static_cast<errc>(r.error().value());
   auto err =
@@ -47,6 +49,21 @@ std::optional<proto::Envelope> RecordingChannel::next_ack() {
   ack.mutable_durable_ack()->set_last_sequence(durable);
   acked_ = durable;
   return ack;
+}
+
+bool RecordingChannel::failed() const noexcept {
+  return recording_ && recording_->failed.load(std::memory_order_acquire);
+}
+
+std::optional<proto::Envelope> RecordingChannel::failure() {
+  if (!failed() || failure_sent_) return std::nullopt;
+  failure_sent_ = true;
+  const auto durable = recording_->durable.load(std::memory_order_acquire);
+  auto err =
+      proto::make_error(errc::io_error, "the disk failed to store the recording: packets up to " +
+                                            std::to_string(durable) + " are durable; resend the rest in a new stream");
+  err.mutable_error()->set_related_sequence(durable + 1);
+  return err;
 }
 
 asio::awaitable<void> RecordingChannel::close(RecordingService::Ending ending) {

@@ -4,7 +4,9 @@
 // (policed: a refused packet is answered with an Error naming its sequence, so the recorder
 // resends from there), and says which DurableAck is due — the newest durable sequence, once.
 // This is where a recording is acknowledged: an ack leaves only for what the disk's IO thread
-// reported durable. Thread: the session's thread (the IO thread only stores the durable sequence
+// reported durable. When the disk fails, the recording stops where it was durable: failure()
+// names the first sequence that is not (Error IO_ERROR), and the session ends so the recorder
+// resends from there in a new stream. Thread: the session's thread (the IO thread only stores the durable sequence
 // and calls notify). Errors: protocol answers (Admit, Refuse, Error), never throws.
 #include <boost/asio/awaitable.hpp>
 #include <cstdint>
@@ -28,12 +30,18 @@ class RecordingChannel {
   bool active() const noexcept { return recording_ != nullptr; }
   // Admit, Refuse, or Error (one recording per session).
   boost::asio::awaitable<proto::Envelope> open(const proto::OpenRecord& request);
-  // Nothing when PACKET was accepted, else the Error to send back (with its sequence).
+  // Nothing when PACKET was accepted or the recording has failed (failed(); the session's writer
+  // sends failure()), else the Error to send back (with its sequence).
   std::optional<proto::Envelope> packet(const proto::MediaPacket& packet, std::span<const std::byte> payload);
   // Whether END ends this session's recording.
   bool ends(const proto::EndRecord& end) const noexcept;
   // The DurableAck due now: the newest durable sequence, if not acknowledged yet.
   std::optional<proto::Envelope> next_ack();
+  // Whether the recording's disk failed (the session must end once failure() is sent).
+  bool failed() const noexcept;
+  // The Error that ends a failed recording, once: IO_ERROR, related_sequence = last durable + 1.
+  // Call after next_ack(), so the last DurableAck goes before it.
+  std::optional<proto::Envelope> failure();
   // Ends the recording, if any: its last packets get time to become durable (the session's
   // writer keeps sending acks meanwhile). ENDING: how the session ended.
   boost::asio::awaitable<void> close(RecordingService::Ending ending);
@@ -43,6 +51,7 @@ class RecordingChannel {
   std::function<void()> notify_;
   std::shared_ptr<RecordingService::Recording> recording_;
   std::uint64_t acked_ = 0;  // the last sequence a DurableAck was queued for
+  bool failure_sent_ = false;
 };
 
 }  // namespace vigil::server

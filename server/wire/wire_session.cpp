@@ -88,7 +88,8 @@ struct Shared {
   std::string queued;                // frames the reader queued, in order
   bool reading_done = false;
   bool write_failed = false;
-  bool playback_busy = false;  // the reader is opening, seeking or re-rating: send no frame
+  bool recording_failed = false;  // the writer sent a failed recording's Error: reading ends
+  bool playback_busy = false;     // the reader is opening, seeking or re-rating: send no frame
 };
 
 template <class Stream>
@@ -173,6 +174,7 @@ asio::awaitable<void> WireSession<Stream>::writer() {
   auto& sh = *shared_;
   std::string writing;
   boost::system::error_code ignored;
+  bool ending_failed = false;  // the recording's disk failed and its Error is queued
   auto fail = [&] {
     sh.write_failed = true;
     sh.drained.cancel();
@@ -181,6 +183,10 @@ asio::awaitable<void> WireSession<Stream>::writer() {
   for (;;) {
     if (recording_) {
       if (auto ack = recording_->next_ack()) proto::append_frame(sh.queued, *ack);
+      if (auto failure = recording_->failure()) {
+        proto::append_frame(sh.queued, *failure);
+        ending_failed = true;
+      }
     }
     if (!sh.queued.empty()) {
       writing.swap(sh.queued);
@@ -193,6 +199,11 @@ asio::awaitable<void> WireSession<Stream>::writer() {
       if (ec) {
         fail();
         co_return;
+      }
+      if (ending_failed && !sh.recording_failed) {
+        // The Error is out: end the reader's wait for more packets; the recording then closes.
+        sh.recording_failed = true;
+        tcp_.socket().cancel(ignored);
       }
       continue;
     }
@@ -224,14 +235,14 @@ template <class Stream>
 asio::awaitable<void> WireSession<Stream>::reader() {
   auto& sh = *shared_;
   bool clean_end = false;
-  for (bool open = true; open && !sh.write_failed;) {
+  for (bool open = true; open && !sh.write_failed && !sh.recording_failed;) {
     // A client that does not read what it is sent waits here, not in our memory.
     while (sh.queued.size() > kMaxQueuedBytes && !sh.write_failed) {
       sh.drained.expires_at(asio::steady_timer::time_point::max());
       co_await sh.drained.async_wait(asio::as_tuple(asio::use_awaitable));
       last_read_ = std::chrono::steady_clock::now();  // we were not reading: the source is not to blame
     }
-    if (sh.write_failed) break;
+    if (sh.write_failed || sh.recording_failed) break;
     if (!said_hello_) tcp_.expires_after(options_.hello_timeout);
     else tcp_.expires_never();
     auto room = decoder_.prepare(kReadBytes);
@@ -300,6 +311,8 @@ void WireSession<Stream>::read_ended(const boost::system::error_code& ec, bool& 
     // The watchdog closed the connection and has said why.
   } else if (shared_->write_failed) {
     // The writer failed and closed the socket; it has said why.
+  } else if (shared_->recording_failed) {
+    // The writer ended the session after the recording's disk failed; the peer was told.
   } else if (ec == beast::error::timeout) {
     // tcp_stream has already closed the socket: nothing can be said to this peer.
     log::warn("wire peer sent no hello in time, closed", {{"session", id_}, {"peer", peer_}});
@@ -368,7 +381,7 @@ asio::awaitable<bool> WireSession<Stream>::dispatch(const proto::Frame& frame, b
   }
   if (recording_ && msg.has_media_packet()) {
     if (auto refused = recording_->packet(msg.media_packet(), frame.payload)) queue(*refused);
-    co_return true;
+    co_return !recording_->failed();  // a failed recording's Error ends the session
   }
   if (recording_ && msg.has_end_record() && recording_->ends(msg.end_record())) {
     clean_end = true;  // the client's explicit end (what a TCP half-close says)

@@ -2,12 +2,15 @@
 // one durable stream IO per stream per cycle, acknowledgements only after the cycle's flush,
 // segments rolling over. Then power is cut at random command counts: after recovery, every
 // acknowledged frame of every stream is there, byte for byte, and nothing is served that was
-// not written.
+// not written. An injected write or flush failure ends the stream where it was durable: no later
+// acknowledgement covers the failed batch, and the stream refuses further frames.
 #include <catch2/catch_test_macros.hpp>
 
 #include <map>
+#include <optional>
 #include <set>
 #include <random>
+#include <string>
 
 #include "storage/cycle_scheduler.hpp"
 #include "storage/recording_stream.hpp"
@@ -27,6 +30,8 @@ struct Recorder {
   std::uint64_t next_seq = 1;
   std::uint64_t acked = 0;
   std::vector<SegmentSummary> closed;
+  std::optional<std::uint64_t> failed;  // the last durable sequence the stream reported failing at
+  std::uint64_t refused_after_failure = 0;
 };
 
 struct Rig {
@@ -47,7 +52,11 @@ struct Rig {
             CHECK(seq > raw->acked);  // acknowledgements only move forward
             raw->acked = seq;
           },
-          [raw](const SegmentSummary& c) { raw->closed.push_back(c); });
+          [raw](const SegmentSummary& c) { raw->closed.push_back(c); },
+          [raw](std::uint64_t last_durable) {
+            CHECK_FALSE(raw->failed.has_value());  // a stream fails once
+            raw->failed = last_durable;
+          });
       sched->add_stream(s, *r->rec, clock.now());
       recorders.push_back(std::move(r));
     }
@@ -60,7 +69,12 @@ struct Rig {
         auto f = vigil::test::script_frame(r->next_seq, r->stream);
         auto ok = r->rec->append(f.header, f.payload);
         if (!ok) {
-          CHECK(ok.error() == errc::rate_exceeded);
+          if (r->failed) {
+            CHECK(ok.error() == errc::io_error);
+            ++r->refused_after_failure;
+          } else {
+            CHECK(ok.error() == errc::rate_exceeded);
+          }
           break;
         }
         ++r->next_seq;
@@ -138,4 +152,84 @@ TEST_CASE("power cut at random moments: every acknowledged frame survives, byte 
       }
     }
   }
+}
+
+namespace {
+
+// Every acknowledged frame of every stream is on the durable image, byte for byte.
+void check_acknowledged_frames_recover(Rig& rig, const std::string& what) {
+  std::map<std::uint64_t, std::uint64_t> acked;
+  for (auto& r : rig.recorders) acked[r->stream] = r->acked;
+  rig.sched.reset();
+  rig.disk.crash(/*lose_cache=*/true);
+  auto vol = Volume::open(rig.disk);
+  REQUIRE(vol.has_value());
+  std::map<std::uint64_t, std::set<std::uint64_t>> found;
+  for (const auto& [id, uses] : (*vol)->segments()) {
+    (void)recover_segment(**vol, id, [&](const ScannedRecord& r) {
+      CHECK(vigil::test::matches_script(r.header, r.payload));
+      found[r.header.stream_id].insert(r.header.sequence);
+    });
+  }
+  for (const auto& [stream, upto] : acked) {
+    INFO(what << ", stream " << stream << " acked " << upto);
+    for (std::uint64_t seq = 1; seq <= upto; ++seq) {
+      if (!found[stream].count(seq)) {
+        FAIL_CHECK("acknowledged frame " << seq << " is not on the device");
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a failed write or flush: no acknowledgement covers the failed batch, and the stream refuses more",
+          "[recording][fault]") {
+  // Every command of a few cycles in turn: stream writes (chunked), the cycle's flush, and the
+  // synchronous header write of a new segment.
+  int hits = 0, header_failures = 0;
+  for (std::uint64_t nth = 1; nth <= 40; ++nth) {
+    Rig rig;
+    for (int i = 0; i < 4; ++i) rig.cycle();
+    std::map<std::uint64_t, std::uint64_t> acked_before;
+    for (auto& r : rig.recorders) acked_before[r->stream] = r->acked;
+    rig.disk.fail_io(nth, errc::io_error);
+    for (int i = 0; i < 12; ++i) rig.cycle();
+    int failed_streams = 0;
+    for (auto& r : rig.recorders) {
+      INFO("command " << nth << " failed, stream " << r->stream << " acked " << r->acked << " of " << r->next_seq - 1);
+      if (!r->failed) {
+        CHECK(r->rec->failed_at() == std::nullopt);
+        CHECK(r->acked > acked_before[r->stream]);  // the other streams go on
+        continue;
+      }
+      ++failed_streams;
+      // The acknowledgement stopped where the stream failed and stays there.
+      CHECK(*r->failed == r->acked);
+      CHECK(r->rec->failed_at() == r->acked);
+      CHECK(r->rec->durable_sequence() == r->acked);
+      CHECK(r->acked < r->next_seq - 1);  // the failed batch's frames were accepted, never acknowledged
+      CHECK(r->rec->failed_writes() == 1);
+      // Every cycle after the failure (40 commands span fewer than five cycles of the twelve)
+      // refused the sender's frames, and so does the stream now.
+      CHECK(r->refused_after_failure >= 7);
+      auto f = vigil::test::script_frame(r->next_seq, r->stream);
+      auto more = r->rec->append(f.header, f.payload);
+      REQUIRE_FALSE(more.has_value());
+      CHECK(more.error() == errc::io_error);
+      // Its segment was closed at the last durable frame, for the catalog.
+      if (r->acked > 0) {
+        REQUIRE_FALSE(r->closed.empty());
+        CHECK(r->closed.back().last_sequence == r->acked);
+      }
+      CHECK_FALSE(r->rec->close().has_value());  // nothing left open
+    }
+    // A new segment's header write that fails wrote nothing: that stream goes on in another segment.
+    if (failed_streams == 0) ++header_failures;
+    hits += failed_streams;
+    check_acknowledged_frames_recover(rig, "command " + std::to_string(nth) + " failed");
+  }
+  CHECK(header_failures < 10);
+  CHECK(hits > 30);
 }
