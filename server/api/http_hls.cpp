@@ -16,6 +16,7 @@
 #include "server/media/export_cache.hpp"
 #include "server/media/hls_live.hpp"
 #include "server/media/hls_text.hpp"
+#include "server/media/mp4_export.hpp"
 #include "server/api/http_media.hpp"
 
 namespace http = boost::beast::http;
@@ -171,19 +172,7 @@ boost::asio::awaitable<HttpReply> media_segment(const RouteContext& ctx, const H
     Clip clip = co_await read_clip(ctx.disks, plan, t0, t1, false);
     auto writer = media::MediaWriter::fragmented(plan.codec(), origin);
     (void)writer.take_output();  // the init segment: served by init.mp4
-    std::int64_t last = t0;
-    for (const auto& g : clip.gops) {
-      for (const auto& f : g->frames) {
-        const auto pts = f.header.pts != storage::kNoTimestamp ? f.header.pts : last;
-        const auto dts = f.header.dts != storage::kNoTimestamp ? f.header.dts : pts;
-        last = pts;
-        writer.write({.pts_us = pts,
-                      .dts_us = dts,
-                      .duration_us = f.header.duration,
-                      .keyframe = f.header.keyframe(),
-                      .payload = f.payload});
-      }
-    }
+    write_clip(writer, clip, t0);
     if (writer.frames() == 0) throw ApiError(ApiErrc::not_found, "nothing playable in that segment");
     writer.flush_fragment();
     data = std::make_shared<const std::vector<std::byte>>(writer.take_output());

@@ -7,6 +7,22 @@
 
 namespace vigil::server {
 
+void write_clip(media::MediaWriter& writer, const Clip& clip, std::int64_t first_pts_us) {
+  std::int64_t last = first_pts_us;
+  for (const auto& g : clip.gops) {
+    for (const auto& f : g->frames) {
+      const auto pts = f.header.pts != storage::kNoTimestamp ? f.header.pts : last;
+      const auto dts = f.header.dts != storage::kNoTimestamp ? f.header.dts : pts;
+      last = pts;
+      writer.write({.pts_us = pts,
+                    .dts_us = dts,
+                    .duration_us = f.header.duration,
+                    .keyframe = f.header.keyframe(),
+                    .payload = f.payload});
+    }
+  }
+}
+
 std::shared_ptr<const std::vector<std::byte>> build_mp4(const ClipPlan& plan, const Clip& clip,
                                                         const Mp4Rendition& rendition) {
   const double rate = rendition.rate;
@@ -46,19 +62,7 @@ std::shared_ptr<const std::vector<std::byte>> build_mp4(const ClipPlan& plan, co
     if (origin) break;  // the first GOP with timestamps holds the earliest (frames are in decode order)
   }
   auto writer = media::MediaWriter::mp4_in_memory(plan.codec(), clip.frames, origin.value_or(0));
-  std::int64_t last = origin.value_or(0);
-  for (const auto& g : clip.gops) {
-    for (const auto& f : g->frames) {
-      const auto pts = f.header.pts != storage::kNoTimestamp ? f.header.pts : last;
-      const auto dts = f.header.dts != storage::kNoTimestamp ? f.header.dts : pts;
-      last = pts;
-      writer.write({.pts_us = pts,
-                    .dts_us = dts,
-                    .duration_us = f.header.duration,
-                    .keyframe = f.header.keyframe(),
-                    .payload = f.payload});
-    }
-  }
+  write_clip(writer, clip, origin.value_or(0));
   writer.finish();
   return std::make_shared<const std::vector<std::byte>>(writer.take_output());
 }

@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "common/media_writer.hpp"
 #include "server/media/clip_source.hpp"
 
 namespace vigil::server {
@@ -20,6 +21,11 @@ struct Mp4Rendition {
   double rate = 1;
   bool reverse = false;
 };
+
+// Writes CLIP's frames to WRITER in decode order; a frame recorded without a pts takes the previous
+// frame's (FIRST_PTS_US before the first), one without a dts its pts. What an MP4 export and an
+// HLS segment both need.
+void write_clip(media::MediaWriter& writer, const Clip& clip, std::int64_t first_pts_us);
 
 // The clip's frames muxed into one MP4, index first, media time from the first frame.
 std::shared_ptr<const std::vector<std::byte>> build_mp4(const ClipPlan& plan, const Clip& clip,

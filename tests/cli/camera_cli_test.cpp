@@ -184,20 +184,8 @@ TEST_CASE(
   const auto data = dir.path() / "data";
   const auto profile = test::make_sim_profile(dir.path());
   auto [camera, port] = start_camera(dir.path(), 0);
-  const std::vector<std::string> args{"--volume",
-                                      (dir.path() / "vol").string(),
-                                      "--volume-size",
-                                      std::to_string(256 << 20),
-                                      "--extent-bytes",
-                                      std::to_string(4 << 20),
-                                      "--profile",
-                                      profile.string(),
-                                      "--cycle-ms",
-                                      "200",
-                                      "--model-check-cycles",
-                                      "0",
-                                      "--recorder",
-                                      VIGIL_CLI_PATH};
+  auto args = test::sim_volume_args(dir.path(), profile, 256, /*pull_cameras=*/true);
+  args.insert(args.end(), {"--recorder", VIGIL_CLI_PATH});
   auto d = std::make_unique<test::VigildProcess>(data, args);
   REQUIRE(d->wait_ready());
   REQUIRE(test::run_to_exit(VIGIL_CLI_PATH,

@@ -40,20 +40,8 @@ TEST_CASE("vigil record reconnects after vigild is killed and loses nothing it r
   const auto profile = test::make_sim_profile(dir.path());
   const auto data = dir.path() / "data";
   const std::string wire = "127.0.0.1:" + std::to_string(free_port());
-  const std::vector<std::string> args{"--listen",
-                                      wire,
-                                      "--volume",
-                                      (dir.path() / "vol").string(),
-                                      "--volume-size",
-                                      std::to_string(128 << 20),
-                                      "--extent-bytes",
-                                      std::to_string(4 << 20),
-                                      "--profile",
-                                      profile.string(),
-                                      "--cycle-ms",
-                                      "200",
-                                      "--model-check-cycles",
-                                      "0"};
+  auto args = test::sim_volume_args(dir.path(), profile);
+  args.insert(args.begin(), {"--listen", wire});
   auto d = std::make_unique<test::VigildProcess>(data, args);
   REQUIRE(d->wait_ready());
 

@@ -47,20 +47,21 @@ std::int64_t wait_for_closed_frames(const std::filesystem::path& data, std::int6
 }
 
 std::vector<std::string> sim_volume_args(const std::filesystem::path& dir, const std::filesystem::path& profile,
-                                         int volume_mb) {
-  return {"--volume",
-          (dir / "vol").string(),
-          "--volume-size",
-          std::to_string(static_cast<std::int64_t>(volume_mb) << 20),
-          "--extent-bytes",
-          std::to_string(4 << 20),
-          "--profile",
-          profile.string(),
-          "--cycle-ms",
-          "200",
-          "--model-check-cycles",
-          "0",
-          "--no-camera-pull"};
+                                         int volume_mb, bool pull_cameras) {
+  std::vector<std::string> args{"--volume",
+                                (dir / "vol").string(),
+                                "--volume-size",
+                                std::to_string(static_cast<std::int64_t>(volume_mb) << 20),
+                                "--extent-bytes",
+                                std::to_string(4 << 20),
+                                "--profile",
+                                profile.string(),
+                                "--cycle-ms",
+                                "200",
+                                "--model-check-cycles",
+                                "0"};
+  if (!pull_cameras) args.push_back("--no-camera-pull");
+  return args;
 }
 
 // ffprobe's packet list of FILE (size, key flag, pts in seconds).

@@ -17,10 +17,10 @@ std::filesystem::path make_h264_clip(const std::filesystem::path& dir, int secon
 // DIR/wd.json.
 std::filesystem::path make_sim_profile(const std::filesystem::path& dir);
 // vigild's arguments for a file volume DIR/vol of VOLUME_MB (4 MiB extents) admitted on PROFILE,
-// 200 ms cycles, the online model check off (the profile is not of this machine's disk) and no
-// camera pulling: what the media tests run.
+// 200 ms cycles, the online model check off (the profile is not of this machine's disk) and,
+// unless PULL_CAMERAS, no camera pulling: what the media and recording tests run.
 std::vector<std::string> sim_volume_args(const std::filesystem::path& dir, const std::filesystem::path& profile,
-                                         int volume_mb = 128);
+                                         int volume_mb = 128, bool pull_cameras = false);
 // Waits (bounded) until the embedded catalog of vigild's data directory DATA holds FRAMES frames
 // in closed segments (the last segment reaches it through the batcher, up to its 1 s delay after
 // the recorder ends); REQUIREs it does. Returns the earliest closed segment's start_us.
