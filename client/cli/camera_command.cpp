@@ -74,7 +74,7 @@ int remove_camera(HttpClient& api, const std::string& name) {
 int list_cameras(HttpClient& api) {
   const auto answer = api.request(http::verb::get, "/api/v1/cameras");
   if (answer.status != 200) return exit_for_answer(kHelp.command, answer);
-  std::cout << std::left << std::setw(20) << "NAME" << std::setw(10) << "ENABLED" << std::setw(28) << "LAST STREAM"
+  std::cout << std::left << std::setw(21) << "NAME" << std::setw(10) << "ENABLED" << std::setw(28) << "LAST STREAM"
             << "URL\n";
   const auto doc = json::parse(answer.body);
   for (const auto& v : doc.at("cameras").as_array()) {
@@ -90,8 +90,9 @@ int list_cameras(HttpClient& api) {
       if (one.status != 200) return exit_for_answer(kHelp.command, one);
       url = json::value_to<std::string>(json::parse(one.body).at("url"));
     }
-    std::cout << std::setw(20) << name << std::setw(10) << (c.at("enabled").as_bool() ? "yes" : "no") << std::setw(28)
-              << last << url << "\n";
+    // A column wider than its heading still gets a space before the next.
+    std::cout << std::setw(20) << name << ' ' << std::setw(9) << (c.at("enabled").as_bool() ? "yes" : "no") << ' '
+              << std::setw(27) << last << ' ' << url << "\n";
   }
   return exit_code::kOk;
 }

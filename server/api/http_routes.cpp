@@ -190,7 +190,8 @@ boost::asio::awaitable<std::optional<HttpResponse>> check_access(const RouteCont
   }
   if (!allows(*role, need)) {
     co_return error_response(req, http::status::forbidden,
-                             std::string("this needs a token with the ") + access_name(need) + " (or admin) role");
+                             std::string("this needs a token with the ") + access_name(need) +
+                                 (need == Access::admin ? " role" : " (or admin) role"));
   }
   co_return std::nullopt;
 }

@@ -370,8 +370,8 @@ asio::awaitable<bool> WireSession<Stream>::dispatch(const proto::Frame& frame, b
   if (msg.has_open_record() || msg.has_open_playback()) {
     const Access need = msg.has_open_record() ? Access::record : Access::view;
     if (!allows(role_, need)) {
-      queue(proto::make_error(errc::permission_denied,
-                              std::string("this needs a token with the ") + access_name(need) + " (or admin) role"));
+      queue(proto::make_error(errc::permission_denied, std::string("this needs a token with the ") + access_name(need) +
+                                                           (need == Access::admin ? " role" : " (or admin) role")));
       co_return true;
     }
   }
