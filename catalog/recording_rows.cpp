@@ -102,24 +102,15 @@ void end_stream(pqxx::work& tx, std::int64_t stream_id, const std::string& state
                   state, ended_at_us);
 }
 
-void end_stalled_stream(pqxx::work& tx, std::int64_t stream_id, std::int64_t stalled_at_us, const std::string& detail) {
+void end_stream_with_gap(pqxx::work& tx, std::int64_t stream_id, const std::string& state, std::int64_t until_us,
+                         const std::string& reason, const std::string& detail) {
   const auto last = tx.exec_params1(
-                          "UPDATE streams s SET state = 'stalled', ended_at_us = GREATEST(s.started_at_us, "
+                          "UPDATE streams s SET state = $2, ended_at_us = GREATEST(s.started_at_us, "
                           "  COALESCE((SELECT max(end_us) FROM segments g WHERE g.stream_id = s.id), s.started_at_us)) "
                           "WHERE s.id = $1 RETURNING s.ended_at_us",
-                          stream_id)[0]
+                          stream_id, state)[0]
                         .as<std::int64_t>();
-  if (stalled_at_us > last) record_gap(tx, stream_id, last, stalled_at_us, "source_stalled", detail);
-}
-
-void end_failed_stream(pqxx::work& tx, std::int64_t stream_id, std::int64_t failed_at_us, const std::string& detail) {
-  const auto last = tx.exec_params1(
-                          "UPDATE streams s SET state = 'interrupted', ended_at_us = GREATEST(s.started_at_us, "
-                          "  COALESCE((SELECT max(end_us) FROM segments g WHERE g.stream_id = s.id), s.started_at_us)) "
-                          "WHERE s.id = $1 RETURNING s.ended_at_us",
-                          stream_id)[0]
-                        .as<std::int64_t>();
-  if (failed_at_us > last) record_gap(tx, stream_id, last, failed_at_us, "io_error", detail);
+  if (until_us > last) record_gap(tx, stream_id, last, until_us, reason, detail);
 }
 
 std::uint64_t next_segment_id(pqxx::work& tx, std::int64_t volume_id, const storage::Volume& volume) {

@@ -58,15 +58,12 @@ bool record_reconnect_gap(pqxx::work& tx, std::int64_t camera_id, std::int64_t n
 // recovery (which puts their last segments into the catalog) and before sessions open.
 int end_streams_after_crash(pqxx::work& tx, const std::vector<std::int64_t>& disk_ids, std::int64_t restart_us);
 
-// A recording whose source stopped sending (no frame for the stall timeout) ends 'stalled' at its
-// last recorded instant; from there to STALLED_AT_US is a source_stalled gap (continued by the
-// camera's next stream, record_reconnect_gap).
-void end_stalled_stream(pqxx::work& tx, std::int64_t stream_id, std::int64_t stalled_at_us, const std::string& detail);
-
-// A recording whose disk failed ends 'interrupted' at its last recorded (durable) instant; from
-// there to FAILED_AT_US is an io_error gap (continued by the camera's next stream, if the
-// recorder resends, record_reconnect_gap).
-void end_failed_stream(pqxx::work& tx, std::int64_t stream_id, std::int64_t failed_at_us, const std::string& detail);
+// A stream that ended without its client ending it: STATE ('stalled': its source stopped sending;
+// 'interrupted': its disk failed) at its last recorded instant, and from there to UNTIL_US a gap
+// with REASON (source_stalled, io_error) that the camera's next stream continues
+// (record_reconnect_gap).
+void end_stream_with_gap(pqxx::work& tx, std::int64_t stream_id, const std::string& state, std::int64_t until_us,
+                         const std::string& reason, const std::string& detail);
 
 // stopped (ended cleanly) or interrupted (source lost, server stopping).
 void end_stream(pqxx::work& tx, std::int64_t stream_id, const std::string& state, std::int64_t ended_at_us);

@@ -265,12 +265,12 @@ asio::awaitable<void> RecordingService::close(const std::shared_ptr<Recording>& 
     }
     batcher->enqueue("end stream " + std::to_string(stream_id), [stream_id, state, ended, disk_failed](pqxx::work& tx) {
       if (disk_failed) {
-        catalog::end_failed_stream(tx, stream_id, ended,
-                                   "the disk failed to store the recording; the recorder resends what was not "
-                                   "durable in a new stream");
+        catalog::end_stream_with_gap(tx, stream_id, "interrupted", ended, "io_error",
+                                     "the disk failed to store the recording; the recorder resends what was not "
+                                     "durable in a new stream");
       } else if (std::string_view(state) == "stalled") {
-        catalog::end_stalled_stream(tx, stream_id, ended,
-                                    "the recorder sent nothing for the stall timeout; its disk share was released");
+        catalog::end_stream_with_gap(tx, stream_id, "stalled", ended, "source_stalled",
+                                     "the recorder sent nothing for the stall timeout; its disk share was released");
       } else {
         catalog::end_stream(tx, stream_id, state, ended);
       }

@@ -18,6 +18,32 @@
 using namespace vigil;
 using namespace vigil::storage;
 
+namespace {
+
+std::int64_t add_stream(pqxx::work& tx, std::int64_t camera) {
+  return tx
+      .exec_params1(
+          "INSERT INTO streams (camera_id, codec, declared_rate_bps) VALUES ($1, 'h264', 4000000) RETURNING id",
+          camera)[0]
+      .as<std::int64_t>();
+}
+
+// A 4 MiB volume of 64 KiB extents in the catalog, on its own disk row; returns the volume's id.
+std::int64_t add_volume(pqxx::work& tx, const std::string& path) {
+  const auto disk =
+      tx.exec_params1("INSERT INTO disks (node, device_path, capacity_bytes) VALUES ('n1', $1, 4194304) RETURNING id",
+                      path)[0]
+          .as<std::int64_t>();
+  return tx
+      .exec_params1(
+          "INSERT INTO volumes (disk_id, path, capacity_bytes, extent_bytes) VALUES ($1, $2, 4194304, 65536) "
+          "RETURNING id",
+          disk, path)[0]
+      .as<std::int64_t>();
+}
+
+}  // namespace
+
 TEST_CASE("recovery reconciles a volume and the catalog in both directions", "[recovery][catalog]") {
   pqxx::connection conn(test::shared_cluster().create_database("recovery_plan"));
   catalog::migrate(conn);
@@ -25,25 +51,9 @@ TEST_CASE("recovery reconciles a volume and the catalog in both directions", "[r
   {
     pqxx::work tx(conn);
     auto cam = tx.exec1("INSERT INTO cameras (name) VALUES ('gate') RETURNING id")[0].as<std::int64_t>();
-    stream = tx.exec_params1(
-                   "INSERT INTO streams (camera_id, codec, declared_rate_bps) VALUES ($1, 'h264', 4000000) "
-                   "RETURNING id",
-                   cam)[0]
-                 .as<std::int64_t>();
-    other = tx.exec_params1(
-                  "INSERT INTO streams (camera_id, codec, declared_rate_bps) VALUES ($1, 'h264', 4000000) "
-                  "RETURNING id",
-                  cam)[0]
-                .as<std::int64_t>();
-    auto disk = tx.exec1(
-                      "INSERT INTO disks (node, device_path, capacity_bytes) VALUES ('n1', 'sim:0', 4194304) "
-                      "RETURNING id")[0]
-                    .as<std::int64_t>();
-    volume_id = tx.exec_params1(
-                      "INSERT INTO volumes (disk_id, path, capacity_bytes, extent_bytes) "
-                      "VALUES ($1, 'sim:0', 4194304, 65536) RETURNING id",
-                      disk)[0]
-                    .as<std::int64_t>();
+    stream = add_stream(tx, cam);
+    other = add_stream(tx, cam);
+    volume_id = add_volume(tx, "sim:0");
     // 10: open when the crash came; 11: closed; 12: closed but gone from the volume.
     for (auto [id, state] : {std::pair{10, "open"}, {11, "closed"}, {12, "closed"}}) {
       tx.exec_params0(
@@ -116,20 +126,8 @@ TEST_CASE("recovery keeps what it cannot read, and restores it once it reads aga
   {
     pqxx::work tx(conn);
     auto cam = tx.exec1("INSERT INTO cameras (name) VALUES ('yard') RETURNING id")[0].as<std::int64_t>();
-    stream = tx.exec_params1(
-                   "INSERT INTO streams (camera_id, codec, declared_rate_bps) VALUES ($1, 'h264', 4000000) "
-                   "RETURNING id",
-                   cam)[0]
-                 .as<std::int64_t>();
-    auto disk = tx.exec1(
-                      "INSERT INTO disks (node, device_path, capacity_bytes) VALUES ('n1', 'sim:1', 4194304) "
-                      "RETURNING id")[0]
-                    .as<std::int64_t>();
-    volume_id = tx.exec_params1(
-                      "INSERT INTO volumes (disk_id, path, capacity_bytes, extent_bytes) "
-                      "VALUES ($1, 'sim:1', 4194304, 65536) RETURNING id",
-                      disk)[0]
-                    .as<std::int64_t>();
+    stream = add_stream(tx, cam);
+    volume_id = add_volume(tx, "sim:1");
     tx.exec_params0(
         "INSERT INTO segments (id, stream_id, volume_id, state, start_us, end_us, frame_count, checksum_crc32c, "
         "closed_at_us) VALUES (20, $1, $2, 'closed', 3600, 7200, 10, 0, 1)",
