@@ -57,6 +57,10 @@ po::options_description server_options(ServerConfig& cfg, RawArgs& raw) {
       "stall-timeout", po::value(&cfg.stall_timeout_s)->value_name("S")->default_value(cfg.stall_timeout_s),
       "a recording whose recorder sends nothing for S seconds ends as stalled: its disk share is released and "
       "the hole is a source_stalled gap until the camera records again; 0 = never")(
+      "hello-timeout", po::value(&cfg.hello_timeout_s)->value_name("S")->default_value(cfg.hello_timeout_s),
+      "a wire connection must finish its TLS handshake and say hello within S seconds of being accepted")(
+      "idle-timeout", po::value(&cfg.idle_timeout_s)->value_name("S")->default_value(cfg.idle_timeout_s),
+      "a wire session that neither records nor plays back and sends nothing for S seconds is closed; 0 = never")(
       "http-timeout", po::value(&cfg.http_timeout_s)->value_name("S")->default_value(cfg.http_timeout_s),
       "seconds an HTTP request may take to arrive whole (headers and body): slow clients are cut off")(
       "catalog-threads", po::value(&cfg.catalog_threads)->value_name("N")->default_value(cfg.catalog_threads),
@@ -134,6 +138,10 @@ void check(const ServerConfig& cfg) {
   if (cfg.catalog_threads == 0) throw ConfigError("--catalog-threads must be at least 1");
   if (cfg.http_timeout_s < 1 || cfg.http_timeout_s > 3600)
     throw ConfigError("--http-timeout must be 1 to 3600 seconds");
+  if (cfg.hello_timeout_s < 1 || cfg.hello_timeout_s > 3600)
+    throw ConfigError("--hello-timeout must be 1 to 3600 seconds");
+  if (cfg.idle_timeout_s < 0 || cfg.idle_timeout_s > 86400)
+    throw ConfigError("--idle-timeout must be 0 (never) to 86400 seconds");
   if (cfg.extent_bytes < (1u << 20) || cfg.extent_bytes % 4096) {
     throw ConfigError("--extent-bytes must be a multiple of 4096 and at least 1 MiB");
   }

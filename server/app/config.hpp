@@ -29,9 +29,10 @@ struct ServerConfig {
   std::string log_level = "info";
   std::size_t max_frame_bytes = 16u << 20;
   std::size_t catalog_threads = 2;
-  int http_timeout_s = 15;
-  double stall_timeout_s =
-      5;  // a recording that receives nothing this long ends as stalled; 0 off  // a request must arrive whole within this (slow clients are cut off)
+  int http_timeout_s = 15;                     // a request must arrive whole within this (slow clients are cut off)
+  double stall_timeout_s = 5;                  // a recording that receives nothing this long ends as stalled; 0 off
+  int hello_timeout_s = 10;                    // a wire connection must say hello this long after it is accepted
+  int idle_timeout_s = 60;                     // a wire session doing nothing and sending nothing is closed; 0 off
   std::vector<std::filesystem::path> volumes;  // recovered and reconciled at start
   std::uint64_t volume_create_bytes = 0;       // create missing file volumes of this size
   std::uint64_t extent_bytes = 64ull << 20;
@@ -45,12 +46,11 @@ struct ServerConfig {
   double retention_interval_s = 60;               // a full retention pass (camera ages) at least this often; 0 off
   double retention_reserve_s = 120;               // free space kept, in seconds of admitted recording
   std::optional<std::filesystem::path> recorder;  // `vigil` binary for pulled cameras; none: beside vigild
-  bool pull_cameras = true;
+  bool pull_cameras = true;                       // run the camera manager (needs a volume)
   std::optional<std::filesystem::path> web_root;  // the web UI's files; none: beside vigild or the build tree's
   bool auth = true;           // tokens required on HTTP (but /healthz, /metrics) and the wire protocol
   bool metrics_auth = false;  // /metrics needs a viewer token too
-  std::optional<std::filesystem::path> tls_cert,
-      tls_key;  // both: the wire protocol is TLS only                       // run the camera manager (needs a volume)
+  std::optional<std::filesystem::path> tls_cert, tls_key;  // both: the wire protocol is TLS only
 };
 
 struct ConfigError : std::runtime_error {

@@ -204,6 +204,8 @@ void Daemon::start_listeners() {
   }
   wire_.emplace(io_, resolve_numeric(cfg_.listen.host, cfg_.listen.port, "listen"),
                 WireOptions{.max_payload_bytes = cfg_.max_frame_bytes,
+                            .hello_timeout = std::chrono::seconds(cfg_.hello_timeout_s),
+                            .idle_timeout = std::chrono::seconds(cfg_.idle_timeout_s),
                             .stall_timeout =
                                 std::chrono::milliseconds(static_cast<std::int64_t>(cfg_.stall_timeout_s * 1000)),
                             .recording = have_disks ? &*recording_ : nullptr,

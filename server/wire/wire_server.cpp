@@ -40,24 +40,25 @@ void keep_alive(asio::ip::tcp::socket& socket) {
 
 asio::awaitable<void> WireServer::session(asio::ip::tcp::socket socket) {
   const std::uint64_t id = next_session_id_++;
+  const auto hello_due = std::chrono::steady_clock::now() + options_.hello_timeout;
   keep_alive(socket);
   boost::system::error_code ignored;
   const auto peer = socket.remote_endpoint(ignored);
   const std::string peer_text = peer.address().to_string() + ":" + std::to_string(peer.port());
   if (!options_.tls) {
     beast::tcp_stream stream(std::move(socket));
-    co_await run_wire_session(stream, id, peer_text, options_);
+    co_await run_wire_session(stream, id, peer_text, options_, hello_due);
     co_return;
   }
-  // TLS: the handshake must finish within the hello timeout, like the hello itself.
+  // TLS: the handshake counts against the same hello deadline as the hello itself.
   asio::ssl::stream<beast::tcp_stream> stream(beast::tcp_stream(std::move(socket)), *options_.tls);
-  beast::get_lowest_layer(stream).expires_after(options_.hello_timeout);
+  beast::get_lowest_layer(stream).expires_at(hello_due);
   auto [ec] = co_await stream.async_handshake(asio::ssl::stream_base::server, asio::as_tuple(asio::use_awaitable));
   if (ec) {
     log::warn("wire TLS handshake failed, closed", {{"session", id}, {"peer", peer_text}, {"error", ec.message()}});
     co_return;
   }
-  co_await run_wire_session(stream, id, peer_text, options_);
+  co_await run_wire_session(stream, id, peer_text, options_, hello_due);
 }
 
 }  // namespace vigil::server

@@ -24,7 +24,12 @@ class PlaybackService;
 
 struct WireOptions {
   std::size_t max_payload_bytes = 16u << 20;
-  std::chrono::seconds hello_timeout{10};  // a connection must say hello this soon
+  // A connection must have said hello (and finished its TLS handshake) this long after it was
+  // accepted: an absolute deadline, so a peer trickling bytes cannot hold a connection.
+  std::chrono::seconds hello_timeout{10};
+  // A session that neither records nor plays back and sends nothing for this long is closed: an
+  // abandoned or hostile client must not hold a connection (and its memory) for ever. Zero: never.
+  std::chrono::seconds idle_timeout{60};
   // A recording that receives nothing for this long ends as stalled (its share released, a
   // source_stalled gap); zero: never.
   std::chrono::milliseconds stall_timeout{5000};

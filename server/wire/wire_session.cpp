@@ -96,12 +96,13 @@ template <class Stream>
 class WireSession {
  public:
   WireSession(Stream& stream, std::uint64_t id, std::string peer, const WireOptions& options,
-              asio::any_io_executor executor)
+              std::chrono::steady_clock::time_point hello_due, asio::any_io_executor executor)
       : stream_(stream),
         tcp_(beast::get_lowest_layer(stream)),
         id_(id),
         peer_(std::move(peer)),
         options_(options),
+        hello_due_(hello_due),
         decoder_(proto::FrameLimits{.max_payload_bytes = options.max_payload_bytes}),
         shared_(std::make_shared<Shared>(executor)) {
     // Called from the IO thread (or the pacer's): store first, then wake; never wait.
@@ -145,6 +146,9 @@ class WireSession {
   // process, a frozen camera, a network that drops packets silently. The connection may stay
   // open for ever in those cases; the disk share must not.
   asio::awaitable<void> stall_watchdog();
+  // Arms the connection's deadline for the next read: the absolute hello deadline, then the idle
+  // deadline while the session neither records nor plays back (those have their own watchdogs).
+  void arm_read_deadline();
   // Logs why the read ended; sets CLEAN_END for an end at a frame boundary.
   void read_ended(const boost::system::error_code& ec, bool& clean_end);
   // Acts on one frame; false when the session must end after what is queued.
@@ -157,6 +161,7 @@ class WireSession {
   std::uint64_t id_;
   std::string peer_;
   const WireOptions& options_;
+  std::chrono::steady_clock::time_point hello_due_;
   proto::FrameDecoder decoder_;
   std::shared_ptr<Shared> shared_;
   std::function<void()> notify_;
@@ -243,8 +248,7 @@ asio::awaitable<void> WireSession<Stream>::reader() {
       last_read_ = std::chrono::steady_clock::now();  // we were not reading: the source is not to blame
     }
     if (sh.write_failed || sh.recording_failed) break;
-    if (!said_hello_) tcp_.expires_after(options_.hello_timeout);
-    else tcp_.expires_never();
+    arm_read_deadline();
     auto room = decoder_.prepare(kReadBytes);
     awaiting_read_ = true;
     auto [ec, n] =
@@ -306,6 +310,14 @@ asio::awaitable<void> WireSession<Stream>::stall_watchdog() {
 }
 
 template <class Stream>
+void WireSession<Stream>::arm_read_deadline() {
+  const bool busy = (recording_ && recording_->active()) || (playback_ && playback_->active());
+  if (!said_hello_) tcp_.expires_at(hello_due_);
+  else if (busy || options_.idle_timeout.count() <= 0) tcp_.expires_never();
+  else tcp_.expires_at(last_read_ + options_.idle_timeout);
+}
+
+template <class Stream>
 void WireSession<Stream>::read_ended(const boost::system::error_code& ec, bool& clean_end) {
   if (stalled_) {
     // The watchdog closed the connection and has said why.
@@ -315,7 +327,13 @@ void WireSession<Stream>::read_ended(const boost::system::error_code& ec, bool& 
     // The writer ended the session after the recording's disk failed; the peer was told.
   } else if (ec == beast::error::timeout) {
     // tcp_stream has already closed the socket: nothing can be said to this peer.
-    log::warn("wire peer sent no hello in time, closed", {{"session", id_}, {"peer", peer_}});
+    if (!said_hello_) {
+      log::warn("wire peer sent no hello in time, closed",
+                {{"session", id_}, {"peer", peer_}, {"hello_timeout_s", options_.hello_timeout.count()}});
+    } else {
+      log::info("idle wire session closed: nothing sent, nothing recorded or played back",
+                {{"session", id_}, {"peer", peer_}, {"idle_timeout_s", options_.idle_timeout.count()}});
+    }
   } else if (ec != asio::error::eof && ec != asio::ssl::error::stream_truncated) {
     log::warn("wire connection failed", {{"session", id_}, {"peer", peer_}, {"error", ec.message()}});
   } else if (auto fin = decoder_.finish(); !fin) {
@@ -406,14 +424,15 @@ asio::awaitable<bool> WireSession<Stream>::dispatch(const proto::Frame& frame, b
 
 template <class Stream>
 asio::awaitable<void> run_wire_session(Stream& stream, std::uint64_t id, const std::string& peer,
-                                       const WireOptions& options) {
-  WireSession<Stream> session(stream, id, peer, options, co_await asio::this_coro::executor);
+                                       const WireOptions& options, std::chrono::steady_clock::time_point hello_due) {
+  WireSession<Stream> session(stream, id, peer, options, hello_due, co_await asio::this_coro::executor);
   co_await session.run();
 }
 
 template asio::awaitable<void> run_wire_session(beast::tcp_stream&, std::uint64_t, const std::string&,
-                                                const WireOptions&);
+                                                const WireOptions&, std::chrono::steady_clock::time_point);
 template asio::awaitable<void> run_wire_session(asio::ssl::stream<beast::tcp_stream>&, std::uint64_t,
-                                                const std::string&, const WireOptions&);
+                                                const std::string&, const WireOptions&,
+                                                std::chrono::steady_clock::time_point);
 
 }  // namespace vigil::server

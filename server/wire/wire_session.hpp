@@ -11,6 +11,7 @@
 // framing error gets one Error frame, then the connection is closed; nothing a peer sends
 // throws out of run().
 #include <boost/asio/awaitable.hpp>
+#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -19,8 +20,10 @@
 namespace vigil::server {
 
 // STREAM: boost::beast::tcp_stream or an ssl::stream over one (instantiated in wire_session.cpp).
+// HELLO_DUE: when the peer must have said hello (accept time + the hello timeout).
 template <class Stream>
 boost::asio::awaitable<void> run_wire_session(Stream& stream, std::uint64_t id, const std::string& peer,
-                                              const WireOptions& options);
+                                              const WireOptions& options,
+                                              std::chrono::steady_clock::time_point hello_due);
 
 }  // namespace vigil::server
