@@ -2,7 +2,8 @@
 # Quick start, the tests: install dependencies if missing, build, and run every test:
 #   1. the default build (warnings as errors): unit + integration tests (real PostgreSQL,
 #      real vigild processes, loopback sockets);
-#   2. an AddressSanitizer + UndefinedBehaviorSanitizer build running the unit tests;
+#   2. an AddressSanitizer + UndefinedBehaviorSanitizer build running the unit tests and the
+#      sanitized daemon test (an ASan-built vigild stopped with SIGTERM mid-recording);
 #   3. the format check (deploy/format-check.sh, .clang-format), last so a formatting slip
 #      never hides a test result.
 # Exit status is non-zero if anything fails. A failed test is not run again: a test that
@@ -13,7 +14,7 @@ start=$(date +%s)
 if [ "$(id -u)" -eq 0 ]; then bash deploy/install-deps.sh; fi
 echo "== default build: all tests =="
 cmake --workflow --preset default
-echo "== ASan+UBSan build: unit tests =="
+echo "== ASan+UBSan build: unit tests and the sanitized daemon =="
 cmake --workflow --preset asan
 echo "== format check =="
 bash deploy/format-check.sh
