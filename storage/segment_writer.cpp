@@ -1,5 +1,7 @@
 #include "storage/segment_writer.hpp"
 
+#include <algorithm>
+
 namespace vigil::storage {
 
 SegmentWriter::SegmentWriter(Volume& volume, std::uint64_t stream_id, SegmentWriterOptions options)
@@ -42,6 +44,9 @@ Result<void> SegmentWriter::open_segment_deferred(std::uint64_t segment_id, std:
   sealed_meta_.reset();
   start_summary(segment_id, first_sequence);
   next_sequence_ = first_sequence;
+  // A stream that starts at FIRST_SEQUENCE (a recorder resending after a failure or a restart)
+  // has everything before it durable elsewhere: a failure before its first batch names that.
+  if (first_sequence > 0) durable_sequence_ = std::max(durable_sequence_, first_sequence - 1);
   written_.clear();
   batch_ = RecordBatch(halves_[filling_].span(), block);
   filling_meta_ = Pending{0, {}, 0, kNoTimestamp, kNoTimestamp};
@@ -116,8 +121,21 @@ Result<std::optional<SegmentWriter::SealedBatch>> SegmentWriter::seal_cycle() no
   // A batch that ended exactly at an extent's end leaves no room in it.
   auto ordinal = static_cast<std::uint32_t>((write_offset_ - 1) / extent_bytes);
   if ((ordinal + 1) * extent_bytes - write_offset_ < bytes) {
-    // The batch does not fit in what is left of this extent: continue in a new one. The
-    // rest of the old extent stays zero, which the scanner reads as its end of data.
+    // The batch does not fit in what is left of this extent: continue in a new one. The rest
+    // of the old extent may hold records of an earlier use of it (retention recycles extents),
+    // which every reader (recovery, playback, fsck) would take for damage inside this segment:
+    // a zero block where this segment's data stops reads as its end of data in this extent.
+    // It is durable before the next extent's header is, so no crash leaves a stale tail
+    // between two extents of the segment.
+    const std::uint64_t room = (ordinal + 1) * extent_bytes - write_offset_;
+    if (room >= volume_.block_bytes()) {
+      AlignedBuffer zero(volume_.block_bytes(), volume_.block_bytes());
+      const std::uint64_t at = volume_.extent_offset(summary_.extents[ordinal]) + write_offset_ % extent_bytes;
+      if (auto r = write_sync(volume_.device(), at, zero.span(), /*durable=*/true); !r) {
+        failed_ = true;
+        return r.error();
+      }
+    }
     auto extent = volume_.allocate_extent(summary_.segment_id, stream_id_, ordinal + 1);
     if (!extent) {
       failed_ = true;
