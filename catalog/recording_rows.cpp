@@ -31,6 +31,10 @@ std::int64_t open_stream(pqxx::work& tx, const StreamOpening& s) {
   return id;
 }
 
+void update_admitted_rate(pqxx::work& tx, std::int64_t stream_id, std::int64_t admitted_rate_bps) {
+  tx.exec_params0("UPDATE streams SET admitted_rate_bps = $2 WHERE id = $1", stream_id, admitted_rate_bps);
+}
+
 void record_closed_segment(pqxx::work& tx, std::int64_t volume_id, const storage::SegmentSummary& seg,
                            const std::vector<std::uint64_t>& extent_offsets, std::uint64_t extent_bytes,
                            std::int64_t closed_at_us) {

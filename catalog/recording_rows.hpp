@@ -32,6 +32,9 @@ struct StreamOpening {
 // A new stream row in state recording; returns its id.
 std::int64_t open_stream(pqxx::work& tx, const StreamOpening& s);
 
+// A running stream re-admitted at ADMITTED_RATE_BPS (its source sends more than it declared).
+void update_admitted_rate(pqxx::work& tx, std::int64_t stream_id, std::int64_t admitted_rate_bps);
+
 // A closed segment on VOLUME_ID, from the writer's summary: the segment row (closed, with the
 // CRC of its record bytes unknown = 0 until the scrubber computes it), its extents in ordinal
 // order (EXTENT_OFFSETS: device offsets, computed by the caller from the volume), and its GOP

@@ -103,6 +103,18 @@ void RecordingStream::report_failure(const std::optional<SegmentSummary>& closed
   if (on_failed_) on_failed_(last_durable);
 }
 
+Result<void> RecordingStream::grow(std::size_t io_bytes) {
+  std::size_t block = 0;
+  {
+    std::lock_guard lock(mu_);
+    block = writer_.block_bytes();
+  }
+  const std::size_t bytes = (io_bytes + block - 1) / block * block;
+  std::array<AlignedBuffer, 2> halves{AlignedBuffer(bytes, block), AlignedBuffer(bytes, block)};
+  std::lock_guard lock(mu_);
+  return writer_.grow_buffer(std::move(halves));
+}
+
 std::optional<SegmentSummary> RecordingStream::close() {
   std::lock_guard lock(mu_);
   if (!writer_.segment_open()) return std::nullopt;

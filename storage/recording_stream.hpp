@@ -51,6 +51,11 @@ class RecordingStream final : public CycleStream {
   StreamIo prepare(std::uint64_t cycle) override;
   void finished(std::uint64_t cycle, Result<void> result) override;
 
+  // Re-admission at a higher rate (network side): the double buffer grows to halves of
+  // IO_BYTES (rounded up to whole blocks), allocated here, outside the lock, and swapped in by
+  // the IO thread as each half comes free. Errors as SegmentWriter::grow_buffer.
+  Result<void> grow(std::size_t io_bytes);
+
   // Ends the stream: the open segment's summary (call after its last write was acknowledged).
   std::optional<SegmentSummary> close();
 

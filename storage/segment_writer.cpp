@@ -152,9 +152,26 @@ Result<std::optional<SegmentWriter::SealedBatch>> SegmentWriter::seal_cycle() no
   sealed_end_ = write_offset_ + bytes;
   // Double buffering: the network fills the other half while this one is written.
   filling_ ^= 1;
+  if (!grown_.empty()) {
+    // Re-admitted at a higher rate: the half that came free is replaced by a larger one.
+    halves_[filling_] = std::move(grown_.back());
+    grown_.pop_back();
+    buffer_bytes_ = halves_[filling_].size();
+  }
   batch_ = RecordBatch(halves_[filling_].span(), volume_.block_bytes());
   filling_meta_ = Pending{0, {}, 0, kNoTimestamp, kNoTimestamp};
   return std::optional<SealedBatch>{out};
+}
+
+Result<void> SegmentWriter::grow_buffer(std::array<AlignedBuffer, 2> halves) noexcept {
+  const std::size_t bytes = halves[0].size();
+  if (halves[1].size() != bytes || bytes <= buffer_bytes_ || bytes % volume_.block_bytes() != 0 ||
+      bytes + data_start(0) > volume_.extent_bytes()) {
+    return errc::invalid_argument;
+  }
+  grown_.clear();
+  for (auto& h : halves) grown_.push_back(std::move(h));
+  return {};
 }
 
 void SegmentWriter::batch_written(Result<void> result) noexcept {

@@ -13,6 +13,7 @@
 //
 // Thread: one caller at a time, not thread-safe itself: RecordingStream calls append() from a
 // network thread and the rest from the IO thread, under its own mutex. Errors: values. Memory: 2 × buffer_bytes + the GOP index.
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -89,9 +90,16 @@ class SegmentWriter {
   // and the next seal, after mark_durable().
   SegmentSummary rotate_segment(std::uint64_t new_segment_id, std::int64_t start_us) noexcept;
 
+  // Larger halves for a stream re-admitted at a higher rate: HALVES (two buffers of the new
+  // stream IO size, allocated by the caller outside any IO thread) replace the current ones as
+  // each comes free at a seal, so the IO thread only moves pointers. invalid_argument when they
+  // are not larger, not whole blocks, or a batch of that size would not fit in an extent.
+  Result<void> grow_buffer(std::array<AlignedBuffer, 2> halves) noexcept;
+
   std::uint64_t durable_sequence() const noexcept { return durable_sequence_; }
   const SegmentSummary& current() const noexcept { return summary_; }
   std::size_t buffer_bytes() const noexcept { return buffer_bytes_; }
+  std::uint32_t block_bytes() const noexcept { return volume_.block_bytes(); }
 
  private:
   std::uint64_t data_start(std::uint32_t ordinal) const noexcept;
@@ -101,6 +109,7 @@ class SegmentWriter {
   SegmentWriterOptions options_;
   std::size_t buffer_bytes_;
   AlignedBuffer halves_[2];
+  std::vector<AlignedBuffer> grown_;  // larger halves waiting for theirs to come free (grow_buffer)
   int filling_ = 0;
   RecordBatch batch_;
   bool open_ = false;

@@ -311,6 +311,8 @@ void CameraMetrics::stream_ended(Rate admitted_rate) noexcept {
   admitted_rate_.add(-admitted_rate.Bps());
 }
 
+void CameraMetrics::readmitted(Rate from, Rate to) noexcept { admitted_rate_.add(to.Bps() - from.Bps()); }
+
 void CameraMetrics::packet(std::size_t payload_bytes) noexcept {
   packets_.inc();
   bytes_.inc(payload_bytes);

@@ -62,6 +62,8 @@ class CameraMetrics {
 
   void stream_started(Rate admitted_rate) noexcept;
   void stream_ended(Rate admitted_rate) noexcept;
+  // A running stream re-admitted at another rate (its source sends more than it declared).
+  void readmitted(Rate from, Rate to) noexcept;
   void packet(std::size_t payload_bytes) noexcept;
   enum class Refusal { rate_exceeded, out_of_order, invalid };
   void refused(Refusal why) noexcept;

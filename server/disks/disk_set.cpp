@@ -1,5 +1,6 @@
 #include "server/disks/disk_set.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <pqxx/pqxx>
 
@@ -101,6 +102,36 @@ std::variant<Admitted, Refusal> DiskSet::admit(admission::StreamDemand demand, D
 void DiskSet::log_admitted(const Admitted& a, DiskMetrics::Kind kind, std::optional<std::int64_t> stream_id,
                            const std::optional<std::string>& camera) {
   log_decision(*a.disk, a.decision, kind, stream_id, camera);
+}
+
+std::variant<admission::Decision, Refusal> DiskSet::readmit(Disk& disk, std::uint64_t demand_id,
+                                                            admission::StreamDemand wanted, DiskMetrics::Kind kind,
+                                                            std::optional<std::int64_t> stream_id,
+                                                            const std::optional<std::string>& camera) {
+  std::lock_guard lock(disk.mu);
+  const auto* adm = disk.io->admission();
+  auto it = std::find_if(disk.admitted.begin(), disk.admitted.end(), [&](const auto& s) { return s.id == demand_id; });
+  if (!adm || it == disk.admitted.end()) {
+    return Refusal{RefusalCause::not_profiled, "the stream is not admitted on a profiled disk", {}};
+  }
+  refresh_measured(disk);
+  // Decided against every other stream of the disk, as if this one arrived now at WANTED.
+  std::vector<admission::StreamDemand> others;
+  for (const auto& s : disk.admitted) {
+    if (s.id != demand_id) others.push_back(s);
+  }
+  wanted.id = it->id;
+  wanted.io_id = it->io_id;
+  auto decision = adm->decide(others, wanted);
+  log_decision(disk, decision, kind, stream_id, camera);
+  if (!decision.admitted) {
+    const auto cause =
+        decision.cause == admission::RefuseCause::model_paused ? RefusalCause::model_paused : RefusalCause::cycle_full;
+    return Refusal{cause, decision.reason, decision.max_rate};
+  }
+  *it = wanted;
+  publish_admitted(disk);
+  return decision;
 }
 
 void DiskSet::release(Disk& disk, std::uint64_t demand_id) {

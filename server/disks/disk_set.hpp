@@ -80,6 +80,13 @@ class DiskSet {
                                         const std::optional<std::string>& camera, Disk* only = nullptr);
   void log_admitted(const Admitted& a, DiskMetrics::Kind kind, std::optional<std::int64_t> stream_id,
                     const std::optional<std::string>& camera);
+  // Re-admits admitted demand DEMAND_ID on DISK at WANTED's rates (a recording whose source sends
+  // more than it declared), decided as a new stream would be against the others there; the
+  // decision is logged. Admitted: the demand is replaced (same id). Refused: the old one stands.
+  std::variant<admission::Decision, Refusal> readmit(Disk& disk, std::uint64_t demand_id,
+                                                     admission::StreamDemand wanted, DiskMetrics::Kind kind,
+                                                     std::optional<std::int64_t> stream_id,
+                                                     const std::optional<std::string>& camera);
   // Takes admitted demand DEMAND_ID off DISK and publishes the new set.
   void release(Disk& disk, std::uint64_t demand_id);
   // Ties admitted demand DEMAND_ID to its stream's id on the disk's scheduler (measured rates).

@@ -83,7 +83,10 @@ bool RetentionService::pass(Disk& disk, bool full, std::stop_token stop) {
   auto& vol = *disk.volume->volume;
   pqxx::connection conn(conninfo_);
   storage::RetentionPolicy policy;
-  policy.reserve_seconds = options_.reserve_seconds;
+  // choose_reclaim applies the per-stream limits (ages, budgets) only: the free-space reserve is
+  // the bounded one below (never more than a quarter of the volume). Its own, unbounded reserve —
+  // seconds of a fast disk's admitted ingest on a small volume — would reclaim every closed segment.
+  policy.reserve_seconds = 0;
   storage::RetentionInput in;
   std::vector<std::uint64_t> chosen;
   {
@@ -95,8 +98,8 @@ bool RetentionService::pass(Disk& disk, bool full, std::stop_token stop) {
   }
   in.extent_bytes = vol.extent_bytes();
   in.now_us = now_us();
-  // The floor (see reserve_extents) as extra seconds of ingest would be a detour: choose with the
-  // real reserve, then top up to the floor with the next oldest unlocked segments.
+  // The reserve, within its bounds (see reserve_extents): the per-stream choice is topped up with
+  // the next oldest unlocked segments until it is free.
   const std::uint64_t need = reserve_extents(disk);
   in.free_extents = disk.io->free_extents();
   in.admitted_ingest = DiskSet::ingest_rate(disk);
@@ -115,7 +118,9 @@ bool RetentionService::pass(Disk& disk, bool full, std::stop_token stop) {
           rest.push_back(s);
         }
       }
-      std::sort(rest.begin(), rest.end(), [](const auto& a, const auto& b) { return a.start_us < b.start_us; });
+      std::sort(rest.begin(), rest.end(), [](const auto& a, const auto& b) {
+        return a.start_us != b.start_us ? a.start_us < b.start_us : a.segment_id < b.segment_id;
+      });
       for (const auto& s : rest) {
         if (freed >= need) break;
         chosen.push_back(s.segment_id);

@@ -28,6 +28,12 @@ constexpr std::int64_t kMaxBackwardsUs = 1'000'000;
 constexpr std::int64_t kMaxForwardUs = 10'000'000;
 // A recorder's clock further than this from ours is not trusted for timestamps.
 constexpr std::int64_t kMaxClockSkewUs = 3'600'000'000;
+// Re-admission: a source is re-admitted when it sent this much more than its admitted rate over
+// a whole window while policed (a burst does not qualify: policing is right for it), at what it
+// sent times the headroom (VBR varies around its mean); after a refusal, not before the backoff.
+constexpr double kReadmitAbove = 1.1;
+constexpr double kReadmitHeadroom = 1.25;
+constexpr auto kReadmitBackoff = std::chrono::seconds(60);
 
 }  // namespace
 
@@ -102,6 +108,7 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
   r->time_den = codec.time_base_den();
   r->first_wall_us = first_wall;
   r->notify = notify;
+  r->name = req.stream_name();
   if (metrics_) {
     r->camera = &metrics_->camera(req.stream_name());
     if (gap) r->camera->gap();
@@ -201,8 +208,11 @@ Result<void> RecordingService::packet(Recording& r, const proto::MediaPacket& m,
   }
   h.dts = m.has_dts() && r.have_offset ? to_us(m.dts()) + r.wall_offset_us : h.pts;
   if (m.keyframe()) h.flags |= storage::kRecordKeyframe;
+  r.offered.packet(m.sequence(), h.pts, storage::kRecordHeaderBytes + payload.size());
   auto ok = r.stream->append(h, payload);
   if (!ok && ok.error() == errc::io_error) return ok;  // the stream has ended; not the sender's fault
+  if (!ok && ok.error() == errc::rate_exceeded) r.offered.policed();
+  if (auto window = r.offered.take()) maybe_readmit(r, *window);
   if (!ok) {
     if (r.camera) {
       r.camera->refused(ok.error() == errc::rate_exceeded ? CameraMetrics::Refusal::rate_exceeded
@@ -215,6 +225,55 @@ Result<void> RecordingService::packet(Recording& r, const proto::MediaPacket& m,
   r.last_end_us = h.pts + h.duration;
   if (r.feed) r.feed->publish(h, payload);
   return {};
+}
+
+void RecordingService::maybe_readmit(Recording& r, const OfferedRate::Window& window) {
+  const Rate admitted = r.demand.peak_rate;
+  if (!window.policed || window.rate.bps() <= admitted.bps() * kReadmitAbove) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (now < r.next_readmit) return;
+  const auto& cfg = r.disk->io->scheduler().config();
+  const double cycle_s = std::chrono::duration<double>(cfg.cycle).count();
+  const std::uint32_t block = r.disk->volume->volume->block_bytes();
+  const Rate wanted_rate = window.rate * kReadmitHeadroom;
+  const std::size_t io_bytes = storage::stream_io_bytes(wanted_rate, cycle_s, block);
+  admission::StreamDemand wanted = r.demand;
+  wanted.peak_rate = wanted_rate;
+  wanted.average_rate = window.rate;
+  const std::string measured = std::to_string(static_cast<std::uint64_t>(window.rate.bps()));
+  auto decided = disks_.readmit(*r.disk, r.demand.id, wanted, DiskMetrics::Kind::recording,
+                                static_cast<std::int64_t>(r.stream_id), r.name);
+  if (auto* no = std::get_if<Refusal>(&decided)) {
+    r.next_readmit = now + kReadmitBackoff;
+    log::warn("recording sends more than admitted and stays policed: re-admission refused",
+              {{"stream", r.stream_id},
+               {"name", r.name},
+               {"admitted_bps", static_cast<std::uint64_t>(admitted.bps())},
+               {"measured_bps", measured},
+               {"reason", no->reason}});
+    return;
+  }
+  if (auto grown = r.stream->grow(io_bytes); !grown) {
+    // A buffer that large would not fit an extent: give the share back and stay policed.
+    (void)disks_.readmit(*r.disk, r.demand.id, r.demand, DiskMetrics::Kind::recording,
+                         static_cast<std::int64_t>(r.stream_id), r.name);
+    r.next_readmit = now + kReadmitBackoff;
+    log::warn("recording sends more than admitted: its buffer cannot grow that far (extent size)",
+              {{"stream", r.stream_id}, {"name", r.name}, {"buffer_bytes", io_bytes}});
+    return;
+  }
+  if (r.camera) r.camera->readmitted(admitted, wanted_rate);
+  r.demand = wanted;
+  ++r.readmissions;
+  batcher_.enqueue("stream re-admitted",
+                   [id = static_cast<std::int64_t>(r.stream_id), bps = static_cast<std::int64_t>(wanted_rate.bps())](
+                       pqxx::work& tx) { catalog::update_admitted_rate(tx, id, bps); });
+  log::info("recording re-admitted at its measured rate", {{"stream", r.stream_id},
+                                                           {"name", r.name},
+                                                           {"from_bps", static_cast<std::uint64_t>(admitted.bps())},
+                                                           {"measured_bps", measured},
+                                                           {"to_bps", static_cast<std::uint64_t>(wanted_rate.bps())},
+                                                           {"buffer_bytes", io_bytes}});
 }
 
 asio::awaitable<void> RecordingService::close(const std::shared_ptr<Recording>& recording, Ending ending) {

@@ -13,6 +13,7 @@
 // per disk, and each camera's packets, refusals and gaps per camera (atomics; docs/metrics.md).
 #include <atomic>
 #include <boost/asio/awaitable.hpp>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <string>
@@ -28,6 +29,7 @@
 #include "catalog/batcher.hpp"
 #include "server/core/catalog_pool.hpp"
 #include "server/disks/disk_set.hpp"
+#include "server/recording/offered_rate.hpp"
 #include "server/core/live_feed.hpp"
 #include "server/core/vigild_metrics.hpp"
 #include "storage/recording_stream.hpp"
@@ -47,13 +49,17 @@ class RecordingService {
     bool have_offset = false;
     std::int64_t first_wall_us = 0;  // the recorder's wall time of its first packet (0: arrival)
     std::int64_t last_end_us = 0;
-    std::uint64_t last_sequence = 0;        // last packet accepted
-    std::uint64_t discontinuities = 0;      // timestamp jumps re-pinned to wall time
-    std::atomic<std::uint64_t> durable{0};  // set by the IO thread
-    std::atomic<bool> failed{false};        // the disk failed: durable is final (set by the IO thread)
-    std::function<void()> notify;           // wakes the session (posted to its thread)
-    std::shared_ptr<LiveFeed> feed;         // live viewers of this camera
-    CameraMetrics* camera = nullptr;        // this camera's /metrics series
+    std::uint64_t last_sequence = 0;                       // last packet accepted
+    std::uint64_t discontinuities = 0;                     // timestamp jumps re-pinned to wall time
+    std::atomic<std::uint64_t> durable{0};                 // set by the IO thread
+    std::atomic<bool> failed{false};                       // the disk failed: durable is final (set by the IO thread)
+    std::function<void()> notify;                          // wakes the session (posted to its thread)
+    std::shared_ptr<LiveFeed> feed;                        // live viewers of this camera
+    CameraMetrics* camera = nullptr;                       // this camera's /metrics series
+    std::string name;                                      // the camera's
+    OfferedRate offered;                                   // what its source really sends (re-admission)
+    std::chrono::steady_clock::time_point next_readmit{};  // no re-admission attempt before this
+    std::uint64_t readmissions = 0;
   };
 
   // DISKS, FEEDS and METRICS (optional) must outlive the service.
@@ -80,6 +86,11 @@ class RecordingService {
   boost::asio::awaitable<void> close(const std::shared_ptr<Recording>& recording, Ending ending);
 
  private:
+  // Re-admission at the measured rate: a source policed through a whole window while sending
+  // more than its admitted rate is re-admitted at what it sends (with headroom) when the disk
+  // fits it; its buffer grows. Refused: it stays policed, and is tried again later.
+  void maybe_readmit(Recording& r, const OfferedRate::Window& window);
+
   DiskSet& disks_;
   LiveFeeds& feeds_;
   CatalogPool& catalog_;

@@ -146,3 +146,43 @@ TEST_CASE("a camera's retention_days reclaims its old segments though space is p
   CHECK(count(db, "SELECT count(*) FROM segments WHERE state = 'closed' AND stream_id = " +
                       std::to_string(new_stream)) == 1);
 }
+
+TEST_CASE("a fast stream on a small volume: retention keeps closed segments while the bounded reserve is free",
+          "[retention][vigild]") {
+  // 120 s of a fast disk's admitted rate is far more than this volume; the reserve is then a
+  // quarter of it, and a volume that has that free loses nothing. (It once reclaimed every closed
+  // segment at the first pass after such a stream was admitted.)
+  test::RecordingRig rig({"--retention-interval", "1"});
+  auto& d = *rig.vigild;
+  INFO(d.output());
+  const auto db = rig.catalog();
+  const auto kept = record_session(d, "kept", 30);
+  const auto old_stream = record_session(d, "old", 30);
+  REQUIRE(eventually([&] { return count(db, "SELECT count(*) FROM segments WHERE state = 'closed'") == 2; }, 20s));
+
+  // A stream at three quarters of what the disk takes, open while retention passes run.
+  client::WireClient probe(d.wire(), 20s);
+  probe.hello("retention test", test::token());
+  probe.send(test::open_record("probe", 100'000'000'000));
+  const auto refused = probe.receive();
+  REQUIRE(refused.msg.has_refuse());
+  client::WireClient fast(d.wire(), 20s);
+  test::open_admitted(fast, "fast", refused.msg.refuse().largest_rate_bps() * 3 / 4);
+
+  // A witness that a full pass ran with the fast stream admitted: the old camera's segment, made
+  // three days old with a one-day retention, goes in that pass.
+  {
+    pqxx::connection c(db);
+    pqxx::work tx(c);
+    tx.exec0("UPDATE cameras SET retention_days = 1 WHERE name = 'old'");
+    tx.exec_params0(
+        "UPDATE segments SET start_us = start_us - 259200000000, end_us = end_us - 259200000000 "
+        "WHERE stream_id = $1",
+        static_cast<std::int64_t>(old_stream));
+    tx.commit();
+  }
+  REQUIRE(eventually(
+      [&] { return count(db, "SELECT count(*) FROM segments WHERE stream_id = " + std::to_string(old_stream)) == 0; },
+      30s));
+  CHECK(count(db, "SELECT count(*) FROM segments WHERE state = 'closed' AND stream_id = " + std::to_string(kept)) == 1);
+}

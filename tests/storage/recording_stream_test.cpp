@@ -233,3 +233,28 @@ TEST_CASE("a failed write or flush: no acknowledgement covers the failed batch, 
   CHECK(header_failures < 10);
   CHECK(hits > 30);
 }
+
+TEST_CASE("a stream re-admitted at a higher rate takes more each cycle once its larger halves are in",
+          "[recording][rerate]") {
+  Rig rig;
+  for (int i = 0; i < 5; ++i) rig.cycle();
+  auto& grown = *rig.recorders[0];
+  auto& other = *rig.recorders[1];
+  // Not larger, or a batch that would not fit in an extent: refused, nothing changes.
+  CHECK(grown.rec->grow(48 * 1024).error() == errc::invalid_argument);
+  CHECK(grown.rec->grow(2 << 20).error() == errc::invalid_argument);
+  REQUIRE(grown.rec->grow(160 * 1024).has_value());
+  // Two seals bring both larger halves in; after that the 30 frames a cycle all fit.
+  for (int i = 0; i < 3; ++i) rig.cycle();
+  CHECK(grown.rec->memory_bytes() == 2 * 160 * 1024);
+  const auto grown_refused = grown.rec->refused_frames();
+  const auto other_refused = other.rec->refused_frames();
+  const auto grown_acked = grown.acked, other_acked = other.acked;
+  for (int i = 0; i < 10; ++i) rig.cycle();
+  CHECK(grown.rec->refused_frames() == grown_refused);  // no longer policed
+  CHECK(other.rec->refused_frames() > other_refused);   // still policed at 48 KiB a cycle
+  CHECK(grown.acked - grown_acked == 300);              // every frame sent, durable
+  CHECK(other.acked - other_acked < 200);
+  CHECK(rig.sched->totals().misses == 0);
+  check_acknowledged_frames_recover(rig, "after growing stream 1's buffer");
+}
