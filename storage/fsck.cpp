@@ -3,6 +3,7 @@
 #include <set>
 
 #include "storage/retention.hpp"
+#include "storage/segment_recovery.hpp"
 
 namespace vigil::storage {
 
@@ -30,22 +31,6 @@ std::size_t FsckReport::serious() const noexcept {
   for (const auto& p : problems) n += p.kind != ProblemKind::torn_tail;
   return n;
 }
-
-namespace {
-
-// After damage at POS, the first block boundary at which a valid record of STREAM with a
-// sequence above LAST_SEQUENCE starts, if any (each batch starts on a block boundary).
-std::optional<std::size_t> resync(std::span<const std::byte> data, std::size_t pos, std::size_t block,
-                                  std::uint64_t stream, std::uint64_t last_sequence) {
-  for (std::size_t at = (pos / block + 1) * block; at < data.size(); at += block) {
-    RecordScanner probe(data, block, stream, std::nullopt, at);
-    auto rec = probe.next();
-    if (rec && rec->header.sequence > last_sequence) return at;
-  }
-  return std::nullopt;
-}
-
-}  // namespace
 
 Result<FsckReport> check_volume(Volume& volume) noexcept {
   FsckReport report;
@@ -88,12 +73,12 @@ Result<FsckReport> check_volume(Volume& volume) noexcept {
       next_sequence = scan.next_sequence();
       if (scan.stop() == ScanStop::end_of_data) continue;
       // Valid records after the damage (here or in a later extent) mean frames were lost.
-      auto resume = resync(buf.span(), scan.stop_offset(), block, stream, last_sequence);
+      auto resume = find_resync(buf.span(), scan.stop_offset(), block, stream, last_sequence + 1);
       const bool later_extents = i + 1 < uses.size();
       auto* p = problem(resume || later_extents ? ProblemKind::damaged_records : ProblemKind::torn_tail, i, use.extent,
                         scan.stop_offset());
       p->stop = scan.stop();
-      p->resumes_at = resume ? i * extent_bytes + *resume : (i + 1) * extent_bytes + block;
+      p->resumes_at = resume ? i * extent_bytes + resume->at : (i + 1) * extent_bytes + block;
       break;
     }
   }
