@@ -56,10 +56,11 @@ std::vector<VolumeSegment> scan_volume(storage::Volume& volume, const std::set<s
 std::set<std::uint64_t> trusted_segments(pqxx::work& tx, const storage::Volume& volume, std::int64_t volume_id) {
   // One query for the whole volume: the catalog's extents of every closed segment, by ordinal.
   std::map<std::uint64_t, std::vector<std::pair<std::int64_t, std::uint64_t>>> in_catalog;
-  for (const auto& row : tx.exec_params(
-           "SELECT s.id, e.ordinal, e.volume_offset_bytes FROM segments s JOIN segment_extents e ON e.segment_id = s.id "
-           "WHERE s.volume_id = $1 AND s.state IN ('closed', 'deleting') ORDER BY s.id, e.ordinal",
-           volume_id)) {
+  for (
+      const auto& row : tx.exec_params(
+          "SELECT s.id, e.ordinal, e.volume_offset_bytes FROM segments s JOIN segment_extents e ON e.segment_id = s.id "
+          "WHERE s.volume_id = $1 AND s.state IN ('closed', 'deleting') ORDER BY s.id, e.ordinal",
+          volume_id)) {
     in_catalog[row[0].as<std::uint64_t>()].emplace_back(row[1].as<std::int64_t>(), row[2].as<std::uint64_t>());
   }
   std::set<std::uint64_t> out;
@@ -87,8 +88,8 @@ RecoveryPlan plan_recovery(const std::vector<VolumeSegment>& on_volume, const st
     in_cat.insert(static_cast<std::uint64_t>(c.id));
     auto it = disk.find(static_cast<std::uint64_t>(c.id));
     // A trusted segment (not scanned) is there as the catalog says.
-    const bool present = it != disk.end() && (!it->second->scanned ||
-                                              (it->second->readable && it->second->frame_count > 0));
+    const bool present =
+        it != disk.end() && (!it->second->scanned || (it->second->readable && it->second->frame_count > 0));
     if (c.state == "deleting") {
       // Retention had started: finish it (the extents are tombstoned or about to be).
       if (it != disk.end()) plan.reclaim.push_back(it->first);
@@ -103,8 +104,9 @@ RecoveryPlan plan_recovery(const std::vector<VolumeSegment>& on_volume, const st
       plan.restore.push_back(*it->second);  // unreadable at an earlier start, readable now
     } else if (c.state == "open") {
       plan.close.push_back(*it->second);
-    } else if (c.state == "closed" && it->second->scanned && (c.frame_count != static_cast<std::int64_t>(it->second->frame_count) ||
-                                       c.end_us != std::max(c.start_us, it->second->end_us))) {
+    } else if (c.state == "closed" && it->second->scanned &&
+               (c.frame_count != static_cast<std::int64_t>(it->second->frame_count) ||
+                c.end_us != std::max(c.start_us, it->second->end_us))) {
       plan.refresh.push_back(*it->second);
     }
   }

@@ -27,8 +27,8 @@ namespace vigil::catalog {
 // Frames lost inside a segment that recovery skipped by resynchronising on the next valid
 // record (storage/segment_recovery.hpp): a gap with reason corruption covers exactly them.
 struct CorruptSpan {
-  std::int64_t from_us = 0;  // end of the last valid frame before the damage
-  std::int64_t to_us = 0;    // the first valid frame after it
+  std::int64_t from_us = 0;                             // end of the last valid frame before the damage
+  std::int64_t to_us = 0;                               // the first valid frame after it
   std::uint64_t first_sequence = 0, last_sequence = 0;  // the frames lost
   std::uint64_t from_offset = 0, to_offset = 0;         // logical bytes in the segment
   std::string stop;                                     // what the scan met (a ScanStop name)
@@ -47,7 +47,7 @@ struct VolumeSegment {
   std::uint64_t extent_bytes = 0;
   std::vector<std::byte> gop_index_blob;
   std::uint32_t gop_count = 0;
-  bool clean = true;  // scan ended at end of data
+  bool clean = true;                 // scan ended at end of data
   std::vector<CorruptSpan> damaged;  // inside the segment, skipped
   // False: a closed segment whose catalog row matches its extent headers, trusted without
   // reading its records (fast restart); only the fields from its headers are set.

@@ -33,7 +33,8 @@ Result<void> run_many(Device& dev, std::span<const IoCommand> commands, bool wri
     // Stop submitting after an error; wait for what is in flight (its buffers are ours).
     while (!first_error && next < commands.size() && next - done < depth) {
       const auto& c = commands[next];
-      auto submitted = write ? dev.submit_write(c.offset, c.buf, false, on_done) : dev.submit_read(c.offset, c.buf, on_done);
+      auto submitted =
+          write ? dev.submit_write(c.offset, c.buf, false, on_done) : dev.submit_read(c.offset, c.buf, on_done);
       if (!submitted) {
         if (submitted.error() == errc::unavailable && next > done) break;  // the queue is full: reap first
         first_error = submitted.error();

@@ -1,14 +1,33 @@
 #include "storage/segment_recovery.hpp"
 
+#include <cstring>
+
+#include "storage/endian.hpp"
+
 namespace vigil::storage {
 
 std::optional<Resync> find_resync(std::span<const std::byte> data, std::size_t from, std::size_t block_bytes,
                                   std::uint64_t stream_id, std::uint64_t min_sequence) noexcept {
-  for (std::size_t at = (from + block_bytes - 1) / block_bytes * block_bytes; at < data.size(); at += block_bytes) {
+  // Every position holding the record magic is a candidate, not only block boundaries: a
+  // cycle's batch can be megabytes of records that follow each other unaligned, and a record
+  // damaged in its middle should cost that record, not the rest of the batch. The CRC, stream and
+  // sequence checks make a false match in payload bytes practically impossible.
+  // memchr for the magic's first byte: a zeroed or stale tail of a 64 MiB extent is passed
+  // at memory speed.
+  const int first = static_cast<int>(kRecordMagic & 0xff);
+  for (std::size_t at = from; at + kRecordHeaderBytes <= data.size();) {
+    const void* hit = std::memchr(data.data() + at, first, data.size() - kRecordHeaderBytes + 1 - at);
+    if (hit == nullptr) break;
+    at = static_cast<std::size_t>(static_cast<const std::byte*>(hit) - data.data());
+    if (le::get<std::uint32_t>(data, at) != kRecordMagic) {
+      ++at;
+      continue;
+    }
     RecordScanner probe(data, block_bytes, stream_id, std::nullopt, at);
     auto rec = probe.next();
     // A lower sequence is a stale record of an earlier use of the extent: never adopted.
-    if (rec && rec->header.sequence >= min_sequence) return Resync{at, rec->header.sequence};
+    if (rec && rec->offset == at && rec->header.sequence >= min_sequence) return Resync{at, rec->header.sequence};
+    ++at;
   }
   return std::nullopt;
 }
@@ -84,8 +103,7 @@ Result<RecoveredSegment> recover_segment(Volume& volume, std::uint64_t segment_i
       d.from_pts = out.summary.end_pts != kNoTimestamp ? out.summary.end_pts : out.header.start_us;
       d.stop = scan.stop();
       pending = d;
-      pos = scan.stop_offset();  // a block boundary is probed again: a sequence break may resume there
-      if (pos % block) pos = (pos / block + 1) * block;
+      pos = scan.stop_offset();  // probed again: a sequence break may resume right there
     }
   }
   out.stop = pending ? pending->stop : ScanStop::end_of_data;

@@ -61,7 +61,8 @@ Result<std::unique_ptr<Volume>> Volume::open(Device& dev) noexcept {
   for (std::uint64_t first = 0; first < sb->extent_count; first += kHeaderBatch) {
     const std::uint64_t n = std::min<std::uint64_t>(kHeaderBatch, sb->extent_count - first);
     reads.clear();
-    for (std::uint64_t k = 0; k < n; ++k) reads.push_back({sb->extent_offset(first + k), headers.span().subspan(k * hb, hb)});
+    for (std::uint64_t k = 0; k < n; ++k)
+      reads.push_back({sb->extent_offset(first + k), headers.span().subspan(k * hb, hb)});
     if (auto r = read_many_sync(dev, reads); !r) return r.error();
     for (std::uint64_t k = 0; k < n; ++k) {
       const std::uint64_t e = first + k;

@@ -21,7 +21,7 @@ using namespace vigil::storage;
 namespace {
 
 constexpr std::uint64_t kStream = 9;
-constexpr std::uint64_t kFrames = 120;  // script frames 1..120: ~400 KiB, several 64 KiB extents
+constexpr std::uint64_t kFrames = 120;   // script frames 1..120: ~400 KiB, several 64 KiB extents
 constexpr std::int64_t kFrameUs = 3600;  // script frame SEQ: pts SEQ * 3600, duration 3600
 
 struct FileVolume {
@@ -62,26 +62,20 @@ struct FileVolume {
     b.data()[at % 4096] ^= std::byte{0x5a};
     REQUIRE(write_sync(*dev, at / 4096 * 4096, b.span(), true).has_value());
   }
-  // The first frame after SEQ whose record starts on a block boundary: where a scan that lost
-  // SEQ can pick up again (every batch starts on one).
-  std::uint64_t next_block_aligned_after(std::uint64_t seq) const {
-    for (auto it = offset_of.upper_bound(seq); it != offset_of.end(); ++it) {
-      if (it->second % vol->block_bytes() == 0) return it->first;
-    }
-    FAIL("no batch starts after frame " << seq);
-    return 0;
-  }
 };
 
 }  // namespace
 
 TEST_CASE("recovery skips damage in the middle of a segment and keeps what follows", "[recovery][storage]") {
   FileVolume f;
-  const std::uint64_t hit = 50;  // a frame in the middle of the segment, not a batch's first
-  REQUIRE(f.offset_of[hit] % f.vol->block_bytes() != 0);
+  // A frame in the middle of the segment and of a batch: neither it nor the next starts one.
+  std::uint64_t hit = 50;
+  const auto aligned = [&](std::uint64_t seq) { return f.offset_of[seq] % f.vol->block_bytes() == 0; };
+  while (aligned(hit) || aligned(hit + 1)) ++hit;
+  REQUIRE(hit < 90);
   f.flip(f.offset_of[hit] + kRecordHeaderBytes + 10);  // inside its payload: a CRC mismatch
-  const std::uint64_t resume = f.next_block_aligned_after(hit);
-  REQUIRE(resume < kFrames);
+  // The scan picks up again at the very next record, in the middle of the same batch.
+  const std::uint64_t resume = hit + 1;
 
   auto rec = recover_segment(*f.vol, 1);
   REQUIRE(rec.has_value());
@@ -116,12 +110,13 @@ TEST_CASE("recovery skips damage in the middle of a segment and keeps what follo
   SegmentReader reader(*f.vol, s);
   std::vector<std::uint64_t> served;
   std::vector<ReadGap> gaps;
-  auto r = reader.read_range({.from_pts = 0, .to_pts = s.end_pts + 1},
-                             [&](const ScannedRecord& fr) {
-                               CHECK(vigil::test::matches_script(fr.header, fr.payload));
-                               served.push_back(fr.header.sequence);
-                             },
-                             [&](const ReadGap& g) { gaps.push_back(g); });
+  auto r = reader.read_range(
+      {.from_pts = 0, .to_pts = s.end_pts + 1},
+      [&](const ScannedRecord& fr) {
+        CHECK(vigil::test::matches_script(fr.header, fr.payload));
+        served.push_back(fr.header.sequence);
+      },
+      [&](const ReadGap& g) { gaps.push_back(g); });
   REQUIRE(r.has_value());
   REQUIRE(gaps.size() == 1);
   CHECK(gaps[0].from_pts <= d.from_pts - kFrameUs);  // the damaged GOP starts at or before frame hit
@@ -134,8 +129,7 @@ TEST_CASE("recovery skips damage in the middle of a segment and keeps what follo
   }
 }
 
-TEST_CASE("recovery resynchronises in a later extent when the rest of an extent is damaged",
-          "[recovery][storage]") {
+TEST_CASE("recovery resynchronises in a later extent when the rest of an extent is damaged", "[recovery][storage]") {
   FileVolume f;
   const std::uint64_t eb = f.vol->extent_bytes();
   // The last frame of the first extent: nothing valid follows it in that extent.
