@@ -9,7 +9,11 @@
 //  - a catalog segment missing from the volume is marked damaged and covered by a gap
 //    with reason corruption (orphan in the catalog);
 //  - a closed segment whose frame count or end disagrees with the volume is rewritten from
-//    the volume (counts, extents, GOP index).
+//    the volume (counts, extents, GOP index);
+//  - damage inside a segment that recovery skipped (a damaged span) gets a gap with reason
+//    corruption covering exactly its frames.
+// Closed segments whose catalog extents match the volume's headers are trusted and not read
+// (trusted_segments): start-up time does not grow with what is recorded.
 // Times: record pts are microseconds (streams are rescaled to 1/1,000,000 at ingest).
 // Thread: start-up, before the disk's IO thread serves streams. Errors: SQL throws.
 #include <cstdint>
