@@ -9,13 +9,19 @@
 
 namespace vigil::catalog {
 
-std::vector<VolumeSegment> scan_volume(storage::Volume& volume) {
+std::vector<VolumeSegment> scan_volume(storage::Volume& volume, const std::set<std::uint64_t>& trusted) {
   std::vector<VolumeSegment> out;
   for (const auto& [id, uses] : volume.segments()) {
     VolumeSegment v;
     v.segment_id = id;
     v.stream_id = uses.front().header.stream_id;
     v.extent_bytes = volume.extent_bytes();
+    if (trusted.count(id)) {
+      v.scanned = false;
+      for (const auto& u : uses) v.extent_offsets.push_back(volume.extent_offset(u.extent));
+      out.push_back(std::move(v));
+      continue;
+    }
     auto rec = storage::recover_segment(volume, id);
     if (!rec) {
       v.readable = false;
@@ -31,7 +37,43 @@ std::vector<VolumeSegment> scan_volume(storage::Volume& volume) {
     v.gop_index_blob = s.gop_index.encode();
     v.gop_count = static_cast<std::uint32_t>(s.gop_index.size());
     v.clean = rec->clean();
+    for (const auto& d : rec->damaged) {
+      CorruptSpan c;
+      c.from_us = d.from_pts;
+      c.to_us = d.to_pts == storage::kNoTimestamp ? d.from_pts : d.to_pts;
+      c.first_sequence = d.first_sequence;
+      c.last_sequence = d.last_sequence;
+      c.from_offset = d.from_offset;
+      c.to_offset = d.to_offset;
+      c.stop = storage::scan_stop_name(d.stop);
+      v.damaged.push_back(std::move(c));
+    }
     out.push_back(std::move(v));
+  }
+  return out;
+}
+
+std::set<std::uint64_t> trusted_segments(pqxx::work& tx, const storage::Volume& volume, std::int64_t volume_id) {
+  // One query for the whole volume: the catalog's extents of every closed segment, by ordinal.
+  std::map<std::uint64_t, std::vector<std::pair<std::int64_t, std::uint64_t>>> in_catalog;
+  for (
+      const auto& row : tx.exec_params(
+          "SELECT s.id, e.ordinal, e.volume_offset_bytes FROM segments s JOIN segment_extents e ON e.segment_id = s.id "
+          "WHERE s.volume_id = $1 AND s.state IN ('closed', 'deleting') ORDER BY s.id, e.ordinal",
+          volume_id)) {
+    in_catalog[row[0].as<std::uint64_t>()].emplace_back(row[1].as<std::int64_t>(), row[2].as<std::uint64_t>());
+  }
+  std::set<std::uint64_t> out;
+  for (const auto& [id, extents] : in_catalog) {
+    auto it = volume.segments().find(id);
+    if (it == volume.segments().end()) continue;
+    const auto& uses = it->second;
+    bool same = uses.size() == extents.size();
+    for (std::size_t i = 0; same && i < uses.size(); ++i) {
+      same = uses[i].header.ordinal == i && extents[i].first == static_cast<std::int64_t>(i) &&
+             volume.extent_offset(uses[i].extent) == extents[i].second;
+    }
+    if (same) out.insert(id);
   }
   return out;
 }
@@ -45,7 +87,9 @@ RecoveryPlan plan_recovery(const std::vector<VolumeSegment>& on_volume, const st
   for (const auto& c : in_catalog) {
     in_cat.insert(static_cast<std::uint64_t>(c.id));
     auto it = disk.find(static_cast<std::uint64_t>(c.id));
-    const bool present = it != disk.end() && it->second->readable && it->second->frame_count > 0;
+    // A trusted segment (not scanned) is there as the catalog says.
+    const bool present =
+        it != disk.end() && (!it->second->scanned || (it->second->readable && it->second->frame_count > 0));
     if (c.state == "deleting") {
       // Retention had started: finish it (the extents are tombstoned or about to be).
       if (it != disk.end()) plan.reclaim.push_back(it->first);
@@ -60,8 +104,9 @@ RecoveryPlan plan_recovery(const std::vector<VolumeSegment>& on_volume, const st
       plan.restore.push_back(*it->second);  // unreadable at an earlier start, readable now
     } else if (c.state == "open") {
       plan.close.push_back(*it->second);
-    } else if (c.state == "closed" && (c.frame_count != static_cast<std::int64_t>(it->second->frame_count) ||
-                                       c.end_us != std::max(c.start_us, it->second->end_us))) {
+    } else if (c.state == "closed" && it->second->scanned &&
+               (c.frame_count != static_cast<std::int64_t>(it->second->frame_count) ||
+                c.end_us != std::max(c.start_us, it->second->end_us))) {
       plan.refresh.push_back(*it->second);
     }
   }
@@ -93,6 +138,22 @@ void write_extents_and_index(pqxx::work& tx, const VolumeSegment& v) {
       static_cast<std::int64_t>(v.segment_id), static_cast<int>(v.gop_count), blob);
 }
 
+// A corruption gap for each damaged span inside V, once (a later repair of the same segment
+// finds the same spans).
+void write_corruption_gaps(pqxx::work& tx, const VolumeSegment& v) {
+  for (const auto& d : v.damaged) {
+    if (d.to_us <= d.from_us) continue;  // frames without time: nothing to show on a timeline
+    tx.exec_params0(
+        "INSERT INTO gaps (stream_id, start_us, end_us, reason, detail) SELECT $1, $2, $3, 'corruption', $4 "
+        "WHERE NOT EXISTS (SELECT 1 FROM gaps WHERE stream_id = $1 AND start_us = $2 AND end_us = $3 "
+        "                  AND reason = 'corruption')",
+        static_cast<std::int64_t>(v.stream_id), d.from_us, d.to_us,
+        "segment " + std::to_string(v.segment_id) + ": frames " + std::to_string(d.first_sequence) + "-" +
+            std::to_string(d.last_sequence) + " damaged on the volume (" + d.stop + " at offset " +
+            std::to_string(d.from_offset) + "); playback resumes at offset " + std::to_string(d.to_offset));
+  }
+}
+
 }  // namespace
 
 void apply_recovery_plan(pqxx::work& tx, std::int64_t volume_id, const RecoveryPlan& plan, std::int64_t restart_us) {
@@ -105,6 +166,7 @@ void apply_recovery_plan(pqxx::work& tx, std::int64_t volume_id, const RecoveryP
         "frame_count = $4, checksum_crc32c = 0, closed_at_us = $5 WHERE id = $1",
         id, v.end_us, static_cast<std::int64_t>(v.data_bytes), static_cast<std::int64_t>(v.frame_count), restart_us);
     write_extents_and_index(tx, v);
+    write_corruption_gaps(tx, v);
     if (restart_us > v.end_us) {
       tx.exec_params0(
           "INSERT INTO gaps (stream_id, start_us, end_us, reason, detail) "
@@ -121,6 +183,7 @@ void apply_recovery_plan(pqxx::work& tx, std::int64_t volume_id, const RecoveryP
         id, static_cast<std::int64_t>(v.stream_id), volume_id, v.start_us, v.end_us,
         static_cast<std::int64_t>(v.data_bytes), static_cast<std::int64_t>(v.frame_count), restart_us);
     write_extents_and_index(tx, v);
+    write_corruption_gaps(tx, v);
   }
   const std::set<std::uint64_t> kept(plan.kept.begin(), plan.kept.end());
   for (const auto& c : plan.lost) {
@@ -145,6 +208,7 @@ void apply_recovery_plan(pqxx::work& tx, std::int64_t volume_id, const RecoveryP
     tx.exec_params0("DELETE FROM gaps WHERE stream_id = $1 AND reason = 'corruption' AND detail LIKE $2",
                     static_cast<std::int64_t>(v.stream_id), "segment " + std::to_string(v.segment_id) + " is %");
     write_extents_and_index(tx, v);
+    write_corruption_gaps(tx, v);
   }
   for (auto id : plan.finish_delete) tx.exec_params0("DELETE FROM segments WHERE id = $1", id);
   for (const auto& v : plan.refresh) {
@@ -153,6 +217,7 @@ void apply_recovery_plan(pqxx::work& tx, std::int64_t volume_id, const RecoveryP
         static_cast<std::int64_t>(v.segment_id), v.end_us, static_cast<std::int64_t>(v.data_bytes),
         static_cast<std::int64_t>(v.frame_count));
     write_extents_and_index(tx, v);
+    write_corruption_gaps(tx, v);
   }
 }
 

@@ -9,7 +9,11 @@
 //  - a catalog segment missing from the volume is marked damaged and covered by a gap
 //    with reason corruption (orphan in the catalog);
 //  - a closed segment whose frame count or end disagrees with the volume is rewritten from
-//    the volume (counts, extents, GOP index).
+//    the volume (counts, extents, GOP index);
+//  - damage inside a segment that recovery skipped (a damaged span) gets a gap with reason
+//    corruption covering exactly its frames.
+// Closed segments whose catalog extents match the volume's headers are trusted and not read
+// (trusted_segments): start-up time does not grow with what is recorded.
 // Times: record pts are microseconds (streams are rescaled to 1/1,000,000 at ingest).
 // Thread: start-up, before the disk's IO thread serves streams. Errors: SQL throws.
 #include <cstdint>
@@ -24,6 +28,16 @@
 
 namespace vigil::catalog {
 
+// Frames lost inside a segment that recovery skipped by resynchronising on the next valid
+// record (storage/segment_recovery.hpp): a gap with reason corruption covers exactly them.
+struct CorruptSpan {
+  std::int64_t from_us = 0;                             // end of the last valid frame before the damage
+  std::int64_t to_us = 0;                               // the first valid frame after it
+  std::uint64_t first_sequence = 0, last_sequence = 0;  // the frames lost
+  std::uint64_t from_offset = 0, to_offset = 0;         // logical bytes in the segment
+  std::string stop;                                     // what the scan met (a ScanStop name)
+};
+
 // What recovery found on the volume for one segment.
 struct VolumeSegment {
   std::uint64_t segment_id = 0;
@@ -37,7 +51,11 @@ struct VolumeSegment {
   std::uint64_t extent_bytes = 0;
   std::vector<std::byte> gop_index_blob;
   std::uint32_t gop_count = 0;
-  bool clean = true;  // scan ended at end of data
+  bool clean = true;                 // scan ended at end of data
+  std::vector<CorruptSpan> damaged;  // inside the segment, skipped
+  // False: a closed segment whose catalog row matches its extent headers, trusted without
+  // reading its records (fast restart); only the fields from its headers are set.
+  bool scanned = true;
 };
 
 // What the catalog says about one segment of the volume.
@@ -62,8 +80,16 @@ struct RecoveryPlan {
   std::vector<VolumeSegment> refresh;       // closed, but its frame count or end differs from the volume's
 };
 
-// Recovers every segment on VOLUME (storage/segment_recovery) into the plan's terms.
-std::vector<VolumeSegment> scan_volume(storage::Volume& volume);
+// Recovers every segment on VOLUME (storage/segment_recovery) into the plan's terms, except
+// those in TRUSTED, which are described from their extent headers alone (scanned = false).
+std::vector<VolumeSegment> scan_volume(storage::Volume& volume, const std::set<std::uint64_t>& trusted = {});
+
+// The segments of VOLUME that start-up need not read (docs/durability.md, "Fast restart"): closed
+// (or being deleted) in the catalog, with catalog extents equal, ordinal by ordinal, to the
+// extents whose headers name the segment on the volume. A closed segment never changes on
+// disk, so its catalog row is still right; anything else (open, damaged, unknown to the
+// catalog, extents that disagree) is scanned.
+std::set<std::uint64_t> trusted_segments(pqxx::work& tx, const storage::Volume& volume, std::int64_t volume_id);
 
 // What cannot be read is never reclaimed at start: a read error may pass (a cable, a controller,
 // a disk that spins up late), and the video is evidence. It is marked damaged, kept and tried

@@ -46,13 +46,16 @@ std::set<std::int64_t> known_streams(pqxx::work& tx) {
 }  // namespace
 
 Reconciled reconcile_volume(pqxx::connection& conn, storage::Volume& volume, std::int64_t volume_id,
-                            std::int64_t restart_us, bool reclaim_unreadable) {
+                            std::int64_t restart_us, ReconcileOptions options) {
   Reconciled r;
-  r.found = catalog::scan_volume(volume);
   {
     pqxx::work tx(conn);
+    const auto trusted = options.full_scan ? std::set<std::uint64_t>{} : trusted_segments(tx, volume, volume_id);
+    r.found = catalog::scan_volume(volume, trusted);
+    r.trusted = trusted.size();
+    r.scanned = r.found.size() - trusted.size();
     r.plan = catalog::plan_recovery(r.found, catalog::catalog_segments(tx, volume_id), known_streams(tx),
-                                    reclaim_unreadable);
+                                    options.reclaim_unreadable);
     catalog::apply_recovery_plan(tx, volume_id, r.plan, restart_us);
     tx.commit();
   }

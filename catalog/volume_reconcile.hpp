@@ -26,13 +26,21 @@ std::int64_t register_volume(pqxx::work& tx, const storage::Volume& volume, cons
 struct Reconciled {
   std::vector<catalog::VolumeSegment> found;  // what the volume holds
   catalog::RecoveryPlan plan;                 // what was done about it
+  std::size_t scanned = 0;                    // segments whose records were read
+  std::size_t trusted = 0;                    // closed segments taken from the catalog unread
 };
 
-// Scans VOLUME, applies the recovery plan to the catalog (RESTART_US ends crash gaps), commits,
-// then reclaims the space of segments nothing should point at any more. Unreadable segments are
-// kept unless RECLAIM_UNREADABLE (`vigil fsck --repair`).
+struct ReconcileOptions {
+  bool reclaim_unreadable = false;  // `vigil fsck --repair`: free what cannot be read
+  bool full_scan = false;           // read every segment's records, closed ones too (fsck)
+};
+
+// Scans VOLUME (at start only the segments the catalog cannot vouch for: trusted_segments),
+// applies the recovery plan to the catalog (RESTART_US ends crash gaps), commits, then reclaims
+// the space of segments nothing should point at any more. Unreadable segments are kept unless
+// options.reclaim_unreadable.
 Reconciled reconcile_volume(pqxx::connection& conn, storage::Volume& volume, std::int64_t volume_id,
-                            std::int64_t restart_us, bool reclaim_unreadable = false);
+                            std::int64_t restart_us, ReconcileOptions options = {});
 
 // One disagreement between a volume and the catalog.
 struct CatalogProblem {

@@ -1,5 +1,6 @@
 #include "storage/device.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -19,7 +20,44 @@ Result<void> run_sync(Device& dev, Submit submit) noexcept {
   return {};
 }
 
+// Keeps up to max_in_flight() commands in flight until all of COMMANDS are done.
+Result<void> run_many(Device& dev, std::span<const IoCommand> commands, bool write) noexcept {
+  std::optional<std::error_code> first_error;
+  std::size_t next = 0, done = 0;
+  const std::size_t depth = std::max<std::size_t>(1, dev.max_in_flight());
+  auto on_done = [&](Result<std::size_t> r) {
+    ++done;
+    if (!r && !first_error) first_error = r.error();
+  };
+  while (done < commands.size()) {
+    // Stop submitting after an error; wait for what is in flight (its buffers are ours).
+    while (!first_error && next < commands.size() && next - done < depth) {
+      const auto& c = commands[next];
+      auto submitted =
+          write ? dev.submit_write(c.offset, c.buf, false, on_done) : dev.submit_read(c.offset, c.buf, on_done);
+      if (!submitted) {
+        if (submitted.error() == errc::unavailable && next > done) break;  // the queue is full: reap first
+        first_error = submitted.error();
+        break;
+      }
+      ++next;
+    }
+    if (next == done) break;  // nothing in flight (an error stopped the submissions)
+    dev.poll(1);
+  }
+  if (first_error) return *first_error;
+  return {};
+}
+
 }  // namespace
+
+Result<void> read_many_sync(Device& dev, std::span<const IoCommand> reads) noexcept {
+  return run_many(dev, reads, /*write=*/false);
+}
+
+Result<void> write_many_sync(Device& dev, std::span<const IoCommand> writes) noexcept {
+  return run_many(dev, writes, /*write=*/true);
+}
 
 Result<void> read_sync(Device& dev, std::uint64_t offset, std::span<std::byte> buf) noexcept {
   return run_sync(dev, [&](IoCallback cb) { return dev.submit_read(offset, buf, std::move(cb)); });

@@ -64,6 +64,18 @@ Result<void> read_sync(Device& dev, std::uint64_t offset, std::span<std::byte> b
 Result<void> write_sync(Device& dev, std::uint64_t offset, std::span<const std::byte> buf, bool durable) noexcept;
 Result<void> flush_sync(Device& dev) noexcept;
 
+// Many commands at once, up to max_in_flight() in flight: the device sees a full queue instead
+// of one command at a time (an HDD sorts them by position, a file or an SSD serves them in
+// parallel). Used where start-up or format touches every extent header. Waits for all of them;
+// the first error is returned.
+struct IoCommand {
+  std::uint64_t offset = 0;
+  std::span<std::byte> buf;
+};
+Result<void> read_many_sync(Device& dev, std::span<const IoCommand> reads) noexcept;
+// Not durable: a flush_sync afterwards makes them so (one flush for all).
+Result<void> write_many_sync(Device& dev, std::span<const IoCommand> writes) noexcept;
+
 // A heap buffer aligned for O_DIRECT. Move-only; zero-filled on allocation.
 class AlignedBuffer {
  public:

@@ -1,8 +1,10 @@
 #include "storage/fsck.hpp"
 
+#include <algorithm>
 #include <set>
 
 #include "storage/retention.hpp"
+#include "storage/segment_recovery.hpp"
 
 namespace vigil::storage {
 
@@ -31,71 +33,43 @@ std::size_t FsckReport::serious() const noexcept {
   return n;
 }
 
-namespace {
-
-// After damage at POS, the first block boundary at which a valid record of STREAM with a
-// sequence above LAST_SEQUENCE starts, if any (each batch starts on a block boundary).
-std::optional<std::size_t> resync(std::span<const std::byte> data, std::size_t pos, std::size_t block,
-                                  std::uint64_t stream, std::uint64_t last_sequence) {
-  for (std::size_t at = (pos / block + 1) * block; at < data.size(); at += block) {
-    RecordScanner probe(data, block, stream, std::nullopt, at);
-    auto rec = probe.next();
-    if (rec && rec->header.sequence > last_sequence) return at;
-  }
-  return std::nullopt;
-}
-
-}  // namespace
-
 Result<FsckReport> check_volume(Volume& volume) noexcept {
   FsckReport report;
   const std::size_t block = volume.block_bytes();
   const std::uint64_t extent_bytes = volume.extent_bytes();
-  AlignedBuffer buf(extent_bytes, block);
   for (const auto& [id, uses] : volume.segments()) {
     ++report.segments;
     const std::uint64_t stream = uses.front().header.stream_id;
-    auto problem = [&](ProblemKind kind, std::uint32_t ordinal, std::uint64_t extent, std::size_t at) {
-      Problem p{kind, id, stream, ordinal * extent_bytes + at, volume.extent_offset(extent) + at};
-      report.problems.push_back(p);
+    auto problem = [&](ProblemKind kind, std::uint64_t logical) {
+      const std::uint64_t ordinal = std::min<std::uint64_t>(logical / extent_bytes, uses.size() - 1);
+      report.problems.push_back(
+          {kind, id, stream, logical, volume.extent_offset(uses[ordinal].extent) + logical % extent_bytes});
       return &report.problems.back();
     };
-    std::uint64_t last_sequence = 0;
-    std::optional<std::uint64_t> next_sequence;
-    for (std::uint32_t i = 0; i < uses.size(); ++i) {
-      const auto& use = uses[i];
-      if (use.header.ordinal != i) {
-        problem(ProblemKind::missing_extent, i, use.extent, 0);
-        break;
-      }
-      if (auto r = read_sync(volume.device(), volume.extent_offset(use.extent), buf.span()); !r) return r.error();
-      std::size_t start = block;
-      if (i == 0) {
-        auto sh = decode_segment_header(buf.span().subspan(block));
-        if (!sh || sh->segment_id != id) {
-          problem(ProblemKind::segment_header, 0, use.extent, block);
-          break;
-        }
-        start = block * (1 + segment_header_blocks(sh->codec_parameters.size(), block));
-        next_sequence = sh->first_sequence;
-      }
-      RecordScanner scan(buf.span(), block, stream, next_sequence, start);
-      while (auto rec = scan.next()) {
-        ++report.records;
-        report.bytes += kRecordHeaderBytes + rec->payload.size();
-        last_sequence = rec->header.sequence;
-      }
-      next_sequence = scan.next_sequence();
-      if (scan.stop() == ScanStop::end_of_data) continue;
-      // Valid records after the damage (here or in a later extent) mean frames were lost.
-      auto resume = resync(buf.span(), scan.stop_offset(), block, stream, last_sequence);
-      const bool later_extents = i + 1 < uses.size();
-      auto* p = problem(resume || later_extents ? ProblemKind::damaged_records : ProblemKind::torn_tail, i, use.extent,
-                        scan.stop_offset());
-      p->stop = scan.stop();
-      p->resumes_at = resume ? i * extent_bytes + *resume : (i + 1) * extent_bytes + block;
-      break;
+    // Recovery's own scan, which goes on past damage (resynchronising on the next valid record)
+    // and reads every record of the segment: each damaged span is a problem.
+    std::size_t ordinals = 0;
+    while (ordinals < uses.size() && uses[ordinals].header.ordinal == ordinals) ++ordinals;
+    if (ordinals == 0) {
+      problem(ProblemKind::missing_extent, 0);
+      continue;
     }
+    auto rec = recover_segment(volume, id, [&](const ScannedRecord& r) {
+      ++report.records;
+      report.bytes += kRecordHeaderBytes + r.payload.size();
+    });
+    if (!rec) {
+      if (rec.error() != errc::corruption) return rec.error();  // a read error: the caller's to report
+      problem(ProblemKind::segment_header, block);
+      continue;
+    }
+    for (const auto& d : rec->damaged) {
+      auto* p = problem(ProblemKind::damaged_records, d.from_offset);
+      p->stop = d.stop;
+      p->resumes_at = d.to_offset;
+    }
+    if (!rec->clean()) problem(ProblemKind::torn_tail, rec->stop_offset)->stop = rec->stop;
+    if (ordinals < uses.size()) problem(ProblemKind::missing_extent, ordinals * extent_bytes);
   }
   return report;
 }

@@ -1,8 +1,9 @@
 #pragma once
 // Volume check: verifies the superblock, every extent header, every segment header and every
 // record's CRC, and says where each problem is (segment, stream, logical and device offset).
-// A scan that stops before the end is told apart: valid records further on mean damage in the
-// middle of a segment (frames lost); none mean a torn tail, what a crash leaves (nothing
+// It scans as recovery does (storage/segment_recovery.hpp), on past damage: every damaged span
+// in the middle of a segment (valid records further on: frames lost) is a problem, and a scan
+// that ends at something other than zeros is a torn tail, what a crash leaves (nothing
 // acknowledged lost). Thread: the disk's IO thread (blocking reads). Errors: values.
 #include <cstdint>
 #include <string>

@@ -61,7 +61,8 @@ int check_catalog(storage::Volume& volume, const std::string& path, const std::s
     }
     std::cout << "\n";
     if (repair && !problems.empty()) {
-      auto r = catalog::reconcile_volume(conn, volume, *volume_id, now_us(), /*reclaim_unreadable=*/true);
+      auto r = catalog::reconcile_volume(conn, volume, *volume_id, now_us(),
+                                         {.reclaim_unreadable = true, .full_scan = true});
       std::cout << "repair: catalog reconciled: " << r.plan.close.size() << " closed, " << r.plan.adopt.size()
                 << " adopted, " << r.plan.lost.size() << " marked damaged, " << r.plan.reclaim.size() << " reclaimed\n";
     }

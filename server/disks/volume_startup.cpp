@@ -24,6 +24,12 @@ std::int64_t now_us() {
       .count();
 }
 
+std::size_t corrupt_spans(const std::vector<catalog::VolumeSegment>& found) {
+  std::size_t n = 0;
+  for (const auto& v : found) n += v.damaged.size();
+  return n;
+}
+
 OpenVolume open_volume(const VolumeConfig& cfg) {
   OpenVolume ov;
   ov.path = cfg.path;
@@ -68,10 +74,14 @@ VolumesUp bring_up_volumes(const std::vector<VolumeConfig>& configs, const std::
         tx.exec_params0("UPDATE volumes SET state = 'active' WHERE id = $1 AND state = 'failed'", ov.volume_id);
         tx.commit();
       }
-      const auto [found, plan] = catalog::reconcile_volume(conn, *ov.volume, ov.volume_id, now_us());
+      const auto rec = catalog::reconcile_volume(conn, *ov.volume, ov.volume_id, now_us());
+      const auto& plan = rec.plan;
       log::info("volume recovered", {{"path", cfg.path.string()},
                                      {"volume_id", ov.volume_id},
-                                     {"segments", found.size()},
+                                     {"segments", rec.found.size()},
+                                     {"scanned", rec.scanned},
+                                     {"trusted", rec.trusted},
+                                     {"corrupt_spans", corrupt_spans(rec.found)},
                                      {"closed_after_crash", plan.close.size()},
                                      {"adopted", plan.adopt.size()},
                                      {"reclaimed", plan.reclaim.size()},

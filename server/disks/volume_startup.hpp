@@ -1,8 +1,9 @@
 #pragma once
 // Bringing vigild's volumes up at start: open (or create and format) each volume, register it
-// in the catalog, and recover it — every segment scanned from the volume itself and the
-// catalog reconciled with what was found (catalog/recovery_plan.hpp) — before anything is
-// served. A volume that cannot be brought up (missing, not a Vigil volume, failing) does not stop
+// in the catalog, and recover it — the segments the catalog cannot vouch for (open at a crash,
+// damaged, unknown) scanned from the volume itself, closed ones trusted from their extent headers
+// and catalog rows (fast restart), and the catalog reconciled with what was found
+// (catalog/recovery_plan.hpp) — before anything is served. A volume that cannot be brought up (missing, not a Vigil volume, failing) does not stop
 // vigild: it is reported, marked failed in the catalog, and vigild runs on the others.
 // Start-up code: catalog errors throw (vigild cannot start without its catalog); a volume's own
 // failure is a value (UnavailableVolume).

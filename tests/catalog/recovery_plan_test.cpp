@@ -8,7 +8,10 @@
 #include <set>
 
 #include "catalog/migrator.hpp"
+#include "catalog/recording_rows.hpp"
 #include "catalog/recovery_plan.hpp"
+#include "catalog/volume_reconcile.hpp"
+#include "storage/segment_recovery.hpp"
 #include "storage/retention.hpp"
 #include "storage/segment_writer.hpp"
 #include "storage/simulated_disk.hpp"
@@ -181,4 +184,66 @@ TEST_CASE("recovery keeps what it cannot read, and restores it once it reads aga
   auto repair = catalog::plan_recovery(catalog::scan_volume(*vol), catalog::catalog_segments(tx, volume_id), streams,
                                        /*reclaim_unreadable=*/true);
   CHECK(repair.reclaim == std::vector<std::uint64_t>{20});
+}
+
+TEST_CASE("damage in a closed segment: start-up trusts its row, fsck's full scan finds it and records the gap",
+          "[recovery][catalog]") {
+  pqxx::connection conn(test::shared_cluster().create_database("recovery_resync"));
+  catalog::migrate(conn);
+  std::int64_t stream = 0, volume_id = 0;
+  {
+    pqxx::work tx(conn);
+    auto cam = tx.exec1("INSERT INTO cameras (name) VALUES ('ramp') RETURNING id")[0].as<std::int64_t>();
+    stream = add_stream(tx, cam);
+    volume_id = add_volume(tx, "sim:2");
+    tx.commit();
+  }
+  VirtualClock clock;
+  SimulatedDisk disk(clock, {.size_bytes = 4 << 20});
+  REQUIRE(Volume::format(disk, {.extent_bytes = 64 * 1024}).has_value());
+  auto vol = std::move(*Volume::open(disk));
+  const auto seg = test::write_script_segment(*vol, 30, static_cast<std::uint64_t>(stream), 40);
+  {
+    pqxx::work tx(conn);
+    std::vector<std::uint64_t> offsets;
+    for (auto e : seg.extents) offsets.push_back(vol->extent_offset(e));
+    catalog::record_closed_segment(tx, volume_id, seg, offsets, vol->extent_bytes(), 1);
+    tx.commit();
+  }
+  // Frame 20's payload rots on the disk after the segment was closed.
+  std::uint64_t ordinal = 0, last = 0;
+  std::optional<std::uint64_t> at;
+  REQUIRE(recover_segment(*vol, 30, [&](const ScannedRecord& r) {
+            if (r.offset < last) ++ordinal;
+            last = r.offset;
+            if (r.header.sequence == 20)
+              at = vol->extent_offset(seg.extents[ordinal]) + r.offset + kRecordHeaderBytes + 7;
+          }).has_value());
+  REQUIRE(at.has_value());
+  AlignedBuffer b(4096);
+  REQUIRE(read_sync(disk, *at / 4096 * 4096, b.span()).has_value());
+  b.data()[*at % 4096] ^= std::byte{1};
+  REQUIRE(write_sync(disk, *at / 4096 * 4096, b.span(), true).has_value());
+
+  // Start-up: the closed row matches the volume's extents; the segment is not read at all.
+  auto start = catalog::reconcile_volume(conn, *vol, volume_id, 10'000'000);
+  CHECK(start.trusted == 1);
+  CHECK(start.scanned == 0);
+  // `vigil fsck --repair`: the full scan finds the damage; the row loses exactly frame 20, and a
+  // corruption gap covers exactly its time. Everything after it stays in the segment.
+  auto repair = catalog::reconcile_volume(conn, *vol, volume_id, 20'000'000, {.full_scan = true});
+  REQUIRE(repair.plan.refresh.size() == 1);
+  {
+    pqxx::nontransaction q(conn);
+    CHECK(q.exec1("SELECT frame_count FROM segments WHERE id = 30")[0].as<int>() == 39);
+    CHECK(q.exec1("SELECT end_us FROM segments WHERE id = 30")[0].as<std::int64_t>() == seg.end_pts);
+    auto gap = q.exec1("SELECT start_us, end_us, detail FROM gaps WHERE reason = 'corruption'");
+    CHECK(gap[0].as<std::int64_t>() == 20 * 3600);  // the end of frame 19
+    CHECK(gap[1].as<std::int64_t>() == 21 * 3600);  // frame 21
+    CHECK(gap[2].as<std::string>().find("frames 20-20") != std::string::npos);
+  }
+  // A second repair finds nothing new and adds no second gap.
+  catalog::reconcile_volume(conn, *vol, volume_id, 30'000'000, {.full_scan = true});
+  pqxx::nontransaction q(conn);
+  CHECK(q.exec1("SELECT count(*) FROM gaps WHERE reason = 'corruption'")[0].as<int>() == 1);
 }

@@ -110,3 +110,19 @@ TEST_CASE("fsck --repair reclaims a segment whose header is unreadable", "[fsck]
   CHECK(f.vol->free_extent_count() == free_before + f.summary.extents.size());
   CHECK(check_volume(*f.vol)->problems.empty());
 }
+
+TEST_CASE("fsck reads on past damage: each damaged span of a segment is named", "[fsck][storage]") {
+  Fixture f;
+  const auto& gops = f.summary.gop_index.entries();
+  REQUIRE(gops.size() >= 4);
+  f.flip(gops[1].offset + 100);
+  f.flip(gops[3].offset + 100);
+  auto r = check_volume(*f.vol);
+  REQUIRE(r.has_value());
+  REQUIRE(r->problems.size() == 2);
+  CHECK(r->problems[0].kind == ProblemKind::damaged_records);
+  CHECK(r->problems[0].logical_offset == gops[1].offset);
+  CHECK(r->problems[1].kind == ProblemKind::damaged_records);
+  CHECK(r->problems[1].logical_offset == gops[3].offset);
+  CHECK(r->records == 38);  // every record but the two damaged ones was read and verified
+}
