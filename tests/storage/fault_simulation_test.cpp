@@ -281,9 +281,10 @@ class Simulation {
       } else if (!rec || frames == 0) {
         empty_segments.push_back(id);  // nothing to keep: freed, as start-up recovery does
       } else {
-        // Open at the crash: closed by recovery where its valid records end, and catalogued.
+        // Open at the crash: closed by recovery where its valid records end, and catalogued (its
+        // first sequence is its header's: damage at its start is a span recovery skipped).
         const int camera = stream_camera_.at(rec->summary.stream_id);
-        catalog_[id] = {camera, rec->summary.stream_id, first, last, frames};
+        catalog_[id] = {camera, rec->summary.stream_id, rec->summary.first_sequence, last, frames};
       }
     }
     for (auto& cam : cameras_) {
