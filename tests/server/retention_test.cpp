@@ -34,6 +34,17 @@ std::int64_t count(const std::string& db, const std::string& sql) {
   return pqxx::nontransaction(c).exec1(sql)[0].as<std::int64_t>();
 }
 
+// CAMERA keeps one day; STREAM's segments are made three days old.
+void age_past_retention(const std::string& db, const std::string& camera, std::uint64_t stream) {
+  pqxx::connection c(db);
+  pqxx::work tx(c);
+  tx.exec_params0("UPDATE cameras SET retention_days = 1 WHERE name = $1", camera);
+  tx.exec_params0(
+      "UPDATE segments SET start_us = start_us - 259200000000, end_us = end_us - 259200000000 WHERE stream_id = $1",
+      static_cast<std::int64_t>(stream));
+  tx.commit();
+}
+
 }  // namespace
 
 TEST_CASE("a full volume keeps recording: retention reclaims the oldest unlocked segments, never a locked one",
@@ -129,17 +140,7 @@ TEST_CASE("a camera's retention_days reclaims its old segments though space is p
   const auto old_stream = record_session(d, "gate", 30);
   const auto new_stream = record_session(d, "gate", 30);
   REQUIRE(eventually([&] { return count(db, "SELECT count(*) FROM segments WHERE state = 'closed'") == 2; }, 20s));
-  {
-    // Keep 1 day; the first session's segment is made three days old.
-    pqxx::connection c(db);
-    pqxx::work tx(c);
-    tx.exec0("UPDATE cameras SET retention_days = 1 WHERE name = 'gate'");
-    tx.exec_params0(
-        "UPDATE segments SET start_us = start_us - 259200000000, end_us = end_us - 259200000000 "
-        "WHERE stream_id = $1",
-        static_cast<std::int64_t>(old_stream));
-    tx.commit();
-  }
+  age_past_retention(db, "gate", old_stream);  // keep 1 day; the first session's segment is 3 days old
   CHECK(eventually(
       [&] { return count(db, "SELECT count(*) FROM segments WHERE stream_id = " + std::to_string(old_stream)) == 0; },
       30s));
@@ -171,16 +172,7 @@ TEST_CASE("a fast stream on a small volume: retention keeps closed segments whil
 
   // A witness that a full pass ran with the fast stream admitted: the old camera's segment, made
   // three days old with a one-day retention, goes in that pass.
-  {
-    pqxx::connection c(db);
-    pqxx::work tx(c);
-    tx.exec0("UPDATE cameras SET retention_days = 1 WHERE name = 'old'");
-    tx.exec_params0(
-        "UPDATE segments SET start_us = start_us - 259200000000, end_us = end_us - 259200000000 "
-        "WHERE stream_id = $1",
-        static_cast<std::int64_t>(old_stream));
-    tx.commit();
-  }
+  age_past_retention(db, "old", old_stream);
   REQUIRE(eventually(
       [&] { return count(db, "SELECT count(*) FROM segments WHERE stream_id = " + std::to_string(old_stream)) == 0; },
       30s));
