@@ -9,7 +9,10 @@ RecordingStream::RecordingStream(Volume& volume, std::uint64_t stream_id, std::v
                                  std::uint64_t first_sequence, std::int64_t start_us, RecordingStreamOptions options,
                                  NextSegmentId next_segment_id, DurableFn on_durable, SegmentFn on_segment_closed,
                                  FailedFn on_failed)
-    : writer_(volume, stream_id, {.buffer_bytes = options.io_bytes, .max_segment_bytes = options.max_segment_bytes}),
+    : writer_(volume, stream_id,
+              {.buffer_bytes = options.io_bytes,
+               .max_segment_bytes = options.max_segment_bytes,
+               .max_segment_pts = options.max_segment_pts}),
       start_us_(start_us),
       next_segment_id_(std::move(next_segment_id)),
       on_durable_(std::move(on_durable)),

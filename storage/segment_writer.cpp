@@ -201,7 +201,12 @@ std::optional<std::uint64_t> SegmentWriter::mark_durable() noexcept {
   return durable_sequence_;
 }
 
-bool SegmentWriter::segment_full() const noexcept { return open_ && write_offset_ >= options_.max_segment_bytes; }
+bool SegmentWriter::segment_full() const noexcept {
+  if (!open_) return false;
+  if (write_offset_ >= options_.max_segment_bytes) return true;
+  return options_.max_segment_pts > 0 && summary_.first_pts != kNoTimestamp && summary_.end_pts != kNoTimestamp &&
+         summary_.end_pts - summary_.first_pts >= options_.max_segment_pts;
+}
 
 SegmentSummary SegmentWriter::rotate_segment(std::uint64_t new_segment_id, std::int64_t start_us) noexcept {
   SegmentSummary done = std::move(summary_);

@@ -28,6 +28,9 @@ namespace vigil::storage {
 struct SegmentWriterOptions {
   std::size_t buffer_bytes = 1 << 20;              // each half; rounded up to a block multiple
   std::uint64_t max_segment_bytes = 256ull << 20;  // close and start a new segment beyond this
+  // ... or once its durable frames span this much media time (pts units; 0: no limit): a slow
+  // camera's segment closes in minutes, not hours, so retention and recovery work in small units.
+  std::int64_t max_segment_pts = 0;
 };
 
 // What the catalog needs when a segment closes.
@@ -81,7 +84,8 @@ class SegmentWriter {
   // Call after the disk's flush completed: returns the last durable sequence, if any new.
   std::optional<std::uint64_t> mark_durable() noexcept;
 
-  // Whether the open segment has reached max_segment_bytes (the caller then closes it).
+  // Whether the open segment has reached max_segment_bytes or max_segment_pts (the caller then
+  // closes it).
   bool segment_full() const noexcept;
   // Ends the segment (after write_cycle + flush + mark_durable of its last frames).
   SegmentSummary close_segment() noexcept;

@@ -57,6 +57,9 @@ po::options_description server_options(ServerConfig& cfg, RawArgs& raw) {
       "stall-timeout", po::value(&cfg.stall_timeout_s)->value_name("S")->default_value(cfg.stall_timeout_s),
       "a recording whose recorder sends nothing for S seconds ends as stalled: its disk share is released and "
       "the hole is a source_stalled gap until the camera records again; 0 = never")(
+      "segment-max", po::value(&cfg.segment_max_s)->value_name("S")->default_value(cfg.segment_max_s),
+      "a recording's segment closes once its frames span S seconds (as well as at its size): a slow camera's "
+      "segments stay small units for retention and recovery")(
       "hello-timeout", po::value(&cfg.hello_timeout_s)->value_name("S")->default_value(cfg.hello_timeout_s),
       "a wire connection must finish its TLS handshake and say hello within S seconds of being accepted")(
       "idle-timeout", po::value(&cfg.idle_timeout_s)->value_name("S")->default_value(cfg.idle_timeout_s),
@@ -138,6 +141,7 @@ void check(const ServerConfig& cfg) {
   if (cfg.catalog_threads == 0) throw ConfigError("--catalog-threads must be at least 1");
   if (cfg.http_timeout_s < 1 || cfg.http_timeout_s > 3600)
     throw ConfigError("--http-timeout must be 1 to 3600 seconds");
+  if (cfg.segment_max_s < 1 || cfg.segment_max_s > 86400) throw ConfigError("--segment-max must be 1 to 86400 seconds");
   if (cfg.hello_timeout_s < 1 || cfg.hello_timeout_s > 3600)
     throw ConfigError("--hello-timeout must be 1 to 3600 seconds");
   if (cfg.idle_timeout_s < 0 || cfg.idle_timeout_s > 86400)

@@ -30,6 +30,7 @@ struct ServerConfig {
   std::size_t max_frame_bytes = 16u << 20;
   std::size_t catalog_threads = 2;
   int http_timeout_s = 15;                     // a request must arrive whole within this (slow clients are cut off)
+  int segment_max_s = 600;                     // a segment closes once its frames span this long (and at its size)
   double stall_timeout_s = 5;                  // a recording that receives nothing this long ends as stalled; 0 off
   int hello_timeout_s = 10;                    // a wire connection must say hello this long after it is accepted
   int idle_timeout_s = 60;                     // a wire session doing nothing and sending nothing is closed; 0 off

@@ -162,7 +162,8 @@ void Daemon::start_services() {
   catalog_.emplace(conninfo_, cfg_.catalog_threads);
   auth_.emplace(*catalog_, cfg_.auth, cfg_.metrics_auth);
   catalog_->set_metrics(metrics_.catalog_wait(), metrics_.catalog_job(true), metrics_.catalog_job(false));
-  recording_.emplace(*disk_set_, live_feeds_, *catalog_, *batcher_, &metrics_);
+  recording_.emplace(*disk_set_, live_feeds_, *catalog_, *batcher_, &metrics_,
+                     std::chrono::seconds(cfg_.segment_max_s));
   playback_.emplace(*disk_set_, live_feeds_, *catalog_);
   if (cfg_.retention_interval_s > 0) {
     retention_ = std::make_unique<RetentionService>(

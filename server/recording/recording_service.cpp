@@ -38,8 +38,13 @@ constexpr auto kReadmitBackoff = std::chrono::seconds(60);
 }  // namespace
 
 RecordingService::RecordingService(DiskSet& disks, LiveFeeds& feeds, CatalogPool& catalog, catalog::Batcher& batcher,
-                                   Metrics* metrics)
-    : disks_(disks), feeds_(feeds), catalog_(catalog), batcher_(batcher), metrics_(metrics) {}
+                                   Metrics* metrics, std::chrono::seconds max_segment)
+    : disks_(disks),
+      feeds_(feeds),
+      catalog_(catalog),
+      batcher_(batcher),
+      metrics_(metrics),
+      max_segment_(max_segment) {}
 
 asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto::OpenRecord& req,
                                                                      const std::function<void()>& notify,
@@ -122,7 +127,11 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
   storage::Volume* vol = chosen->volume->volume.get();
   std::weak_ptr<Recording> weak = r;
   r->stream = std::make_shared<storage::RecordingStream>(
-      *vol, r->stream_id, std::vector<std::byte>(), 1, now_us(), storage::RecordingStreamOptions{.io_bytes = io_bytes},
+      *vol, r->stream_id, std::vector<std::byte>(), 1, now_us(),
+      storage::RecordingStreamOptions{.io_bytes = io_bytes,
+                                      // Record timestamps are wall-clock microseconds.
+                                      .max_segment_pts =
+                                          std::chrono::duration_cast<std::chrono::microseconds>(max_segment_).count()},
       [chosen] { return chosen->next_segment.fetch_add(1); },
       [weak](std::uint64_t seq) {
         // The IO thread: store and wake the session; never wait for it.

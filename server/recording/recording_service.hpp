@@ -63,8 +63,9 @@ class RecordingService {
   };
 
   // DISKS, FEEDS and METRICS (optional) must outlive the service.
+  // MAX_SEGMENT: a segment closes once its frames span this much time (as well as at its size).
   RecordingService(DiskSet& disks, LiveFeeds& feeds, CatalogPool& catalog, catalog::Batcher& batcher,
-                   Metrics* metrics = nullptr);
+                   Metrics* metrics = nullptr, std::chrono::seconds max_segment = std::chrono::minutes(10));
 
   using OpenResult = std::variant<proto::Admit, proto::Refuse>;
   boost::asio::awaitable<OpenResult> open(const proto::OpenRecord& request, const std::function<void()>& notify,
@@ -96,6 +97,7 @@ class RecordingService {
   CatalogPool& catalog_;
   catalog::Batcher& batcher_;
   Metrics* metrics_;
+  std::chrono::seconds max_segment_;
 };
 
 }  // namespace vigil::server

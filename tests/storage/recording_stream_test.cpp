@@ -35,7 +35,8 @@ struct Recorder {
 };
 
 struct Rig {
-  Rig() : disk(clock, {.size_bytes = 64 << 20}) {
+  // MAX_SEGMENT_PTS: segments also close at this much media time (0: by size only).
+  explicit Rig(std::int64_t max_segment_pts = 0) : disk(clock, {.size_bytes = 64 << 20}) {
     REQUIRE(Volume::format(disk, {.extent_bytes = 1 << 20}).has_value());
     volume = std::move(*Volume::open(disk));
     sched = std::make_unique<CycleScheduler>(disk, clock, model, SchedulerConfig{.cycle = 1s, .chunk_bytes = 16 * 1024},
@@ -46,7 +47,9 @@ struct Rig {
       Recorder* raw = r.get();
       r->rec = std::make_unique<RecordingStream>(
           *volume, s, std::vector<std::byte>(40, std::byte{0x42}), 1, 0,
-          RecordingStreamOptions{.io_bytes = 48 * 1024, .max_segment_bytes = 300 * 1024},
+          RecordingStreamOptions{.io_bytes = 48 * 1024,
+                                 .max_segment_bytes = 300 * 1024,
+                                 .max_segment_pts = max_segment_pts},
           [this] { return ++next_segment; },
           [raw](std::uint64_t seq) {
             CHECK(seq > raw->acked);  // acknowledgements only move forward
@@ -257,4 +260,25 @@ TEST_CASE("a stream re-admitted at a higher rate takes more each cycle once its 
   CHECK(other.acked - other_acked < 200);
   CHECK(rig.sched->totals().misses == 0);
   check_acknowledged_frames_recover(rig, "after growing stream 1's buffer");
+}
+
+TEST_CASE("segments also close at a span of media time, before their size", "[recording][segment]") {
+  // Script frames are 3600 pts apart: 60 frames span 216000.
+  constexpr std::int64_t kSpan = 60 * 3600;
+  Rig rig(kSpan);
+  for (int i = 0; i < 30; ++i) rig.cycle();
+  for (auto& r : rig.recorders) {
+    INFO("stream " << r->stream);
+    REQUIRE(r->closed.size() >= 4);
+    std::uint64_t expect = 1;
+    for (const auto& c : r->closed) {
+      CHECK(c.first_sequence == expect);  // still one run without a hole
+      expect = c.last_sequence + 1;
+      // Closed at the first durable batch that reached the span: at most one batch beyond it.
+      CHECK(c.end_pts - c.first_pts >= kSpan);
+      CHECK(c.end_pts - c.first_pts < kSpan + 30 * 3600);
+      CHECK(c.end_offset < 300 * 1024);  // before the size limit
+    }
+  }
+  check_acknowledged_frames_recover(rig, "segments closed by time");
 }
