@@ -39,9 +39,9 @@ void record_closed_segment(pqxx::work& tx, std::int64_t volume_id, const storage
   const std::int64_t end = seg.end_pts == storage::kNoTimestamp ? start : std::max(start, seg.end_pts);
   tx.exec_params0(
       "INSERT INTO segments (id, stream_id, volume_id, state, start_us, end_us, data_bytes, frame_count, "
-      "checksum_crc32c, closed_at_us) VALUES ($1, $2, $3, 'closed', $4, $5, $6, $7, 0, $8)",
+      "checksum_crc32c, closed_at_us) VALUES ($1, $2, $3, $9, $4, $5, $6, $7, 0, $8)",
       id, static_cast<std::int64_t>(seg.stream_id), volume_id, start, end, static_cast<std::int64_t>(seg.end_offset),
-      static_cast<std::int64_t>(seg.frame_count), closed_at_us);
+      static_cast<std::int64_t>(seg.frame_count), closed_at_us, seg.discard ? "deleting" : "closed");
   for (std::size_t i = 0; i < extent_offsets.size(); ++i) {
     tx.exec_params0(
         "INSERT INTO segment_extents (segment_id, ordinal, volume_offset_bytes, length_bytes) "

@@ -35,7 +35,7 @@ std::int64_t open_stream(pqxx::work& tx, const StreamOpening& s);
 // A closed segment on VOLUME_ID, from the writer's summary: the segment row (closed, with the
 // CRC of its record bytes unknown = 0 until the scrubber computes it), its extents in ordinal
 // order (EXTENT_OFFSETS: device offsets, computed by the caller from the volume), and its GOP
-// index blob.
+// index blob. A segment marked discard goes in as 'deleting': the next start frees its extents.
 void record_closed_segment(pqxx::work& tx, std::int64_t volume_id, const storage::SegmentSummary& segment,
                            const std::vector<std::uint64_t>& extent_offsets, std::uint64_t extent_bytes,
                            std::int64_t closed_at_us);

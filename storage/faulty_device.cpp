@@ -53,6 +53,11 @@ Result<FaultPlan> parse_fault_plan(std::string_view text) noexcept {
     if (!count.empty() && count.back() == '+') {
       r.for_good = true;
       count.remove_suffix(1);
+    } else if (!count.empty() && count.back() == '!') {
+      if (r.kind != FaultRule::Kind::write_error && r.kind != FaultRule::Kind::torn_write)
+        return errc::invalid_argument;
+      r.bad_spot = true;
+      count.remove_suffix(1);
     }
     const auto [end, ec] = std::from_chars(count.data(), count.data() + count.size(), r.nth);
     if (ec != std::errc{} || end != count.data() + count.size() || r.nth == 0) return errc::invalid_argument;
@@ -67,7 +72,7 @@ std::string fault_plan_text(const FaultPlan& plan) {
   std::string out;
   for (const auto& r : plan.rules) {
     if (!out.empty()) out += ',';
-    out += std::string(kind_name(r.kind)) + "@" + std::to_string(r.nth) + (r.for_good ? "+" : "");
+    out += std::string(kind_name(r.kind)) + "@" + std::to_string(r.nth) + (r.for_good ? "+" : r.bad_spot ? "!" : "");
   }
   return out;
 }
@@ -111,7 +116,16 @@ Result<void> FaultyDevice::submit_write(std::uint64_t offset, std::span<const st
                                         IoCallback done) noexcept {
   if (in_flight() >= max_in_flight()) return errc::unavailable;
   const FaultRule* rule = armed_ ? match(true, false, ++writes_) : nullptr;
-  if (!rule) return inner_->submit_write(offset, buf, durable, std::move(done));
+  if (!rule) {
+    for (const auto& [from, to] : bad_spots_) {
+      if (offset < to && from < offset + buf.size()) {
+        fail_later(std::move(done), errc::io_error, "write (bad spot)", offset);
+        return {};
+      }
+    }
+    return inner_->submit_write(offset, buf, durable, std::move(done));
+  }
+  if (rule->bad_spot) bad_spots_.emplace_back(offset, offset + buf.size());
   if (rule->kind == FaultRule::Kind::full) {
     fail_later(std::move(done), no_space(), "write", offset);
     return {};

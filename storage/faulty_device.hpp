@@ -1,9 +1,10 @@
 #pragma once
 // A Device that fails on purpose, for tests (docs/durability.md, "Faults at runtime"): it wraps
 // any Device and follows a fault plan — EIO on the Nth write, flush or read (or on every one
-// from the Nth: a device that fails for good), a torn write (only a prefix of the Nth write
+// from the Nth: a device that fails for good; or on every write to the Nth write's blocks: a bad
+// spot), a torn write (only a prefix of the Nth write
 // lands, then EIO), a full device (every write from the Nth fails with ENOSPC, nothing lands).
-// vigild runs its volumes on one with the test-only flag --fault-plan (docs/operations.md).
+// vigild runs a volume on one with the test-only flag --fault-plan (docs/durability.md).
 //
 // Counting: operations are counted per kind (writes, flushes, reads) from arm() on, so a plan
 // speaks of the volume in service, not of its formatting or recovery. Before arm() everything
@@ -27,14 +28,17 @@ struct FaultRule {
   Kind kind = Kind::write_error;
   std::uint64_t nth = 1;  // 1-based, among the operations of its kind (writes for torn and full)
   bool for_good = false;  // every operation from the Nth on (always for full)
+  // A bad spot (writes only): every later write that touches the Nth write's blocks fails too,
+  // so a retry of the same bytes cannot succeed.
+  bool bad_spot = false;
 };
 
 struct FaultPlan {
   std::vector<FaultRule> rules;
 };
 
-// "write@3,flush@2+,torn@5,full@40,read@7": KIND@N, '+' for every one from the Nth on.
-// invalid_argument for anything else.
+// "write@3,flush@2+,torn@5!,full@40,read@7": KIND@N, '+' for every one from the Nth on, '!'
+// (write and torn) for a bad spot. invalid_argument for anything else.
 Result<FaultPlan> parse_fault_plan(std::string_view text) noexcept;
 std::string fault_plan_text(const FaultPlan& plan);
 
@@ -70,6 +74,7 @@ class FaultyDevice final : public Device {
   // Injected failures, completed at the next poll (never inside submit: callers may hold state
   // that a callback run from submit would see half-updated).
   std::deque<std::pair<IoCallback, Result<std::size_t>>> pending_;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> bad_spots_;  // [offset, end) of '!' writes
 };
 
 }  // namespace vigil::storage

@@ -27,6 +27,7 @@ class GuardedDevice final : public Device {
   bool failing() const noexcept { return failing_.load(std::memory_order_acquire); }
   // The flag itself, for streams that check it every cycle.
   const std::atomic<bool>& failing_flag() const noexcept { return failing_; }
+  std::uint32_t fail_after() const noexcept { return fail_after_; }
   std::uint32_t consecutive_failures() const noexcept { return in_a_row_.load(std::memory_order_relaxed); }
   std::uint64_t retried_writes() const noexcept { return retried_.load(std::memory_order_relaxed); }
   Device& inner() noexcept { return *inner_; }

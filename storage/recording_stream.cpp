@@ -42,15 +42,21 @@ StreamIo RecordingStream::prepare(std::uint64_t) {
   std::optional<SegmentSummary> closed;
   {
     std::unique_lock lock(mu_);
-    cleanup_locked();  // after a failure: not from inside the device's poll (fail_locked)
+    // After a failure: here, not inside the device's poll (fail_locked).
+    if (auto discarded = cleanup_locked()) {
+      lock.unlock();
+      if (on_segment_closed_) on_segment_closed_(*discarded);
+      return {.write = true, .skip_reason = "stream_failed"};
+    }
     if (failed_at_) return {.write = true, .skip_reason = "stream_failed"};
     if (volume_failing_ && volume_failing_->load(std::memory_order_acquire)) {
       // The volume is out of service: end here, at the last durable frame, once no write of ours
       // is in flight (its outcome still decides what is durable).
       if (writer_.batch_in_flight()) return {.write = true, .skip_reason = "previous_write_pending"};
       closed = fail_locked();
-      cleanup_locked();
+      auto discarded = cleanup_locked();
       lock.unlock();
+      if (discarded && on_segment_closed_) on_segment_closed_(*discarded);
       report_failure(closed);
       return {.write = true, .skip_reason = "volume_failed"};
     }
@@ -109,32 +115,33 @@ std::optional<SegmentSummary> RecordingStream::fail_locked() {
   cleanup_pending_ = true;
   SegmentSummary closed = writer_.close_segment();
   if (closed.frame_count > 0) return closed;
-  empty_extents_ = std::move(closed.extents);
+  empty_segment_ = std::move(closed);
   return std::nullopt;
 }
 
-void RecordingStream::cleanup_locked() {
-  if (!cleanup_pending_) return;
+std::optional<SegmentSummary> RecordingStream::cleanup_locked() {
+  if (!cleanup_pending_) return std::nullopt;
   cleanup_pending_ = false;
   if (auto r = writer_.erase_failed_batch(); !r) {
     log::error("cannot erase a failed batch; recovery may read unacknowledged frames into the segment",
                {{"segment", writer_.current().segment_id}, {"error", r.error().message()}});
   }
-  SegmentSummary empty;
-  empty.extents = std::move(empty_extents_);
-  empty_extents_.clear();
-  (void)keep_or_free(std::move(empty));
+  return keep_or_free(std::move(empty_segment_));
 }
 
 std::optional<SegmentSummary> RecordingStream::keep_or_free(SegmentSummary closed) {
   if (closed.frame_count > 0) return closed;
+  bool freed = true;
   for (auto e : closed.extents) {
     if (auto r = volume_.free_extent(e); !r) {
-      log::error("cannot free the extent of a segment without frames",
+      freed = false;
+      log::error("cannot free the extent of a segment without frames; the catalog has it freed at the next start",
                  {{"segment", closed.segment_id}, {"extent", e}, {"error", r.error().message()}});
     }
   }
-  return std::nullopt;
+  if (freed) return std::nullopt;
+  closed.discard = true;
+  return closed;
 }
 
 void RecordingStream::report_failure(const std::optional<SegmentSummary>& closed) {
@@ -150,7 +157,8 @@ void RecordingStream::report_failure(const std::optional<SegmentSummary>& closed
 
 std::optional<SegmentSummary> RecordingStream::close() {
   std::lock_guard lock(mu_);
-  cleanup_locked();
+  // A stream that failed has no open segment; what its failure left is returned instead.
+  if (auto discarded = cleanup_locked()) return discarded;
   if (!writer_.segment_open()) return std::nullopt;
   return keep_or_free(writer_.close_segment());
 }

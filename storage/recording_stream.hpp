@@ -58,7 +58,8 @@ class RecordingStream final : public CycleStream {
   StreamIo prepare(std::uint64_t cycle) override;
   void finished(std::uint64_t cycle, Result<void> result) override;
 
-  // Ends the stream: the open segment's summary (call after its last write was acknowledged).
+  // Ends the stream: the open segment's summary (call after its last write was acknowledged), or
+  // after a failure one to catalog as discarded (SegmentSummary::discard).
   std::optional<SegmentSummary> close();
 
   std::size_t memory_bytes() const noexcept { return 2 * writer_.buffer_bytes(); }
@@ -98,10 +99,11 @@ class RecordingStream final : public CycleStream {
   // A closed segment for the catalog, or nullopt for one without frames, whose extents are
   // freed here (IO thread, never inside the device's poll: synchronous header writes).
   std::optional<SegmentSummary> keep_or_free(SegmentSummary closed);
-  // What fail_locked() left for the volume (mu_ held; IO thread outside the device's poll).
-  void cleanup_locked();
+  // What fail_locked() left for the volume (mu_ held; IO thread outside the device's poll): a
+  // segment to catalog as discarded when its extents could not be freed.
+  std::optional<SegmentSummary> cleanup_locked();
   bool cleanup_pending_ = false;
-  std::vector<std::uint64_t> empty_extents_;  // of a failed segment without frames
+  SegmentSummary empty_segment_;  // a failed segment without frames, its extents to free
   // Outside mu_: hands the closed segment to the catalog, then says the stream failed.
   void report_failure(const std::optional<SegmentSummary>& closed);
 };

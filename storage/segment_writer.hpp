@@ -41,6 +41,9 @@ struct SegmentSummary {
   std::uint64_t end_offset = 0;         // logical end of written data
   std::vector<std::uint64_t> extents;   // by ordinal
   GopIndex gop_index;
+  // Nothing of it may ever be served, but its extents could not be freed (the device failed):
+  // catalogued as being deleted, so the next start frees them (catalog/recovery_plan.hpp).
+  bool discard = false;
 };
 
 class SegmentWriter {

@@ -115,7 +115,8 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
   storage::Volume* vol = chosen->volume->volume.get();
   std::weak_ptr<Recording> weak = r;
   r->stream = std::make_shared<storage::RecordingStream>(
-      *vol, r->stream_id, std::vector<std::byte>(), 1, now_us(), storage::RecordingStreamOptions{.io_bytes = io_bytes},
+      *vol, r->stream_id, std::vector<std::byte>(), 1, now_us(),
+      storage::RecordingStreamOptions{.io_bytes = io_bytes, .volume_failing = chosen->io->volume_failing_flag()},
       [chosen] { return chosen->next_segment.fetch_add(1); },
       [weak](std::uint64_t seq) {
         // The IO thread: store and wake the session; never wait for it.
@@ -255,7 +256,7 @@ asio::awaitable<void> RecordingService::close(const std::shared_ptr<Recording>& 
                                                      disk_failed] {
     auto last = r->stream->close();
     const auto ended = now_us();
-    if (last && last->frame_count > 0) {
+    if (last && (last->frame_count > 0 || last->discard)) {
       std::vector<std::uint64_t> offsets;
       for (auto e : last->extents) offsets.push_back(vol->extent_offset(e));
       batcher->enqueue("close segment " + std::to_string(last->segment_id),

@@ -51,7 +51,12 @@ TEST_CASE("fault plans parse, print back, and refuse what they do not know", "[f
   CHECK(p->rules[1].for_good);
   CHECK(p->rules[3].for_good);  // a full device stays full
   CHECK(fault_plan_text(*p) == "write@3,flush@2+,torn@5,full@40+,read@7");
-  for (const char* bad : {"", "write", "write@", "write@0", "write@x", "erase@3", "write@3,", "write@3++"}) {
+  auto spot = parse_fault_plan("write@2!,torn@3!");
+  REQUIRE(spot.has_value());
+  CHECK(spot->rules[0].bad_spot);
+  CHECK(fault_plan_text(*spot) == "write@2!,torn@3!");
+  for (const char* bad :
+       {"", "write", "write@", "write@0", "write@x", "erase@3", "write@3,", "write@3++", "flush@2!", "write@2+!"}) {
     INFO(bad);
     CHECK_FALSE(parse_fault_plan(bad).has_value());
   }
@@ -114,6 +119,22 @@ TEST_CASE("the guard writes a failed write again with the same bytes, and repair
   CHECK_FALSE(dev.failing());
   CHECK(write_sync(dev, 0, a.span(), true).has_value());
   CHECK(dev.consecutive_failures() == 0);  // a success resets the count
+}
+
+TEST_CASE("a bad spot fails the retry of the same bytes, and every later write touching it", "[fault]") {
+  vigil::test::TempDir dir;
+  auto faulty = std::make_unique<FaultyDevice>(file(dir), *parse_fault_plan("torn@2!"));
+  FaultyDevice* plan = faulty.get();
+  GuardedDevice dev(std::move(faulty));
+  plan->arm();
+  auto a = filled(4 * kBlock, 0x55);
+  CHECK(write_sync(dev, 0, a.span(), true).has_value());                         // write 1
+  CHECK(write_sync(dev, 8 * kBlock, a.span(), true).error() == errc::io_error);  // torn, and its retry
+  CHECK(dev.retried_writes() == 1);
+  CHECK(byte_at(dev, 8 * kBlock) == 0x55);                                                      // the torn half landed
+  CHECK(byte_at(dev, 11 * kBlock) == 0);                                                        // the rest never did
+  CHECK(write_sync(dev, 11 * kBlock, a.span().first(kBlock), true).error() == errc::io_error);  // inside the spot
+  CHECK(write_sync(dev, 12 * kBlock, a.span().first(kBlock), true).has_value());                // next to it
 }
 
 TEST_CASE("the guard never retries a flush, and K failures in a row make the device failing for good", "[fault]") {
