@@ -141,8 +141,9 @@ Result<void> FaultyDevice::submit_write(std::uint64_t offset, std::span<const st
   injected_.fetch_add(1, std::memory_order_relaxed);
   log::warn("fault injected (test plan): torn write",
             {{"device", info().name}, {"offset", offset}, {"bytes", buf.size()}, {"landed", prefix}});
-  return inner_->submit_write(offset, buf.first(prefix), durable,
-                              [done = std::move(done)](Result<std::size_t>) { done(errc::io_error); });
+  return inner_->submit_write(offset, buf.first(prefix), durable, [done = std::move(done)](Result<std::size_t>) {
+    if (done) done(errc::io_error);
+  });
 }
 
 Result<void> FaultyDevice::submit_flush(IoCallback done) noexcept {

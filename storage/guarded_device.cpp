@@ -7,6 +7,10 @@ namespace vigil::storage {
 GuardedDevice::GuardedDevice(std::unique_ptr<Device> inner, std::uint32_t fail_after)
     : inner_(std::move(inner)), fail_after_(std::max<std::uint32_t>(1, fail_after)) {}
 
+GuardedDevice::~GuardedDevice() {
+  while (inner_->in_flight() > 0) inner_->poll(1);
+}
+
 void GuardedDevice::outcome(bool ok) noexcept {
   if (ok) {
     in_a_row_.store(0, std::memory_order_relaxed);

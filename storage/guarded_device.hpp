@@ -23,6 +23,7 @@ class GuardedDevice final : public Device {
  public:
   static constexpr std::uint32_t kDefaultFailAfter = 3;
   explicit GuardedDevice(std::unique_ptr<Device> inner, std::uint32_t fail_after = kDefaultFailAfter);
+  ~GuardedDevice() override;  // completes what is in flight while the counters still exist
 
   bool failing() const noexcept { return failing_.load(std::memory_order_acquire); }
   // The flag itself, for streams that check it every cycle.
