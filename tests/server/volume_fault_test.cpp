@@ -190,6 +190,18 @@ void check_volume_failed(const FaultRig& rig) {
   CHECK_THAT(std::string(unavailable[0].at("error").as_string()), ContainsSubstring("failed in a row"));
   const auto metrics = test::http_request_without_token(rig.vigild->http(), "GET", "/metrics");
   CHECK_THAT(metrics.body, ContainsSubstring("vigil_volume_unavailable{volume=\"" + rig.volumes[0].string() + "\"} 1"));
+  // /api/v1/disks says which disk and why.
+  const auto disks = test::http_request(rig.vigild->http(), "GET", "/api/v1/disks");
+  REQUIRE(disks.status == 200);
+  int failed = 0;
+  const auto listed = boost::json::parse(disks.body);
+  for (const auto& d : listed.at("disks").as_array()) {
+    const auto& f = d.at("failed");
+    if (f.is_null()) continue;
+    ++failed;
+    CHECK(d.at("volume").at("path").as_string() == rig.volumes[0].string());
+  }
+  CHECK(failed == 1);
 }
 
 }  // namespace
