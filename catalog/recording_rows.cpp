@@ -1,5 +1,7 @@
 #include "catalog/recording_rows.hpp"
 
+#include <algorithm>
+
 #include <pqxx/pqxx>
 #include <stdexcept>
 
@@ -61,6 +63,16 @@ void record_gap(pqxx::work& tx, std::int64_t stream_id, std::int64_t from_us, st
 }
 
 bool record_reconnect_gap(pqxx::work& tx, std::int64_t camera_id, std::int64_t now_us, const std::string& why) {
+  // A recorder resends what its failed disk never made durable, with the times it was captured:
+  // the io_error gap of the previous stream ends where the new stream begins (the time lost).
+  tx.exec_params0(
+      "WITH prev AS (SELECT id FROM streams WHERE camera_id = $1 ORDER BY started_at_us DESC, id DESC LIMIT 1) "
+      "DELETE FROM gaps WHERE stream_id = (SELECT id FROM prev) AND reason = 'io_error' AND start_us >= $2",
+      camera_id, now_us);
+  tx.exec_params0(
+      "WITH prev AS (SELECT id FROM streams WHERE camera_id = $1 ORDER BY started_at_us DESC, id DESC LIMIT 1) "
+      "UPDATE gaps SET end_us = $2 WHERE stream_id = (SELECT id FROM prev) AND reason = 'io_error' AND end_us > $2",
+      camera_id, now_us);
   auto prev = tx.exec_params(
       "SELECT s.id, s.state, GREATEST(COALESCE((SELECT max(end_us) FROM segments WHERE stream_id = s.id), 0), "
       "COALESCE((SELECT max(end_us) FROM gaps WHERE stream_id = s.id), 0), s.started_at_us) "
@@ -110,6 +122,15 @@ void end_stream_with_gap(pqxx::work& tx, std::int64_t stream_id, const std::stri
                           "WHERE s.id = $1 RETURNING s.ended_at_us",
                           stream_id, state)[0]
                         .as<std::int64_t>();
+  if (reason == "io_error") {
+    // The camera may already record again in a new stream (the batcher commits this end later
+    // than the new stream's open): what it resent is not lost time.
+    until_us = std::min(until_us, tx.exec_params1("SELECT COALESCE(min(n.started_at_us), $2) FROM streams s "
+                                                  "JOIN streams n ON n.camera_id = s.camera_id AND n.id > s.id "
+                                                  "WHERE s.id = $1",
+                                                  stream_id, until_us)[0]
+                                      .as<std::int64_t>());
+  }
   if (until_us > last) record_gap(tx, stream_id, last, until_us, reason, detail);
 }
 
