@@ -1,5 +1,7 @@
 #include "catalog/recording_rows.hpp"
 
+#include <algorithm>
+
 #include <pqxx/pqxx>
 #include <stdexcept>
 
@@ -43,9 +45,9 @@ void record_closed_segment(pqxx::work& tx, std::int64_t volume_id, const storage
   const std::int64_t end = seg.end_pts == storage::kNoTimestamp ? start : std::max(start, seg.end_pts);
   tx.exec_params0(
       "INSERT INTO segments (id, stream_id, volume_id, state, start_us, end_us, data_bytes, frame_count, "
-      "checksum_crc32c, closed_at_us) VALUES ($1, $2, $3, 'closed', $4, $5, $6, $7, 0, $8)",
+      "checksum_crc32c, closed_at_us) VALUES ($1, $2, $3, $9, $4, $5, $6, $7, 0, $8)",
       id, static_cast<std::int64_t>(seg.stream_id), volume_id, start, end, static_cast<std::int64_t>(seg.end_offset),
-      static_cast<std::int64_t>(seg.frame_count), closed_at_us);
+      static_cast<std::int64_t>(seg.frame_count), closed_at_us, seg.discard ? "deleting" : "closed");
   for (std::size_t i = 0; i < extent_offsets.size(); ++i) {
     tx.exec_params0(
         "INSERT INTO segment_extents (segment_id, ordinal, volume_offset_bytes, length_bytes) "
@@ -65,6 +67,16 @@ void record_gap(pqxx::work& tx, std::int64_t stream_id, std::int64_t from_us, st
 }
 
 bool record_reconnect_gap(pqxx::work& tx, std::int64_t camera_id, std::int64_t now_us, const std::string& why) {
+  // A recorder resends what its failed disk never made durable, with the times it was captured:
+  // the io_error gap of the previous stream ends where the new stream begins (the time lost).
+  tx.exec_params0(
+      "WITH prev AS (SELECT id FROM streams WHERE camera_id = $1 ORDER BY started_at_us DESC, id DESC LIMIT 1) "
+      "DELETE FROM gaps WHERE stream_id = (SELECT id FROM prev) AND reason = 'io_error' AND start_us >= $2",
+      camera_id, now_us);
+  tx.exec_params0(
+      "WITH prev AS (SELECT id FROM streams WHERE camera_id = $1 ORDER BY started_at_us DESC, id DESC LIMIT 1) "
+      "UPDATE gaps SET end_us = $2 WHERE stream_id = (SELECT id FROM prev) AND reason = 'io_error' AND end_us > $2",
+      camera_id, now_us);
   auto prev = tx.exec_params(
       "SELECT s.id, s.state, GREATEST(COALESCE((SELECT max(end_us) FROM segments WHERE stream_id = s.id), 0), "
       "COALESCE((SELECT max(end_us) FROM gaps WHERE stream_id = s.id), 0), s.started_at_us) "
@@ -114,6 +126,15 @@ void end_stream_with_gap(pqxx::work& tx, std::int64_t stream_id, const std::stri
                           "WHERE s.id = $1 RETURNING s.ended_at_us",
                           stream_id, state)[0]
                         .as<std::int64_t>();
+  if (reason == "io_error") {
+    // The camera may already record again in a new stream (the batcher commits this end later
+    // than the new stream's open): what it resent is not lost time.
+    until_us = std::min(until_us, tx.exec_params1("SELECT COALESCE(min(n.started_at_us), $2) FROM streams s "
+                                                  "JOIN streams n ON n.camera_id = s.camera_id AND n.id > s.id "
+                                                  "WHERE s.id = $1",
+                                                  stream_id, until_us)[0]
+                                      .as<std::int64_t>());
+  }
   if (until_us > last) record_gap(tx, stream_id, last, until_us, reason, detail);
 }
 

@@ -38,7 +38,7 @@ void update_admitted_rate(pqxx::work& tx, std::int64_t stream_id, std::int64_t a
 // A closed segment on VOLUME_ID, from the writer's summary: the segment row (closed, with the
 // CRC of its record bytes unknown = 0 until the scrubber computes it), its extents in ordinal
 // order (EXTENT_OFFSETS: device offsets, computed by the caller from the volume), and its GOP
-// index blob.
+// index blob. A segment marked discard goes in as 'deleting': the next start frees its extents.
 void record_closed_segment(pqxx::work& tx, std::int64_t volume_id, const storage::SegmentSummary& segment,
                            const std::vector<std::uint64_t>& extent_offsets, std::uint64_t extent_bytes,
                            std::int64_t closed_at_us);
@@ -53,6 +53,8 @@ void record_gap(pqxx::work& tx, std::int64_t stream_id, std::int64_t from_us, st
 // is still 'recording' in the catalog (its end has not been committed yet). Returns whether a
 // gap was recorded.
 // WHY, when given, replaces the detail (the recorder knows the cause, e.g. "camera unreachable").
+// An io_error gap of the previous stream is cut at NOW_US (dropped if it starts there or later):
+// the recorder resent from its first frame not durable, so only the time before NOW_US was lost.
 bool record_reconnect_gap(pqxx::work& tx, std::int64_t camera_id, std::int64_t now_us, const std::string& why = {});
 
 // After an unclean stop (kill -9, power loss): streams on DISK_IDS still 'recording' were never
@@ -64,7 +66,7 @@ int end_streams_after_crash(pqxx::work& tx, const std::vector<std::int64_t>& dis
 // A stream that ended without its client ending it: STATE ('stalled': its source stopped sending;
 // 'interrupted': its disk failed) at its last recorded instant, and from there to UNTIL_US a gap
 // with REASON (source_stalled, io_error) that the camera's next stream continues
-// (record_reconnect_gap).
+// (record_reconnect_gap). An io_error gap ends, at the latest, where the camera's next stream begins.
 void end_stream_with_gap(pqxx::work& tx, std::int64_t stream_id, const std::string& state, std::int64_t until_us,
                          const std::string& reason, const std::string& detail);
 

@@ -105,6 +105,12 @@ RecoveryPlan plan_recovery(const std::vector<VolumeSegment>& on_volume, const st
     } else if (c.state == "open") {
       plan.close.push_back(*it->second);
     } else if (c.state == "closed" && it->second->scanned &&
+               c.frame_count < static_cast<std::int64_t>(it->second->frame_count)) {
+      // More frames on the volume than the row of a closed segment: the row is the writer's account
+      // of what was durable when it closed the segment, so the rest is a failed batch that partly
+      // landed and was never acknowledged (its sender resent it elsewhere). The row stands; readers
+      // stop at its end.
+    } else if (c.state == "closed" && it->second->scanned &&
                (c.frame_count != static_cast<std::int64_t>(it->second->frame_count) ||
                 c.end_us != std::max(c.start_us, it->second->end_us))) {
       plan.refresh.push_back(*it->second);

@@ -3,13 +3,17 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/log.hpp"
+
 namespace vigil::storage {
 
 RecordingStream::RecordingStream(Volume& volume, std::uint64_t stream_id, std::vector<std::byte> codec_parameters,
                                  std::uint64_t first_sequence, std::int64_t start_us, RecordingStreamOptions options,
                                  NextSegmentId next_segment_id, DurableFn on_durable, SegmentFn on_segment_closed,
                                  FailedFn on_failed)
-    : writer_(volume, stream_id,
+    : volume_(volume),
+      volume_failing_(options.volume_failing),
+      writer_(volume, stream_id,
               {.buffer_bytes = options.io_bytes,
                .max_segment_bytes = options.max_segment_bytes,
                .max_segment_pts = options.max_segment_pts}),
@@ -40,8 +44,25 @@ Result<void> RecordingStream::append(const RecordHeader& header, std::span<const
 StreamIo RecordingStream::prepare(std::uint64_t) {
   std::optional<SegmentSummary> closed;
   {
-    std::lock_guard lock(mu_);
+    std::unique_lock lock(mu_);
+    // After a failure: here, not inside the device's poll (fail_locked).
+    if (auto discarded = cleanup_locked()) {
+      lock.unlock();
+      if (on_segment_closed_) on_segment_closed_(*discarded);
+      return {.write = true, .skip_reason = "stream_failed"};
+    }
     if (failed_at_) return {.write = true, .skip_reason = "stream_failed"};
+    if (volume_failing_ && volume_failing_->load(std::memory_order_acquire)) {
+      // The volume is out of service: end here, at the last durable frame, once no write of ours
+      // is in flight (its outcome still decides what is durable).
+      if (writer_.batch_in_flight()) return {.write = true, .skip_reason = "previous_write_pending"};
+      closed = fail_locked();
+      auto discarded = cleanup_locked();
+      lock.unlock();
+      if (discarded && on_segment_closed_) on_segment_closed_(*discarded);
+      report_failure(closed);
+      return {.write = true, .skip_reason = "volume_failed"};
+    }
     // One sample per cycle, idle cycles included: the rate is what arrived, not what was written.
     if (window_.size() < kRateWindow) window_.push_back(static_cast<double>(cycle_bytes_));
     else window_[window_next_] = static_cast<double>(cycle_bytes_);
@@ -57,9 +78,9 @@ StreamIo RecordingStream::prepare(std::uint64_t) {
     // an IO error): nothing of the unsealed half was written or acknowledged, so it stays buffered
     // and goes to a new segment next cycle; the old one keeps its durable frames for the catalog.
     ++failed_;
-    closed = writer_.rotate_segment(next_segment_id_(), last_end_us_);
+    closed = keep_or_free(writer_.rotate_segment(next_segment_id_(), last_end_us_));
   }
-  if (closed && on_segment_closed_ && closed->frame_count > 0) on_segment_closed_(*closed);
+  if (closed && on_segment_closed_) on_segment_closed_(*closed);
   return {.write = true, .skip_reason = "segment_failed"};
 }
 
@@ -92,12 +113,43 @@ std::optional<SegmentSummary> RecordingStream::fail_locked() {
   // device holds; the failed batch's frames and those buffered after them are the sender's to resend.
   failed_at_ = writer_.durable_sequence();
   if (!writer_.segment_open()) return std::nullopt;
-  return writer_.close_segment();
+  // Its volume work (erasing the failed batch, freeing an empty segment's extents) is synchronous
+  // IO: it waits for the next prepare() or close(), since this may run inside the device's poll.
+  cleanup_pending_ = true;
+  SegmentSummary closed = writer_.close_segment();
+  if (closed.frame_count > 0) return closed;
+  empty_segment_ = std::move(closed);
+  return std::nullopt;
+}
+
+std::optional<SegmentSummary> RecordingStream::cleanup_locked() {
+  if (!cleanup_pending_) return std::nullopt;
+  cleanup_pending_ = false;
+  if (auto r = writer_.erase_failed_batch(); !r) {
+    log::error("cannot erase a failed batch; recovery may read unacknowledged frames into the segment",
+               {{"segment", writer_.current().segment_id}, {"error", r.error().message()}});
+  }
+  return keep_or_free(std::move(empty_segment_));
+}
+
+std::optional<SegmentSummary> RecordingStream::keep_or_free(SegmentSummary closed) {
+  if (closed.frame_count > 0) return closed;
+  bool freed = true;
+  for (auto e : closed.extents) {
+    if (auto r = volume_.free_extent(e); !r) {
+      freed = false;
+      log::error("cannot free the extent of a segment without frames; the catalog has it freed at the next start",
+                 {{"segment", closed.segment_id}, {"extent", e}, {"error", r.error().message()}});
+    }
+  }
+  if (freed) return std::nullopt;
+  closed.discard = true;
+  return closed;
 }
 
 void RecordingStream::report_failure(const std::optional<SegmentSummary>& closed) {
   // The segment first: what was durable is on its way to the catalog before the stream is ended.
-  if (closed && on_segment_closed_ && closed->frame_count > 0) on_segment_closed_(*closed);
+  if (closed && on_segment_closed_) on_segment_closed_(*closed);
   std::uint64_t last_durable = 0;
   {
     std::lock_guard lock(mu_);
@@ -120,8 +172,10 @@ Result<void> RecordingStream::grow(std::size_t io_bytes) {
 
 std::optional<SegmentSummary> RecordingStream::close() {
   std::lock_guard lock(mu_);
+  // A stream that failed has no open segment; what its failure left is returned instead.
+  if (auto discarded = cleanup_locked()) return discarded;
   if (!writer_.segment_open()) return std::nullopt;
-  return writer_.close_segment();
+  return keep_or_free(writer_.close_segment());
 }
 
 RecordingStream::MeasuredRate RecordingStream::measured_rate() const {

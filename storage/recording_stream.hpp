@@ -11,9 +11,13 @@
 // cover the frames of the failed one, which were never on the device; the sender must resend
 // them from failed_at() + 1 in a new stream. (A segment that cannot be started or extended is
 // different: nothing was written, the frames stay buffered, the stream goes on in a new segment.)
+// Whatever ends a segment, it ends properly: one with frames goes to the catalog (a failed batch
+// after them erased on the volume, so recovery never reads unacknowledged frames into it); one
+// without frames gives its extents back, so nothing is left on the volume that no row names.
 // Thread: append() from one network thread; prepare()/finished()/close() and all callbacks on
 // the IO thread. One mutex guards the writer; it is held for a frame copy or a seal, never
 // for the device IO itself. Errors: values.
+#include <atomic>
 #include <cstddef>
 #include <functional>
 #include <mutex>
@@ -29,6 +33,9 @@ struct RecordingStreamOptions {
   std::size_t io_bytes = 1 << 20;  // S = T·BR: each half of the double buffer
   std::uint64_t max_segment_bytes = 256ull << 20;
   std::int64_t max_segment_pts = 0;  // SegmentWriterOptions::max_segment_pts
+  // Set when the volume is taken out of service (storage/guarded_device.hpp): the stream then
+  // ends at its next cycle like after a failed write, so its sender moves to another volume.
+  const std::atomic<bool>* volume_failing = nullptr;
 };
 
 class RecordingStream final : public CycleStream {
@@ -57,7 +64,8 @@ class RecordingStream final : public CycleStream {
   // the IO thread as each half comes free. Errors as SegmentWriter::grow_buffer.
   Result<void> grow(std::size_t io_bytes);
 
-  // Ends the stream: the open segment's summary (call after its last write was acknowledged).
+  // Ends the stream: the open segment's summary (call after its last write was acknowledged), or
+  // after a failure one to catalog as discarded (SegmentSummary::discard).
   std::optional<SegmentSummary> close();
 
   std::size_t memory_bytes() const noexcept { return 2 * writer_.buffer_bytes(); }
@@ -77,6 +85,8 @@ class RecordingStream final : public CycleStream {
 
  private:
   mutable std::mutex mu_;
+  Volume& volume_;
+  const std::atomic<bool>* volume_failing_;
   SegmentWriter writer_;
   std::int64_t start_us_;
   NextSegmentId next_segment_id_;
@@ -92,6 +102,14 @@ class RecordingStream final : public CycleStream {
 
   // Ends the stream after an IO failure (mu_ held): the open segment, for the catalog.
   std::optional<SegmentSummary> fail_locked();
+  // A closed segment for the catalog, or nullopt for one without frames, whose extents are
+  // freed here (IO thread, never inside the device's poll: synchronous header writes).
+  std::optional<SegmentSummary> keep_or_free(SegmentSummary closed);
+  // What fail_locked() left for the volume (mu_ held; IO thread outside the device's poll): a
+  // segment to catalog as discarded when its extents could not be freed.
+  std::optional<SegmentSummary> cleanup_locked();
+  bool cleanup_pending_ = false;
+  SegmentSummary empty_segment_;  // a failed segment without frames, its extents to free
   // Outside mu_: hands the closed segment to the catalog, then says the stream failed.
   void report_failure(const std::optional<SegmentSummary>& closed);
 };

@@ -103,6 +103,11 @@ Result<RecoveredSegment> recover_segment(Volume& volume, std::uint64_t segment_i
       d.from_pts = out.summary.end_pts != kNoTimestamp ? out.summary.end_pts : out.header.start_us;
       d.stop = scan.stop();
       pending = d;
+      // Zeros are an end the writer made (the end of an extent's data before the segment goes on
+      // in the next, or the erased first block of a failed, unacknowledged batch): nothing after
+      // them in this extent belongs to the segment — the rest of a failed batch that landed must
+      // not be adopted. Only the next extent may continue it.
+      if (scan.stop() == ScanStop::end_of_data) break;
       pos = scan.stop_offset();  // probed again: a sequence break may resume right there
     }
   }

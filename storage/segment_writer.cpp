@@ -41,6 +41,7 @@ Result<void> SegmentWriter::open_segment_deferred(std::uint64_t segment_id, std:
   header_.codec_parameters.assign(codec_parameters.begin(), codec_parameters.end());
   open_ = true;
   header_written_ = failed_ = false;
+  failed_batch_offset_.reset();
   sealed_meta_.reset();
   start_summary(segment_id, first_sequence);
   next_sequence_ = first_sequence;
@@ -69,7 +70,13 @@ Result<void> SegmentWriter::write_header() noexcept {
   if (!extent) return extent.error();
   AlignedBuffer hdr(header_blocks_ * block, block);
   if (auto r = encode_segment_header(hdr.span(), header_, block); !r) return r;
-  if (auto r = write_sync(volume_.device(), volume_.extent_offset(*extent) + block, hdr.span(), true); !r) return r;
+  if (auto r = write_sync(volume_.device(), volume_.extent_offset(*extent) + block, hdr.span(), true); !r) {
+    // The extent is in use by a segment without a header, which no one could read: give it back
+    // (best effort, the device is failing) and never take it again.
+    volume_.mark_bad(*extent);
+    (void)volume_.free_extent(*extent);
+    return r;
+  }
   summary_.extents = {*extent};
   header_written_ = true;
   return {};
@@ -147,6 +154,7 @@ Result<std::optional<SegmentWriter::SealedBatch>> SegmentWriter::seal_cycle() no
   }
   SealedBatch out{volume_.extent_offset(summary_.extents[ordinal]) + write_offset_ % extent_bytes,
                   halves_[filling_].span().first(bytes)};
+  sealed_offset_ = out.device_offset;
   for (auto& k : filling_meta_.keyframes) k.offset += write_offset_;
   sealed_meta_ = std::move(filling_meta_);
   sealed_end_ = write_offset_ + bytes;
@@ -179,6 +187,9 @@ void SegmentWriter::batch_written(Result<void> result) noexcept {
   if (!result) {
     failed_ = true;  // the batch may be partly on disk: nothing after it may follow in this segment
     sealed_meta_.reset();
+    failed_batch_offset_ = sealed_offset_;
+    // Its extent is not trusted for new segments (until vigild restarts).
+    if (!summary_.extents.empty()) volume_.mark_bad(summary_.extents.back());
     return;
   }
   written_.push_back(std::move(*sealed_meta_));
@@ -201,6 +212,15 @@ std::optional<std::uint64_t> SegmentWriter::mark_durable() noexcept {
   return durable_sequence_;
 }
 
+Result<void> SegmentWriter::erase_failed_batch() noexcept {
+  if (!failed_batch_offset_) return {};
+  const std::size_t block = volume_.block_bytes();
+  AlignedBuffer zero(block, block);
+  auto r = write_sync(volume_.device(), *failed_batch_offset_, zero.span(), /*durable=*/true);
+  failed_batch_offset_.reset();
+  return r;
+}
+
 bool SegmentWriter::segment_full() const noexcept {
   if (!open_) return false;
   if (write_offset_ >= options_.max_segment_bytes) return true;
@@ -216,6 +236,7 @@ SegmentSummary SegmentWriter::rotate_segment(std::uint64_t new_segment_id, std::
   header_.start_us = start_us;
   header_written_ = false;
   failed_ = false;
+  failed_batch_offset_.reset();
   written_.clear();
   start_summary(new_segment_id, first);
   return done;

@@ -45,6 +45,9 @@ struct SegmentSummary {
   std::uint64_t end_offset = 0;         // logical end of written data
   std::vector<std::uint64_t> extents;   // by ordinal
   GopIndex gop_index;
+  // Nothing of it may ever be served, but its extents could not be freed (the device failed):
+  // catalogued as being deleted, so the next start frees them (catalog/recovery_plan.hpp).
+  bool discard = false;
 };
 
 class SegmentWriter {
@@ -81,6 +84,13 @@ class SegmentWriter {
   Result<std::optional<SealedBatch>> seal_cycle() noexcept;
   void batch_written(Result<void> result) noexcept;
   bool failed() const noexcept { return failed_; }
+  // A batch is sealed and its write not yet reported.
+  bool batch_in_flight() const noexcept { return sealed_meta_.has_value(); }
+  // After a failed batch write: part of the batch may have landed, and whole records of it would
+  // be read as data at recovery (frames never acknowledged, past the catalog's end of the
+  // segment). Writes one zero block where the batch began, which the scanner reads as the end of
+  // the segment's data. A no-op when no batch failed.
+  Result<void> erase_failed_batch() noexcept;
   // Call after the disk's flush completed: returns the last durable sequence, if any new.
   std::optional<std::uint64_t> mark_durable() noexcept;
 
@@ -132,8 +142,10 @@ class SegmentWriter {
   Pending filling_meta_{};
   std::optional<Pending> sealed_meta_;  // the batch being written
   std::uint64_t sealed_end_ = 0;        // write_offset_ after it
+  std::uint64_t sealed_offset_ = 0;     // its device offset
   std::uint64_t durable_sequence_ = 0;
   bool header_written_ = false, failed_ = false;
+  std::optional<std::uint64_t> failed_batch_offset_;  // device offset of the batch that failed
   SegmentHeader header_{};
   Result<void> write_header() noexcept;
   void start_summary(std::uint64_t segment_id, std::uint64_t first_sequence) noexcept;

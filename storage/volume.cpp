@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/log.hpp"
+
 namespace vigil::storage {
 namespace {
 // Extent headers read or written per batch of commands (one block each).
@@ -103,22 +105,38 @@ Result<void> Volume::write_header(std::uint64_t extent, const ExtentHeader& h) n
 
 Result<std::uint64_t> Volume::allocate_extent(std::uint64_t segment_id, std::uint64_t stream_id,
                                               std::uint32_t ordinal) noexcept {
-  if (free_.empty()) return errc::not_found;
-  const std::uint64_t extent = *free_.begin();
-  ExtentHeader h;
-  h.state = ExtentState::in_use;
-  h.ordinal = ordinal;
-  h.volume_uuid = sb_.volume_uuid;
-  h.segment_id = segment_id;
-  h.stream_id = stream_id;
-  h.generation = ++generation_;
-  if (auto r = write_header(extent, h); !r) return r.error();
-  free_.erase(free_.begin());
-  auto& uses = segments_[segment_id];
-  uses.push_back({extent, h});
-  std::sort(uses.begin(), uses.end(),
-            [](const ExtentUse& a, const ExtentUse& b) { return a.header.ordinal < b.header.ordinal; });
-  return extent;
+  Result<void> last = errc::not_found;
+  for (int attempt = 0; attempt < kAllocateTries && !free_.empty(); ++attempt) {
+    const std::uint64_t extent = *free_.begin();
+    ExtentHeader h;
+    h.state = ExtentState::in_use;
+    h.ordinal = ordinal;
+    h.volume_uuid = sb_.volume_uuid;
+    h.segment_id = segment_id;
+    h.stream_id = stream_id;
+    h.generation = ++generation_;
+    last = write_header(extent, h);
+    if (!last) {
+      // Taking the lowest free extent again would fail the same way for ever: skip this one.
+      log::warn("extent header write failed; the extent is marked bad and the next one tried",
+                {{"device", dev_.info().name}, {"extent", extent}, {"error", last.error().message()}});
+      mark_bad(extent);
+      continue;
+    }
+    free_.erase(free_.begin());
+    auto& uses = segments_[segment_id];
+    uses.push_back({extent, h});
+    std::sort(uses.begin(), uses.end(),
+              [](const ExtentUse& a, const ExtentUse& b) { return a.header.ordinal < b.header.ordinal; });
+    return extent;
+  }
+  return last.error();
+}
+
+void Volume::mark_bad(std::uint64_t extent) noexcept {
+  if (extent >= sb_.extent_count) return;
+  bad_.insert(extent);
+  free_.erase(extent);
 }
 
 Result<void> Volume::free_extent(std::uint64_t extent) noexcept {
@@ -132,7 +150,7 @@ Result<void> Volume::free_extent(std::uint64_t extent) noexcept {
     if (auto r = write_header(extent, h); !r) return r;
     uses.erase(u);
     if (uses.empty()) segments_.erase(it);
-    free_.insert(extent);
+    if (!bad_.count(extent)) free_.insert(extent);
     return {};
   }
   return errc::not_found;

@@ -50,11 +50,22 @@ class Volume {
 
   // Takes a free extent for SEGMENT_ID (position ORDINAL in it) and writes its header with a
   // durable write before returning: no record is ever written into an extent whose header
-  // could be lost. errc::not_found when the volume is full.
+  // could be lost. errc::not_found when the volume is full. An extent whose header cannot be
+  // written is marked bad and the next free one is tried (at most kAllocateTries in all), so one
+  // bad spot does not stop every allocation; the last error is returned after that.
+  static constexpr int kAllocateTries = 3;
   Result<std::uint64_t> allocate_extent(std::uint64_t segment_id, std::uint64_t stream_id,
                                         std::uint32_t ordinal) noexcept;
-  // Crash-safe release: a tombstone header is written durably, then the extent is free.
+  // Crash-safe release: a tombstone header is written durably, then the extent is free (unless
+  // it is bad: then it stays out of use).
   Result<void> free_extent(std::uint64_t extent) noexcept;
+  // EXTENT failed a write: it is never allocated again while this Volume lives (a free one
+  // leaves the free set now, one in use when its segment is freed). Not recorded on the
+  // volume: the next start tries it again, when the disk may have remapped the bad sector.
+  void mark_bad(std::uint64_t extent) noexcept;
+  std::uint64_t bad_extent_count() const noexcept { return bad_.size(); }
+  // Marked bad (an in-use one stays in use until its segment is freed, then never returns).
+  bool is_bad(std::uint64_t extent) const noexcept { return bad_.count(extent) > 0; }
 
   // In-use extents by segment id, each list sorted by ordinal (as found at open, plus
   // allocations and frees since).
@@ -72,6 +83,7 @@ class Volume {
   Device& dev_;
   Superblock sb_;
   std::set<std::uint64_t> free_;  // ordered: allocation takes the lowest, keeping layout sequential
+  std::set<std::uint64_t> bad_;   // failed a write: never allocated again (mark_bad)
   std::map<std::uint64_t, std::vector<ExtentUse>> segments_;
   std::uint64_t generation_ = 0;
 };

@@ -76,6 +76,9 @@ DiskSnapshot snapshot(Disk& d) {
   live["free_bytes"] =
       d.io && d.volume ? static_cast<std::int64_t>(d.io->free_extents() * d.volume->volume->extent_bytes()) : 0;
   live["no_room"] = d.no_room.load(std::memory_order_relaxed);
+  // Taken out of service at runtime after repeated write or flush failures (null while healthy).
+  if (d.io && d.io->volume_failed()) live["failed"] = d.io->failure_reason();
+  else live["failed"] = nullptr;
   const auto* adm = d.io ? d.io->admission() : nullptr;
   if (!adm) {
     live["policy"] = nullptr;

@@ -1,5 +1,7 @@
 #include "server/api/http_routes.hpp"
 
+#include "server/disks/disk_set.hpp"
+
 #include <boost/json.hpp>
 #include <pqxx/pqxx>
 
@@ -55,6 +57,14 @@ boost::asio::awaitable<HttpResponse> healthz(const RouteContext& ctx, const Http
     for (const auto& v : *ctx.unavailable_volumes) {
       unavailable.push_back(
           json::object{{"path", v.path.string()}, {"error", v.reason.substr(0, v.reason.find('\n'))}});
+    }
+  }
+  if (ctx.disks) {
+    // Volumes taken out of service at runtime, after repeated write or flush failures.
+    for (const auto& d : ctx.disks->disks()) {
+      if (d->io->volume_failed()) {
+        unavailable.push_back(json::object{{"path", d->volume->path.string()}, {"error", d->io->failure_reason()}});
+      }
     }
   }
   const bool degraded = !ok || !unavailable.empty();

@@ -1,8 +1,10 @@
 #include "server/app/config.hpp"
 
 #include "admission/admission.hpp"
+#include "storage/faulty_device.hpp"
 
 #include <boost/program_options.hpp>
+#include <charconv>
 #include <fstream>
 #include <sstream>
 
@@ -37,6 +39,7 @@ namespace {
 struct RawArgs {
   std::string listen, db_url, config_file, data_dir;
   std::vector<std::string> volumes;
+  std::vector<std::string> fault_plans;
 };
 
 po::options_description server_options(ServerConfig& cfg, RawArgs& raw) {
@@ -92,8 +95,12 @@ po::options_description disks_options(ServerConfig& cfg, RawArgs& raw) {
                   "a volume (file or block device) to store video on; repeatable. Recovered and reconciled with the "
                   "catalog at every start")("volume-size", po::value(&cfg.volume_create_bytes)->value_name("BYTES"),
                                             "create a missing --volume file of this size (preallocated) and format it")(
-      "extent-bytes", po::value(&cfg.extent_bytes)->value_name("BYTES")->default_value(cfg.extent_bytes),
-      "extent size when formatting a new volume")(
+      "volume-fail-after", po::value(&cfg.volume_fail_after)->value_name("K")->default_value(cfg.volume_fail_after),
+      "take a volume out of service after K failed writes or flushes in a row (each write already retried once): "
+      "it is marked failed in the catalog and /healthz, gets no new streams, and its recordings continue on the "
+      "other volumes")("extent-bytes",
+                       po::value(&cfg.extent_bytes)->value_name("BYTES")->default_value(cfg.extent_bytes),
+                       "extent size when formatting a new volume")(
       "cycle-ms", po::value(&cfg.cycle_ms)->value_name("MS")->default_value(cfg.cycle_ms),
       "cycle length T of each disk's scheduler: every admitted stream gets one IO of T x rate per cycle")(
       "chunk-bytes", po::value(&cfg.chunk_bytes)->value_name("BYTES")->default_value(cfg.chunk_bytes),
@@ -170,6 +177,16 @@ void check(const ServerConfig& cfg) {
   }
   if (cfg.chunk_bytes % 4096) throw ConfigError("--chunk-bytes must be a multiple of 4096 (or 0 for the profile's)");
   if (cfg.io_depth < 1 || cfg.io_depth > 2) throw ConfigError("--io-depth must be 1 or 2");
+  if (cfg.volume_fail_after < 1 || cfg.volume_fail_after > 1000) {
+    throw ConfigError("--volume-fail-after must be between 1 and 1000");
+  }
+  for (const auto& [index, plan] : cfg.fault_plans) {
+    if (index >= cfg.volumes.size()) throw ConfigError("--fault-plan: no volume " + std::to_string(index));
+    if (!storage::parse_fault_plan(plan)) {
+      throw ConfigError("--fault-plan: '" + plan +
+                        "' is not a plan (KIND@N[+|!],...; KIND write, flush, read, torn, full)");
+    }
+  }
   if (cfg.model_check_cycles < 0 || cfg.model_check_cycles > 1000) {
     throw ConfigError("--model-check-cycles must be between 0 (off) and 1000");
   }
@@ -181,6 +198,15 @@ void finish(const po::variables_map& vm, const RawArgs& raw, ServerConfig& cfg) 
   cfg.data_dir = raw.data_dir;
   if (!raw.db_url.empty()) cfg.db_url = raw.db_url;
   for (const auto& v : raw.volumes) cfg.volumes.emplace_back(v);
+  for (const auto& f : raw.fault_plans) {
+    const auto colon = f.find(':');
+    std::size_t index = 0;
+    const char* end = f.data() + (colon == std::string::npos ? 0 : colon);
+    if (colon == std::string::npos || std::from_chars(f.data(), end, index).ptr != end || colon == 0) {
+      throw ConfigError("--fault-plan takes VOLUME_INDEX:PLAN, e.g. 1:write@20,flush@3+");
+    }
+    cfg.fault_plans.emplace_back(index, f.substr(colon + 1));
+  }
   auto path = [&](const char* flag, std::optional<std::filesystem::path>& to) {
     if (vm.count(flag)) to = vm[flag].as<std::string>();
   };
@@ -217,12 +243,18 @@ ParsedArgs parse_server_args(int argc, const char* const argv[]) {
   // Every option but the general ones may also come from the config file (flags win).
   po::options_description settings;
   settings.add(server_options(cfg, raw)).add(access_options()).add(disks_options(cfg, raw)).add(cameras_options());
+  // Test only, on the command line only, and not in --help: volumes that fail on purpose
+  // (docs/durability.md, "Faults at runtime").
+  po::options_description testing;
+  testing.add_options()("fault-plan", po::value(&raw.fault_plans)->composing(), "");
   po::options_description all;
   all.add(general).add(settings);
+  po::options_description accepted;
+  accepted.add(all).add(testing);
 
   po::variables_map vm;
   try {
-    po::store(po::command_line_parser(argc, argv).options(all).run(), vm);
+    po::store(po::command_line_parser(argc, argv).options(accepted).run(), vm);
     if (vm.count("config")) {
       std::ifstream in(vm["config"].as<std::string>());
       if (!in) throw ConfigError("cannot read config file '" + vm["config"].as<std::string>() + "'");

@@ -6,6 +6,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace vigil::server {
@@ -37,6 +38,10 @@ struct ServerConfig {
   std::vector<std::filesystem::path> volumes;  // recovered and reconciled at start
   std::uint64_t volume_create_bytes = 0;       // create missing file volumes of this size
   std::uint64_t extent_bytes = 64ull << 20;
+  std::uint32_t volume_fail_after = 3;  // failed writes/flushes in a row that take a volume out of service
+  // Test only (--fault-plan, not in --help): volume index (in --volume order) → its fault plan
+  // (storage/faulty_device.hpp).
+  std::vector<std::pair<std::size_t, std::string>> fault_plans;
   std::uint32_t cycle_ms = 1000;                 // T of every disk's cycle scheduler
   std::size_t chunk_bytes = 0;                   // Semi-preemptible IO chunk; 0: the profile's (else 512 KiB)
   std::size_t io_depth = 2;                      // D: chunks in flight per disk

@@ -27,6 +27,7 @@
 #include "server/core/vigild_metrics.hpp"
 #include "server/disks/disk_startup.hpp"
 #include "server/disks/retention_service.hpp"
+#include "storage/faulty_device.hpp"
 #include "server/media/clip_reader.hpp"
 #include "server/media/export_cache.hpp"
 #include "server/media/hls_live.hpp"
@@ -108,8 +109,14 @@ Daemon::Daemon(const ServerConfig& cfg) : cfg_(cfg), lock_(made(cfg.data_dir)) {
   // Volumes are recovered before anything is served: what the catalog says must match them.
   std::vector<VolumeConfig> volume_configs;
   for (const auto& path : cfg_.volumes) {
-    volume_configs.push_back({fs::absolute(path), cfg_.volume_create_bytes, cfg_.extent_bytes});
+    volume_configs.push_back({.path = fs::absolute(path),
+                              .create_bytes = cfg_.volume_create_bytes,
+                              .extent_bytes = cfg_.extent_bytes,
+                              .fail_after = cfg_.volume_fail_after,
+                              .fault_plan = std::nullopt});
   }
+  for (const auto& [index, plan] : cfg_.fault_plans)
+    volume_configs.at(index).fault_plan = *storage::parse_fault_plan(plan);
   auto up = bring_up_volumes(volume_configs, conninfo_);
   volumes_ = std::move(up.open);
   unavailable_volumes_ = std::move(up.unavailable);
@@ -119,7 +126,7 @@ Daemon::Daemon(const ServerConfig& cfg) : cfg_(cfg), lock_(made(cfg.data_dir)) {
   batcher_.emplace(conninfo_);
   std::optional<admission::DiskProfile> given;
   if (cfg_.profile) given = load_profile_file(*cfg_.profile);
-  auto disks = start_disks(volumes_, conninfo_,
+  auto disks = start_disks(volumes_, conninfo_, *batcher_,
                            DiskIoConfig{.cycle = std::chrono::milliseconds(cfg_.cycle_ms),
                                         .chunk_bytes = cfg_.chunk_bytes,
                                         .depth = cfg_.io_depth,

@@ -8,14 +8,16 @@ double ms(storage::Nanos t) { return std::chrono::duration<double, std::milli>(t
 }  // namespace
 
 DiskIoThread::DiskIoThread(OpenVolume& volume, const DiskIoConfig& config,
-                           std::optional<admission::DiskProfile> profile, DiskMetrics* metrics)
+                           std::optional<admission::DiskProfile> profile, DiskMetrics* metrics,
+                           VolumeFailedFn on_volume_failed)
     : volume_(volume),
       path_(volume.path.string()),
       metrics_(metrics),
       // Excess below 1 % of the cycle is jitter, not a wrong model.
       check_(std::max(1, config.model_check_cycles), 0.10, 0.01 * std::chrono::duration<double>(config.cycle).count()),
       checking_(config.model_check_cycles > 0),
-      calibration_(120, 30, 0.01 * std::chrono::duration<double>(config.cycle).count()) {
+      calibration_(120, 30, 0.01 * std::chrono::duration<double>(config.cycle).count()),
+      on_volume_failed_(std::move(on_volume_failed)) {
   free_extents_ = volume_.volume->free_extent_count();
   std::size_t chunk = config.chunk_bytes;
   if (profile) {
@@ -65,8 +67,18 @@ std::optional<storage::StreamIoStats> DiskIoThread::measured(std::uint64_t io_id
   return it->second;
 }
 
+std::string DiskIoThread::failure_reason() const { return volume_failed() ? failure_reason_ : std::string(); }
+
 void DiskIoThread::on_cycle(const storage::CycleReport& r) {
   const auto n = cycles_.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (!volume_failed_.load(std::memory_order_relaxed) && volume_.device->failing()) {
+    failure_reason_ = std::to_string(volume_.device->fail_after()) +
+                      " writes or flushes failed in a row; taken out of service until vigild restarts";
+    volume_failed_.store(true, std::memory_order_release);
+    log::error("volume failed at runtime: no new streams go to it, its recordings continue on other volumes",
+               {{"volume", path_}, {"reason", failure_reason_}});
+    if (on_volume_failed_) on_volume_failed_(failure_reason_);
+  }
   free_extents_.store(volume_.volume->free_extent_count(), std::memory_order_relaxed);
   if (admission_) {
     calibration_.observe(ms(r.predicted_rt) / 1e3, ms(r.rt_busy) / 1e3);

@@ -8,9 +8,16 @@
 // become optimistic. Without a profile a flat default model is used and a warning says so.
 // Misses are logged per stream and cycle as they happen. With DiskMetrics, every cycle's report
 // and the scheduler's totals are published to /metrics from the IO thread (atomics only).
+// A volume whose device fails writes or flushes repeatedly (storage/guarded_device.hpp) is taken
+// out of service here, at the end of the cycle that saw it: volume_failed() turns true for good
+// (until vigild restarts), the reason is logged, ON_VOLUME_FAILED runs once (catalog state,
+// metrics), its recording streams end at their next cycle (RecordingStreamOptions::volume_failing)
+// and the DiskSet places nothing new on it.
 // Start-up code throws; the IO thread itself does not.
 #include <atomic>
 #include <chrono>
+#include <functional>
+#include <string>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -39,8 +46,9 @@ struct DiskIoConfig {
 class DiskIoThread {
  public:
   // Takes over VOLUME's device; recovery must be finished. METRICS (optional) must outlive this.
+  using VolumeFailedFn = std::function<void(const std::string& reason)>;
   DiskIoThread(OpenVolume& volume, const DiskIoConfig& config, std::optional<admission::DiskProfile> profile,
-               DiskMetrics* metrics = nullptr);
+               DiskMetrics* metrics = nullptr, VolumeFailedFn on_volume_failed = {});
   ~DiskIoThread();  // stops the thread after its current cycle
   DiskIoThread(const DiskIoThread&) = delete;
   DiskIoThread& operator=(const DiskIoThread&) = delete;
@@ -58,6 +66,11 @@ class DiskIoThread {
   // kMinMeasuredCycles cycles; any thread (a copy the IO thread refreshes every cycle).
   static constexpr std::uint64_t kMinMeasuredCycles = 10;
   std::optional<storage::StreamIoStats> measured(std::uint64_t io_id) const;
+  // The volume was taken out of service at runtime (any thread); why, once it was.
+  bool volume_failed() const noexcept { return volume_failed_.load(std::memory_order_acquire); }
+  std::string failure_reason() const;
+  // What the volume's streams watch (RecordingStreamOptions::volume_failing).
+  const std::atomic<bool>* volume_failing_flag() const noexcept { return &volume_failed_; }
   // Free extents of the volume as of the last cycle (any thread).
   std::uint64_t free_extents() const noexcept { return free_extents_.load(std::memory_order_relaxed); }
 
@@ -77,6 +90,9 @@ class DiskIoThread {
   mutable std::mutex measured_mu_;
   std::map<std::uint64_t, storage::StreamIoStats> measured_;  // guarded by measured_mu_
   std::atomic<std::uint64_t> cycles_{0}, misses_{0}, free_extents_{0};
+  VolumeFailedFn on_volume_failed_;
+  std::string failure_reason_;  // written once, before volume_failed_ is set (release)
+  std::atomic<bool> volume_failed_{false};
   std::jthread thread_;
 };
 

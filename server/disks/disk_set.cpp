@@ -25,7 +25,8 @@ proto::Refuse to_refuse(const Refusal& refusal) {
     case RefusalCause::cycle_full: code = proto::REFUSE_REASON_DISK_FULL_LOAD; break;
     case RefusalCause::not_profiled:
     case RefusalCause::model_paused: code = proto::REFUSE_REASON_PROFILE_STALE; break;
-    case RefusalCause::no_room: code = proto::REFUSE_REASON_NO_SPACE; break;
+    case RefusalCause::no_room:
+    case RefusalCause::volume_failed: code = proto::REFUSE_REASON_NO_SPACE; break;
   }
   auto r = refuse(code, refusal.reason);
   r.set_largest_rate_bps(static_cast<std::uint64_t>(refusal.largest_rate.bps()));
@@ -44,7 +45,7 @@ std::variant<Admitted, Refusal> DiskSet::admit(admission::StreamDemand demand, D
                                                const std::optional<std::string>& camera, Disk* only) {
   // Which refusal a client gets when no disk admits: a decision on load beats a disk without
   // room, which beats a disk without a profile (the most specific thing that could change).
-  std::optional<Refusal> decided, no_room, not_profiled;
+  std::optional<Refusal> decided, no_room, not_profiled, failed;
   // Placement: of the disks that admit the stream, the one with the largest share of its
   // real-time budget left afterwards, so load spreads over the node's disks instead of filling
   // them in configuration order (ties: configuration order). Every disk considered stays locked
@@ -55,6 +56,13 @@ std::variant<Admitted, Refusal> DiskSet::admit(admission::StreamDemand demand, D
   double best_left = -1;
   for (auto& d : disks_) {
     if (only && d.get() != only) continue;
+    if (d->io->volume_failed()) {
+      // Out of service: its streams are moving to the other volumes; nothing new goes to it.
+      failed = Refusal{RefusalCause::volume_failed,
+                       "the volume " + d->volume->path.string() + " failed (" + d->io->failure_reason() + ")",
+                       {}};
+      continue;
+    }
     const auto* adm = d->io->admission();
     if (!adm) {
       not_profiled = Refusal{RefusalCause::not_profiled,
@@ -95,6 +103,7 @@ std::variant<Admitted, Refusal> DiskSet::admit(admission::StreamDemand demand, D
   }
   if (decided) return *decided;
   if (no_room) return *no_room;
+  if (failed) return *failed;
   if (not_profiled) return *not_profiled;
   return Refusal{RefusalCause::no_disk, "no disk is configured (start vigild with --volume)", {}};
 }

@@ -44,11 +44,12 @@ struct Disk {
 
 // Why a stream was not admitted; each cause has one refusal code on the wire (to_refuse).
 enum class RefusalCause {
-  no_disk,       // no volume is configured
-  not_profiled,  // the disk has no profile: nothing can be admitted on it
-  model_paused,  // the online model check paused admission until the disk is profiled again
-  cycle_full,    // the cycle would not fit the stream; a smaller rate might
-  no_room,       // recording: the volume is short of its reserve with nothing reclaimable
+  no_disk,        // no volume is configured
+  not_profiled,   // the disk has no profile: nothing can be admitted on it
+  model_paused,   // the online model check paused admission until the disk is profiled again
+  cycle_full,     // the cycle would not fit the stream; a smaller rate might
+  no_room,        // recording: the volume is short of its reserve with nothing reclaimable
+  volume_failed,  // the volume was taken out of service at runtime (disk_io.hpp)
 };
 
 struct Refusal {

@@ -9,8 +9,9 @@
 
 namespace vigil::server {
 
-StartedDisks start_disks(std::vector<OpenVolume>& volumes, const std::string& conninfo, const DiskIoConfig& config,
-                         const std::optional<admission::DiskProfile>& given, Metrics& metrics) {
+StartedDisks start_disks(std::vector<OpenVolume>& volumes, const std::string& conninfo, catalog::Batcher& batcher,
+                         const DiskIoConfig& config, const std::optional<admission::DiskProfile>& given,
+                         Metrics& metrics) {
   StartedDisks out;
   pqxx::connection conn(conninfo);
   for (auto& v : volumes) {
@@ -28,7 +29,15 @@ StartedDisks start_disks(std::vector<OpenVolume>& volumes, const std::string& co
       next_segment = catalog::next_segment_id(tx, v.volume_id, *v.volume);
       tx.commit();
     }
-    out.io_threads.push_back(std::make_unique<DiskIoThread>(v, config, profile, &metrics.disk(v.path.string())));
+    // On the IO thread, once: never waits for PostgreSQL (the batcher queues the row).
+    auto on_failed = [&batcher, &metrics, path = v.path.string(), volume_id = v.volume_id](const std::string&) {
+      metrics.volume_unavailable(path);
+      batcher.enqueue("volume " + std::to_string(volume_id) + " failed", [volume_id](pqxx::work& tx) {
+        tx.exec_params0("UPDATE volumes SET state = 'failed' WHERE id = $1", volume_id);
+      });
+    };
+    out.io_threads.push_back(
+        std::make_unique<DiskIoThread>(v, config, profile, &metrics.disk(v.path.string()), std::move(on_failed)));
     auto slot = std::make_unique<Disk>();
     slot->volume = &v;
     slot->io = out.io_threads.back().get();

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "admission/profile.hpp"
+#include "catalog/batcher.hpp"
 #include "server/core/vigild_metrics.hpp"
 #include "server/disks/disk_io.hpp"
 #include "server/disks/disk_set.hpp"
@@ -21,9 +22,11 @@ struct StartedDisks {
   std::vector<std::unique_ptr<Disk>> slots;               // for the DiskSet, same order
 };
 
-// VOLUMES and METRICS must outlive the IO threads.
-StartedDisks start_disks(std::vector<OpenVolume>& volumes, const std::string& conninfo, const DiskIoConfig& config,
-                         const std::optional<admission::DiskProfile>& given, Metrics& metrics);
+// VOLUMES, BATCHER and METRICS must outlive the IO threads. A volume failing at runtime is marked
+// 'failed' in the catalog through BATCHER and shown by vigil_volume_unavailable.
+StartedDisks start_disks(std::vector<OpenVolume>& volumes, const std::string& conninfo, catalog::Batcher& batcher,
+                         const DiskIoConfig& config, const std::optional<admission::DiskProfile>& given,
+                         Metrics& metrics);
 
 // Streams a previous run left recording (it was killed) are ended now; the hole is a gap.
 void end_streams_left_open(const std::vector<std::unique_ptr<Disk>>& slots, const std::string& conninfo);

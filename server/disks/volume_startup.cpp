@@ -39,7 +39,13 @@ OpenVolume open_volume(const VolumeConfig& cfg) {
   }
   auto dev = storage::FileDevice::open(cfg.path, {.create_bytes = existed ? 0 : cfg.create_bytes, .exclusive = true});
   if (!dev) throw std::runtime_error("cannot open volume " + cfg.path.string() + ": " + dev.error().message());
-  ov.device = std::move(*dev);
+  std::unique_ptr<storage::Device> inner = std::move(*dev);
+  if (cfg.fault_plan) {
+    auto faulty = std::make_unique<storage::FaultyDevice>(std::move(inner), *cfg.fault_plan);
+    ov.faults = faulty.get();
+    inner = std::move(faulty);
+  }
+  ov.device = std::make_unique<storage::GuardedDevice>(std::move(inner), cfg.fail_after);
   auto vol = storage::Volume::open(*ov.device);
   if (!vol && !existed) {
     // A volume file we just created: format it.
@@ -90,6 +96,12 @@ VolumesUp bring_up_volumes(const std::vector<VolumeConfig>& configs, const std::
                                      {"restored", plan.restore.size()},
                                      {"free_extents", ov.volume->free_extent_count()},
                                      {"extents", ov.volume->extent_count()}});
+      if (ov.faults) {
+        // From here on the plan counts: the volume in service, not its formatting or recovery.
+        ov.faults->arm();
+        log::warn("volume runs under a fault plan (test only)",
+                  {{"path", cfg.path.string()}, {"plan", storage::fault_plan_text(*cfg.fault_plan)}});
+      }
       out.open.push_back(std::move(ov));
     } catch (const pqxx::failure&) {
       throw;  // the catalog, not the volume

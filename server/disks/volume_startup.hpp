@@ -9,10 +9,13 @@
 // failure is a value (UnavailableVolume).
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "storage/faulty_device.hpp"
 #include "storage/file_device.hpp"
+#include "storage/guarded_device.hpp"
 #include "storage/volume.hpp"
 
 namespace vigil::server {
@@ -21,12 +24,17 @@ struct VolumeConfig {
   std::filesystem::path path;
   std::uint64_t create_bytes = 0;  // create a file volume of this size if it does not exist
   std::uint64_t extent_bytes = 64ull << 20;
+  std::uint32_t fail_after = storage::GuardedDevice::kDefaultFailAfter;  // --volume-fail-after
+  std::optional<storage::FaultPlan> fault_plan;  // tests only (--fault-plan): armed once the volume is up
 };
 
 struct OpenVolume {
   std::filesystem::path path;
   std::int64_t volume_id = 0;  // catalog id
-  std::unique_ptr<storage::FileDevice> device;
+  // The file or block device, under a fault plan in tests, under the retry-and-count guard that
+  // takes a failing volume out of service (storage/guarded_device.hpp).
+  std::unique_ptr<storage::GuardedDevice> device;
+  storage::FaultyDevice* faults = nullptr;  // inside DEVICE, with --fault-plan
   std::unique_ptr<storage::Volume> volume;
 };
 

@@ -131,7 +131,8 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
       storage::RecordingStreamOptions{.io_bytes = io_bytes,
                                       // Record timestamps are wall-clock microseconds.
                                       .max_segment_pts =
-                                          std::chrono::duration_cast<std::chrono::microseconds>(max_segment_).count()},
+                                          std::chrono::duration_cast<std::chrono::microseconds>(max_segment_).count(),
+                                      .volume_failing = chosen->io->volume_failing_flag()},
       [chosen] { return chosen->next_segment.fetch_add(1); },
       [weak](std::uint64_t seq) {
         // The IO thread: store and wake the session; never wait for it.
@@ -323,7 +324,7 @@ asio::awaitable<void> RecordingService::close(const std::shared_ptr<Recording>& 
                                                      disk_failed] {
     auto last = r->stream->close();
     const auto ended = now_us();
-    if (last && last->frame_count > 0) {
+    if (last && (last->frame_count > 0 || last->discard)) {
       std::vector<std::uint64_t> offsets;
       for (auto e : last->extents) offsets.push_back(vol->extent_offset(e));
       batcher->enqueue("close segment " + std::to_string(last->segment_id),

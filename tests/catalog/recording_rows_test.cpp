@@ -130,3 +130,53 @@ TEST_CASE("a reconnect records the hole since the camera's last stream, once tha
   CHECK(gap[2].as<std::string>() == "source_lost");
   CHECK(gap[3].as<std::string>().find("client disconnected") != std::string::npos);
 }
+
+TEST_CASE("an io_error gap covers only the time lost: it ends where the camera's resent stream begins",
+          "[catalog][recording]") {
+  pqxx::connection conn(test::shared_cluster().create_database("io_error_gap"));
+  catalog::migrate(conn);
+  pqxx::work tx(conn);
+  const auto cam = catalog::ensure_camera(tx, "dock");
+  const auto disk = tx.exec1(
+                          "INSERT INTO disks (node, device_path, capacity_bytes) VALUES ('n1', 'sim:0', 1) "
+                          "RETURNING id")[0]
+                        .as<std::int64_t>();
+  auto open = [&](std::int64_t at) {
+    return catalog::open_stream(tx, {.camera_id = cam,
+                                     .codec = "h264",
+                                     .declared_rate_bps = 1'000'000,
+                                     .admitted_rate_bps = 1'000'000,
+                                     .disk_id = disk,
+                                     .started_at_us = at});
+  };
+  auto gaps = [&](std::int64_t stream) {
+    return tx.exec_params("SELECT start_us, end_us, reason FROM gaps WHERE stream_id = $1 ORDER BY start_us", stream);
+  };
+  SECTION("the failed stream ended first: the reconnect cuts its gap") {
+    const auto first = open(1'000'000);
+    catalog::end_stream_with_gap(tx, first, "interrupted", 5'000'000, "io_error", "disk failed");
+    REQUIRE(gaps(first).size() == 1);
+    CHECK_FALSE(catalog::record_reconnect_gap(tx, cam, 1'400'000));  // resent from 1.4 s: nothing else missing
+    open(1'400'000);
+    auto g = gaps(first);
+    REQUIRE(g.size() == 1);
+    CHECK(g[0][0].as<std::int64_t>() == 1'000'000);
+    CHECK(g[0][1].as<std::int64_t>() == 1'400'000);
+    CHECK(g[0][2].as<std::string>() == "io_error");
+  }
+  SECTION("the new stream opened before the failed one's end was committed") {
+    const auto first = open(1'000'000);
+    CHECK_FALSE(catalog::record_reconnect_gap(tx, cam, 1'400'000));  // still 'recording'
+    open(1'400'000);
+    catalog::end_stream_with_gap(tx, first, "interrupted", 5'000'000, "io_error", "disk failed");
+    auto g = gaps(first);
+    REQUIRE(g.size() == 1);
+    CHECK(g[0][1].as<std::int64_t>() == 1'400'000);
+  }
+  SECTION("nothing lost: the resent stream begins where the failed one's frames ended") {
+    const auto first = open(1'000'000);
+    catalog::end_stream_with_gap(tx, first, "interrupted", 5'000'000, "io_error", "disk failed");
+    CHECK_FALSE(catalog::record_reconnect_gap(tx, cam, 1'000'000));
+    CHECK(gaps(first).empty());
+  }
+}

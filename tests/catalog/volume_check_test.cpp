@@ -68,11 +68,19 @@ TEST_CASE("fsck's catalog check finds each disagreement and repair resolves it",
   CHECK(r.plan.adopt.size() == 3);
   CHECK(check(conn, *vol, volume_id).empty());
 
-  // Plant one of each: a row deleted, a count wrong, a row pointing at nothing.
+  // A closed row with fewer frames than the volume holds is not a disagreement: the rest is a failed
+  // batch that landed in part and was never acknowledged; the row stands and readers stop at it.
+  {
+    pqxx::work tx(conn);
+    tx.exec0("UPDATE segments SET frame_count = 7 WHERE id = 2");
+    tx.commit();
+  }
+  CHECK(check(conn, *vol, volume_id).empty());
+  // Plant one of each: a row deleted, a count wrong (more than the volume holds), a row pointing at nothing.
   {
     pqxx::work tx(conn);
     tx.exec0("DELETE FROM segments WHERE id = 1");
-    tx.exec0("UPDATE segments SET frame_count = 7 WHERE id = 2");
+    tx.exec0("UPDATE segments SET frame_count = 25 WHERE id = 2");
     tx.exec_params0(
         "INSERT INTO segments (id, stream_id, volume_id, state, start_us, end_us, checksum_crc32c, "
         "closed_at_us) VALUES (99, $1, $2, 'closed', 1000, 2000, 0, 1)",

@@ -142,6 +142,18 @@ TEST_CASE("vigild --help, --version and bad flags", "[vigild]") {
   CHECK_THAT(bad.output, ContainsSubstring("ADDR:PORT"));
   auto unknown = run_vigild({"--frobnicate"}, dir.path() / "u.log");
   CHECK(unknown.status == 2);
+  // The test-only fault plans: not in --help, and refused when they name no volume or no plan.
+  CHECK_THAT(help.output, !ContainsSubstring("--fault-plan"));
+  CHECK_THAT(help.output, ContainsSubstring("--volume-fail-after"));
+  auto no_volume = run_vigild({"--volume", "v", "--fault-plan", "1:write@3"}, dir.path() / "f1.log");
+  CHECK(no_volume.status == 2);
+  CHECK_THAT(no_volume.output, ContainsSubstring("no volume 1"));
+  auto no_plan = run_vigild({"--volume", "v", "--fault-plan", "0:erase@3"}, dir.path() / "f2.log");
+  CHECK(no_plan.status == 2);
+  CHECK_THAT(no_plan.output, ContainsSubstring("is not a plan"));
+  auto no_index = run_vigild({"--volume", "v", "--fault-plan", "write@3"}, dir.path() / "f3.log");
+  CHECK(no_index.status == 2);
+  CHECK_THAT(no_index.output, ContainsSubstring("VOLUME_INDEX:PLAN"));
 }
 
 TEST_CASE("vigild reads its options from a config file, flags winning", "[vigild]") {

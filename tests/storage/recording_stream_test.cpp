@@ -6,6 +6,7 @@
 // acknowledgement covers the failed batch, and the stream refuses further frames.
 #include <catch2/catch_test_macros.hpp>
 
+#include <atomic>
 #include <map>
 #include <optional>
 #include <set>
@@ -36,7 +37,8 @@ struct Recorder {
 
 struct Rig {
   // MAX_SEGMENT_PTS: segments also close at this much media time (0: by size only).
-  explicit Rig(std::int64_t max_segment_pts = 0) : disk(clock, {.size_bytes = 64 << 20}) {
+  explicit Rig(const std::atomic<bool>* volume_failing = nullptr, std::int64_t max_segment_pts = 0)
+      : disk(clock, {.size_bytes = 64 << 20}) {
     REQUIRE(Volume::format(disk, {.extent_bytes = 1 << 20}).has_value());
     volume = std::move(*Volume::open(disk));
     sched = std::make_unique<CycleScheduler>(disk, clock, model, SchedulerConfig{.cycle = 1s, .chunk_bytes = 16 * 1024},
@@ -49,7 +51,8 @@ struct Rig {
           *volume, s, std::vector<std::byte>(40, std::byte{0x42}), 1, 0,
           RecordingStreamOptions{.io_bytes = 48 * 1024,
                                  .max_segment_bytes = 300 * 1024,
-                                 .max_segment_pts = max_segment_pts},
+                                 .max_segment_pts = max_segment_pts,
+                                 .volume_failing = volume_failing},
           [this] { return ++next_segment; },
           [raw](std::uint64_t seq) {
             CHECK(seq > raw->acked);  // acknowledgements only move forward
@@ -265,7 +268,7 @@ TEST_CASE("a stream re-admitted at a higher rate takes more each cycle once its 
 TEST_CASE("segments also close at a span of media time, before their size", "[recording][segment]") {
   // Script frames are 3600 pts apart: 60 frames span 216000.
   constexpr std::int64_t kSpan = 60 * 3600;
-  Rig rig(kSpan);
+  Rig rig(nullptr, kSpan);
   for (int i = 0; i < 30; ++i) rig.cycle();
   for (auto& r : rig.recorders) {
     INFO("stream " << r->stream);
@@ -281,4 +284,59 @@ TEST_CASE("segments also close at a span of media time, before their size", "[re
     }
   }
   check_acknowledged_frames_recover(rig, "segments closed by time");
+}
+
+TEST_CASE("a volume taken out of service ends its streams at their last durable frame", "[recording][fault]") {
+  std::atomic<bool> failing{false};
+  Rig rig(&failing);
+  for (int i = 0; i < 4; ++i) rig.cycle();
+  failing = true;
+  for (int i = 0; i < 3; ++i) rig.cycle();
+  for (auto& r : rig.recorders) {
+    INFO("stream " << r->stream);
+    REQUIRE(r->failed.has_value());
+    CHECK(*r->failed == r->acked);
+    CHECK(r->acked > 0);
+    REQUIRE_FALSE(r->closed.empty());
+    CHECK(r->closed.back().last_sequence == r->acked);  // durable frames go to the catalog
+    auto f = vigil::test::script_frame(r->next_seq, r->stream);
+    CHECK(r->rec->append(f.header, f.payload).error() == errc::io_error);
+  }
+  check_acknowledged_frames_recover(rig, "volume failing");
+}
+
+TEST_CASE("after a failed batch, recovery reads no unacknowledged frame and no empty segment is left",
+          "[recording][fault]") {
+  // Command by command over a few cycles: whatever failed, the volume afterwards holds every
+  // acknowledged frame and nothing after it, and every segment on it has frames (an extent taken
+  // by a segment that never got a durable frame is freed).
+  for (std::uint64_t nth = 1; nth <= 40; ++nth) {
+    Rig rig;
+    for (int i = 0; i < 3; ++i) rig.cycle();
+    rig.disk.fail_io(nth, errc::io_error);
+    for (int i = 0; i < 6; ++i) rig.cycle();
+    std::map<std::uint64_t, std::uint64_t> acked;
+    std::set<std::uint64_t> failed;
+    for (auto& r : rig.recorders) {
+      acked[r->stream] = r->acked;
+      if (r->failed) failed.insert(r->stream);
+      if (r->failed) CHECK_FALSE(r->rec->close().has_value());
+    }
+    rig.sched.reset();
+    auto vol = Volume::open(rig.disk);
+    REQUIRE(vol.has_value());
+    for (const auto& [id, uses] : (*vol)->segments()) {
+      std::uint64_t frames = 0;
+      auto rec = recover_segment(**vol, id, [&](const ScannedRecord& r) {
+        ++frames;
+        if (failed.count(r.header.stream_id)) {
+          INFO("command " << nth << " failed; stream " << r.header.stream_id << " acked " << acked[r.header.stream_id]);
+          CHECK(r.header.sequence <= acked[r.header.stream_id]);
+        }
+      });
+      INFO("command " << nth << " failed; segment " << id);
+      REQUIRE(rec.has_value());
+      CHECK(frames > 0);
+    }
+  }
 }
