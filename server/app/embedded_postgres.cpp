@@ -254,6 +254,13 @@ void EmbeddedPostgres::spawn_postmaster() {
                std::string("fsync=") + (options_.fsync ? "on" : "off"),
                "-c",
                "logging_collector=off"};
+  // After a crash PostgreSQL fsyncs every file of its data directory, one by one, before it
+  // replays its WAL: seconds on a small catalog (4 of the 5 s a restart took after SIGKILL in the
+  // kill campaign). One syncfs(2) of the file system makes the same data durable at once
+  // (PostgreSQL 14 and later; before Linux 5.8 a write-back error is only in the kernel's log).
+  int pg_version = 0;
+  std::ifstream(data_path_ / "PG_VERSION") >> pg_version;
+  if (pg_version >= 14) opts.argv.insert(opts.argv.end(), {"-c", "recovery_init_sync_method=syncfs"});
   opts.run_as = run_as_;
   opts.output_file = log_path_;
   postmaster_ = ChildProcess::spawn(opts);
