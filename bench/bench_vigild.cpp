@@ -59,6 +59,8 @@ BenchVigild::BenchVigild(const fs::path& data, const std::vector<std::string>& e
       ss << in.rdbuf();
       try {
         const auto doc = boost::json::parse(ss.str());
+        // A vigild killed before this one left its endpoints behind: only this process's count.
+        if (doc.at("pid").to_number<int>() != pid_) throw std::runtime_error("endpoints of an earlier vigild");
         wire_ = std::string(doc.at("wire").as_string());
         std::string http(doc.at("http").as_string());
         if (http.starts_with("http://")) http = http.substr(7);
@@ -86,6 +88,14 @@ BenchVigild::~BenchVigild() {
     int st = 0;
     ::waitpid(pid_, &st, 0);
   }
+}
+
+void BenchVigild::kill_now() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGKILL);
+  int st = 0;
+  ::waitpid(pid_, &st, 0);
+  pid_ = 0;
 }
 
 std::string BenchVigild::conninfo() const {

@@ -39,6 +39,8 @@ class BenchVigild {
   const std::string& wire() const noexcept { return wire_; }    // HOST:PORT
   const std::string& http() const noexcept { return http_; }    // HOST:PORT
   const std::string& token() const noexcept { return token_; }  // its admin token (DATA/admin.token)
+  // SIGKILL, waited for: a crash (its embedded PostgreSQL is left to the next start to recover).
+  void kill_now();
   // libpq conninfo of its embedded PostgreSQL.
   std::string conninfo() const;
 

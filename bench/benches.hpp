@@ -11,5 +11,6 @@ BenchReport interactive_bench(const BenchOptions& options);  // bench/interactiv
 BenchReport ingest_bench(const BenchOptions& options);       // bench/ingest_bench.cpp
 BenchReport query_bench(const BenchOptions& options);        // bench/query_bench.cpp
 BenchReport export_bench(const BenchOptions& options);       // bench/export_bench.cpp
+BenchReport crash_bench(const BenchOptions& options);        // bench/crash_bench.cpp
 
 }  // namespace vigil::bench

@@ -15,6 +15,8 @@ const std::map<std::string, BenchEntry>& registry() {
        {"HTTP timeline queries on a seeded catalog: 1 camera x 30 days, 256 cameras x 24 h (p95)", query_bench}},
       {"export",
        {"seek/export time to first byte (p95) while recording at full admitted load vs unloaded", export_bench}},
+      {"crash",
+       {"SIGKILL of vigild while 16 cameras record over three volumes: frames lost, restart time, gap", crash_bench}},
       {"interactive",
        {"64 KiB interactive reads under admitted recording load vs page-cache writers", interactive_bench}},
   };

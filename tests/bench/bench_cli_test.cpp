@@ -188,3 +188,26 @@ TEST_CASE("vigil bench export records, fetches exports, thumbnails and HLS under
   CHECK(left == 0);
   CHECK(run_vigil({"bench", "export", "--bogus", "1"}, dir.path() / "bad.log").first != 0);
 }
+
+TEST_CASE("vigil bench crash kills its vigild, restarts it, reads every acknowledged frame back and cleans up",
+          "[bench][crash]") {
+  vigil::test::TempDir dir;
+  const auto json = dir.path() / "crash.json";
+  auto [code, out] = run_vigil({"bench", "crash", "--kills", "2", "--cameras", "2", "--dir", dir.path().string(),
+                                "--json", json.string()},
+                               dir.path() / "out.log");
+  INFO(out);
+  REQUIRE(code == 0);
+  CHECK_THAT(out, ContainsSubstring("acknowledged frames lost"));
+  CHECK_THAT(out, ContainsSubstring("every acknowledged frame was read back byte-identical"));
+  auto doc = read_json(json);
+  const auto& figures = doc.at("figures").as_array();
+  CHECK(figures.at(0).as_object().at("ours").to_number<double>() == 2);  // kills survived
+  CHECK(figures.at(1).as_object().at("ours").to_number<double>() == 0);  // acknowledged frames lost
+  CHECK(doc.at("parameters").as_object().at("kills").to_number<int>() == 2);
+  std::size_t left = 0;
+  for (auto& e : std::filesystem::directory_iterator(dir.path())) {
+    left += e.path().filename().string().starts_with("vigil-bench-crash") ? 1 : 0;
+  }
+  CHECK(left == 0);
+}
