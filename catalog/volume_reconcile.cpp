@@ -141,4 +141,14 @@ std::vector<CatalogProblem> check_against_catalog(pqxx::work& tx, const std::vec
   return out;
 }
 
+std::map<std::uint64_t, std::uint64_t> closed_segment_ends(pqxx::work& tx, std::int64_t volume_id) {
+  std::map<std::uint64_t, std::uint64_t> out;
+  for (const auto& row :
+       tx.exec_params("SELECT id, data_bytes FROM segments WHERE volume_id = $1 AND state IN ('closed', 'deleting')",
+                      volume_id)) {
+    out[row[0].as<std::uint64_t>()] = row[1].as<std::uint64_t>();
+  }
+  return out;
+}
+
 }  // namespace vigil::catalog

@@ -6,6 +6,7 @@
 // Thread: start-up or the fsck command, never an IO or network thread. Errors: SQL throws;
 // a failed reclaim throws std::runtime_error.
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,6 +21,8 @@ namespace vigil::catalog {
 
 // The catalog id of VOLUME, if it was ever registered.
 std::optional<std::int64_t> find_volume(pqxx::work& tx, const storage::Volume& volume);
+// The catalogued end (logical data offset) of each closed or deleting segment of VOLUME_ID, by id.
+std::map<std::uint64_t, std::uint64_t> closed_segment_ends(pqxx::work& tx, std::int64_t volume_id);
 // The catalog id of VOLUME, registering it (and a disk row for PATH) on first sight.
 std::int64_t register_volume(pqxx::work& tx, const storage::Volume& volume, const std::string& path);
 

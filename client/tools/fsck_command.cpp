@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <iostream>
+#include <map>
 #include <boost/program_options/options_description.hpp>
 #include <boost/program_options/value_semantic.hpp>
 #include <pqxx/pqxx>
@@ -105,11 +106,37 @@ int fsck_main(const std::vector<std::string>& args) {
     std::cerr << "vigil fsck: reading " << path << " failed: " << report.error().message() << "\n";
     return exit_code::kUnreachable;
   }
-  for (const auto& p : report->problems) std::cout << p.describe() << "\n";
+  // With the catalog: what lies after a closed segment's catalogued end is the rest of a failed
+  // batch that landed in part — never acknowledged, never served (readers stop at the row's end) —
+  // not lost frames.
+  std::map<std::uint64_t, std::uint64_t> catalog_ends;
+  if (!db.empty()) {
+    try {
+      pqxx::connection conn(db);
+      pqxx::work tx(conn);
+      if (auto id = catalog::find_volume(tx, **vol)) catalog_ends = catalog::closed_segment_ends(tx, *id);
+    } catch (const std::exception& e) {
+      std::cerr << "vigil fsck: catalog: " << e.what() << "\n";
+      return exit_code::kUnreachable;
+    }
+  }
+  std::size_t serious = 0, torn = 0, past_end = 0;
+  for (const auto& p : report->problems) {
+    const auto end = catalog_ends.find(p.segment_id);
+    const bool after_end =
+        (p.kind == storage::ProblemKind::damaged_records || p.kind == storage::ProblemKind::torn_tail) &&
+        end != catalog_ends.end() && p.logical_offset >= end->second;
+    std::cout << p.describe();
+    if (after_end) std::cout << " (after the catalog's end of the segment: a failed batch, never acknowledged)";
+    std::cout << "\n";
+    if (after_end) ++past_end;
+    else if (p.kind == storage::ProblemKind::torn_tail) ++torn;
+    else ++serious;
+  }
   std::cout << path << ": " << report->segments << " segments, " << report->records << " records, " << report->bytes
-            << " bytes checked; " << report->serious() << " problem(s)";
-  const std::size_t torn = report->problems.size() - report->serious();
+            << " bytes checked; " << serious << " problem(s)";
   if (torn) std::cout << ", " << torn << " torn tail(s) from unclean stops";
+  if (past_end) std::cout << ", " << past_end << " failed batch(es) after their segment's catalogued end";
   std::cout << "\n";
   if (repair && report->serious()) {
     auto fixed = storage::repair_volume(**vol, *report);
@@ -124,7 +151,7 @@ int fsck_main(const std::vector<std::string>& args) {
     catalog_problems = check_catalog(**vol, path, db, repair);
     if (catalog_problems < 0) return exit_code::kUnreachable;
   }
-  return report->serious() || catalog_problems ? exit_code::kFailed : exit_code::kOk;
+  return serious || catalog_problems ? exit_code::kFailed : exit_code::kOk;
 }
 
 }  // namespace vigil::client
