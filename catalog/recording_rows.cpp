@@ -1,5 +1,7 @@
 #include "catalog/recording_rows.hpp"
 
+#include "catalog/pending_rows.hpp"
+
 #include <pqxx/pqxx>
 #include <stdexcept>
 
@@ -34,23 +36,7 @@ std::int64_t open_stream(pqxx::work& tx, const StreamOpening& s) {
 void record_closed_segment(pqxx::work& tx, std::int64_t volume_id, const storage::SegmentSummary& seg,
                            const std::vector<std::uint64_t>& extent_offsets, std::uint64_t extent_bytes,
                            std::int64_t closed_at_us) {
-  const auto id = static_cast<std::int64_t>(seg.segment_id);
-  const std::int64_t start = seg.first_pts == storage::kNoTimestamp ? closed_at_us : seg.first_pts;
-  const std::int64_t end = seg.end_pts == storage::kNoTimestamp ? start : std::max(start, seg.end_pts);
-  tx.exec_params0(
-      "INSERT INTO segments (id, stream_id, volume_id, state, start_us, end_us, data_bytes, frame_count, "
-      "checksum_crc32c, closed_at_us) VALUES ($1, $2, $3, 'closed', $4, $5, $6, $7, 0, $8)",
-      id, static_cast<std::int64_t>(seg.stream_id), volume_id, start, end, static_cast<std::int64_t>(seg.end_offset),
-      static_cast<std::int64_t>(seg.frame_count), closed_at_us);
-  for (std::size_t i = 0; i < extent_offsets.size(); ++i) {
-    tx.exec_params0(
-        "INSERT INTO segment_extents (segment_id, ordinal, volume_offset_bytes, length_bytes) "
-        "VALUES ($1, $2, $3, $4)",
-        id, static_cast<int>(i), static_cast<std::int64_t>(extent_offsets[i]), static_cast<std::int64_t>(extent_bytes));
-  }
-  const auto blob = seg.gop_index.encode();
-  tx.exec_params0("INSERT INTO gop_index (segment_id, format, gop_count, blob) VALUES ($1, 1, $2, $3)", id,
-                  static_cast<int>(seg.gop_index.size()), pqxx::binarystring(blob.data(), blob.size()));
+  apply(tx, closed_segment_row(volume_id, seg, extent_offsets, extent_bytes, closed_at_us));
 }
 
 void record_gap(pqxx::work& tx, std::int64_t stream_id, std::int64_t from_us, std::int64_t to_us,

@@ -43,6 +43,9 @@ namespace fs = std::filesystem;
 namespace vigil::server {
 namespace {
 
+// How long a PostgreSQL that the health probe finds unresponsive gets to stop before it is killed.
+constexpr std::chrono::milliseconds kHungPostgresStopGrace{2000};
+
 // vigild from start to stop. The members are declared in start-up order, so C++ destroys them —
 // stops them — in the reverse order, which is the shutdown order: pulled cameras end their streams
 // first (through the still-running network threads), then the listeners, the session threads,
@@ -105,6 +108,11 @@ const fs::path& made(const fs::path& dir) {
 
 Daemon::Daemon(const ServerConfig& cfg) : cfg_(cfg), lock_(made(cfg.data_dir)) {
   start_catalog();
+  // The batcher comes first: rows a stop during a database outage left in its spool are committed
+  // before the volumes are recovered, so recovery sees the catalog as the last run left it (its
+  // streams ended, their segments closed) rather than taking them for crashed ones.
+  batcher_.emplace(conninfo_, catalog::BatcherOptions{.spool_path = fs::absolute(cfg_.data_dir) / "catalog.spool"});
+  if (batcher_->waiting() > 0) batcher_->flush();
   // Volumes are recovered before anything is served: what the catalog says must match them.
   std::vector<VolumeConfig> volume_configs;
   for (const auto& path : cfg_.volumes) {
@@ -114,9 +122,8 @@ Daemon::Daemon(const ServerConfig& cfg) : cfg_(cfg), lock_(made(cfg.data_dir)) {
   volumes_ = std::move(up.open);
   unavailable_volumes_ = std::move(up.unavailable);
   for (const auto& v : unavailable_volumes_) metrics_.volume_unavailable(v.path.string());
-  // From here on each volume's device belongs to its disk's IO thread. The batcher comes first:
-  // the IO threads hand closed segments to it until they stop.
-  batcher_.emplace(conninfo_);
+  // From here on each volume's device belongs to its disk's IO thread; they hand closed segments
+  // to the batcher until they stop.
   std::optional<admission::DiskProfile> given;
   if (cfg_.profile) given = load_profile_file(*cfg_.profile);
   auto disks = start_disks(volumes_, conninfo_,
@@ -263,6 +270,13 @@ int Daemon::run() {
   // complete first (their completions are posted to the sessions' io_contexts).
   network_->shutdown([] { ClipReader::wait_for_requests(); });
   stopper_ = {};  // joins
+  if (embedded_ && !catalog_health_->status().ok) {
+    // The embedded PostgreSQL does not answer: a fast shutdown would not be either. What the
+    // batcher cannot commit goes to its spool; PostgreSQL recovers from a kill at the next start.
+    log::warn("embedded PostgreSQL does not answer: it gets a short grace to stop",
+              {{"grace_ms", kHungPostgresStopGrace.count()}});
+    embedded_->set_stop_grace(kHungPostgresStopGrace);
+  }
   return 0;
 }
 

@@ -287,7 +287,7 @@ void EmbeddedPostgres::create_database_if_missing() {
 void EmbeddedPostgres::stop() noexcept {
   if (!postmaster_.running()) return;
   // SIGINT = PostgreSQL's fast shutdown: roll back open transactions, checkpoint, exit.
-  int st = postmaster_.terminate(SIGINT, std::chrono::seconds(30));
+  int st = postmaster_.terminate(SIGINT, stop_grace_);
   log::info("embedded PostgreSQL stopped", {{"status", describe_wait_status(st)}});
 }
 

@@ -42,8 +42,12 @@ class EmbeddedPostgres {
 
   // initdb if needed, clear a stale or orphaned postmaster, start, wait until ready.
   void start();
-  // Fast shutdown (SIGINT), escalating to immediate (SIGQUIT) then SIGKILL. Idempotent, noexcept.
+  // Fast shutdown (SIGINT); SIGKILL if the postmaster has not exited within the stop grace.
+  // Idempotent, noexcept.
   void stop() noexcept;
+  // How long stop() waits for a fast shutdown (30 s unless set). A server that does not answer
+  // (hung, or stopped) gets a short one: PostgreSQL recovers from SIGKILL at its next start.
+  void set_stop_grace(std::chrono::milliseconds grace) noexcept { stop_grace_ = grace; }
 
   bool running() noexcept { return postmaster_.running(); }
   pid_t postmaster_pid() const noexcept { return postmaster_.pid(); }
@@ -69,6 +73,7 @@ class EmbeddedPostgres {
   std::optional<RunAs> run_as_;
   std::string superuser_ = "vigil";
   ChildProcess postmaster_;
+  std::chrono::milliseconds stop_grace_{30'000};
 };
 
 }  // namespace vigil::server

@@ -112,10 +112,11 @@ void DiskSet::release(Disk& disk, std::uint64_t demand_id) {
 void DiskSet::log_decision(const Disk& disk, const admission::Decision& decision, DiskMetrics::Kind kind,
                            std::optional<std::int64_t> stream_id, const std::optional<std::string>& camera) {
   if (auto* m = disk.io->metrics()) m->decision(kind, decision.admitted);
-  batcher_.enqueue("admission decision",
-                   [decision, disk_id = disk.disk_id, cycle_s = disk.cycle_s(), stream_id, camera](pqxx::work& tx) {
-                     catalog::log_decision(tx, decision, disk_id, stream_id, cycle_s, camera);
-                   });
+  batcher_.enqueue(catalog::AdmissionDecisionRow{.decision = decision,
+                                                 .disk_id = disk.disk_id,
+                                                 .stream_id = stream_id,
+                                                 .cycle_s = disk.cycle_s(),
+                                                 .camera = camera});
 }
 
 Rate DiskSet::ingest_rate(Disk& disk) {

@@ -8,6 +8,7 @@
 
 #include "common/log.hpp"
 #include "catalog/profiles.hpp"
+#include "catalog/pending_rows.hpp"
 #include "catalog/recording_rows.hpp"
 #include "storage/stream_buffer.hpp"
 
@@ -127,10 +128,7 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
       [batcher = &batcher_, volume_id, vol](const storage::SegmentSummary& s) {
         std::vector<std::uint64_t> offsets;
         for (auto e : s.extents) offsets.push_back(vol->extent_offset(e));
-        batcher->enqueue("close segment " + std::to_string(s.segment_id),
-                         [s, offsets, volume_id, eb = vol->extent_bytes()](pqxx::work& tx) {
-                           catalog::record_closed_segment(tx, volume_id, s, offsets, eb, now_us());
-                         });
+        batcher->enqueue(catalog::closed_segment_row(volume_id, s, offsets, vol->extent_bytes(), now_us()));
       },
       [weak](std::uint64_t last_durable) {
         // The IO thread: the session ends the recording and names LAST_DURABLE to the sender.
@@ -258,23 +256,19 @@ asio::awaitable<void> RecordingService::close(const std::shared_ptr<Recording>& 
     if (last && last->frame_count > 0) {
       std::vector<std::uint64_t> offsets;
       for (auto e : last->extents) offsets.push_back(vol->extent_offset(e));
-      batcher->enqueue("close segment " + std::to_string(last->segment_id),
-                       [s = *last, offsets, volume_id, eb = vol->extent_bytes(), ended](pqxx::work& tx) {
-                         catalog::record_closed_segment(tx, volume_id, s, offsets, eb, ended);
-                       });
+      batcher->enqueue(catalog::closed_segment_row(volume_id, *last, offsets, vol->extent_bytes(), ended));
     }
-    batcher->enqueue("end stream " + std::to_string(stream_id), [stream_id, state, ended, disk_failed](pqxx::work& tx) {
-      if (disk_failed) {
-        catalog::end_stream_with_gap(tx, stream_id, "interrupted", ended, "io_error",
-                                     "the disk failed to store the recording; the recorder resends what was not "
-                                     "durable in a new stream");
-      } else if (std::string_view(state) == "stalled") {
-        catalog::end_stream_with_gap(tx, stream_id, "stalled", ended, "source_stalled",
-                                     "the recorder sent nothing for the stall timeout; its disk share was released");
-      } else {
-        catalog::end_stream(tx, stream_id, state, ended);
-      }
-    });
+    catalog::StreamEndRow end{.stream_id = stream_id, .state = state, .ended_us = ended};
+    if (disk_failed) {
+      end.state = "interrupted";
+      end.gap_reason = "io_error";
+      end.gap_detail =
+          "the disk failed to store the recording; the recorder resends what was not durable in a new stream";
+    } else if (std::string_view(state) == "stalled") {
+      end.gap_reason = "source_stalled";
+      end.gap_detail = "the recorder sent nothing for the stall timeout; its disk share was released";
+    }
+    batcher->enqueue(std::move(end));
   });
   log::info("recording ended", {{"stream", r->stream_id},
                                 {"state", state},
