@@ -5,17 +5,19 @@
 #include <pqxx/pqxx>
 #include <system_error>
 
+#include "catalog/conninfo.hpp"
 #include "common/log.hpp"
 
 namespace vigil::catalog {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+constexpr int kConnectTimeoutS = 2;  // libpq's minimum
 
 }  // namespace
 
 Batcher::Batcher(std::string conninfo, BatcherOptions options)
-    : conninfo_(std::move(conninfo)), options_(std::move(options)) {
+    : conninfo_(with_connect_timeout(conninfo, kConnectTimeoutS)), options_(std::move(options)) {
   if (!options_.spool_path.empty()) load_spool();
   thread_ = std::jthread([this](std::stop_token st) { run(st); });
   spooler_ = std::jthread([this](std::stop_token st) { run_spooler(st); });
@@ -61,8 +63,10 @@ Batcher::~Batcher() {
   thread_.request_stop();
   wake_.notify_all();
   {
+    // A catalog that does not answer gets no grace: its commit would not finish anyway.
+    const auto grace = reachable() ? options_.stop_grace : std::chrono::milliseconds(0);
     std::unique_lock lock(mu_);
-    if (!done_.wait_for(lock, options_.stop_grace, [&] { return committer_done_; }) && busy_fd_ >= 0) {
+    if (!done_.wait_for(lock, grace, [&] { return committer_done_; }) && busy_fd_ >= 0) {
       // A commit the database does not answer: cut it (the committer sees a broken connection).
       log::warn("catalog commit still waiting at stop: its connection is cut", {{"rows", pending_.size()}});
       ::shutdown(busy_fd_, SHUT_RDWR);
@@ -220,6 +224,20 @@ bool Batcher::commit_batch(const Batch& batch, std::stop_token stop) {
     busy_cut_ = false;
   };
   for (;;) {
+    bool was_down = false;
+    {
+      std::lock_guard lock(mu_);
+      was_down = down_;
+    }
+    if (was_down && !reachable()) {
+      // Still down by the health probe: no connection attempt (it would block), wait.
+      if (stop.stop_requested()) return false;
+      std::unique_lock lock(mu_);
+      wake_.wait_for(lock, stop, backoff, [] { return false; });
+      if (stop.stop_requested()) return false;
+      backoff = std::min(backoff * 2, options_.max_backoff);
+      continue;
+    }
     try {
       connect();
       busy(true);
@@ -240,7 +258,6 @@ bool Batcher::commit_batch(const Batch& batch, std::stop_token stop) {
         return true;
       }
       busy(false);
-      bool was_down = false;
       {
         std::lock_guard lock(mu_);
         was_down = std::exchange(down_, false);
@@ -252,7 +269,6 @@ bool Batcher::commit_batch(const Batch& batch, std::stop_token stop) {
       // Connection trouble (or a commit cut for taking too long): keep the batch and retry.
       busy(false);
       disconnect();
-      bool was_down = false;
       {
         std::lock_guard lock(mu_);
         was_down = std::exchange(down_, true);
@@ -310,9 +326,11 @@ void Batcher::spool_pass(bool force) {
   {
     std::lock_guard lock(mu_);
     const auto now = Clock::now();
-    if (busy_since_ && !busy_cut_ && busy_fd_ >= 0 && now - *busy_since_ >= options_.commit_timeout) {
+    const auto busy_for = busy_since_ ? now - *busy_since_ : Clock::duration::zero();
+    if (busy_since_ && !busy_cut_ && busy_fd_ >= 0 &&
+        (busy_for >= options_.commit_timeout || (busy_for >= options_.spool_after && !reachable()))) {
       log::warn("catalog commit unanswered: its connection is cut and the batch retried",
-                {{"timeout_ms", options_.commit_timeout.count()}});
+                {{"waited_ms", std::chrono::duration_cast<std::chrono::milliseconds>(busy_for).count()}});
       ::shutdown(busy_fd_, SHUT_RDWR);
       busy_cut_ = true;
     }

@@ -17,7 +17,8 @@
 // all once a commit has failed, are appended to the spool file (catalog/spool.hpp) and made
 // durable by a second thread, which never waits on the database. A commit that has not answered
 // within COMMIT_TIMEOUT (a hung server: no error ever comes) has its connection cut and is
-// retried. At stop, what cannot be committed within STOP_GRACE is left in the spool, and the next
+// retried (sooner when REACHABLE says the catalog is not answering). At stop, what cannot be
+// committed within STOP_GRACE is left in the spool, and the next
 // Batcher on the same file (the next start of vigild) commits it first, in order. The spool is
 // emptied once everything in it is committed. Rows given as plain Mutations (tests, one-off
 // work) cannot be spooled: if they are still waiting at stop they are reported lost.
@@ -53,6 +54,11 @@ struct BatcherOptions {
   std::chrono::milliseconds commit_timeout{30'000};  // a commit silent this long is cut and retried
   std::chrono::milliseconds stop_grace{2000};        // at stop: to commit what waits, then spool it
   std::size_t backlog_limit = 100'000;               // rows waiting beyond which backlogged() is true
+  // Is the catalog answering (vigild: CatalogHealth's probe, which has deadlines)? While it says
+  // no, the batcher does not try to connect (a connection attempt to a frozen server blocks for
+  // the connect timeout), a commit in flight longer than SPOOL_AFTER is cut, and a stop does not
+  // wait for a commit. Unset: always yes.
+  std::function<bool()> reachable{};
 };
 
 class Batcher {
@@ -63,7 +69,7 @@ class Batcher {
   Batcher(std::string conninfo, BatcherOptions options = {});
   // Commits what is queued for up to STOP_GRACE (not at all while the database is known down);
   // what is left goes to the spool. Bounded: STOP_GRACE plus at most one connection attempt
-  // (libpq's connect_timeout).
+  // (connect_timeout: 2 s).
   ~Batcher();
   Batcher(const Batcher&) = delete;
   Batcher& operator=(const Batcher&) = delete;
@@ -103,6 +109,7 @@ class Batcher {
   // COUNT rows off the front of pending_, COMMITTED of them committed, in TRANSACTIONS.
   void finished(std::size_t count, std::size_t committed, std::size_t transactions);
   void connect();
+  bool reachable() const { return !options_.reachable || options_.reachable(); }
   void disconnect();
   void run_spooler(std::stop_token stop);
   // Cuts a hung commit; spools what waits (FORCE: everything); empties a spool all committed.

@@ -111,7 +111,8 @@ Daemon::Daemon(const ServerConfig& cfg) : cfg_(cfg), lock_(made(cfg.data_dir)) {
   // The batcher comes first: rows a stop during a database outage left in its spool are committed
   // before the volumes are recovered, so recovery sees the catalog as the last run left it (its
   // streams ended, their segments closed) rather than taking them for crashed ones.
-  batcher_.emplace(conninfo_, catalog::BatcherOptions{.spool_path = fs::absolute(cfg_.data_dir) / "catalog.spool"});
+  batcher_.emplace(conninfo_, catalog::BatcherOptions{.spool_path = fs::absolute(cfg_.data_dir) / "catalog.spool",
+                                                      .reachable = [this] { return catalog_health_->status().ok; }});
   if (batcher_->waiting() > 0) batcher_->flush();
   // Volumes are recovered before anything is served: what the catalog says must match them.
   std::vector<VolumeConfig> volume_configs;

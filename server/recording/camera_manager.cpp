@@ -9,6 +9,7 @@
 
 #include "common/log.hpp"
 #include "catalog/camera_rows.hpp"
+#include "catalog/conninfo.hpp"
 
 namespace fs = std::filesystem;
 
@@ -156,7 +157,8 @@ void CameraManager::run(std::stop_token stop) {
     std::map<std::string, std::string> wanted;
     bool have = false;
     try {
-      if (!conn || !conn->is_open()) conn = std::make_unique<pqxx::connection>(config_.conninfo);
+      if (!conn || !conn->is_open())
+        conn = std::make_unique<pqxx::connection>(catalog::with_connect_timeout(config_.conninfo, 2));
       querying(conn->sock());
       pqxx::work tx(*conn);
       for (const auto& c : catalog::list_cameras(tx)) {

@@ -65,7 +65,7 @@ class CameraManager {
   // The manager thread: FD is the socket of the catalog query now running (-1: none).
   void querying(int fd);
 
-  static constexpr std::chrono::seconds kStopGrace{2};
+  static constexpr std::chrono::milliseconds kStopGrace{1000};
 
   CameraManagerConfig config_;
   std::map<std::string, Pull> pulls_;  // the manager thread's

@@ -51,6 +51,13 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
                                  .peak_rate = Rate::from_bps(peak_bps),
                                  .average_rate = Rate::from_bps(req.declared_average_rate_bps())};
 
+  // The catalog has been down so long that its backlog reached the batcher's bound: the streams
+  // that record go on (their rows still queue and spool), new ones wait until it drains.
+  if (batcher_.backlogged()) {
+    co_return refuse(proto::REFUSE_REASON_UNSPECIFIED, "the catalog is unreachable and its backlog is full (" +
+                                                           std::to_string(batcher_.waiting()) +
+                                                           " rows wait); new recordings are refused until it drains");
+  }
   // Admission: on the disk with the most real-time share left once it is admitted.
   auto admitted = disks_.admit(demand, DiskMetrics::Kind::recording, req.stream_name());
   if (auto* no = std::get_if<Refusal>(&admitted)) co_return to_refuse(*no);

@@ -1,13 +1,26 @@
-// /healthz never waits on PostgreSQL: with the embedded PostgreSQL frozen (postmaster and backends
-// SIGSTOPped, as a hung or overloaded database server looks), /healthz still answers and says the
-// catalog is down (503, degraded); when PostgreSQL resumes it says ok again. Before, /healthz ran
-// its query through the catalog pool and did not answer at all during such an outage.
+// vigild through a database outage (docs/catalog.md, "When the catalog is down"), with the
+// embedded PostgreSQL frozen (postmaster and backends SIGSTOPped, as a hung or overloaded database
+// server looks):
+// - /healthz never waits on PostgreSQL: it still answers and says the catalog is down (503,
+//   degraded); when PostgreSQL resumes it says ok again. Before, /healthz ran its query through
+//   the catalog pool and did not answer at all during such an outage.
+// - a recording goes on, and SIGTERM ends vigild within 10 s without losing the catalog rows it
+//   could not commit: they are in DATA/catalog.spool, and the next start commits them (the
+//   stream ends 'stopped' with all its frames, not as a crashed one). Before, the stop waited on
+//   the batcher for ever. The CI variant freezes PostgreSQL for 20 s; the [.soak] one for 10 min.
 #include <signal.h>
 
 #include <boost/json.hpp>
 #include <catch2/catch_test_macros.hpp>
+#include <optional>
+#include <pqxx/pqxx>
 
+#include "catalog/spool.hpp"
+#include "client/wire/wire_client.hpp"
 #include "tests/support/eventually.hpp"
+#include "tests/support/media_fixture.hpp"
+#include "tests/support/paced_sender.hpp"
+#include "tests/support/recording_rig.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/vigild_process.hpp"
 
@@ -30,6 +43,82 @@ Health health(const test::VigildProcess& d) {
 
 void signal_all(const std::vector<pid_t>& pids, int sig) {
   for (auto pid : pids) ::kill(pid, sig);
+}
+
+// Resumes the frozen processes when the test ends, whatever happened.
+struct Frozen {
+  explicit Frozen(std::vector<pid_t> p) : pids(std::move(p)) { signal_all(pids, SIGSTOP); }
+  ~Frozen() { thaw(); }
+  void thaw() { signal_all(std::exchange(pids, {}), SIGCONT); }
+  std::vector<pid_t> pids;
+};
+
+bool any_alive(const std::vector<pid_t>& pids) {
+  for (auto pid : pids) {
+    if (::kill(pid, 0) == 0) return true;
+  }
+  return false;
+}
+
+// A recording that starts with the catalog up, goes on through OUTAGE with PostgreSQL frozen and
+// ends; vigild is stopped during the outage and started again once PostgreSQL resumes.
+void record_through_outage_then_stop(std::chrono::seconds outage) {
+  test::TempDir dir;
+  const auto data = dir.path() / "data";
+  test::make_sim_profile(dir.path());
+  const std::vector<std::string> args{"--volume",
+                                      (dir.path() / "vol").string(),
+                                      "--volume-size",
+                                      std::to_string(outage > std::chrono::minutes(1) ? (1 << 30) : (256 << 20)),
+                                      "--extent-bytes",
+                                      std::to_string(4 << 20),
+                                      "--profile",
+                                      (dir.path() / "wd.json").string(),
+                                      "--cycle-ms",
+                                      "200",
+                                      "--model-check-cycles",
+                                      "0"};
+  std::optional<test::VigildProcess> d(std::in_place, data, args);
+  REQUIRE(d->wait_ready());
+  client::WireClient c(d->wire(), 30s);
+  const auto stream = test::open_admitted(c, "dock", 2'000'000);
+  test::PacedSender sender(c, stream);
+  sender.send_until(25, 25);
+
+  const auto postgres = test::postgres_processes_under(data);
+  REQUIRE_FALSE(postgres.empty());
+  Frozen frozen(postgres);
+  // The recording goes on for the whole outage; /healthz keeps answering and says so.
+  const auto until = std::chrono::steady_clock::now() + outage;
+  while (std::chrono::steady_clock::now() < until) sender.send_until(sender.sent() + 25, 25);
+  CHECK(test::eventually([&] { return health(*d).status == 503; }, 30s, 200ms));
+  sender.finish();
+  CHECK(sender.counts().acked == sender.sent());
+  INFO(d->output());
+  REQUIRE(test::eventually([&] { return d->output().find("recording ended") != std::string::npos; }, 30s));
+
+  // Stopped during the outage: out within the deadline, the rows it could not commit spooled.
+  ::kill(d->pid(), SIGTERM);
+  CHECK(test::eventually([&] { return !d->child().running(); }, 10s, 20ms));
+  d->stop(SIGKILL);  // reaps it (kills it only if the check above failed)
+  const auto spooled = catalog::Spool::read(data / "catalog.spool");
+  CHECK(spooled.records.size() >= 2);  // the segment and the stream's end at least
+  CHECK(spooled.unreadable_bytes == 0);
+
+  // PostgreSQL resumes; what is left of the frozen cluster goes away; vigild starts again.
+  frozen.thaw();
+  REQUIRE(test::eventually([&] { return !any_alive(postgres); }, 60s));
+  d.emplace(data, args);
+  REQUIRE(d->wait_ready());
+  pqxx::connection conn("host=" + (data / "pg" / "run").string() + " port=5432 user=vigil dbname=vigil");
+  pqxx::nontransaction q(conn);
+  const auto id = static_cast<std::int64_t>(stream);
+  CHECK(q.exec_params1("SELECT state FROM streams WHERE id = $1", id)[0].as<std::string>() == "stopped");
+  CHECK(q.exec_params1("SELECT COALESCE(sum(frame_count), 0) FROM segments WHERE stream_id = $1", id)[0]
+            .as<std::uint64_t>() == sender.sent());
+  CHECK(q.exec_params1("SELECT count(*) FROM gaps WHERE stream_id = $1", id)[0].as<int>() == 0);
+  // Everything the spool held is committed: it is emptied.
+  CHECK(test::eventually([&] { return std::filesystem::file_size(data / "catalog.spool") == 0; }, 30s));
 }
 
 }  // namespace
@@ -56,4 +145,14 @@ TEST_CASE("/healthz answers during a database outage and says the catalog is dow
   CHECK(down);
   CHECK(test::eventually([&] { return health(d).status == 200; }, 30s, 200ms));
   CHECK(health(d).database == "ok");
+}
+
+TEST_CASE("SIGTERM during a database outage exits in time and the next start commits the queued rows",
+          "[vigild][catalog][outage]") {
+  record_through_outage_then_stop(20s);
+}
+
+TEST_CASE("a 10-minute database outage: recording goes on, SIGTERM exits in time, no row lost",
+          "[vigild][catalog][outage][.soak]") {
+  record_through_outage_then_stop(std::chrono::minutes(10));
 }
