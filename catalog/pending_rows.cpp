@@ -15,7 +15,7 @@ namespace {
 // integers and doubles, strings as a u32 length and the bytes. A version byte first, so a later
 // vigild can still read an older spool.
 constexpr std::uint8_t kVersion = 1;
-enum class Kind : std::uint8_t { closed_segment = 1, stream_end = 2, admission_decision = 3 };
+enum class Kind : std::uint8_t { closed_segment = 1, stream_end = 2, admission_decision = 3, stream_open = 4 };
 
 static_assert(std::endian::native == std::endian::little, "the spool encoding is little-endian");
 
@@ -134,6 +134,37 @@ void write(Writer& w, const AdmissionDecisionRow& r) {
   w.maybe(r.camera);
 }
 
+void write(Writer& w, const StreamOpenRow& r) {
+  w.fixed(Kind::stream_open);
+  w.fixed(r.stream_id);
+  w.text(r.camera);
+  w.text(r.codec);
+  w.text(r.extradata);
+  w.fixed(static_cast<std::int32_t>(r.width));
+  w.fixed(static_cast<std::int32_t>(r.height));
+  w.fixed(r.declared_rate_bps);
+  w.fixed(r.admitted_rate_bps);
+  w.fixed(r.disk_id);
+  w.fixed(r.started_at_us);
+  w.text(r.gap_why);
+}
+
+StreamOpenRow read_stream_open(Reader& in) {
+  StreamOpenRow r;
+  r.stream_id = in.fixed<std::int64_t>();
+  r.camera = in.text();
+  r.codec = in.text();
+  r.extradata = in.text();
+  r.width = in.fixed<std::int32_t>();
+  r.height = in.fixed<std::int32_t>();
+  r.declared_rate_bps = in.fixed<std::int64_t>();
+  r.admitted_rate_bps = in.fixed<std::int64_t>();
+  r.disk_id = in.fixed<std::int64_t>();
+  r.started_at_us = in.fixed<std::int64_t>();
+  r.gap_why = in.text();
+  return r;
+}
+
 ClosedSegmentRow read_closed_segment(Reader& in) {
   ClosedSegmentRow r;
   r.volume_id = in.fixed<std::int64_t>();
@@ -222,6 +253,22 @@ void apply_row(pqxx::work& tx, const StreamEndRow& r) {
   else end_stream_with_gap(tx, r.stream_id, r.state, r.ended_us, r.gap_reason, r.gap_detail);
 }
 
+void apply_row(pqxx::work& tx, const StreamOpenRow& r) {
+  if (!tx.exec_params("SELECT 1 FROM streams WHERE id = $1", r.stream_id).empty()) return;  // replayed
+  const auto cam = ensure_camera(tx, r.camera);
+  record_reconnect_gap(tx, cam, r.started_at_us, r.gap_why);
+  open_stream(tx, {.camera_id = cam,
+                   .codec = r.codec,
+                   .extradata = r.extradata,
+                   .width = r.width,
+                   .height = r.height,
+                   .declared_rate_bps = r.declared_rate_bps,
+                   .admitted_rate_bps = r.admitted_rate_bps,
+                   .disk_id = r.disk_id,
+                   .started_at_us = r.started_at_us,
+                   .id = r.stream_id});
+}
+
 void apply_row(pqxx::work& tx, const AdmissionDecisionRow& r) {
   log_decision(tx, r.decision, r.disk_id, r.stream_id, r.cycle_s, r.camera);
 }
@@ -263,6 +310,7 @@ std::optional<PendingRow> decode(std::string_view bytes) {
     case Kind::closed_segment: row = read_closed_segment(in); break;
     case Kind::stream_end: row = read_stream_end(in); break;
     case Kind::admission_decision: row = read_admission_decision(in); break;
+    case Kind::stream_open: row = read_stream_open(in); break;
     default: return std::nullopt;
   }
   if (!in.ok()) return std::nullopt;
@@ -274,6 +322,7 @@ std::string label(const PendingRow& row) {
     std::string operator()(const ClosedSegmentRow& r) const { return "close segment " + std::to_string(r.segment_id); }
     std::string operator()(const StreamEndRow& r) const { return "end stream " + std::to_string(r.stream_id); }
     std::string operator()(const AdmissionDecisionRow&) const { return "admission decision"; }
+    std::string operator()(const StreamOpenRow& r) const { return "open stream " + std::to_string(r.stream_id); }
   } name;
   return std::visit(name, row);
 }

@@ -6,7 +6,8 @@
 //
 // Applying a row twice leaves the catalog as applying it once would (a crash between the commit
 // of a spooled row and the spool's truncation replays it): a segment already there with the same
-// stream and volume is skipped, a stream already ended is not ended again. An admission decision
+// stream and volume is skipped, a stream already ended is not ended again, a stream already
+// opened is not opened again. An admission decision
 // replayed twice is the one exception (an audit row, written twice).
 // Thread: any (values). Errors: apply() throws (pqxx; std::invalid_argument for a segment id
 // taken by another stream); decode() answers nullopt for bytes it does not recognise.
@@ -55,7 +56,22 @@ struct AdmissionDecisionRow {
   std::optional<std::string> camera{};
 };
 
-using PendingRow = std::variant<ClosedSegmentRow, StreamEndRow, AdmissionDecisionRow>;
+// A stream opened while the catalog could not be asked: its id was reserved ahead
+// (reserve_stream_ids), its camera is found or registered by name, and the hole since the
+// camera's previous stream becomes a gap (record_reconnect_gap, with GAP_WHY) when it commits.
+struct StreamOpenRow {
+  std::int64_t stream_id = 0;
+  std::string camera;
+  std::string codec;
+  std::string extradata{};
+  int width = 0, height = 0;
+  std::int64_t declared_rate_bps = 0, admitted_rate_bps = 0;
+  std::int64_t disk_id = 0;
+  std::int64_t started_at_us = 0;
+  std::string gap_why{};
+};
+
+using PendingRow = std::variant<ClosedSegmentRow, StreamEndRow, AdmissionDecisionRow, StreamOpenRow>;
 
 std::string encode(const PendingRow& row);
 std::optional<PendingRow> decode(std::string_view bytes);

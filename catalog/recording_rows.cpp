@@ -20,17 +20,28 @@ std::int64_t open_stream(pqxx::work& tx, const StreamOpening& s) {
     w = s.width;
     h = s.height;
   }
+  std::optional<std::int64_t> given;
+  if (s.id != 0) given = s.id;
   const auto id =
       tx.exec_params1(
-            "INSERT INTO streams (camera_id, disk_id, codec, width, height, declared_rate_bps, "
-            "admitted_rate_bps, state, started_at_us) VALUES ($1, $2, $3, $4, $5, $6, $7, 'recording', $8) "
-            "RETURNING id",
-            s.camera_id, s.disk_id, s.codec, w, h, s.declared_rate_bps, s.admitted_rate_bps, s.started_at_us)[0]
+            "INSERT INTO streams (id, camera_id, disk_id, codec, width, height, declared_rate_bps, "
+            "admitted_rate_bps, state, started_at_us) VALUES (COALESCE($9, nextval(pg_get_serial_sequence('streams', "
+            "'id'))), $1, $2, $3, $4, $5, $6, $7, 'recording', $8) RETURNING id",
+            s.camera_id, s.disk_id, s.codec, w, h, s.declared_rate_bps, s.admitted_rate_bps, s.started_at_us, given)[0]
           .as<std::int64_t>();
   if (!s.extradata.empty()) {
     tx.exec_params0("UPDATE streams SET extradata = $2 WHERE id = $1", id, pqxx::binarystring(s.extradata));
   }
   return id;
+}
+
+std::vector<std::int64_t> reserve_stream_ids(pqxx::work& tx, int count) {
+  std::vector<std::int64_t> ids;
+  for (const auto& row :
+       tx.exec_params("SELECT nextval(pg_get_serial_sequence('streams', 'id')) FROM generate_series(1, $1)", count)) {
+    ids.push_back(row[0].as<std::int64_t>());
+  }
+  return ids;
 }
 
 void record_closed_segment(pqxx::work& tx, std::int64_t volume_id, const storage::SegmentSummary& seg,

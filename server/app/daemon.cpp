@@ -12,6 +12,7 @@
 
 #include "catalog/batcher.hpp"
 #include "catalog/migrator.hpp"
+#include "catalog/recording_rows.hpp"
 #include "common/log.hpp"
 #include "proto/frame_codec.hpp"
 #include "server/api/http_metrics.hpp"
@@ -170,7 +171,16 @@ void Daemon::start_services() {
   catalog_.emplace(conninfo_, cfg_.catalog_threads);
   auth_.emplace(*catalog_, cfg_.auth, cfg_.metrics_auth);
   catalog_->set_metrics(metrics_.catalog_wait(), metrics_.catalog_job(true), metrics_.catalog_job(false));
+  // Catalog work fails at once rather than hang while the health probe finds the catalog down.
+  catalog_->set_reachable([this] { return catalog_health_->status().ok; });
   recording_.emplace(*disk_set_, live_feeds_, *catalog_, *batcher_, &metrics_);
+  {
+    // Stream ids for recordings that open while the catalog cannot be asked.
+    pqxx::connection conn(conninfo_);
+    pqxx::work tx(conn);
+    recording_->add_spare_stream_ids(catalog::reserve_stream_ids(tx, RecordingService::kSpareStreamIds));
+    tx.commit();
+  }
   playback_.emplace(*disk_set_, live_feeds_, *catalog_);
   if (cfg_.retention_interval_s > 0) {
     retention_ = std::make_unique<RetentionService>(

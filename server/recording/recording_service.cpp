@@ -75,9 +75,13 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
   const std::int64_t disk_id = chosen->disk_id;
   std::int64_t stream_id = 0;
   bool gap = false;
+  bool queued = false;  // the catalog could not be asked: the stream's row waits on the batcher
+  const int top_up = spare_stream_ids() < kSpareStreamIds / 2 ? kSpareStreamIds : 0;
+  std::vector<std::int64_t> reserved;
   try {
-    stream_id = co_await catalog_.run([&, disk_id](pqxx::connection& c) {
+    stream_id = co_await catalog_.run([&, disk_id, top_up](pqxx::connection& c) {
       pqxx::work tx(c);
+      if (top_up > 0) reserved = catalog::reserve_stream_ids(tx, top_up);
       const auto cam = catalog::ensure_camera(tx, req.stream_name());
       // Reconnecting continues the camera's recording: the hole since its last stream is a gap.
       gap = catalog::record_reconnect_gap(tx, cam, first_wall ? std::min(first_wall, opened_at) : opened_at,
@@ -95,11 +99,39 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
       tx.commit();
       return id;
     });
-  } catch (const std::exception& e) {
+  } catch (const std::invalid_argument& e) {
+    // The request itself is wrong (a camera name the catalog refuses).
     disks_.log_admitted(granted, DiskMetrics::Kind::recording, std::nullopt, req.stream_name());
     disks_.release(*chosen, demand.id);
     co_return refuse(proto::REFUSE_REASON_INVALID_REQUEST, std::string("catalog: ") + e.what());
+  } catch (const std::exception& e) {
+    // The catalog cannot be asked (down, frozen, cut): the recording is not held up by it. It
+    // gets an id reserved ahead, and its row is queued in order before any row of its own.
+    const auto id = take_spare_stream_id();
+    if (!id) {
+      disks_.log_admitted(granted, DiskMetrics::Kind::recording, std::nullopt, req.stream_name());
+      disks_.release(*chosen, demand.id);
+      co_return refuse(proto::REFUSE_REASON_UNSPECIFIED,
+                       std::string("the catalog is unavailable and no stream id is reserved; try again (") + e.what() +
+                           ")");
+    }
+    stream_id = *id;
+    queued = true;
+    batcher_.enqueue(catalog::StreamOpenRow{.stream_id = stream_id,
+                                            .camera = req.stream_name(),
+                                            .codec = codec.codec_name(),
+                                            .extradata = codec.extradata(),
+                                            .width = codec.width(),
+                                            .height = codec.height(),
+                                            .declared_rate_bps = static_cast<std::int64_t>(peak_bps),
+                                            .admitted_rate_bps = static_cast<std::int64_t>(peak_bps),
+                                            .disk_id = disk_id,
+                                            .started_at_us = first_wall ? std::min(first_wall, opened_at) : opened_at,
+                                            .gap_why = req.gap_reason()});
+    log::warn("catalog unavailable: recording opened with a reserved stream id; its row is queued",
+              {{"stream", stream_id}, {"name", req.stream_name()}, {"error", e.what()}});
   }
+  if (!reserved.empty()) add_spare_stream_ids(reserved);
 
   disks_.log_admitted(granted, DiskMetrics::Kind::recording, stream_id, req.stream_name());
   auto r = std::make_shared<Recording>();
@@ -165,11 +197,30 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
   a.set_chunk_bytes(sched_cfg.chunk_bytes);
   log::info("recording admitted", {{"stream", r->stream_id},
                                    {"name", req.stream_name()},
+                                   {"catalog", queued ? "queued" : "committed"},
                                    {"rate_bps", peak_bps},
                                    {"volume", chosen->volume->path.string()},
                                    {"buffer_bytes", io_bytes}});
   out = std::move(r);
   co_return a;
+}
+
+void RecordingService::add_spare_stream_ids(const std::vector<std::int64_t>& ids) {
+  std::lock_guard lock(spare_mu_);
+  spare_ids_.insert(spare_ids_.end(), ids.begin(), ids.end());
+}
+
+std::optional<std::int64_t> RecordingService::take_spare_stream_id() {
+  std::lock_guard lock(spare_mu_);
+  if (spare_ids_.empty()) return std::nullopt;
+  const auto id = spare_ids_.front();
+  spare_ids_.pop_front();
+  return id;
+}
+
+std::size_t RecordingService::spare_stream_ids() const {
+  std::lock_guard lock(spare_mu_);
+  return spare_ids_.size();
 }
 
 Result<void> RecordingService::packet(Recording& r, const proto::MediaPacket& m, std::span<const std::byte> payload) {

@@ -1,7 +1,9 @@
 #pragma once
 // The server side of recording sessions (docs/protocol.md, "Recording"): an OpenRecord is
 // admitted on a disk by that disk's admission controller, gets its catalog rows (camera by
-// name, a new stream), and its RecordingStream joins the disk's cycle scheduler; media packets
+// name, a new stream; while the catalog cannot be asked, a stream id reserved ahead and the rows
+// queued on the batcher: docs/catalog.md, "When the catalog is down"), and its RecordingStream
+// joins the disk's cycle scheduler; media packets
 // go into the stream's double buffer (policed: rate_exceeded beyond the admitted rate); the
 // disk's IO thread reports the durable sequence after each cycle's flush, which the session
 // sends as DurableAck; closed segments reach the catalog through the batcher.
@@ -13,6 +15,7 @@
 // per disk, and each camera's packets, refusals and gaps per camera (atomics; docs/metrics.md).
 #include <atomic>
 #include <boost/asio/awaitable.hpp>
+#include <deque>
 #include <functional>
 #include <map>
 #include <string>
@@ -79,12 +82,23 @@ class RecordingService {
   // takes it off the disk and releases its share; its last segment and its end go to the catalog.
   boost::asio::awaitable<void> close(const std::shared_ptr<Recording>& recording, Ending ending);
 
+  // Stream ids reserved in the catalog (catalog::reserve_stream_ids) for recordings opened while
+  // it cannot be asked. vigild gives kSpareStreamIds at start; open() tops them up while the
+  // catalog answers.
+  void add_spare_stream_ids(const std::vector<std::int64_t>& ids);
+  static constexpr int kSpareStreamIds = 1024;
+
  private:
+  std::optional<std::int64_t> take_spare_stream_id();
+  std::size_t spare_stream_ids() const;
+
   DiskSet& disks_;
   LiveFeeds& feeds_;
   CatalogPool& catalog_;
   catalog::Batcher& batcher_;
   Metrics* metrics_;
+  mutable std::mutex spare_mu_;
+  std::deque<std::int64_t> spare_ids_;  // guarded by spare_mu_
 };
 
 }  // namespace vigil::server

@@ -95,7 +95,17 @@ void record_through_outage_then_stop(std::chrono::seconds outage) {
   sender.finish();
   CHECK(sender.counts().acked == sender.sent());
   INFO(d->output());
-  REQUIRE(test::eventually([&] { return d->output().find("recording ended") != std::string::npos; }, 30s));
+  // A camera that connects during the outage gets in: its token is known, its stream id reserved.
+  const auto late = test::record_acked(*d, "gate", 50, 25);
+  REQUIRE(test::eventually(
+      [&] {
+        const auto out = d->output();
+        std::size_t n = 0;
+        for (auto at = out.find("recording ended"); at != std::string::npos; at = out.find("recording ended", at + 1))
+          ++n;
+        return n == 2;
+      },
+      30s));
 
   // Stopped during the outage: out within the deadline, the rows it could not commit spooled.
   ::kill(d->pid(), SIGTERM);
@@ -117,6 +127,13 @@ void record_through_outage_then_stop(std::chrono::seconds outage) {
   CHECK(q.exec_params1("SELECT COALESCE(sum(frame_count), 0) FROM segments WHERE stream_id = $1", id)[0]
             .as<std::uint64_t>() == sender.sent());
   CHECK(q.exec_params1("SELECT count(*) FROM gaps WHERE stream_id = $1", id)[0].as<int>() == 0);
+  const auto late_id = static_cast<std::int64_t>(late.stream);
+  CHECK(q.exec_params1("SELECT c.name FROM streams s JOIN cameras c ON c.id = s.camera_id WHERE s.id = $1", late_id)[0]
+            .as<std::string>() == "gate");
+  CHECK(q.exec_params1("SELECT state FROM streams WHERE id = $1", late_id)[0].as<std::string>() == "stopped");
+  CHECK(
+      q.exec_params1("SELECT COALESCE(sum(frame_count), 0) FROM segments WHERE stream_id = $1", late_id)[0].as<int>() ==
+      50);
   // Everything the spool held is committed: it is emptied.
   CHECK(test::eventually([&] { return std::filesystem::file_size(data / "catalog.spool") == 0; }, 30s));
 }
@@ -155,4 +172,43 @@ TEST_CASE("SIGTERM during a database outage exits in time and the next start com
 TEST_CASE("a 10-minute database outage: recording goes on, SIGTERM exits in time, no row lost",
           "[vigild][catalog][outage][.soak]") {
   record_through_outage_then_stop(std::chrono::minutes(10));
+}
+
+TEST_CASE("during a database outage a camera reconnects and records; its rows land when PostgreSQL resumes",
+          "[vigild][catalog][outage]") {
+  test::RecordingRig rig;
+  auto& d = *rig.vigild;
+  const auto first = test::record_acked(d, "yard", 50, 25);  // the catalog up: the token is known
+
+  const auto postgres = test::postgres_processes_under(rig.dir.path() / "data");
+  REQUIRE_FALSE(postgres.empty());
+  Frozen frozen(postgres);
+  REQUIRE(test::eventually([&] { return health(d).status == 503; }, 30s, 200ms));
+  // The same camera again: admitted and every frame acknowledged with nothing from PostgreSQL.
+  const auto again = test::record_acked(d, "yard", 100, 25);
+  CHECK(again.counts.acked == 100);
+  INFO(d.output());
+  CHECK(d.output().find("recording opened with a reserved stream id") != std::string::npos);
+  frozen.thaw();
+
+  // Once PostgreSQL answers: the stream, its camera, its frames and its end, and the hole between
+  // the two recordings as a gap on the first, all committed while vigild runs.
+  pqxx::connection conn(rig.catalog());
+  const auto id = static_cast<std::int64_t>(again.stream);
+  const auto state = [&] {
+    pqxx::nontransaction q(conn);
+    const auto r = q.exec_params("SELECT state FROM streams WHERE id = $1", id);
+    return r.empty() ? std::string() : r[0][0].as<std::string>();
+  };
+  REQUIRE(test::eventually([&] { return state() == "stopped"; }, 60s));
+  pqxx::nontransaction q(conn);
+  CHECK(q.exec_params1("SELECT c.name FROM streams s JOIN cameras c ON c.id = s.camera_id WHERE s.id = $1", id)[0]
+            .as<std::string>() == "yard");
+  CHECK(q.exec_params1("SELECT COALESCE(sum(frame_count), 0) FROM segments WHERE stream_id = $1", id)[0].as<int>() ==
+        100);
+  CHECK(q.exec_params1("SELECT count(*) FROM gaps WHERE stream_id = $1 AND reason = 'source_lost'",
+                       static_cast<std::int64_t>(first.stream))[0]
+            .as<int>() == 1);
+  CHECK(test::eventually([&] { return std::filesystem::file_size(rig.dir.path() / "data" / "catalog.spool") == 0; },
+                         30s));
 }
