@@ -157,6 +157,7 @@ void Daemon::start_catalog() {
     opts.run_as_user = cfg_.pg_user;
     embedded_.emplace(opts);
     embedded_->start();
+    embedded_->supervise();  // a postmaster that dies is started again
     conninfo_ = embedded_->conninfo();
     mode_ = "embedded";
   }

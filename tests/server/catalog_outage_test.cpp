@@ -8,10 +8,14 @@
 //   could not commit: they are in DATA/catalog.spool, and the next start commits them (the
 //   stream ends 'stopped' with all its frames, not as a crashed one). Before, the stop waited on
 //   the batcher for ever. The CI variant freezes PostgreSQL for 20 s; the [.soak] one for 10 min.
+// - a camera that connects during the outage is admitted and recorded (a known token, a stream id
+//   reserved ahead); its rows land once PostgreSQL resumes.
+// - a killed embedded postmaster is started again by vigild; the recording goes on through it.
 #include <signal.h>
 
 #include <boost/json.hpp>
 #include <catch2/catch_test_macros.hpp>
+#include <fstream>
 #include <optional>
 #include <pqxx/pqxx>
 
@@ -211,4 +215,49 @@ TEST_CASE("during a database outage a camera reconnects and records; its rows la
             .as<int>() == 1);
   CHECK(test::eventually([&] { return std::filesystem::file_size(rig.dir.path() / "data" / "catalog.spool") == 0; },
                          30s));
+}
+
+TEST_CASE("a killed embedded postmaster is started again and recording goes on through it",
+          "[vigild][catalog][outage]") {
+  test::RecordingRig rig;
+  auto& d = *rig.vigild;
+  const auto data = rig.dir.path() / "data";
+  client::WireClient c(d.wire(), 30s);
+  const auto stream = test::open_admitted(c, "porch", 2'000'000);
+  test::PacedSender sender(c, stream);
+  sender.send_until(25, 25);
+
+  pid_t postmaster = 0;
+  std::ifstream(data / "pg" / "data" / "postmaster.pid") >> postmaster;
+  REQUIRE(postmaster > 0);
+  REQUIRE(::kill(postmaster, SIGKILL) == 0);
+  INFO(d.output());
+  CHECK(
+      test::eventually([&] { return d.output().find("embedded PostgreSQL started again") != std::string::npos; }, 60s));
+  CHECK(d.output().find("embedded PostgreSQL died") != std::string::npos);
+  CHECK(test::eventually(
+      [&] {
+        const auto h = health(d);
+        return h.status == 200 && h.database == "ok";
+      },
+      60s, 200ms));
+  pid_t again = 0;
+  std::ifstream(data / "pg" / "data" / "postmaster.pid") >> again;
+  CHECK(again != postmaster);
+
+  // The recording went on through it, and its rows reach the restarted catalog.
+  sender.send_until(75, 25);
+  sender.finish();
+  CHECK(sender.counts().acked == 75);
+  pqxx::connection conn(rig.catalog());
+  const auto id = static_cast<std::int64_t>(stream);
+  CHECK(test::eventually(
+      [&] {
+        pqxx::nontransaction q(conn);
+        return q.exec_params1("SELECT state FROM streams WHERE id = $1", id)[0].as<std::string>() == "stopped";
+      },
+      60s));
+  pqxx::nontransaction q(conn);
+  CHECK(q.exec_params1("SELECT COALESCE(sum(frame_count), 0) FROM segments WHERE stream_id = $1", id)[0].as<int>() ==
+        75);
 }
