@@ -97,16 +97,36 @@ void Batcher::push(std::shared_ptr<Item> item) {
   ++enqueued_;
 }
 
-void Batcher::enqueue(PendingRow row) {
+std::uint64_t Batcher::enqueue(PendingRow row) {
   auto item = std::make_shared<Item>();
   item->label = label(row);
   if (spool_) item->encoded = encode(row);
   item->mutation = [r = std::move(row)](pqxx::work& tx) { apply(tx, r); };
+  std::uint64_t seq = 0;
   {
     std::lock_guard lock(mu_);
-    push(std::move(item));
+    push(item);
+    seq = item->seq;
   }
   wake_.notify_one();
+  return seq;
+}
+
+bool Batcher::durable(std::uint64_t seq) const {
+  std::lock_guard lock(mu_);
+  for (const auto& item : pending_) {
+    if (item->seq == seq) return item->spooled;
+    if (item->seq > seq) break;
+  }
+  return true;  // no longer waiting: committed or rejected
+}
+
+void Batcher::spool_soon() {
+  {
+    std::lock_guard lock(mu_);
+    hurry_ = true;
+  }
+  spool_wake_.notify_all();
 }
 
 void Batcher::enqueue(std::string label, Mutation mutation) {
@@ -336,7 +356,7 @@ void Batcher::spool_pass(bool force) {
     }
     if (!spool_) return;
     const bool waited = !pending_.empty() && now - pending_.front()->queued_at >= options_.spool_after;
-    if (force || down_ || waited) {
+    if (force || down_ || waited || std::exchange(hurry_, false)) {
       for (const auto& item : pending_) {
         if (item->spooled || item->encoded.empty()) continue;
         records.push_back(item->encoded);

@@ -74,8 +74,12 @@ class Batcher {
   Batcher(const Batcher&) = delete;
   Batcher& operator=(const Batcher&) = delete;
 
-  // Never blocks on the database or the disk.
-  void enqueue(PendingRow row);
+  // Never blocks on the database or the disk. Returns the row's place in the order (for durable()).
+  std::uint64_t enqueue(PendingRow row);
+  // Row SEQ is committed (or rejected) or in the spool: it survives a stop or a crash.
+  bool durable(std::uint64_t seq) const;
+  // Spool what waits now rather than after SPOOL_AFTER (a caller about to act on a row's durability).
+  void spool_soon();
   // Kept in memory only. LABEL names the mutation in logs ("close segment 12").
   void enqueue(std::string label, Mutation mutation);
   // Blocks until every row enqueued before this call has been committed or rejected.
@@ -127,6 +131,7 @@ class Batcher {
   std::uint64_t flush_target_ = 0;   // flush() waits for finished_ to reach this
   std::size_t spooled_pending_ = 0;  // items in pending_ that are in the spool
   bool down_ = false;                // the last attempt could not reach the catalog
+  bool hurry_ = false;               // spool_soon() was asked
   bool committer_done_ = false;
   // The commit in flight, for the spooler's timeout and the destructor (guarded by mu_).
   int busy_fd_ = -1;

@@ -7,6 +7,7 @@
 
 #include "catalog/profiles.hpp"
 #include "catalog/recording_rows.hpp"
+#include "catalog/retention_rows.hpp"
 
 namespace vigil::catalog {
 namespace {
@@ -15,7 +16,13 @@ namespace {
 // integers and doubles, strings as a u32 length and the bytes. A version byte first, so a later
 // vigild can still read an older spool.
 constexpr std::uint8_t kVersion = 1;
-enum class Kind : std::uint8_t { closed_segment = 1, stream_end = 2, admission_decision = 3, stream_open = 4 };
+enum class Kind : std::uint8_t {
+  closed_segment = 1,
+  stream_end = 2,
+  admission_decision = 3,
+  stream_open = 4,
+  reclaim = 5
+};
 
 static_assert(std::endian::native == std::endian::little, "the spool encoding is little-endian");
 
@@ -165,6 +172,21 @@ StreamOpenRow read_stream_open(Reader& in) {
   return r;
 }
 
+void write(Writer& w, const ReclaimRow& r) {
+  w.fixed(Kind::reclaim);
+  w.fixed<std::uint8_t>(r.freed ? 1 : 0);
+  w.fixed(static_cast<std::uint32_t>(r.segment_ids.size()));
+  for (auto id : r.segment_ids) w.fixed(id);
+}
+
+ReclaimRow read_reclaim(Reader& in) {
+  ReclaimRow r;
+  r.freed = in.fixed<std::uint8_t>() != 0;
+  const auto n = in.fixed<std::uint32_t>();
+  for (std::uint32_t i = 0; i < n && !in.failed(); ++i) r.segment_ids.push_back(in.fixed<std::uint64_t>());
+  return r;
+}
+
 ClosedSegmentRow read_closed_segment(Reader& in) {
   ClosedSegmentRow r;
   r.volume_id = in.fixed<std::int64_t>();
@@ -269,6 +291,11 @@ void apply_row(pqxx::work& tx, const StreamOpenRow& r) {
                    .id = r.stream_id});
 }
 
+void apply_row(pqxx::work& tx, const ReclaimRow& r) {
+  if (r.freed) finish_deleting(tx, r.segment_ids);
+  else mark_deleting(tx, r.segment_ids, /*check_locks=*/false);
+}
+
 void apply_row(pqxx::work& tx, const AdmissionDecisionRow& r) {
   log_decision(tx, r.decision, r.disk_id, r.stream_id, r.cycle_s, r.camera);
 }
@@ -311,6 +338,7 @@ std::optional<PendingRow> decode(std::string_view bytes) {
     case Kind::stream_end: row = read_stream_end(in); break;
     case Kind::admission_decision: row = read_admission_decision(in); break;
     case Kind::stream_open: row = read_stream_open(in); break;
+    case Kind::reclaim: row = read_reclaim(in); break;
     default: return std::nullopt;
   }
   if (!in.ok()) return std::nullopt;
@@ -323,6 +351,9 @@ std::string label(const PendingRow& row) {
     std::string operator()(const StreamEndRow& r) const { return "end stream " + std::to_string(r.stream_id); }
     std::string operator()(const AdmissionDecisionRow&) const { return "admission decision"; }
     std::string operator()(const StreamOpenRow& r) const { return "open stream " + std::to_string(r.stream_id); }
+    std::string operator()(const ReclaimRow& r) const {
+      return std::string(r.freed ? "reclaimed " : "reclaiming ") + std::to_string(r.segment_ids.size()) + " segments";
+    }
   } name;
   return std::visit(name, row);
 }

@@ -71,7 +71,15 @@ struct StreamOpenRow {
   std::string gap_why{};
 };
 
-using PendingRow = std::variant<ClosedSegmentRow, StreamEndRow, AdmissionDecisionRow, StreamOpenRow>;
+// Retention during a catalog outage (server/disks/retention_service.hpp): SEGMENT_IDS are being
+// reclaimed (FREED false: marked 'deleting' whatever the locks say now, before their extents are
+// freed — this row is durable first) or have been (FREED true: their rows go).
+struct ReclaimRow {
+  std::vector<std::uint64_t> segment_ids;
+  bool freed = false;
+};
+
+using PendingRow = std::variant<ClosedSegmentRow, StreamEndRow, AdmissionDecisionRow, StreamOpenRow, ReclaimRow>;
 
 std::string encode(const PendingRow& row);
 std::optional<PendingRow> decode(std::string_view bytes);

@@ -188,7 +188,9 @@ void Daemon::start_services() {
         conninfo_, disk_set_->disks(),
         RetentionOptions{.interval =
                              std::chrono::milliseconds(static_cast<std::int64_t>(cfg_.retention_interval_s * 1000)),
-                         .reserve_seconds = cfg_.retention_reserve_s});
+                         .reserve_seconds = cfg_.retention_reserve_s,
+                         .batcher = &*batcher_,
+                         .reachable = [this] { return catalog_health_->status().ok; }});
   } else {
     log::warn("--retention-interval 0: retention is off; a full volume stalls recording");
   }

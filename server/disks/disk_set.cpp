@@ -119,6 +119,17 @@ void DiskSet::log_decision(const Disk& disk, const admission::Decision& decision
                                                  .camera = camera});
 }
 
+void Disk::segment_closed(const storage::ClosedSegment& s) {
+  std::lock_guard lock(closed_mu_);
+  closed_.push_back(s);
+  if (closed_.size() > kRecentlyClosed) closed_.pop_front();
+}
+
+std::vector<storage::ClosedSegment> Disk::recently_closed() const {
+  std::lock_guard lock(closed_mu_);
+  return {closed_.begin(), closed_.end()};
+}
+
 Rate DiskSet::ingest_rate(Disk& disk) {
   std::lock_guard lock(disk.mu);
   Rate ingest;

@@ -164,10 +164,12 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
           if (rec->notify) rec->notify();
         }
       },
-      [batcher = &batcher_, volume_id, vol](const storage::SegmentSummary& s) {
+      [batcher = &batcher_, volume_id, vol, chosen](const storage::SegmentSummary& s) {
         std::vector<std::uint64_t> offsets;
         for (auto e : s.extents) offsets.push_back(vol->extent_offset(e));
-        batcher->enqueue(catalog::closed_segment_row(volume_id, s, offsets, vol->extent_bytes(), now_us()));
+        auto row = catalog::closed_segment_row(volume_id, s, offsets, vol->extent_bytes(), now_us());
+        chosen->segment_closed({row.segment_id, row.stream_id, row.start_us, row.end_us, s.extents.size()});
+        batcher->enqueue(std::move(row));
       },
       [weak](std::uint64_t last_durable) {
         // The IO thread: the session ends the recording and names LAST_DURABLE to the sender.
@@ -307,14 +309,16 @@ asio::awaitable<void> RecordingService::close(const std::shared_ptr<Recording>& 
     if (ending == Ending::stalled || disk_failed) r->camera->gap();
   }
   // On the IO thread once the stream's last IO is done: its last segment and its end.
-  disk->io->scheduler().remove_stream(r->stream_id, [batcher = &batcher_, r, volume_id, vol, stream_id, state,
+  disk->io->scheduler().remove_stream(r->stream_id, [batcher = &batcher_, r, disk, volume_id, vol, stream_id, state,
                                                      disk_failed] {
     auto last = r->stream->close();
     const auto ended = now_us();
     if (last && last->frame_count > 0) {
       std::vector<std::uint64_t> offsets;
       for (auto e : last->extents) offsets.push_back(vol->extent_offset(e));
-      batcher->enqueue(catalog::closed_segment_row(volume_id, *last, offsets, vol->extent_bytes(), ended));
+      auto row = catalog::closed_segment_row(volume_id, *last, offsets, vol->extent_bytes(), ended);
+      disk->segment_closed({row.segment_id, row.stream_id, row.start_us, row.end_us, last->extents.size()});
+      batcher->enqueue(std::move(row));
     }
     catalog::StreamEndRow end{.stream_id = stream_id, .state = state, .ended_us = ended};
     if (disk_failed) {

@@ -261,3 +261,48 @@ TEST_CASE("a killed embedded postmaster is started again and recording goes on t
   CHECK(q.exec_params1("SELECT COALESCE(sum(frame_count), 0) FROM segments WHERE stream_id = $1", id)[0].as<int>() ==
         75);
 }
+
+TEST_CASE("retention keeps a full volume recording through a database outage", "[vigild][catalog][outage][retention]") {
+  // 1 MiB extents on a 24 MiB volume (23 extents), a reserve of 20 s of 2 Mbit/s (5 extents): every
+  // short recording's segment holds one extent, so the recordings during the outage need the space
+  // of older ones.
+  test::RecordingRig rig({"--volume-size", std::to_string(24 << 20), "--extent-bytes", std::to_string(1 << 20),
+                          "--retention-interval", "1", "--retention-reserve", "20"});
+  auto& d = *rig.vigild;
+  for (int i = 0; i < 14; ++i) test::record_acked(d, "lot", 10, 10);
+  pqxx::connection conn(rig.catalog());
+  const auto count = [&](const std::string& sql) {
+    pqxx::nontransaction q(conn);
+    return q.exec1(sql)[0].as<long>();
+  };
+  REQUIRE(test::eventually([&] { return count("SELECT count(*) FROM segments WHERE state = 'closed'") == 14; }, 60s));
+
+  const auto postgres = test::postgres_processes_under(rig.dir.path() / "data");
+  REQUIRE_FALSE(postgres.empty());
+  Frozen frozen(postgres);
+  REQUIRE(test::eventually([&] { return health(d).status == 503; }, 30s, 200ms));
+  // More recordings than the free space holds: each is admitted and acknowledged in full.
+  std::vector<std::uint64_t> during;
+  for (int i = 0; i < 16; ++i) during.push_back(test::record_acked(d, "lot", 100, 25).stream);
+  INFO(d.output());
+  CHECK(d.output().find("retention reclaimed segments without the catalog") != std::string::npos);
+  frozen.thaw();
+
+  // The catalog follows: every stream recorded during the outage ended, what was reclaimed gone.
+  const auto stopped = [&] {
+    pqxx::nontransaction q(conn);
+    for (auto s : during) {
+      const auto r = q.exec_params("SELECT state FROM streams WHERE id = $1", static_cast<std::int64_t>(s));
+      if (r.empty() || r[0][0].as<std::string>() != "stopped") return false;
+    }
+    return true;
+  };
+  CHECK(test::eventually(stopped, 60s));
+  CHECK(test::eventually([&] { return count("SELECT count(*) FROM segments WHERE state = 'deleting'") == 0; }, 60s));
+  // The newest recording is never what is reclaimed; the catalog holds no more than the volume.
+  pqxx::nontransaction q(conn);
+  CHECK(q.exec_params1("SELECT COALESCE(sum(frame_count), 0) FROM segments WHERE stream_id = $1",
+                       static_cast<std::int64_t>(during.back()))[0]
+            .as<int>() == 100);
+  CHECK(q.exec1("SELECT count(*) FROM segments")[0].as<long>() <= 23);
+}
