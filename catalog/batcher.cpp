@@ -236,7 +236,7 @@ void Batcher::disconnect() {
   }
 }
 
-bool Batcher::commit_batch(const Batch& batch, std::stop_token stop) {
+bool Batcher::commit_batch(Batch& batch, std::stop_token stop) {
   auto backoff = std::chrono::milliseconds(50);
   const auto busy = [&](bool on) {
     std::lock_guard lock(mu_);
@@ -309,8 +309,9 @@ bool Batcher::commit_batch(const Batch& batch, std::stop_token stop) {
   }
 }
 
-void Batcher::commit_one_by_one(const Batch& batch) {
-  for (const auto& item : batch) {
+void Batcher::commit_one_by_one(Batch& batch) {
+  while (!batch.empty()) {
+    const auto item = batch.front();
     bool ok = true;
     try {
       pqxx::work tx(*conn_);
@@ -326,6 +327,7 @@ void Batcher::commit_one_by_one(const Batch& batch) {
       log::error("catalog row rejected", {{"row", item->label}, {"error", e.what()}});
     }
     finished(1, ok ? 1 : 0, ok ? 1 : 0);
+    batch.erase(batch.begin());
   }
 }
 

@@ -108,8 +108,9 @@ class Batcher {
   void load_spool();
   void run(std::stop_token stop);
   // Commits BATCH (the front of pending_); false if it gave up because of STOP.
-  bool commit_batch(const Batch& batch, std::stop_token stop);
-  void commit_one_by_one(const Batch& batch);
+  bool commit_batch(Batch& batch, std::stop_token stop);
+  // Row by row, taking each off BATCH once finished (a broken connection retries only the rest).
+  void commit_one_by_one(Batch& batch);
   // COUNT rows off the front of pending_, COMMITTED of them committed, in TRANSACTIONS.
   void finished(std::size_t count, std::size_t committed, std::size_t transactions);
   void connect();
