@@ -1,6 +1,7 @@
 #include "catalog/recording_rows.hpp"
 
 #include <algorithm>
+#include "catalog/pending_rows.hpp"
 
 #include <pqxx/pqxx>
 #include <stdexcept>
@@ -20,12 +21,14 @@ std::int64_t open_stream(pqxx::work& tx, const StreamOpening& s) {
     w = s.width;
     h = s.height;
   }
+  std::optional<std::int64_t> given;
+  if (s.id != 0) given = s.id;
   const auto id =
       tx.exec_params1(
-            "INSERT INTO streams (camera_id, disk_id, codec, width, height, declared_rate_bps, "
-            "admitted_rate_bps, state, started_at_us) VALUES ($1, $2, $3, $4, $5, $6, $7, 'recording', $8) "
-            "RETURNING id",
-            s.camera_id, s.disk_id, s.codec, w, h, s.declared_rate_bps, s.admitted_rate_bps, s.started_at_us)[0]
+            "INSERT INTO streams (id, camera_id, disk_id, codec, width, height, declared_rate_bps, "
+            "admitted_rate_bps, state, started_at_us) VALUES (COALESCE($9, nextval(pg_get_serial_sequence('streams', "
+            "'id'))), $1, $2, $3, $4, $5, $6, $7, 'recording', $8) RETURNING id",
+            s.camera_id, s.disk_id, s.codec, w, h, s.declared_rate_bps, s.admitted_rate_bps, s.started_at_us, given)[0]
           .as<std::int64_t>();
   if (!s.extradata.empty()) {
     tx.exec_params0("UPDATE streams SET extradata = $2 WHERE id = $1", id, pqxx::binarystring(s.extradata));
@@ -37,26 +40,19 @@ void update_admitted_rate(pqxx::work& tx, std::int64_t stream_id, std::int64_t a
   tx.exec_params0("UPDATE streams SET admitted_rate_bps = $2 WHERE id = $1", stream_id, admitted_rate_bps);
 }
 
+std::vector<std::int64_t> reserve_stream_ids(pqxx::work& tx, int count) {
+  std::vector<std::int64_t> ids;
+  for (const auto& row :
+       tx.exec_params("SELECT nextval(pg_get_serial_sequence('streams', 'id')) FROM generate_series(1, $1)", count)) {
+    ids.push_back(row[0].as<std::int64_t>());
+  }
+  return ids;
+}
+
 void record_closed_segment(pqxx::work& tx, std::int64_t volume_id, const storage::SegmentSummary& seg,
                            const std::vector<std::uint64_t>& extent_offsets, std::uint64_t extent_bytes,
                            std::int64_t closed_at_us) {
-  const auto id = static_cast<std::int64_t>(seg.segment_id);
-  const std::int64_t start = seg.first_pts == storage::kNoTimestamp ? closed_at_us : seg.first_pts;
-  const std::int64_t end = seg.end_pts == storage::kNoTimestamp ? start : std::max(start, seg.end_pts);
-  tx.exec_params0(
-      "INSERT INTO segments (id, stream_id, volume_id, state, start_us, end_us, data_bytes, frame_count, "
-      "checksum_crc32c, closed_at_us) VALUES ($1, $2, $3, $9, $4, $5, $6, $7, 0, $8)",
-      id, static_cast<std::int64_t>(seg.stream_id), volume_id, start, end, static_cast<std::int64_t>(seg.end_offset),
-      static_cast<std::int64_t>(seg.frame_count), closed_at_us, seg.discard ? "deleting" : "closed");
-  for (std::size_t i = 0; i < extent_offsets.size(); ++i) {
-    tx.exec_params0(
-        "INSERT INTO segment_extents (segment_id, ordinal, volume_offset_bytes, length_bytes) "
-        "VALUES ($1, $2, $3, $4)",
-        id, static_cast<int>(i), static_cast<std::int64_t>(extent_offsets[i]), static_cast<std::int64_t>(extent_bytes));
-  }
-  const auto blob = seg.gop_index.encode();
-  tx.exec_params0("INSERT INTO gop_index (segment_id, format, gop_count, blob) VALUES ($1, 1, $2, $3)", id,
-                  static_cast<int>(seg.gop_index.size()), pqxx::binarystring(blob.data(), blob.size()));
+  apply(tx, closed_segment_row(volume_id, seg, extent_offsets, extent_bytes, closed_at_us));
 }
 
 void record_gap(pqxx::work& tx, std::int64_t stream_id, std::int64_t from_us, std::int64_t to_us,

@@ -28,12 +28,17 @@ struct StreamOpening {
   std::int64_t admitted_rate_bps = 0;
   std::int64_t disk_id = 0;
   std::int64_t started_at_us = 0;
+  std::int64_t id = 0;  // 0: the next of the streams sequence; else one reserve_stream_ids gave
 };
 // A new stream row in state recording; returns its id.
 std::int64_t open_stream(pqxx::work& tx, const StreamOpening& s);
 
 // A running stream re-admitted at ADMITTED_RATE_BPS (its source sends more than it declared).
 void update_admitted_rate(pqxx::work& tx, std::int64_t stream_id, std::int64_t admitted_rate_bps);
+
+// COUNT stream ids taken from the streams sequence, for streams opened later without the catalog
+// (during an outage: docs/catalog.md, "When the catalog is down"). Nobody else gets them.
+std::vector<std::int64_t> reserve_stream_ids(pqxx::work& tx, int count);
 
 // A closed segment on VOLUME_ID, from the writer's summary: the segment row (closed, with the
 // CRC of its record bytes unknown = 0 until the scrubber computes it), its extents in ordinal

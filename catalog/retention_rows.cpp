@@ -50,7 +50,7 @@ RetentionView retention_view(pqxx::work& tx, std::int64_t volume_id, std::int64_
   return v;
 }
 
-std::vector<std::uint64_t> mark_deleting(pqxx::work& tx, const std::vector<std::uint64_t>& ids) {
+std::vector<std::uint64_t> mark_deleting(pqxx::work& tx, const std::vector<std::uint64_t>& ids, bool check_locks) {
   std::vector<std::uint64_t> marked;
   if (ids.empty()) return marked;
   // Retention chose IDS from a view read in an earlier transaction: a lock taken since then must
@@ -60,10 +60,10 @@ std::vector<std::uint64_t> mark_deleting(pqxx::work& tx, const std::vector<std::
   for (const auto& r : tx.exec_params(
            "UPDATE segments s SET state = 'deleting' "
            "WHERE s.id = ANY($1::bigint[]) AND s.state IN ('closed', 'damaged') "
-           "AND NOT EXISTS (SELECT 1 FROM evidence_locks l WHERE l.stream_id = s.stream_id "
-           "                AND l.unlocked_at_us IS NULL AND l.start_us < s.end_us AND s.start_us < l.end_us) "
+           "AND (NOT $2 OR NOT EXISTS (SELECT 1 FROM evidence_locks l WHERE l.stream_id = s.stream_id "
+           "                AND l.unlocked_at_us IS NULL AND l.start_us < s.end_us AND s.start_us < l.end_us)) "
            "RETURNING s.id",
-           id_array(ids))) {
+           id_array(ids), check_locks)) {
     marked.push_back(r[0].as<std::uint64_t>());
   }
   // A hole is a gap only where older recording of the camera stays (normally retention takes

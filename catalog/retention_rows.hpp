@@ -28,7 +28,10 @@ RetentionView retention_view(pqxx::work& tx, std::int64_t volume_id, std::int64_
 // again here: IDS may come from a view read before a lock was taken) — and records a 'retention'
 // gap where a reclaimed segment has older recording of its camera left before it. Returns the ids
 // marked.
-std::vector<std::uint64_t> mark_deleting(pqxx::work& tx, const std::vector<std::uint64_t>& ids);
+// CHECK_LOCKS false: the extents are already being freed (retention decided during a catalog
+// outage with the locks it had last seen), so the catalog follows whatever the locks say now.
+std::vector<std::uint64_t> mark_deleting(pqxx::work& tx, const std::vector<std::uint64_t>& ids,
+                                         bool check_locks = true);
 
 // The segments' rows (extents and GOP index with them), once their extents are free.
 void finish_deleting(pqxx::work& tx, const std::vector<std::uint64_t>& ids);

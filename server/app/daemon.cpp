@@ -12,6 +12,7 @@
 
 #include "catalog/batcher.hpp"
 #include "catalog/migrator.hpp"
+#include "catalog/recording_rows.hpp"
 #include "common/log.hpp"
 #include "proto/frame_codec.hpp"
 #include "server/api/http_metrics.hpp"
@@ -43,6 +44,9 @@ namespace fs = std::filesystem;
 
 namespace vigil::server {
 namespace {
+
+// How long a PostgreSQL that the health probe finds unresponsive gets to stop before it is killed.
+constexpr std::chrono::milliseconds kHungPostgresStopGrace{2000};
 
 // vigild from start to stop. The members are declared in start-up order, so C++ destroys them —
 // stops them — in the reverse order, which is the shutdown order: pulled cameras end their streams
@@ -106,6 +110,12 @@ const fs::path& made(const fs::path& dir) {
 
 Daemon::Daemon(const ServerConfig& cfg) : cfg_(cfg), lock_(made(cfg.data_dir)) {
   start_catalog();
+  // The batcher comes first: rows a stop during a database outage left in its spool are committed
+  // before the volumes are recovered, so recovery sees the catalog as the last run left it (its
+  // streams ended, their segments closed) rather than taking them for crashed ones.
+  batcher_.emplace(conninfo_, catalog::BatcherOptions{.spool_path = fs::absolute(cfg_.data_dir) / "catalog.spool",
+                                                      .reachable = [this] { return catalog_health_->status().ok; }});
+  if (batcher_->waiting() > 0) batcher_->flush();
   // Volumes are recovered before anything is served: what the catalog says must match them.
   std::vector<VolumeConfig> volume_configs;
   for (const auto& path : cfg_.volumes) {
@@ -121,9 +131,8 @@ Daemon::Daemon(const ServerConfig& cfg) : cfg_(cfg), lock_(made(cfg.data_dir)) {
   volumes_ = std::move(up.open);
   unavailable_volumes_ = std::move(up.unavailable);
   for (const auto& v : unavailable_volumes_) metrics_.volume_unavailable(v.path.string());
-  // From here on each volume's device belongs to its disk's IO thread. The batcher comes first:
-  // the IO threads hand closed segments to it until they stop.
-  batcher_.emplace(conninfo_);
+  // From here on each volume's device belongs to its disk's IO thread; they hand closed segments
+  // to the batcher until they stop.
   std::optional<admission::DiskProfile> given;
   if (cfg_.profile) given = load_profile_file(*cfg_.profile);
   auto disks = start_disks(volumes_, conninfo_, *batcher_,
@@ -155,6 +164,7 @@ void Daemon::start_catalog() {
     opts.run_as_user = cfg_.pg_user;
     embedded_.emplace(opts);
     embedded_->start();
+    embedded_->supervise();  // a postmaster that dies is started again
     conninfo_ = embedded_->conninfo();
     mode_ = "embedded";
   }
@@ -169,15 +179,26 @@ void Daemon::start_services() {
   catalog_.emplace(conninfo_, cfg_.catalog_threads);
   auth_.emplace(*catalog_, cfg_.auth, cfg_.metrics_auth);
   catalog_->set_metrics(metrics_.catalog_wait(), metrics_.catalog_job(true), metrics_.catalog_job(false));
+  // Catalog work fails at once rather than hang while the health probe finds the catalog down.
+  catalog_->set_reachable([this] { return catalog_health_->status().ok; });
   recording_.emplace(*disk_set_, live_feeds_, *catalog_, *batcher_, &metrics_,
                      std::chrono::seconds(cfg_.segment_max_s));
+  {
+    // Stream ids for recordings that open while the catalog cannot be asked.
+    pqxx::connection conn(conninfo_);
+    pqxx::work tx(conn);
+    recording_->add_spare_stream_ids(catalog::reserve_stream_ids(tx, RecordingService::kSpareStreamIds));
+    tx.commit();
+  }
   playback_.emplace(*disk_set_, live_feeds_, *catalog_);
   if (cfg_.retention_interval_s > 0) {
     retention_ = std::make_unique<RetentionService>(
         conninfo_, disk_set_->disks(),
         RetentionOptions{.interval =
                              std::chrono::milliseconds(static_cast<std::int64_t>(cfg_.retention_interval_s * 1000)),
-                         .reserve_seconds = cfg_.retention_reserve_s});
+                         .reserve_seconds = cfg_.retention_reserve_s,
+                         .batcher = &*batcher_,
+                         .reachable = [this] { return catalog_health_->status().ok; }});
   } else {
     log::warn("--retention-interval 0: retention is off; a full volume stalls recording");
   }
@@ -273,6 +294,13 @@ int Daemon::run() {
   // complete first (their completions are posted to the sessions' io_contexts).
   network_->shutdown([] { ClipReader::wait_for_requests(); });
   stopper_ = {};  // joins
+  if (embedded_ && !catalog_health_->status().ok) {
+    // The embedded PostgreSQL does not answer: a fast shutdown would not be either. What the
+    // batcher cannot commit goes to its spool; PostgreSQL recovers from a kill at the next start.
+    log::warn("embedded PostgreSQL does not answer: it gets a short grace to stop",
+              {{"grace_ms", kHungPostgresStopGrace.count()}});
+    embedded_->set_stop_grace(kHungPostgresStopGrace);
+  }
   return 0;
 }
 

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <fstream>
 #include <pqxx/pqxx>
+#include <condition_variable>
 #include <stdexcept>
 #include <thread>
 
@@ -275,11 +276,13 @@ void EmbeddedPostgres::spawn_postmaster() {
   postmaster_ = ChildProcess::spawn(opts);
 }
 
-void EmbeddedPostgres::wait_until_ready() {
+void EmbeddedPostgres::wait_until_ready(const std::stop_token& stop) {
   auto deadline = std::chrono::steady_clock::now() + options_.start_timeout;
   const std::string probe = conninfo("postgres") + " connect_timeout=2";
   // Readiness poll with a deadline: PostgreSQL has no readiness notification we can wait on.
   while (PQping(probe.c_str()) != PQPING_OK) {
+    if (stop.stop_requested()) throw std::runtime_error("stopping");
+    std::unique_lock lock(mu_);
     if (!postmaster_.running()) {
       throw std::runtime_error("embedded PostgreSQL " + describe_wait_status(postmaster_.wait_status().value_or(0)) +
                                "; last lines of " + log_path_.string() + ":\n" + tail_of_file(log_path_, 10));
@@ -289,6 +292,7 @@ void EmbeddedPostgres::wait_until_ready() {
       throw std::runtime_error("embedded PostgreSQL did not become ready within " +
                                std::to_string(options_.start_timeout.count()) + " s; see " + log_path_.string());
     }
+    lock.unlock();
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
 }
@@ -300,10 +304,69 @@ void EmbeddedPostgres::create_database_if_missing() {
   if (rows.empty()) tx.exec0("CREATE DATABASE " + tx.quote_name(options_.database));
 }
 
+void EmbeddedPostgres::supervise() {
+  if (supervisor_.joinable()) return;
+  supervisor_ = std::jthread([this](std::stop_token st) { run_supervisor(st); });
+}
+
+void EmbeddedPostgres::run_supervisor(std::stop_token stop) {
+  std::mutex m;
+  std::condition_variable_any cv;
+  const auto pause = [&](std::chrono::milliseconds d) {
+    std::unique_lock lock(m);
+    cv.wait_for(lock, stop, d, [] { return false; });
+  };
+  auto backoff = std::chrono::milliseconds(1000);
+  while (!stop.stop_requested()) {
+    pause(std::chrono::milliseconds(500));
+    if (stop.stop_requested() || running()) continue;
+    std::optional<int> status;
+    {
+      std::lock_guard lock(mu_);
+      status = postmaster_.wait_status();
+    }
+    log::error("embedded PostgreSQL died; starting it again", {{"status", describe_wait_status(status.value_or(0))},
+                                                               {"restarts", restarts_.load()},
+                                                               {"log", log_path_.string()},
+                                                               {"last_lines", tail_of_file(log_path_, 5)}});
+    while (!stop.stop_requested()) {
+      try {
+        // What is left of the dead one (its pid file, its socket; backends still exiting) is
+        // cleared before the new one starts.
+        clear_previous_postmaster();
+        {
+          std::lock_guard lock(mu_);
+          spawn_postmaster();
+        }
+        wait_until_ready(stop);
+        ++restarts_;
+        backoff = std::chrono::milliseconds(1000);
+        log::info("embedded PostgreSQL started again", {{"pid", postmaster_pid()}, {"restarts", restarts_.load()}});
+        break;
+      } catch (const std::exception& e) {
+        if (stop.stop_requested()) break;
+        log::error("embedded PostgreSQL did not start again; retrying",
+                   {{"error", e.what()}, {"retry_in_ms", backoff.count()}});
+        {
+          std::lock_guard lock(mu_);
+          if (postmaster_.running()) postmaster_.terminate(SIGQUIT, std::chrono::seconds(5));
+        }
+        pause(backoff);
+        backoff = std::min(backoff * 2, std::chrono::milliseconds(30'000));
+      }
+    }
+  }
+}
+
 void EmbeddedPostgres::stop() noexcept {
+  if (supervisor_.joinable()) {
+    supervisor_.request_stop();
+    supervisor_.join();
+  }
+  std::lock_guard lock(mu_);
   if (!postmaster_.running()) return;
   // SIGINT = PostgreSQL's fast shutdown: roll back open transactions, checkpoint, exit.
-  int st = postmaster_.terminate(SIGINT, std::chrono::seconds(30));
+  int st = postmaster_.terminate(SIGINT, stop_grace_);
   log::info("embedded PostgreSQL stopped", {{"status", describe_wait_status(st)}});
 }
 

@@ -40,21 +40,39 @@ boost::asio::awaitable<std::optional<Role>> Authenticator::role_of(const std::st
   if (token.empty() || token.size() > 256) co_return std::nullopt;
   const std::string sha = catalog::token_sha256_hex(token);
   const auto now = std::chrono::steady_clock::now();
+  std::optional<Entry> last;
   {
     std::lock_guard lock(mu_);
-    if (auto it = cache_.find(sha); it != cache_.end() && it->second.expires > now) co_return it->second.role;
+    if (auto it = cache_.find(sha); it != cache_.end()) {
+      if (it->second.expires > now) co_return it->second.role;
+      last = it->second;
+    }
   }
   const std::int64_t now_us =
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
           .count();
-  // By reference: see CatalogPool::run.
-  const auto name = co_await catalog_.run([&sha, &now_us](pqxx::connection& c) {
-    pqxx::read_transaction tx(c);
-    return catalog::role_of_token(tx, sha, now_us);
-  });
+  std::optional<std::string> name;
+  bool answered = false;
+  try {
+    // By reference: see CatalogPool::run.
+    name = co_await catalog_.run([&sha, &now_us](pqxx::connection& c) {
+      pqxx::read_transaction tx(c);
+      return catalog::role_of_token(tx, sha, now_us);
+    });
+    answered = true;
+  } catch (const std::exception&) {
+    if (!last) throw;  // never seen: only the catalog can say
+  }
+  // The catalog did not answer: the last answer stands (asked again at the next request).
+  if (!answered) co_return last->role;
   std::optional<Role> role = name ? role_from_name(*name) : std::nullopt;
   std::lock_guard lock(mu_);
-  if (cache_.size() > 10'000) cache_.clear();  // a flood of made-up tokens must not grow memory
+  if (cache_.size() > 10'000) {
+    // A flood of made-up tokens must not grow memory; the tokens that exist are kept (an outage
+    // must not forget them).
+    std::erase_if(cache_, [](const auto& e) { return !e.second.role; });
+    if (cache_.size() > 10'000) cache_.clear();
+  }
   cache_[sha] = {role, now + kTokenCacheTtl};
   co_return role;
 }

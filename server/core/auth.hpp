@@ -7,8 +7,13 @@
 //
 // Lookups go to the catalog (on the pool) and are cached for kTokenCacheTtl, so a busy UI does
 // not cost a query per request; a revoked token stops working within that time.
+// During a database outage (docs/catalog.md, "When the catalog is down") a token seen before
+// keeps the role the catalog last gave it: when the lookup fails, the last answer stands (a
+// revocation or expiry seen before the outage stands too). Only a token never seen needs the
+// catalog.
 // Thread: role_of() is awaited from any network thread; the cache has its own mutex.
-// Errors: role_of() lets catalog errors propagate (the caller answers 503/500).
+// Errors: role_of() lets catalog errors propagate for a token it has no answer for (the caller
+// answers 503/500).
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
 #include <map>
@@ -45,7 +50,7 @@ class Authenticator {
  private:
   struct Entry {
     std::optional<Role> role;
-    std::chrono::steady_clock::time_point expires;
+    std::chrono::steady_clock::time_point expires;  // then asked again; kept as the last answer
   };
   CatalogPool& catalog_;
   const bool required_;

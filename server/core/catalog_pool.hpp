@@ -6,14 +6,25 @@
 // connection no other thread uses meanwhile. Errors: FN's exceptions (pqxx::*) propagate
 // to the awaiting coroutine (catalog layer policy: exceptions). With metrics set, each job's
 // wait for a pool thread and its run time (by outcome) are observed into histograms.
+//
+// During a database outage (docs/catalog.md, "When the catalog is down") no job waits for ever
+// and no pool thread is held: with set_reachable(), a job that starts while the catalog is
+// reported down fails at once (pqxx::broken_connection), and a job already running that has not
+// finished after kCutAfter while it is reported down has its connection's socket shut down (a
+// frozen server answers nothing, not even an error), so it fails and its caller answers "catalog
+// unavailable" or uses what it already knows. Connections use connect_timeout=2.
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <pqxx/connection>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -66,7 +77,12 @@ class CatalogPool {
         boost::asio::use_awaitable);
   }
 
-  void stop();  // no new work; joins the threads
+  // Before the first run(): is the catalog answering (CatalogHealth's probe)?
+  void set_reachable(std::function<bool()> reachable);
+
+  void stop();  // no new work; joins the threads (hung jobs are cut if the catalog is down)
+
+  static constexpr std::chrono::milliseconds kCutAfter{1000};
 
  private:
   // One connection out of the free list for the duration of a job. A connection whose job
@@ -83,6 +99,13 @@ class CatalogPool {
     std::unique_ptr<pqxx::connection> conn_;
     bool keep_ = false;
   };
+  friend class Lease;
+  struct Busy {
+    int fd = -1;
+    std::chrono::steady_clock::time_point since;
+    bool cut = false;
+  };
+  void watch(std::stop_token stop);
 
   // Times one job from its start on a pool thread; observes when destroyed (also by an exception).
   struct JobClock {
@@ -103,6 +126,10 @@ class CatalogPool {
   boost::asio::thread_pool pool_;
   std::mutex mu_;
   std::vector<std::unique_ptr<pqxx::connection>> idle_;
+  std::function<bool()> reachable_;
+  std::map<const void*, Busy> busy_;  // by Lease, guarded by mu_
+  std::condition_variable_any watch_wake_;
+  std::jthread watcher_;  // cuts hung jobs; started by set_reachable
 };
 
 }  // namespace vigil::server

@@ -152,10 +152,22 @@ void DiskSet::release(Disk& disk, std::uint64_t demand_id) {
 void DiskSet::log_decision(const Disk& disk, const admission::Decision& decision, DiskMetrics::Kind kind,
                            std::optional<std::int64_t> stream_id, const std::optional<std::string>& camera) {
   if (auto* m = disk.io->metrics()) m->decision(kind, decision.admitted);
-  batcher_.enqueue("admission decision",
-                   [decision, disk_id = disk.disk_id, cycle_s = disk.cycle_s(), stream_id, camera](pqxx::work& tx) {
-                     catalog::log_decision(tx, decision, disk_id, stream_id, cycle_s, camera);
-                   });
+  batcher_.enqueue(catalog::AdmissionDecisionRow{.decision = decision,
+                                                 .disk_id = disk.disk_id,
+                                                 .stream_id = stream_id,
+                                                 .cycle_s = disk.cycle_s(),
+                                                 .camera = camera});
+}
+
+void Disk::segment_closed(const storage::ClosedSegment& s) {
+  std::lock_guard lock(closed_mu_);
+  closed_.push_back(s);
+  if (closed_.size() > kRecentlyClosed) closed_.pop_front();
+}
+
+std::vector<storage::ClosedSegment> Disk::recently_closed() const {
+  std::lock_guard lock(closed_mu_);
+  return {closed_.begin(), closed_.end()};
 }
 
 Rate DiskSet::ingest_rate(Disk& disk) {

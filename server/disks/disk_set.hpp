@@ -8,6 +8,7 @@
 // Thread: any (each disk's state under its own mutex; the IO thread's figures through atomics).
 // Errors: refusals are values (Refusal, with a typed cause); nothing here throws.
 #include <atomic>
+#include <deque>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "admission/admission.hpp"
+#include "storage/retention.hpp"
 #include "catalog/batcher.hpp"
 #include "common/rate.hpp"
 #include "proto/vigil.pb.h"
@@ -38,8 +40,17 @@ struct Disk {
   // Space: set by retention while the volume is short of its reserve with nothing left that it
   // may reclaim (all evidence-locked or still being written): new recordings are refused.
   std::atomic<bool> no_room{false};
+  // Segments closed on this disk lately, as recording handed them to the catalog: what retention
+  // can reclaim during a catalog outage besides what it last read (retention_service.hpp).
+  void segment_closed(const storage::ClosedSegment& s);
+  std::vector<storage::ClosedSegment> recently_closed() const;
+  static constexpr std::size_t kRecentlyClosed = 4096;
 
   double cycle_s() const;
+
+ private:
+  mutable std::mutex closed_mu_;
+  std::deque<storage::ClosedSegment> closed_;  // guarded by closed_mu_, newest last
 };
 
 // Why a stream was not admitted; each cause has one refusal code on the wire (to_refuse).

@@ -7,6 +7,7 @@
 #include <pqxx/pqxx>
 
 #include "common/log.hpp"
+#include "catalog/conninfo.hpp"
 #include "catalog/evidence_locks.hpp"
 #include "catalog/retention_rows.hpp"
 #include "server/disks/retention_reserve.hpp"
@@ -24,7 +25,7 @@ std::int64_t now_us() {
 
 RetentionService::RetentionService(std::string conninfo, std::span<const std::unique_ptr<Disk>> disks,
                                    RetentionOptions options)
-    : conninfo_(std::move(conninfo)),
+    : conninfo_(catalog::with_connect_timeout(conninfo, 2)),
       disks_(disks),
       options_(options),
       thread_([this](std::stop_token st) { run(st); }) {}
@@ -67,7 +68,11 @@ void RetentionService::run(std::stop_token stop) {
       try {
         // One pass per tick: it frees what the reserve needs, and the free count the IO thread
         // publishes is only fresh again after its next cycle.
-        pass(*d, full, stop);
+        if (options_.reachable && !options_.reachable()) {
+          if (low) pass_without_catalog(*d, stop);
+        } else {
+          pass(*d, full, stop);
+        }
       } catch (const std::exception& e) {
         if (auto* m = d->io->metrics()) m->retention_failed();
         log::warn("retention pass failed; retried at the next tick",
@@ -80,13 +85,8 @@ void RetentionService::run(std::stop_token stop) {
 }
 
 bool RetentionService::pass(Disk& disk, bool full, std::stop_token stop) {
-  auto& vol = *disk.volume->volume;
   pqxx::connection conn(conninfo_);
   storage::RetentionPolicy policy;
-  // choose_reclaim applies the per-stream limits (ages, budgets) only: the free-space reserve is
-  // the bounded one below (never more than a quarter of the volume). Its own, unbounded reserve —
-  // seconds of a fast disk's admitted ingest on a small volume — would reclaim every closed segment.
-  policy.reserve_seconds = 0;
   storage::RetentionInput in;
   std::vector<std::uint64_t> chosen;
   {
@@ -96,7 +96,8 @@ bool RetentionService::pass(Disk& disk, bool full, std::stop_token stop) {
     in.closed = std::move(view.closed);
     in.locks = catalog::active_evidence_locks(tx, disk.volume->volume_id);
   }
-  in.extent_bytes = vol.extent_bytes();
+  known_[&disk] = {in.closed, in.locks};
+  in.extent_bytes = disk.volume->volume->extent_bytes();
   in.now_us = now_us();
   // The reserve, within its bounds (see reserve_extents): the per-stream choice is topped up with
   // the next oldest unlocked segments until it is free.
@@ -104,31 +105,7 @@ bool RetentionService::pass(Disk& disk, bool full, std::stop_token stop) {
   in.free_extents = disk.io->free_extents();
   in.admitted_ingest = DiskSet::ingest_rate(disk);
   if (!full) policy.per_stream.clear();  // a space pass: ages wait for the next full one
-  chosen = storage::choose_reclaim(policy, in);
-  {
-    std::uint64_t freed = in.free_extents;
-    std::map<std::uint64_t, std::uint64_t> extents_of;
-    for (const auto& s : in.closed) extents_of[s.segment_id] = s.extent_count;
-    for (auto id : chosen) freed += extents_of[id];
-    if (freed < need) {
-      // Oldest unlocked first, as choose_reclaim orders them.
-      std::vector<storage::ClosedSegment> rest;
-      for (const auto& s : in.closed) {
-        if (std::find(chosen.begin(), chosen.end(), s.segment_id) == chosen.end() && !storage::is_locked(s, in.locks)) {
-          rest.push_back(s);
-        }
-      }
-      std::sort(rest.begin(), rest.end(), [](const auto& a, const auto& b) {
-        return a.start_us != b.start_us ? a.start_us < b.start_us : a.segment_id < b.segment_id;
-      });
-      for (const auto& s : rest) {
-        if (freed >= need) break;
-        chosen.push_back(s.segment_id);
-        freed += s.extent_count;
-      }
-    }
-  }
-  if (chosen.size() > options_.max_segments_per_pass) chosen.resize(options_.max_segments_per_pass);
+  chosen = choose(policy, in, need);
   // Short of the reserve with nothing left that may go (all locked or still being written):
   // recording admission refuses new streams on this disk until space comes back.
   const bool no_room = chosen.empty() && in.free_extents < need;
@@ -151,16 +128,70 @@ bool RetentionService::pass(Disk& disk, bool full, std::stop_token stop) {
   }
   if (marked.empty()) return false;
   // 2. The IO thread frees their extents in a cycle's slack. It owns the volume's allocation.
-  struct Outcome {
-    std::vector<std::uint64_t> done;
-    std::uint64_t bytes = 0;
-    std::string error;
-  };
+  Outcome out;
+  if (!reclaim_on_io_thread(disk, marked, stop, out)) return false;
+  // 3. Their rows go (extents and GOP index with them).
+  {
+    pqxx::work tx(conn);
+    catalog::finish_deleting(tx, out.done);
+    tx.commit();
+  }
+  reclaimed_.insert(out.done.begin(), out.done.end());
+  if (auto* m = disk.io->metrics()) m->reclaimed(out.done.size(), out.bytes);
+  log::info("retention reclaimed segments", {{"volume", disk.volume->path.string()},
+                                             {"segments", out.done.size()},
+                                             {"bytes", out.bytes},
+                                             {"free_extents", disk.io->free_extents()},
+                                             {"reason", full ? "age or space" : "space"}});
+  if (!out.error.empty()) throw std::runtime_error("reclaiming " + out.error);
+  return !out.done.empty();
+}
+
+}  // namespace vigil::server
+
+namespace vigil::server {
+
+std::vector<std::uint64_t> RetentionService::choose(const storage::RetentionPolicy& policy,
+                                                    const storage::RetentionInput& in, std::uint64_t need) const {
+  // choose_reclaim applies the per-stream limits (ages, budgets) only: the free-space reserve is
+  // NEED, the bounded one (never more than a quarter of the volume). Its own, unbounded reserve —
+  // seconds of a fast disk's admitted ingest on a small volume — would reclaim every closed segment.
+  storage::RetentionPolicy limits_only = policy;
+  limits_only.reserve_seconds = 0;
+  auto chosen = storage::choose_reclaim(limits_only, in);
+  std::uint64_t freed = in.free_extents;
+  std::map<std::uint64_t, std::uint64_t> extents_of;
+  for (const auto& s : in.closed) extents_of[s.segment_id] = s.extent_count;
+  for (auto id : chosen) freed += extents_of[id];
+  if (freed < need) {
+    // Oldest unlocked first, as choose_reclaim orders them.
+    std::vector<storage::ClosedSegment> rest;
+    for (const auto& s : in.closed) {
+      if (std::find(chosen.begin(), chosen.end(), s.segment_id) == chosen.end() && !storage::is_locked(s, in.locks)) {
+        rest.push_back(s);
+      }
+    }
+    std::sort(rest.begin(), rest.end(), [](const auto& a, const auto& b) {
+      return a.start_us != b.start_us ? a.start_us < b.start_us : a.segment_id < b.segment_id;
+    });
+    for (const auto& s : rest) {
+      if (freed >= need) break;
+      chosen.push_back(s.segment_id);
+      freed += s.extent_count;
+    }
+  }
+  if (chosen.size() > options_.max_segments_per_pass) chosen.resize(options_.max_segments_per_pass);
+  return chosen;
+}
+
+bool RetentionService::reclaim_on_io_thread(Disk& disk, const std::vector<std::uint64_t>& ids, std::stop_token stop,
+                                            Outcome& result) {
+  auto& vol = *disk.volume->volume;
   auto promise = std::make_shared<std::promise<Outcome>>();
-  auto result = promise->get_future();
-  disk.io->scheduler().post_task([promise, marked, &vol] {
+  auto future = promise->get_future();
+  disk.io->scheduler().post_task([promise, ids, &vol] {
     Outcome out;
-    for (auto id : marked) {
+    for (auto id : ids) {
       const auto it = vol.segments().find(id);
       const std::uint64_t extents = it == vol.segments().end() ? 0 : it->second.size();
       if (auto r = storage::reclaim_segment(vol, id); !r && r.error() != errc::not_found) {
@@ -174,22 +205,70 @@ bool RetentionService::pass(Disk& disk, bool full, std::stop_token stop) {
   });
   // The IO thread runs it within a cycle or two; a stop while waiting leaves the rows
   // 'deleting', which the next start finishes.
-  while (result.wait_for(std::chrono::milliseconds(100)) != std::future_status::ready) {
+  while (future.wait_for(std::chrono::milliseconds(100)) != std::future_status::ready) {
     if (stop.stop_requested()) return false;
   }
-  Outcome out = result.get();
-  // 3. Their rows go (extents and GOP index with them).
-  {
-    pqxx::work tx(conn);
-    catalog::finish_deleting(tx, out.done);
-    tx.commit();
+  result = future.get();
+  return true;
+}
+
+bool RetentionService::pass_without_catalog(Disk& disk, std::stop_token stop) {
+  auto it = known_.find(&disk);
+  if (it == known_.end() || !options_.batcher) {
+    if (warned_unknown_.insert(&disk).second) {
+      log::warn("retention cannot run: the catalog is down and this volume was never read from it",
+                {{"volume", disk.volume->path.string()}});
+    }
+    return false;
   }
+  auto& known = it->second;
+  storage::RetentionPolicy policy;  // no ages: they wait for the catalog
+  policy.reserve_seconds = options_.reserve_seconds;
+  storage::RetentionInput in;
+  in.closed = known.closed;
+  // And what was closed since (its rows wait on the batcher, ahead of the reclaim's own).
+  for (const auto& s : disk.recently_closed()) {
+    const bool listed = std::any_of(in.closed.begin(), in.closed.end(),
+                                    [&](const storage::ClosedSegment& k) { return k.segment_id == s.segment_id; });
+    if (!listed && !reclaimed_.contains(s.segment_id)) in.closed.push_back(s);
+  }
+  in.locks = known.locks;
+  in.extent_bytes = disk.volume->volume->extent_bytes();
+  in.now_us = now_us();
+  in.free_extents = disk.io->free_extents();
+  in.admitted_ingest = DiskSet::ingest_rate(disk);
+  const auto chosen = choose(policy, in, reserve_extents(disk));
+  if (chosen.empty()) return false;
+
+  // 1. "Being reclaimed", durable in the batcher's spool before any extent is freed: the catalog
+  // follows (at reconnection, or at the next start before recovery) whatever happens next.
+  const auto seq = options_.batcher->enqueue(catalog::ReclaimRow{.segment_ids = chosen, .freed = false});
+  options_.batcher->spool_soon();
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!options_.batcher->durable(seq)) {
+    if (stop.stop_requested() || std::chrono::steady_clock::now() >= until) {
+      // Not freed: the row marks them 'deleting' when it commits; the next start reclaims them.
+      log::warn("retention without the catalog: the reclaim could not be made durable; nothing freed",
+                {{"volume", disk.volume->path.string()}, {"segments", chosen.size()}});
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  // 2. The IO thread frees the extents.
+  Outcome out;
+  if (!reclaim_on_io_thread(disk, chosen, stop, out)) return false;
+  // 3. Their rows go, after the marking, in the batcher's order.
+  options_.batcher->enqueue(catalog::ReclaimRow{.segment_ids = out.done, .freed = true});
+  std::erase_if(known.closed, [&](const storage::ClosedSegment& s) {
+    return std::find(out.done.begin(), out.done.end(), s.segment_id) != out.done.end();
+  });
+  reclaimed_.insert(out.done.begin(), out.done.end());
   if (auto* m = disk.io->metrics()) m->reclaimed(out.done.size(), out.bytes);
-  log::info("retention reclaimed segments", {{"volume", disk.volume->path.string()},
-                                             {"segments", out.done.size()},
-                                             {"bytes", out.bytes},
-                                             {"free_extents", disk.io->free_extents()},
-                                             {"reason", full ? "age or space" : "space"}});
+  log::info("retention reclaimed segments without the catalog (as it last saw the volume and its locks)",
+            {{"volume", disk.volume->path.string()},
+             {"segments", out.done.size()},
+             {"bytes", out.bytes},
+             {"free_extents", disk.io->free_extents()}});
   if (!out.error.empty()) throw std::runtime_error("reclaiming " + out.error);
   return !out.done.empty();
 }

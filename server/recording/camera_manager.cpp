@@ -1,6 +1,7 @@
 #include "server/recording/camera_manager.hpp"
 
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -8,6 +9,7 @@
 
 #include "common/log.hpp"
 #include "catalog/camera_rows.hpp"
+#include "catalog/conninfo.hpp"
 
 namespace fs = std::filesystem;
 
@@ -66,6 +68,15 @@ void CameraManager::stop() {
   if (!thread_.joinable()) return;
   thread_.request_stop();
   cv_.notify_all();
+  {
+    // A catalog query a hung database never answers would hold the stop for ever: after a grace,
+    // its socket is shut down, the query fails, and the thread goes on to stop the recorders.
+    std::unique_lock lock(mu_);
+    if (!cv_.wait_for(lock, kStopGrace, [&] { return query_fd_ < 0; })) {
+      log::warn("camera manager: catalog query unanswered at stop; its connection is cut");
+      ::shutdown(query_fd_, SHUT_RDWR);
+    }
+  }
   thread_.join();
 }
 
@@ -131,6 +142,14 @@ void CameraManager::reconcile(const std::map<std::string, std::string>& wanted) 
   }
 }
 
+void CameraManager::querying(int fd) {
+  {
+    std::lock_guard lock(mu_);
+    query_fd_ = fd;
+  }
+  cv_.notify_all();
+}
+
 void CameraManager::run(std::stop_token stop) {
   std::unique_ptr<pqxx::connection> conn;
   bool warned = false;
@@ -138,15 +157,19 @@ void CameraManager::run(std::stop_token stop) {
     std::map<std::string, std::string> wanted;
     bool have = false;
     try {
-      if (!conn || !conn->is_open()) conn = std::make_unique<pqxx::connection>(config_.conninfo);
+      if (!conn || !conn->is_open())
+        conn = std::make_unique<pqxx::connection>(catalog::with_connect_timeout(config_.conninfo, 2));
+      querying(conn->sock());
       pqxx::work tx(*conn);
       for (const auto& c : catalog::list_cameras(tx)) {
         if (c.enabled && c.url) wanted[c.name] = *c.url;
       }
       tx.commit();
+      querying(-1);
       have = true;
       warned = false;
     } catch (const std::exception& e) {
+      querying(-1);
       conn.reset();
       if (!warned)
         log::warn("camera manager cannot read the catalog; keeps recorders as they are", {{"error", e.what()}});

@@ -12,6 +12,7 @@
 // added, removed or disabled are picked up within one poll of the catalog (2 s).
 // Thread: its own (blocking catalog queries, process management); never a network or IO thread.
 // Errors: logged and retried; the constructor throws if the recorder binary is missing.
+// stop() is bounded during a database outage: a catalog query that hangs is cut after kStopGrace.
 #include <chrono>
 #include <condition_variable>
 #include <filesystem>
@@ -61,11 +62,16 @@ class CameraManager {
   void reconcile(const std::map<std::string, std::string>& wanted);
   void start(const std::string& name, Pull& p);
   void reap(const std::string& name, Pull& p);
+  // The manager thread: FD is the socket of the catalog query now running (-1: none).
+  void querying(int fd);
+
+  static constexpr std::chrono::milliseconds kStopGrace{1000};
 
   CameraManagerConfig config_;
   std::map<std::string, Pull> pulls_;  // the manager thread's
   std::mutex mu_;
   std::condition_variable_any cv_;
+  int query_fd_ = -1;  // guarded by mu_: stop() shuts it down if the query hangs
   std::jthread thread_;
 };
 

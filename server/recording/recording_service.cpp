@@ -8,6 +8,7 @@
 
 #include "common/log.hpp"
 #include "catalog/profiles.hpp"
+#include "catalog/pending_rows.hpp"
 #include "catalog/recording_rows.hpp"
 #include "storage/stream_buffer.hpp"
 
@@ -61,6 +62,13 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
                                  .peak_rate = Rate::from_bps(peak_bps),
                                  .average_rate = Rate::from_bps(req.declared_average_rate_bps())};
 
+  // The catalog has been down so long that its backlog reached the batcher's bound: the streams
+  // that record go on (their rows still queue and spool), new ones wait until it drains.
+  if (batcher_.backlogged()) {
+    co_return refuse(proto::REFUSE_REASON_UNSPECIFIED, "the catalog is unreachable and its backlog is full (" +
+                                                           std::to_string(batcher_.waiting()) +
+                                                           " rows wait); new recordings are refused until it drains");
+  }
   // Admission: on the disk with the most real-time share left once it is admitted.
   auto admitted = disks_.admit(demand, DiskMetrics::Kind::recording, req.stream_name());
   if (auto* no = std::get_if<Refusal>(&admitted)) co_return to_refuse(*no);
@@ -78,9 +86,13 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
   const std::int64_t disk_id = chosen->disk_id;
   std::int64_t stream_id = 0;
   bool gap = false;
+  bool queued = false;  // the catalog could not be asked: the stream's row waits on the batcher
+  const int top_up = spare_stream_ids() < kSpareStreamIds / 2 ? kSpareStreamIds : 0;
+  std::vector<std::int64_t> reserved;
   try {
-    stream_id = co_await catalog_.run([&, disk_id](pqxx::connection& c) {
+    stream_id = co_await catalog_.run([&, disk_id, top_up](pqxx::connection& c) {
       pqxx::work tx(c);
+      if (top_up > 0) reserved = catalog::reserve_stream_ids(tx, top_up);
       const auto cam = catalog::ensure_camera(tx, req.stream_name());
       // Reconnecting continues the camera's recording: the hole since its last stream is a gap.
       gap = catalog::record_reconnect_gap(tx, cam, first_wall ? std::min(first_wall, opened_at) : opened_at,
@@ -98,11 +110,39 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
       tx.commit();
       return id;
     });
-  } catch (const std::exception& e) {
+  } catch (const std::invalid_argument& e) {
+    // The request itself is wrong (a camera name the catalog refuses).
     disks_.log_admitted(granted, DiskMetrics::Kind::recording, std::nullopt, req.stream_name());
     disks_.release(*chosen, demand.id);
     co_return refuse(proto::REFUSE_REASON_INVALID_REQUEST, std::string("catalog: ") + e.what());
+  } catch (const std::exception& e) {
+    // The catalog cannot be asked (down, frozen, cut): the recording is not held up by it. It
+    // gets an id reserved ahead, and its row is queued in order before any row of its own.
+    const auto id = take_spare_stream_id();
+    if (!id) {
+      disks_.log_admitted(granted, DiskMetrics::Kind::recording, std::nullopt, req.stream_name());
+      disks_.release(*chosen, demand.id);
+      co_return refuse(proto::REFUSE_REASON_UNSPECIFIED,
+                       std::string("the catalog is unavailable and no stream id is reserved; try again (") + e.what() +
+                           ")");
+    }
+    stream_id = *id;
+    queued = true;
+    batcher_.enqueue(catalog::StreamOpenRow{.stream_id = stream_id,
+                                            .camera = req.stream_name(),
+                                            .codec = codec.codec_name(),
+                                            .extradata = codec.extradata(),
+                                            .width = codec.width(),
+                                            .height = codec.height(),
+                                            .declared_rate_bps = static_cast<std::int64_t>(peak_bps),
+                                            .admitted_rate_bps = static_cast<std::int64_t>(peak_bps),
+                                            .disk_id = disk_id,
+                                            .started_at_us = first_wall ? std::min(first_wall, opened_at) : opened_at,
+                                            .gap_why = req.gap_reason()});
+    log::warn("catalog unavailable: recording opened with a reserved stream id; its row is queued",
+              {{"stream", stream_id}, {"name", req.stream_name()}, {"error", e.what()}});
   }
+  if (!reserved.empty()) add_spare_stream_ids(reserved);
 
   disks_.log_admitted(granted, DiskMetrics::Kind::recording, stream_id, req.stream_name());
   auto r = std::make_shared<Recording>();
@@ -141,13 +181,12 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
           if (rec->notify) rec->notify();
         }
       },
-      [batcher = &batcher_, volume_id, vol](const storage::SegmentSummary& s) {
+      [batcher = &batcher_, volume_id, vol, chosen](const storage::SegmentSummary& s) {
         std::vector<std::uint64_t> offsets;
         for (auto e : s.extents) offsets.push_back(vol->extent_offset(e));
-        batcher->enqueue("close segment " + std::to_string(s.segment_id),
-                         [s, offsets, volume_id, eb = vol->extent_bytes()](pqxx::work& tx) {
-                           catalog::record_closed_segment(tx, volume_id, s, offsets, eb, now_us());
-                         });
+        auto row = catalog::closed_segment_row(volume_id, s, offsets, vol->extent_bytes(), now_us());
+        chosen->segment_closed({row.segment_id, row.stream_id, row.start_us, row.end_us, s.extents.size()});
+        batcher->enqueue(std::move(row));
       },
       [weak](std::uint64_t last_durable) {
         // The IO thread: the session ends the recording and names LAST_DURABLE to the sender.
@@ -177,11 +216,30 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
   a.set_chunk_bytes(sched_cfg.chunk_bytes);
   log::info("recording admitted", {{"stream", r->stream_id},
                                    {"name", req.stream_name()},
+                                   {"catalog", queued ? "queued" : "committed"},
                                    {"rate_bps", peak_bps},
                                    {"volume", chosen->volume->path.string()},
                                    {"buffer_bytes", io_bytes}});
   out = std::move(r);
   co_return a;
+}
+
+void RecordingService::add_spare_stream_ids(const std::vector<std::int64_t>& ids) {
+  std::lock_guard lock(spare_mu_);
+  spare_ids_.insert(spare_ids_.end(), ids.begin(), ids.end());
+}
+
+std::optional<std::int64_t> RecordingService::take_spare_stream_id() {
+  std::lock_guard lock(spare_mu_);
+  if (spare_ids_.empty()) return std::nullopt;
+  const auto id = spare_ids_.front();
+  spare_ids_.pop_front();
+  return id;
+}
+
+std::size_t RecordingService::spare_stream_ids() const {
+  std::lock_guard lock(spare_mu_);
+  return spare_ids_.size();
 }
 
 Result<void> RecordingService::packet(Recording& r, const proto::MediaPacket& m, std::span<const std::byte> payload) {
@@ -320,30 +378,28 @@ asio::awaitable<void> RecordingService::close(const std::shared_ptr<Recording>& 
     if (ending == Ending::stalled || disk_failed) r->camera->gap();
   }
   // On the IO thread once the stream's last IO is done: its last segment and its end.
-  disk->io->scheduler().remove_stream(r->stream_id, [batcher = &batcher_, r, volume_id, vol, stream_id, state,
+  disk->io->scheduler().remove_stream(r->stream_id, [batcher = &batcher_, r, disk, volume_id, vol, stream_id, state,
                                                      disk_failed] {
     auto last = r->stream->close();
     const auto ended = now_us();
     if (last && (last->frame_count > 0 || last->discard)) {
       std::vector<std::uint64_t> offsets;
       for (auto e : last->extents) offsets.push_back(vol->extent_offset(e));
-      batcher->enqueue("close segment " + std::to_string(last->segment_id),
-                       [s = *last, offsets, volume_id, eb = vol->extent_bytes(), ended](pqxx::work& tx) {
-                         catalog::record_closed_segment(tx, volume_id, s, offsets, eb, ended);
-                       });
+      auto row = catalog::closed_segment_row(volume_id, *last, offsets, vol->extent_bytes(), ended);
+      disk->segment_closed({row.segment_id, row.stream_id, row.start_us, row.end_us, last->extents.size()});
+      batcher->enqueue(std::move(row));
     }
-    batcher->enqueue("end stream " + std::to_string(stream_id), [stream_id, state, ended, disk_failed](pqxx::work& tx) {
-      if (disk_failed) {
-        catalog::end_stream_with_gap(tx, stream_id, "interrupted", ended, "io_error",
-                                     "the disk failed to store the recording; the recorder resends what was not "
-                                     "durable in a new stream");
-      } else if (std::string_view(state) == "stalled") {
-        catalog::end_stream_with_gap(tx, stream_id, "stalled", ended, "source_stalled",
-                                     "the recorder sent nothing for the stall timeout; its disk share was released");
-      } else {
-        catalog::end_stream(tx, stream_id, state, ended);
-      }
-    });
+    catalog::StreamEndRow end{.stream_id = stream_id, .state = state, .ended_us = ended};
+    if (disk_failed) {
+      end.state = "interrupted";
+      end.gap_reason = "io_error";
+      end.gap_detail =
+          "the disk failed to store the recording; the recorder resends what was not durable in a new stream";
+    } else if (std::string_view(state) == "stalled") {
+      end.gap_reason = "source_stalled";
+      end.gap_detail = "the recorder sent nothing for the stall timeout; its disk share was released";
+    }
+    batcher->enqueue(std::move(end));
   });
   log::info("recording ended", {{"stream", r->stream_id},
                                 {"state", state},

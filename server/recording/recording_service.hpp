@@ -1,7 +1,9 @@
 #pragma once
 // The server side of recording sessions (docs/protocol.md, "Recording"): an OpenRecord is
 // admitted on a disk by that disk's admission controller, gets its catalog rows (camera by
-// name, a new stream), and its RecordingStream joins the disk's cycle scheduler; media packets
+// name, a new stream; while the catalog cannot be asked, a stream id reserved ahead and the rows
+// queued on the batcher: docs/catalog.md, "When the catalog is down"), and its RecordingStream
+// joins the disk's cycle scheduler; media packets
 // go into the stream's double buffer (policed: rate_exceeded beyond the admitted rate); the
 // disk's IO thread reports the durable sequence after each cycle's flush, which the session
 // sends as DurableAck; closed segments reach the catalog through the batcher.
@@ -14,6 +16,7 @@
 #include <atomic>
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
+#include <deque>
 #include <functional>
 #include <map>
 #include <string>
@@ -86,11 +89,19 @@ class RecordingService {
   // takes it off the disk and releases its share; its last segment and its end go to the catalog.
   boost::asio::awaitable<void> close(const std::shared_ptr<Recording>& recording, Ending ending);
 
+  // Stream ids reserved in the catalog (catalog::reserve_stream_ids) for recordings opened while
+  // it cannot be asked. vigild gives kSpareStreamIds at start; open() tops them up while the
+  // catalog answers.
+  void add_spare_stream_ids(const std::vector<std::int64_t>& ids);
+  static constexpr int kSpareStreamIds = 1024;
+
  private:
   // Re-admission at the measured rate: a source policed through a whole window while sending
   // more than its admitted rate is re-admitted at what it sends (with headroom) when the disk
   // fits it; its buffer grows. Refused: it stays policed, and is tried again later.
   void maybe_readmit(Recording& r, const OfferedRate::Window& window);
+  std::optional<std::int64_t> take_spare_stream_id();
+  std::size_t spare_stream_ids() const;
 
   DiskSet& disks_;
   LiveFeeds& feeds_;
@@ -98,6 +109,8 @@ class RecordingService {
   catalog::Batcher& batcher_;
   Metrics* metrics_;
   std::chrono::seconds max_segment_;
+  mutable std::mutex spare_mu_;
+  std::deque<std::int64_t> spare_ids_;  // guarded by spare_mu_
 };
 
 }  // namespace vigil::server

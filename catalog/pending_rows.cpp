@@ -1,0 +1,369 @@
+#include "catalog/pending_rows.hpp"
+
+#include <bit>
+#include <cstring>
+#include <pqxx/pqxx>
+#include <stdexcept>
+
+#include "catalog/profiles.hpp"
+#include "catalog/recording_rows.hpp"
+#include "catalog/retention_rows.hpp"
+
+namespace vigil::catalog {
+namespace {
+
+// The encoding: one kind byte, then the fields in declaration order, little-endian fixed-width
+// integers and doubles, strings as a u32 length and the bytes. A version byte first, so a later
+// vigild can still read an older spool.
+constexpr std::uint8_t kVersion = 1;
+enum class Kind : std::uint8_t {
+  closed_segment = 1,
+  stream_end = 2,
+  admission_decision = 3,
+  stream_open = 4,
+  reclaim = 5
+};
+
+static_assert(std::endian::native == std::endian::little, "the spool encoding is little-endian");
+
+class Writer {
+ public:
+  template <class T>
+  void fixed(T v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    out_.append(reinterpret_cast<const char*>(&v), sizeof v);
+  }
+  void text(std::string_view s) {
+    fixed(static_cast<std::uint32_t>(s.size()));
+    out_.append(s);
+  }
+  void maybe(const std::optional<std::int64_t>& v) {
+    fixed<std::uint8_t>(v ? 1 : 0);
+    fixed<std::int64_t>(v.value_or(0));
+  }
+  void maybe(const std::optional<std::string>& v) {
+    fixed<std::uint8_t>(v ? 1 : 0);
+    text(v.value_or(""));
+  }
+  std::string take() { return std::move(out_); }
+
+ private:
+  std::string out_;
+};
+
+// Reads what Writer wrote; any read past the end sets failed() and yields zeros.
+class Reader {
+ public:
+  explicit Reader(std::string_view in) : in_(in) {}
+  template <class T>
+  T fixed() {
+    T v{};
+    if (in_.size() < sizeof v) {
+      bad_ = true;
+      return v;
+    }
+    std::memcpy(&v, in_.data(), sizeof v);
+    in_.remove_prefix(sizeof v);
+    return v;
+  }
+  std::string text() {
+    const auto n = fixed<std::uint32_t>();
+    if (bad_ || in_.size() < n) {
+      bad_ = true;
+      return {};
+    }
+    std::string s(in_.substr(0, n));
+    in_.remove_prefix(n);
+    return s;
+  }
+  std::optional<std::int64_t> maybe_int() {
+    const bool has = fixed<std::uint8_t>() != 0;
+    const auto v = fixed<std::int64_t>();
+    return has ? std::optional(v) : std::nullopt;
+  }
+  std::optional<std::string> maybe_text() {
+    const bool has = fixed<std::uint8_t>() != 0;
+    auto v = text();
+    return has ? std::optional(std::move(v)) : std::nullopt;
+  }
+  bool failed() const noexcept { return bad_; }
+  // Everything read, nothing left over.
+  bool ok() const noexcept { return !bad_ && in_.empty(); }
+
+ private:
+  std::string_view in_;
+  bool bad_ = false;
+};
+
+void write(Writer& w, const ClosedSegmentRow& r) {
+  w.fixed(Kind::closed_segment);
+  w.fixed(r.volume_id);
+  w.fixed(r.segment_id);
+  w.fixed(r.stream_id);
+  w.fixed(r.start_us);
+  w.fixed(r.end_us);
+  w.fixed(r.data_bytes);
+  w.fixed(r.frame_count);
+  w.fixed(static_cast<std::uint32_t>(r.extent_offsets.size()));
+  for (auto o : r.extent_offsets) w.fixed(o);
+  w.fixed(r.extent_bytes);
+  w.fixed(r.closed_at_us);
+  w.fixed(r.gop_count);
+  w.text(r.gop_blob);
+  w.fixed(static_cast<std::uint8_t>(r.deleting ? 1 : 0));
+}
+
+void write(Writer& w, const StreamEndRow& r) {
+  w.fixed(Kind::stream_end);
+  w.fixed(r.stream_id);
+  w.text(r.state);
+  w.fixed(r.ended_us);
+  w.text(r.gap_reason);
+  w.text(r.gap_detail);
+}
+
+void write(Writer& w, const AdmissionDecisionRow& r) {
+  const auto& d = r.decision;
+  w.fixed(Kind::admission_decision);
+  w.fixed<std::uint8_t>(d.admitted ? 1 : 0);
+  w.fixed(static_cast<std::int32_t>(d.cause));
+  w.fixed(static_cast<std::int32_t>(d.policy));
+  w.text(d.reason);
+  w.fixed(d.requested_rate.Bps());
+  w.fixed(d.max_rate.Bps());
+  w.fixed(d.predicted_busy_s);
+  w.fixed(d.budget_s);
+  w.fixed(d.s_avg);
+  w.fixed(d.curve_rate.Bps());
+  w.fixed(static_cast<std::uint64_t>(d.streams));
+  w.maybe(r.disk_id);
+  w.maybe(r.stream_id);
+  w.fixed(r.cycle_s);
+  w.maybe(r.camera);
+}
+
+void write(Writer& w, const StreamOpenRow& r) {
+  w.fixed(Kind::stream_open);
+  w.fixed(r.stream_id);
+  w.text(r.camera);
+  w.text(r.codec);
+  w.text(r.extradata);
+  w.fixed(static_cast<std::int32_t>(r.width));
+  w.fixed(static_cast<std::int32_t>(r.height));
+  w.fixed(r.declared_rate_bps);
+  w.fixed(r.admitted_rate_bps);
+  w.fixed(r.disk_id);
+  w.fixed(r.started_at_us);
+  w.text(r.gap_why);
+}
+
+StreamOpenRow read_stream_open(Reader& in) {
+  StreamOpenRow r;
+  r.stream_id = in.fixed<std::int64_t>();
+  r.camera = in.text();
+  r.codec = in.text();
+  r.extradata = in.text();
+  r.width = in.fixed<std::int32_t>();
+  r.height = in.fixed<std::int32_t>();
+  r.declared_rate_bps = in.fixed<std::int64_t>();
+  r.admitted_rate_bps = in.fixed<std::int64_t>();
+  r.disk_id = in.fixed<std::int64_t>();
+  r.started_at_us = in.fixed<std::int64_t>();
+  r.gap_why = in.text();
+  return r;
+}
+
+void write(Writer& w, const ReclaimRow& r) {
+  w.fixed(Kind::reclaim);
+  w.fixed<std::uint8_t>(r.freed ? 1 : 0);
+  w.fixed(static_cast<std::uint32_t>(r.segment_ids.size()));
+  for (auto id : r.segment_ids) w.fixed(id);
+}
+
+ReclaimRow read_reclaim(Reader& in) {
+  ReclaimRow r;
+  r.freed = in.fixed<std::uint8_t>() != 0;
+  const auto n = in.fixed<std::uint32_t>();
+  for (std::uint32_t i = 0; i < n && !in.failed(); ++i) r.segment_ids.push_back(in.fixed<std::uint64_t>());
+  return r;
+}
+
+ClosedSegmentRow read_closed_segment(Reader& in) {
+  ClosedSegmentRow r;
+  r.volume_id = in.fixed<std::int64_t>();
+  r.segment_id = in.fixed<std::uint64_t>();
+  r.stream_id = in.fixed<std::uint64_t>();
+  r.start_us = in.fixed<std::int64_t>();
+  r.end_us = in.fixed<std::int64_t>();
+  r.data_bytes = in.fixed<std::uint64_t>();
+  r.frame_count = in.fixed<std::uint64_t>();
+  const auto n = in.fixed<std::uint32_t>();
+  for (std::uint32_t i = 0; i < n && !in.failed(); ++i) r.extent_offsets.push_back(in.fixed<std::uint64_t>());
+  r.extent_bytes = in.fixed<std::uint64_t>();
+  r.closed_at_us = in.fixed<std::int64_t>();
+  r.gop_count = in.fixed<std::uint32_t>();
+  r.gop_blob = in.text();
+  r.deleting = in.fixed<std::uint8_t>() != 0;
+  return r;
+}
+
+StreamEndRow read_stream_end(Reader& in) {
+  StreamEndRow r;
+  r.stream_id = in.fixed<std::int64_t>();
+  r.state = in.text();
+  r.ended_us = in.fixed<std::int64_t>();
+  r.gap_reason = in.text();
+  r.gap_detail = in.text();
+  return r;
+}
+
+AdmissionDecisionRow read_admission_decision(Reader& in) {
+  AdmissionDecisionRow r;
+  auto& d = r.decision;
+  d.admitted = in.fixed<std::uint8_t>() != 0;
+  d.cause = static_cast<admission::RefuseCause>(in.fixed<std::int32_t>());
+  d.policy = static_cast<admission::Policy>(in.fixed<std::int32_t>());
+  d.reason = in.text();
+  d.requested_rate = Rate::from_Bps(in.fixed<double>());
+  d.max_rate = Rate::from_Bps(in.fixed<double>());
+  d.predicted_busy_s = in.fixed<double>();
+  d.budget_s = in.fixed<double>();
+  d.s_avg = in.fixed<double>();
+  d.curve_rate = Rate::from_Bps(in.fixed<double>());
+  d.streams = static_cast<std::size_t>(in.fixed<std::uint64_t>());
+  r.disk_id = in.maybe_int();
+  r.stream_id = in.maybe_int();
+  r.cycle_s = in.fixed<double>();
+  r.camera = in.maybe_text();
+  return r;
+}
+
+void apply_row(pqxx::work& tx, const ClosedSegmentRow& r) {
+  const auto id = static_cast<std::int64_t>(r.segment_id);
+  const auto inserted = tx.exec_params(
+      "INSERT INTO segments (id, stream_id, volume_id, state, start_us, end_us, data_bytes, frame_count, "
+      "checksum_crc32c, closed_at_us) VALUES ($1, $2, $3, $9, $4, $5, $6, $7, 0, $8) "
+      "ON CONFLICT (id) DO NOTHING RETURNING id",
+      id, static_cast<std::int64_t>(r.stream_id), r.volume_id, r.start_us, r.end_us,
+      static_cast<std::int64_t>(r.data_bytes), static_cast<std::int64_t>(r.frame_count), r.closed_at_us,
+      r.deleting ? "deleting" : "closed");
+  if (inserted.empty()) {
+    // Already there: the same segment committed before a restart (a replayed spool row), or
+    // another one with the same id, which is a real conflict and is refused.
+    const auto had = tx.exec_params1("SELECT stream_id, volume_id FROM segments WHERE id = $1", id);
+    if (had[0].as<std::int64_t>() != static_cast<std::int64_t>(r.stream_id) ||
+        had[1].as<std::int64_t>() != r.volume_id) {
+      throw std::invalid_argument("segment id " + std::to_string(id) + " is taken by stream " +
+                                  had[0].as<std::string>() + " on volume " + had[1].as<std::string>());
+    }
+    return;
+  }
+  for (std::size_t i = 0; i < r.extent_offsets.size(); ++i) {
+    tx.exec_params0(
+        "INSERT INTO segment_extents (segment_id, ordinal, volume_offset_bytes, length_bytes) "
+        "VALUES ($1, $2, $3, $4)",
+        id, static_cast<int>(i), static_cast<std::int64_t>(r.extent_offsets[i]),
+        static_cast<std::int64_t>(r.extent_bytes));
+  }
+  tx.exec_params0("INSERT INTO gop_index (segment_id, format, gop_count, blob) VALUES ($1, 1, $2, $3)", id,
+                  static_cast<int>(r.gop_count), pqxx::binarystring(r.gop_blob));
+}
+
+void apply_row(pqxx::work& tx, const StreamEndRow& r) {
+  const auto state = tx.exec_params("SELECT state FROM streams WHERE id = $1", r.stream_id);
+  if (state.empty()) throw std::invalid_argument("stream " + std::to_string(r.stream_id) + " is not in the catalog");
+  const auto now = state[0][0].as<std::string>();
+  if (now != "pending" && now != "recording") return;  // ended already (a replayed spool row)
+  if (r.gap_reason.empty()) end_stream(tx, r.stream_id, r.state, r.ended_us);
+  else end_stream_with_gap(tx, r.stream_id, r.state, r.ended_us, r.gap_reason, r.gap_detail);
+}
+
+void apply_row(pqxx::work& tx, const StreamOpenRow& r) {
+  if (!tx.exec_params("SELECT 1 FROM streams WHERE id = $1", r.stream_id).empty()) return;  // replayed
+  const auto cam = ensure_camera(tx, r.camera);
+  record_reconnect_gap(tx, cam, r.started_at_us, r.gap_why);
+  open_stream(tx, {.camera_id = cam,
+                   .codec = r.codec,
+                   .extradata = r.extradata,
+                   .width = r.width,
+                   .height = r.height,
+                   .declared_rate_bps = r.declared_rate_bps,
+                   .admitted_rate_bps = r.admitted_rate_bps,
+                   .disk_id = r.disk_id,
+                   .started_at_us = r.started_at_us,
+                   .id = r.stream_id});
+}
+
+void apply_row(pqxx::work& tx, const ReclaimRow& r) {
+  if (r.freed) finish_deleting(tx, r.segment_ids);
+  else mark_deleting(tx, r.segment_ids, /*check_locks=*/false);
+}
+
+void apply_row(pqxx::work& tx, const AdmissionDecisionRow& r) {
+  log_decision(tx, r.decision, r.disk_id, r.stream_id, r.cycle_s, r.camera);
+}
+
+}  // namespace
+
+ClosedSegmentRow closed_segment_row(std::int64_t volume_id, const storage::SegmentSummary& seg,
+                                    const std::vector<std::uint64_t>& extent_offsets, std::uint64_t extent_bytes,
+                                    std::int64_t closed_at_us) {
+  ClosedSegmentRow r;
+  r.volume_id = volume_id;
+  r.segment_id = seg.segment_id;
+  r.stream_id = seg.stream_id;
+  r.start_us = seg.first_pts == storage::kNoTimestamp ? closed_at_us : seg.first_pts;
+  r.end_us = seg.end_pts == storage::kNoTimestamp ? r.start_us : std::max(r.start_us, seg.end_pts);
+  r.data_bytes = seg.end_offset;
+  r.frame_count = seg.frame_count;
+  r.extent_offsets = extent_offsets;
+  r.extent_bytes = extent_bytes;
+  r.closed_at_us = closed_at_us;
+  r.gop_count = static_cast<std::uint32_t>(seg.gop_index.size());
+  r.deleting = seg.discard;
+  const auto blob = seg.gop_index.encode();
+  r.gop_blob.assign(reinterpret_cast<const char*>(blob.data()), blob.size());
+  return r;
+}
+
+std::string encode(const PendingRow& row) {
+  Writer w;
+  w.fixed(kVersion);
+  std::visit([&](const auto& r) { write(w, r); }, row);
+  return w.take();
+}
+
+std::optional<PendingRow> decode(std::string_view bytes) {
+  Reader in(bytes);
+  if (in.fixed<std::uint8_t>() != kVersion) return std::nullopt;
+  std::optional<PendingRow> row;
+  switch (static_cast<Kind>(in.fixed<std::uint8_t>())) {
+    case Kind::closed_segment: row = read_closed_segment(in); break;
+    case Kind::stream_end: row = read_stream_end(in); break;
+    case Kind::admission_decision: row = read_admission_decision(in); break;
+    case Kind::stream_open: row = read_stream_open(in); break;
+    case Kind::reclaim: row = read_reclaim(in); break;
+    default: return std::nullopt;
+  }
+  if (!in.ok()) return std::nullopt;
+  return row;
+}
+
+std::string label(const PendingRow& row) {
+  struct {
+    std::string operator()(const ClosedSegmentRow& r) const { return "close segment " + std::to_string(r.segment_id); }
+    std::string operator()(const StreamEndRow& r) const { return "end stream " + std::to_string(r.stream_id); }
+    std::string operator()(const AdmissionDecisionRow&) const { return "admission decision"; }
+    std::string operator()(const StreamOpenRow& r) const { return "open stream " + std::to_string(r.stream_id); }
+    std::string operator()(const ReclaimRow& r) const {
+      return std::string(r.freed ? "reclaimed " : "reclaiming ") + std::to_string(r.segment_ids.size()) + " segments";
+    }
+  } name;
+  return std::visit(name, row);
+}
+
+void apply(pqxx::work& tx, const PendingRow& row) {
+  std::visit([&](const auto& r) { apply_row(tx, r); }, row);
+}
+
+}  // namespace vigil::catalog
