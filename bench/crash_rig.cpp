@@ -5,6 +5,7 @@
 #include <random>
 #include <set>
 
+#include "client/wire/reply_reader.hpp"
 #include "storage/file_device.hpp"
 #include "storage/segment_recovery.hpp"
 #include "storage/volume.hpp"
@@ -204,27 +205,13 @@ void KillRecorder::send_unsent() {
 }
 
 void KillRecorder::take_replies(bool wait_for_barrier) {
-  if (wait_for_barrier) {
-    proto::Envelope ping;
-    ping.mutable_ping()->set_nonce(window_.last_sent());
-    client_->send(ping);
-  }
-  for (;;) {
-    try {
-      if (!wait_for_barrier) {
-        auto r = client_->try_receive();
-        if (!r) return;
-        take(*r);
-        continue;
-      }
-      auto r = client_->receive();
-      take(r);
-      if (r.msg.has_pong()) return;
-    } catch (const client::ServerError& e) {
-      if (e.code != proto::ERROR_CODE_RATE_EXCEEDED && e.code != proto::ERROR_CODE_INVALID_ARGUMENT) throw;
-      if (!first_refused_ || e.related_sequence < first_refused_) first_refused_ = e.related_sequence;
-    }
-  }
+  client::read_replies(
+      *client_, wait_for_barrier, window_.last_sent(), [this](const client::Received& r) { take(r); },
+      [this](const client::ServerError& e) {
+        // The rig's frames are far smaller than any buffer: a frame too large is a bug to report.
+        if (e.code == proto::ERROR_CODE_FRAME_EXCEEDS_BUFFER) throw e;
+        if (!first_refused_ || e.related_sequence < first_refused_) first_refused_ = e.related_sequence;
+      });
 }
 
 bool KillRecorder::pump(std::stop_token stop) {

@@ -3,6 +3,7 @@
 #include <iostream>
 #include <thread>
 
+#include "client/wire/reply_reader.hpp"
 #include "common/exit_codes.hpp"
 
 namespace vigil::client {
@@ -206,31 +207,12 @@ void RecorderSession::pace(double burst_end_s) const {
 // sent now. Returns the first packet refused for its rate (0: none).
 std::uint64_t RecorderSession::take_replies(bool wait_for_barrier) {
   std::uint64_t first_refused = 0;
-  if (wait_for_barrier) {
-    proto::Envelope ping;
-    ping.mutable_ping()->set_nonce(window_.last_sent());
-    client_->send(ping);
-  }
-  for (;;) {
-    try {
-      if (!wait_for_barrier) {
-        auto r = client_->try_receive();
-        if (!r) break;
-        take(*r);
-        continue;
-      }
-      auto r = client_->receive();
-      take(r);
-      if (r.msg.has_pong()) break;
-    } catch (const ServerError& e) {
-      if (e.code != proto::ERROR_CODE_RATE_EXCEEDED && e.code != proto::ERROR_CODE_INVALID_ARGUMENT &&
-          e.code != proto::ERROR_CODE_FRAME_EXCEEDS_BUFFER) {
-        throw;
-      }
-      if (e.code == proto::ERROR_CODE_FRAME_EXCEEDS_BUFFER) too_large_ = e.related_sequence;
-      if (first_refused == 0 || e.related_sequence < first_refused) first_refused = e.related_sequence;
-    }
-  }
+  read_replies(
+      *client_, wait_for_barrier, window_.last_sent(), [this](const Received& r) { take(r); },
+      [&](const ServerError& e) {
+        if (e.code == proto::ERROR_CODE_FRAME_EXCEEDS_BUFFER) too_large_ = e.related_sequence;
+        if (first_refused == 0 || e.related_sequence < first_refused) first_refused = e.related_sequence;
+      });
   return first_refused;
 }
 
