@@ -31,7 +31,13 @@ std::uint64_t open_admitted(client::WireClient& c, const std::string& name, std:
 
 std::pair<proto::Envelope, std::vector<std::byte>> media_packet(std::uint64_t stream_id, std::uint64_t seq,
                                                                 std::uint64_t frame_stream) {
-  auto f = script_frame(seq, frame_stream);
+  return media_packet(stream_id, seq, seq, frame_stream, seq % 25 == 1);
+}
+
+std::pair<proto::Envelope, std::vector<std::byte>> media_packet(std::uint64_t stream_id, std::uint64_t seq,
+                                                                std::uint64_t frame, std::uint64_t frame_stream,
+                                                                bool keyframe) {
+  auto f = script_frame(frame, frame_stream);
   proto::Envelope p;
   auto* m = p.mutable_media_packet();
   m->set_stream_id(stream_id);
@@ -41,7 +47,7 @@ std::pair<proto::Envelope, std::vector<std::byte>> media_packet(std::uint64_t st
   m->set_dts(static_cast<std::int64_t>(seq) * 3600);
   m->set_has_dts(true);
   m->set_duration(3600);
-  m->set_keyframe(seq % 25 == 1);
+  m->set_keyframe(keyframe);
   m->set_payload_bytes(static_cast<std::uint32_t>(f.payload.size()));
   return {std::move(p), std::move(f.payload)};
 }

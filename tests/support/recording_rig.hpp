@@ -22,6 +22,12 @@ std::uint64_t open_admitted(client::WireClient& c, const std::string& name, std:
 
 // Script frame SEQ as a media packet of STREAM_ID (90 kHz time base, 25 fps, a keyframe every
 // 25 frames starting with frame 1); its payload is script_frame(SEQ, FRAME_STREAM)'s.
+// Script frame FRAME of FRAME_STREAM as packet SEQ of STREAM_ID (timestamps from SEQ, as above): a
+// recorder that resends in a new stream numbers packets anew but keeps the camera's frames.
+// KEYFRAME: its flag.
+std::pair<proto::Envelope, std::vector<std::byte>> media_packet(std::uint64_t stream_id, std::uint64_t seq,
+                                                                std::uint64_t frame, std::uint64_t frame_stream,
+                                                                bool keyframe);
 std::pair<proto::Envelope, std::vector<std::byte>> media_packet(std::uint64_t stream_id, std::uint64_t seq,
                                                                 std::uint64_t frame_stream);
 

@@ -17,19 +17,7 @@ namespace {
 // at the start of every stream).
 std::pair<proto::Envelope, std::vector<std::byte>> packet(std::uint64_t stream, std::uint64_t seq, std::uint64_t frame,
                                                           std::uint64_t tag) {
-  auto f = script_frame(frame, tag);
-  proto::Envelope p;
-  auto* m = p.mutable_media_packet();
-  m->set_stream_id(stream);
-  m->set_sequence(seq);
-  m->set_pts(static_cast<std::int64_t>(seq) * 3600);
-  m->set_has_pts(true);
-  m->set_dts(static_cast<std::int64_t>(seq) * 3600);
-  m->set_has_dts(true);
-  m->set_duration(3600);
-  m->set_keyframe(seq == 1 || frame % 25 == 1);
-  m->set_payload_bytes(static_cast<std::uint32_t>(f.payload.size()));
-  return {std::move(p), std::move(f.payload)};
+  return media_packet(stream, seq, frame, tag, seq == 1 || frame % 25 == 1);
 }
 
 }  // namespace
