@@ -120,7 +120,7 @@ boost::asio::awaitable<HttpReply> playlist(const RouteContext& ctx, const HttpRe
   if (to_us <= from_us) throw BadRequest("'to' must be after 'from'");
   if (to_us - from_us > kMaxMediaRangeUs) throw BadRequest("the range is longer than 24 hours: ask in parts");
   // The playlist reads nothing from the disk: any size of range may be listed.
-  const ClipPlan plan = co_await plan_clip(ctx.catalog, camera, from_us, to_us, ~0ull);
+  const ClipPlan plan = co_await plan_clip(ctx.catalog, ctx.disks, camera, from_us, to_us, ~0ull);
   const auto cuts = cut(plan.plan.segments, from_us, to_us, kHlsTargetUs);
   if (cuts.empty()) throw ApiError(ApiErrc::not_found, "no keyframe of '" + camera + "' in that range");
   const std::int64_t origin = cuts.front().seg.from_us;
@@ -149,7 +149,7 @@ boost::asio::awaitable<HttpReply> init_segment(const RouteContext& ctx, const Ht
                                                const std::string& camera) {
   const std::int64_t t0 = micros(q, "t0"), t1 = micros(q, "t1");
   if (t1 <= t0 || t1 - t0 > kMaxMediaRangeUs) throw BadRequest("t1 must be after t0, at most 24 hours");
-  const ClipPlan plan = co_await plan_clip(ctx.catalog, camera, t0, t1, ~0ull);
+  const ClipPlan plan = co_await plan_clip(ctx.catalog, ctx.disks, camera, t0, t1, ~0ull);
   auto writer = media::MediaWriter::fragmented(plan.codec(), t0);
   auto init = std::make_shared<const std::vector<std::byte>>(writer.take_output());
   co_return media_reply(req, std::move(init), plan.etag("hls-init|" + plan.plan.codec), "video/mp4");
@@ -160,7 +160,7 @@ boost::asio::awaitable<HttpReply> media_segment(const RouteContext& ctx, const H
   const std::int64_t t0 = micros(q, "t0"), t1 = micros(q, "t1"), origin = micros(q, "o");
   if (t1 <= t0 || t1 - t0 > 10 * 60 * 1'000'000ll) throw BadRequest("t1 must be after t0, at most 10 minutes");
   if (origin > t0) throw BadRequest("o (the playlist's origin) must not be after t0");
-  const ClipPlan plan = co_await plan_clip(ctx.catalog, camera, t0, t1, kMaxSegmentBytes);
+  const ClipPlan plan = co_await plan_clip(ctx.catalog, ctx.disks, camera, t0, t1, kMaxSegmentBytes);
   const std::string etag = plan.etag("hls-seg|" + std::to_string(origin));
   auto data = ctx.exports ? ctx.exports->find(etag) : nullptr;
   if (!data) {

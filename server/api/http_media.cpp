@@ -106,7 +106,7 @@ boost::asio::awaitable<HttpReply> export_route(const RouteContext& ctx, const Ht
   }
 
   const auto started = std::chrono::steady_clock::now();
-  ClipPlan plan = co_await plan_clip(ctx.catalog, camera, from_us, to_us, kMaxExportBytes);
+  ClipPlan plan = co_await plan_clip(ctx.catalog, ctx.disks, camera, from_us, to_us, kMaxExportBytes);
   const std::string etag =
       plan.etag(keyframes ? (reverse ? "mp4-keys-rev|" : "mp4-keys|") + std::to_string(rate) : std::string("mp4"));
   std::shared_ptr<const std::vector<std::byte>> mp4 = ctx.exports ? ctx.exports->find(etag) : nullptr;
@@ -159,7 +159,7 @@ boost::asio::awaitable<HttpReply> thumbnail_route(const RouteContext& ctx, const
   const int width = static_cast<int>(q.number("width", 16, 1920).value_or(320));
   // The keyframe at or before AT, looking back at most kThumbnailLookbackUs (AT may fall in a
   // gap or after the recording's end): planned from the GOP index, and only it is read.
-  ClipPlan plan = co_await plan_clip(ctx.catalog, camera, at_us - kThumbnailLookbackUs, at_us + 1, ~0ull);
+  ClipPlan plan = co_await plan_clip(ctx.catalog, ctx.disks, camera, at_us - kThumbnailLookbackUs, at_us + 1, ~0ull);
   // Named by the keyframe, not by AT: scrubbing within one GOP hits the cache.
   std::optional<std::int64_t> key_pts;
   for (const auto& seg : plan.plan.segments) {

@@ -33,9 +33,11 @@ asio::awaitable<PlaybackService::OpenResult> PlaybackService::open(const proto::
   catalog::PlaybackPlan plan;
   try {
     // By reference: see CatalogPool::run. REQ outlives the co_await.
-    plan = co_await catalog_.run([&req](pqxx::connection& c) {
+    // What this node recorded lately, up to its last durable cycle, beside the catalog's rows.
+    const auto fresher = disks_.recent().of(req.stream_name(), req.start_us(), req.end_us());
+    plan = co_await catalog_.run([&req, &fresher](pqxx::connection& c) {
       pqxx::work tx(c);
-      auto p = catalog::plan_playback(tx, req.stream_name(), req.start_us(), req.end_us());
+      auto p = catalog::plan_playback(tx, req.stream_name(), req.start_us(), req.end_us(), 10'000, fresher);
       tx.commit();
       return p;
     });
@@ -47,7 +49,7 @@ asio::awaitable<PlaybackService::OpenResult> PlaybackService::open(const proto::
   }
   if (plan.segments.empty()) {
     co_return refuse(proto::REFUSE_REASON_NO_SUCH_STREAM,
-                     "nothing of '" + req.stream_name() + "' is recorded in that range (or it is still being written)");
+                     "nothing of '" + req.stream_name() + "' is recorded in that range");
   }
   auto* disk = disks_.disk_of_volume(plan.volume_id);
   if (!disk) {
