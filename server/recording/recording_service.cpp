@@ -313,6 +313,9 @@ Result<void> RecordingService::packet(Recording& r, const proto::MediaPacket& m,
   if (r.camera) r.camera->packet(payload.size());
   r.last_sequence = m.sequence();
   r.last_end_us = h.pts + h.duration;
+  // Live frames name their stream and sequence: a recorded playback continuing live joins the
+  // feed at exactly the frame after the last durable one it read.
+  h.stream_id = r.stream_id;
   if (r.feed) r.feed->publish(h, payload);
   return {};
 }
