@@ -137,6 +137,18 @@ TEST_CASE("an empty catalog is rebuilt from a volume, and a second rebuild chang
     volume_id = catalog::register_volume(tx, *vol, "sim:0");
     tx.commit();
   }
+  {  // What `vigil fsck --db` says first: orphans whose stream --repair rebuilds, by camera.
+    pqxx::work tx(conn);
+    const auto problems = catalog::check_against_catalog(tx, catalog::scan_volume(*vol), volume_id);
+    std::size_t orphans = 0;
+    for (const auto& p : problems) {
+      INFO(p.describe());
+      if (p.kind != catalog::CatalogProblem::Kind::orphan_on_disk) continue;
+      ++orphans;
+      CHECK(p.describe().find(p.stream_id == 42 ? "camera unknown-stream-42" : "camera gate") != std::string::npos);
+    }
+    CHECK(orphans == 4);
+  }
   const auto r = catalog::reconcile_volume(conn, *vol, volume_id, 50'000'000);
   REQUIRE(r.rebuilt.size() == 3);
   CHECK(r.plan.adopt.size() == 4);
