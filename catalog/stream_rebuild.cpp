@@ -153,12 +153,12 @@ int write_rebuild_gaps(pqxx::work& tx, const std::set<std::int64_t>& rebuilt) {
   std::string ids = "{";
   for (auto id : rebuilt) ids += (ids.size() > 1 ? "," : "") + std::to_string(id);
   ids += "}";
-  // Every stream of the cameras that have a rebuilt one, with the time its segments cover.
+  // Every stream with recorded segments of the cameras that have a rebuilt one, with the time its
+  // segments cover (a stream that recorded nothing, refused say, covers no time).
   std::map<std::int64_t, std::vector<StreamSpan>> by_camera;
   for (const auto& row :
-       tx.exec_params("SELECT s.camera_id, s.id, COALESCE(min(g.start_us), s.started_at_us), "
-                      "       COALESCE(max(g.end_us), s.ended_at_us, s.started_at_us) "
-                      "FROM streams s LEFT JOIN segments g ON g.stream_id = s.id AND g.state <> 'deleting' "
+       tx.exec_params("SELECT s.camera_id, s.id, min(g.start_us), max(g.end_us) "
+                      "FROM streams s JOIN segments g ON g.stream_id = s.id AND g.state <> 'deleting' "
                       "WHERE s.camera_id IN (SELECT camera_id FROM streams WHERE id = ANY($1::bigint[])) "
                       "GROUP BY s.camera_id, s.id",
                       ids)) {
