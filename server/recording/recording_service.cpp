@@ -10,6 +10,7 @@
 #include "catalog/profiles.hpp"
 #include "catalog/pending_rows.hpp"
 #include "catalog/recording_rows.hpp"
+#include "server/recording/stream_description_of.hpp"
 #include "storage/stream_buffer.hpp"
 
 namespace asio = boost::asio;
@@ -171,7 +172,8 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
   storage::Volume* vol = chosen->volume->volume.get();
   std::weak_ptr<Recording> weak = r;
   r->stream = std::make_shared<storage::RecordingStream>(
-      *vol, r->stream_id, std::vector<std::byte>(), 1, now_us(),
+      *vol, r->stream_id,
+      stream_description_of(req, peak_bps, first_wall ? std::min(first_wall, opened_at) : opened_at), 1, now_us(),
       storage::RecordingStreamOptions{.io_bytes = io_bytes,
                                       // Record timestamps are wall-clock microseconds.
                                       .max_segment_pts =
