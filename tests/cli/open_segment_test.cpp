@@ -6,17 +6,21 @@
 // playlist that ffprobe follows to the live edge until the recording ends, every packet; and a wire
 // playback from the start at rate 4 catches up with the live edge and goes on live, every frame once.
 // No assertion depends on this machine's speed: the check is "acknowledged, hence exportable".
+#include <boost/json.hpp>
 #include <catch2/catch_test_macros.hpp>
 #include <chrono>
 #include <cmath>
 #include <fstream>
 #include <random>
+#include <csignal>
+#include <pqxx/pqxx>
 #include <thread>
 
 #include <catch2/catch_get_random_seed.hpp>
 
 #include "client/cli/input_demuxer.hpp"
 #include "client/cli/recorder_session.hpp"
+#include "tests/support/eventually.hpp"
 #include "tests/support/http_client.hpp"
 #include "tests/support/media_fixture.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -254,4 +258,55 @@ TEST_CASE("the open segment: every acknowledged frame is exported thumbnailed an
     CHECK(played[k].size == followed.source[k].size);
   }
   CHECK(d.output().find("playback reached the live edge: continues live") != std::string::npos);
+}
+
+TEST_CASE("the open segment after kill -9: its row was there and every acknowledged frame plays", "[open][crash]") {
+  test::TempDir dir;
+  Camera cam;
+  cam.name = "yard";
+  cam.clip = make_clip(dir.path(), "yard", 4'000'000);
+  cam.source = test::probe_packets(cam.clip, dir.path());
+  const auto profile = test::make_sim_profile(dir.path());
+  const auto data = dir.path() / "data";
+  const auto args = test::sim_volume_args(dir.path(), profile, 512);
+  auto d = std::make_unique<test::VigildProcess>(data, args);
+  REQUIRE(d->wait_ready());
+  cam.start(*d);
+  // Some seconds into the recording (a 600 s segment, far from closing), its segment has a row.
+  auto db = std::make_unique<pqxx::connection>("host=" + (data / "pg" / "run").string() +
+                                               " port=5432 user=vigil dbname=vigil");
+  const auto open_rows = [&] {
+    pqxx::work tx(*db);
+    return tx.exec1("SELECT count(*) FROM segments WHERE state = 'open'")[0].as<int>();
+  };
+  REQUIRE(test::eventually([&] { return cam.session->packets_acked_now() >= 5 * 25 && open_rows() == 1; },
+                           std::chrono::seconds(60)));
+  const std::uint64_t acked = cam.session->packets_acked_now();
+  d->stop(SIGKILL);
+  cam.stop = true;  // the recorder gives up: what counts is what was acknowledged before the kill
+  cam.thread.join();
+  const std::uint64_t acked_at_kill = std::max(acked, cam.session->packets_acked());
+  db.reset();
+
+  d = std::make_unique<test::VigildProcess>(data, args);
+  REQUIRE(d->wait_ready());
+  auto whole = test::http_request(d->http(), "GET",
+                                  "/api/v1/cameras/yard/export.mp4?from=-1h&to=" + at(now_us() + 3'600'000'000ll));
+  INFO(whole.head);
+  REQUIRE(whole.status == 200);
+  write_file(dir.path() / "after.mp4", whole.body);
+  const auto got = test::probe_packets(dir.path() / "after.mp4", dir.path());
+  CHECK(got.size() >= acked_at_kill);
+  REQUIRE(got.size() <= cam.source.size());
+  for (std::size_t k = 0; k < got.size(); ++k) {
+    INFO("packet " << k);
+    CHECK(got[k].size == cam.source[k].size);
+  }
+  // The timeline has the run, closed now, and one crash gap after it.
+  auto tl = test::http_request(d->http(), "GET", "/api/v1/cameras/yard/timeline?from=-1h").json().as_object();
+  REQUIRE(tl.at("runs").as_array().size() == 1);
+  CHECK(!tl.at("runs").as_array()[0].as_object().contains("open"));
+  const auto& gaps = tl.at("gaps").as_array();
+  REQUIRE(gaps.size() == 1);
+  CHECK(gaps[0].as_object().at("reason").as_string() == "crash_recovery");
 }
