@@ -43,8 +43,13 @@ std::string utc_stamp(std::int64_t us) {
 
 }  // namespace
 
+bool fixed_time(const QueryParams& q, std::string_view key) {
+  const auto v = q.get(key);
+  return v && !v->empty() && v->front() != '-' && *v != "now";
+}
+
 HttpReply media_reply(const HttpRequest& req, std::shared_ptr<const std::vector<std::byte>> data,
-                      const std::string& etag, const std::string& content_type) {
+                      const std::string& etag, const std::string& content_type, bool fixed) {
   if (not_modified(req, etag)) {
     HttpResponse res{http::status::not_modified, req.version()};
     res.set(http::field::server, "vigild/" VIGIL_VERSION);
@@ -73,7 +78,7 @@ HttpReply media_reply(const HttpRequest& req, std::shared_ptr<const std::vector<
   res.set(http::field::content_type, content_type);
   res.set(http::field::accept_ranges, "bytes");
   res.set(http::field::etag, etag);
-  res.set(http::field::cache_control, "private, max-age=3600");
+  res.set(http::field::cache_control, fixed ? "private, max-age=3600" : "private, no-cache");
   if (partial) {
     res.set(http::field::content_range, "bytes " + std::to_string(range.offset) + "-" +
                                             std::to_string(range.offset + range.length - 1) + "/" +
@@ -141,7 +146,9 @@ boost::asio::awaitable<HttpReply> export_route(const RouteContext& ctx, const Ht
     }
   }
   if (!mp4) mp4 = std::make_shared<const std::vector<std::byte>>();  // 304: no body needed
-  auto reply = media_reply(req, mp4, etag, "video/mp4");
+  // A range relative to now, or one that reaches the segment being written, changes under its URL.
+  const bool fixed = fixed_time(q, "from") && fixed_time(q, "to") && !plan.plan.reaches_open;
+  auto reply = media_reply(req, mp4, etag, "video/mp4", fixed);
   if (auto* m = std::get_if<MediaResponse>(&reply)) {
     const std::string name = camera + "-" + utc_stamp(plan.from_us) + ".mp4";
     m->set(http::field::content_disposition,
@@ -184,7 +191,7 @@ boost::asio::awaitable<HttpReply> thumbnail_route(const RouteContext& ctx, const
         media::jpeg_of_keyframe(plan.codec(), key->frames.front().payload, width));
     if (ctx.exports) ctx.exports->put(etag, jpeg);
   }
-  co_return media_reply(req, std::move(jpeg), etag, "image/jpeg");
+  co_return media_reply(req, std::move(jpeg), etag, "image/jpeg", fixed_time(q, "at"));
 }
 
 }  // namespace vigil::server
