@@ -59,14 +59,16 @@ struct Cut {
 // playlist of a range that grows at its end, or whose start moves (a relative from=), lists the
 // same segments under the same names each time it is asked. With OPEN_END (the plan reaches a
 // segment still being written) the last segment is left out: it grows until the next keyframe.
+// ALIGN_FIRST: the first segment starts at its cell's first keyframe (a start relative to now).
 std::vector<Cut> cut(const std::vector<storage::PlaybackSegment>& segments, std::int64_t from_us, std::int64_t to_us,
-                     std::int64_t target_us, bool open_end) {
+                     std::int64_t target_us, bool open_end, bool align_first) {
   std::vector<Cut> out;
   std::optional<Cut> current;
   bool hole = false;
-  // The first segment starts with its cell too, at the cell's first keyframe: a start that moves
-  // within a cell (a relative from=) names the same first segment.
-  const std::int64_t cell_from_us = from_us / target_us * target_us;
+  // ALIGN_FIRST: the first segment starts with its cell too, at the cell's first keyframe, so a
+  // start that moves within a cell (a relative from=) names the same first segment. Otherwise it
+  // starts at the keyframe at or before FROM_US: a player starts where it was asked to.
+  const std::int64_t cell_from_us = align_first ? from_us / target_us * target_us : from_us;
   for (const auto& s : segments) {
     const auto g = s.gops.entries();
     for (std::size_t i = 0; i < g.size(); ++i) {
@@ -129,7 +131,8 @@ boost::asio::awaitable<HttpReply> playlist(const RouteContext& ctx, const HttpRe
   // the playlist grows at each reload (EVENT, or a sliding live window for a relative from=) and
   // ends (ENDLIST) once the range is all recorded.
   const bool growing = plan.plan.reaches_open && to_us > plan.plan.to_us;
-  const auto cuts = cut(plan.plan.segments, from_us, to_us, kHlsTargetUs, growing);
+  const bool relative_from = !fixed_time(q, "from");
+  const auto cuts = cut(plan.plan.segments, from_us, to_us, kHlsTargetUs, growing, relative_from);
   if (cuts.empty() && growing) {
     throw ApiError(ApiErrc::unavailable, "the first segment of that range is still being written; retry in a second");
   }
@@ -141,7 +144,6 @@ boost::asio::awaitable<HttpReply> playlist(const RouteContext& ctx, const HttpRe
   const std::int64_t origin = growing ? cuts.front().seg.from_us / kDayUs * kDayUs : cuts.front().seg.from_us;
   std::int64_t longest = 0;
   for (const auto& c : cuts) longest = std::max(longest, c.seg.to_us - c.seg.from_us);
-  const bool relative_from = q.get("from") && !q.get("from")->empty() && q.get("from")->front() == '-';
   const char* type = !growing ? "#EXT-X-PLAYLIST-TYPE:VOD\n" : relative_from ? "" : "#EXT-X-PLAYLIST-TYPE:EVENT\n";
   std::string m3u8 = "#EXTM3U\n#EXT-X-VERSION:7\n#EXT-X-TARGETDURATION:" +
                      std::to_string(static_cast<std::int64_t>(std::ceil(static_cast<double>(longest) / 1e6))) + "\n" +
@@ -244,9 +246,10 @@ boost::asio::awaitable<HttpReply> live(const RouteContext& ctx, const HttpReques
 }  // namespace
 
 std::vector<HlsSegment> cut_hls_segments(const std::vector<storage::PlaybackSegment>& segments, std::int64_t from_us,
-                                         std::int64_t to_us, std::int64_t target_us, bool open_end) {
+                                         std::int64_t to_us, std::int64_t target_us, bool open_end,
+                                         bool align_first) {
   std::vector<HlsSegment> out;
-  for (const auto& c : cut(segments, from_us, to_us, target_us, open_end)) out.push_back(c.seg);
+  for (const auto& c : cut(segments, from_us, to_us, target_us, open_end, align_first)) out.push_back(c.seg);
   return out;
 }
 

@@ -36,10 +36,12 @@ struct HlsSegment {
 // Segments cut at keyframes of SEGMENTS within [FROM_US, TO_US), a new one at the first keyframe
 // in each later TARGET_US cell of wall-clock time: the first starts at the keyframe at or before
 // FROM_US, the last ends at TO_US or where the recording does (left out with OPEN_END: it still
-// grows). A hole between storage segments starts a new HLS segment.
+// grows). A hole between storage segments starts a new HLS segment. ALIGN_FIRST (a start relative
+// to now, which moves at each reload): the first segment starts at the first keyframe of FROM_US's
+// cell instead, so every reload names it the same.
 std::vector<HlsSegment> cut_hls_segments(const std::vector<storage::PlaybackSegment>& segments, std::int64_t from_us,
                                          std::int64_t to_us, std::int64_t target_us = kHlsTargetUs,
-                                         bool open_end = false);
+                                         bool open_end = false, bool align_first = false);
 
 // PATH_TAIL: what follows /api/v1/cameras/{name}/ ("hls.m3u8", "hls/init.mp4", "hls/seg.m4s",
 // "live.m3u8", "live/init.mp4", "live/seg.m4s").

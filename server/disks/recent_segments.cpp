@@ -30,11 +30,26 @@ void RecentSegments::ended(std::uint64_t stream_id) {
 }
 
 void RecentSegments::prune_locked() {
+  std::size_t ended = 0;
   for (auto it = entries_.begin(); it != entries_.end();) {
     auto& closed = it->second.closed;
     while (!closed.empty() && batcher_.done(closed.front().row_seq)) closed.pop_front();
-    if (it->second.ended && closed.empty()) it = entries_.erase(it);
-    else ++it;
+    if (it->second.ended && closed.empty()) {
+      it = entries_.erase(it);
+    } else {
+      ended += it->second.ended ? 1 : 0;
+      ++it;
+    }
+  }
+  // A long outage with cameras reconnecting again and again: the oldest ended recordings (lowest
+  // stream ids) are left to the catalog, so memory stays bounded.
+  for (auto it = entries_.begin(); ended > kEndedKept && it != entries_.end();) {
+    if (it->second.ended) {
+      it = entries_.erase(it);
+      --ended;
+    } else {
+      ++it;
+    }
   }
 }
 

@@ -7,7 +7,7 @@
 // of its acknowledgement, whatever the segment size and whether or not the catalog is up.
 // Memory: per recording, its codec parameters and at most kClosedPerStream closed segment
 // summaries (a GOP index each: a few KB); a recording's entry goes once it ended and its rows
-// committed.
+// committed, or when more than kEndedKept ended ones wait.
 // Thread: any (one mutex; the open segment's view is copied under the stream's own lock).
 // Errors: none (what cannot be known is left out; the catalog's rows stand).
 #include <cstdint>
@@ -30,6 +30,8 @@ class RecentSegments {
   // Closed segments kept per recording while their rows wait: ten minutes each (the time
   // rotation), so a catalog outage of hours still leaves its last hour readable from here.
   static constexpr std::size_t kClosedPerStream = 8;
+  // Ended recordings whose rows still wait, at most (the oldest go first).
+  static constexpr std::size_t kEndedKept = 4096;
 
   struct Source {
     std::string camera;

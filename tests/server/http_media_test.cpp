@@ -228,7 +228,10 @@ TEST_CASE("HTTP media: MP4 export and HLS of a recording, ranges, revalidation, 
       total += std::stod(pl.body.substr(at + 8));
       ++segments;
     }
-    CHECK(segments == 2);  // 8 s in segments of about 4 s, cut at keyframes
+    // 8 s cut at keyframes on 4 s cells of wall-clock time: two segments, or three when the
+    // recording does not start on a cell boundary.
+    CHECK(segments >= 2);
+    CHECK(segments <= 3);
     CHECK(std::abs(total - 8.0) < 0.1);
     // ffprobe cannot send a header: the token goes in the URL, and the playlist hands it on to
     // the init and media segments.

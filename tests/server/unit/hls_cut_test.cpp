@@ -67,8 +67,8 @@ TEST_CASE("HLS segments: a growing range lists the same segments at every reload
   // the segments both lists share are the same, under the same bounds.
   const std::vector<PlaybackSegment> early{segment(10'000'000, 1'000'000, 10)};
   const std::vector<PlaybackSegment> later{segment(10'000'000, 1'000'000, 17)};
-  const auto a = cut_hls_segments(early, 10'500'000, 100'000'000, 4'000'000, /*open_end=*/true);
-  const auto b = cut_hls_segments(later, 13'000'000, 100'000'000, 4'000'000, /*open_end=*/true);
+  const auto a = cut_hls_segments(early, 10'500'000, 100'000'000, 4'000'000, /*open_end=*/true, /*align_first=*/true);
+  const auto b = cut_hls_segments(later, 13'000'000, 100'000'000, 4'000'000, /*open_end=*/true, /*align_first=*/true);
   // The segment still growing (its next keyframe not durable yet) is not listed.
   REQUIRE(a.size() == 2);
   CHECK((a.back().from_us == 12'000'000 && a.back().to_us == 16'000'000));
@@ -80,7 +80,11 @@ TEST_CASE("HLS segments: a growing range lists the same segments at every reload
   // Finished (the recording ended): the last one too.
   CHECK(cut_hls_segments(later, 13'000'000, 100'000'000, 4'000'000).size() == 4);
   // Past the first cell, the range's start moves the first segment a whole cell at a time.
-  const auto c = cut_hls_segments(later, 17'000'000, 100'000'000, 4'000'000, /*open_end=*/true);
+  const auto c = cut_hls_segments(later, 17'000'000, 100'000'000, 4'000'000, /*open_end=*/true, /*align_first=*/true);
+  // A fixed start (from=@…): the first segment starts at the keyframe at or before it.
+  const auto fixed = cut_hls_segments(later, 13'500'000, 100'000'000, 4'000'000, /*open_end=*/true);
+  REQUIRE(!fixed.empty());
+  CHECK((fixed[0].from_us == 13'000'000 && fixed[0].to_us == 16'000'000));
   REQUIRE(c.size() == 2);
   CHECK((c[0].from_us == b[1].from_us && c[0].to_us == b[1].to_us));
 }
