@@ -36,6 +36,25 @@ constexpr double kReadmitAbove = 1.1;
 constexpr double kReadmitHeadroom = 1.25;
 constexpr auto kReadmitBackoff = std::chrono::seconds(60);
 
+FrameKey frame_key(const proto::MediaPacket& m, std::span<const std::byte> payload) {
+  return {
+      .pts = m.pts(), .dts = m.dts(), .has_pts = m.has_pts(), .has_dts = m.has_dts(), .payload_bytes = payload.size()};
+}
+
+// Why the stream's half was full when it refused a packet for its rate (RecordingStream::refused_because).
+LossReason loss_reason(storage::RecordingStream::Held held) {
+  switch (held) {
+    case storage::RecordingStream::Held::write_pending: return LossReason::deadline_missed;
+    case storage::RecordingStream::Held::segment_failed: return LossReason::io_error;
+    case storage::RecordingStream::Held::no: break;
+  }
+  return LossReason::rate_exceeded;
+}
+
+static_assert(static_cast<int>(CameraMetrics::Loss::rate_exceeded) == static_cast<int>(LossReason::rate_exceeded) &&
+              static_cast<int>(CameraMetrics::Loss::deadline_missed) == static_cast<int>(LossReason::deadline_missed) &&
+              static_cast<int>(CameraMetrics::Loss::io_error) == static_cast<int>(LossReason::io_error));
+
 }  // namespace
 
 RecordingService::RecordingService(DiskSet& disks, LiveFeeds& feeds, CatalogPool& catalog, catalog::Batcher& batcher,
@@ -243,13 +262,24 @@ std::size_t RecordingService::spare_stream_ids() const {
 }
 
 Result<void> RecordingService::packet(Recording& r, const proto::MediaPacket& m, std::span<const std::byte> payload) {
+  const auto to_us = [&](std::int64_t t) { return t * r.time_num * 1'000'000 / r.time_den; };
   if (m.sequence() != r.last_sequence + 1) {
     if (r.camera) r.camera->refused(CameraMetrics::Refusal::out_of_order);
+    if (r.refused.waiting()) {
+      // Sent after a refused packet, before its sender heard of the refusal: refused with it,
+      // and lost with it unless sent again.
+      const std::int64_t at = m.has_pts() && r.have_offset ? to_us(m.pts()) + r.wall_offset_us
+                              : r.last_end_us              ? r.last_end_us
+                                                           : now_us();
+      report_lost(r, r.refused.refused({.key = frame_key(m, payload),
+                                        .start_us = at,
+                                        .end_us = at + to_us(m.duration()),
+                                        .reason = r.refused.last_reason()}));
+    }
     return errc::invalid_argument;
   }
   storage::RecordHeader h;
   h.sequence = m.sequence();
-  const auto to_us = [&](std::int64_t t) { return t * r.time_num * 1'000'000 / r.time_den; };
   h.duration = to_us(m.duration());
   // Wall-clock microseconds: the first timestamp is pinned to now; packets without one (RTSP
   // B-frame sources) continue from the previous packet's end.
@@ -286,13 +316,48 @@ Result<void> RecordingService::packet(Recording& r, const proto::MediaPacket& m,
       r.camera->refused(ok.error() == errc::rate_exceeded ? CameraMetrics::Refusal::rate_exceeded
                                                           : CameraMetrics::Refusal::invalid);
     }
+    // Not stored now; lost if its sender gives it up (refused_run.hpp). A frame larger than the
+    // buffer is beyond what the admitted rate holds, like one refused for the rate.
+    if (ok.error() == errc::rate_exceeded || ok.error() == errc::frame_exceeds_buffer) {
+      report_lost(r, r.refused.refused({.key = frame_key(m, payload),
+                                        .start_us = h.pts,
+                                        .end_us = h.pts + h.duration,
+                                        .reason = ok.error() == errc::rate_exceeded
+                                                      ? loss_reason(r.stream->refused_because())
+                                                      : LossReason::rate_exceeded}));
+    }
     return ok;
   }
+  report_lost(r, r.refused.stored(frame_key(m, payload)));
   if (r.camera) r.camera->packet(payload.size());
   r.last_sequence = m.sequence();
   r.last_end_us = h.pts + h.duration;
   if (r.feed) r.feed->publish(h, payload);
   return {};
+}
+
+void RecordingService::report_lost(Recording& r, const std::vector<LostRun>& runs) {
+  for (const auto& run : runs) {
+    if (r.camera) {
+      r.camera->lost(static_cast<CameraMetrics::Loss>(run.reason), run.frames, run.payload_bytes);
+      r.camera->gap();
+    }
+    auto detail = lost_run_detail(run, r.demand.peak_rate.bps());
+    // One warning per recording and reason's first run: a policed source may lose a run every cycle.
+    if (!r.lost_logged[static_cast<std::size_t>(run.reason)]) {
+      r.lost_logged[static_cast<std::size_t>(run.reason)] = true;
+      log::warn("media packets refused and never stored: a gap (further ones are counted, not logged)",
+                {{"stream", r.stream_id},
+                 {"name", r.name},
+                 {"reason", std::string(loss_reason_name(run.reason))},
+                 {"detail", detail}});
+    }
+    batcher_.enqueue(catalog::GapRow{.stream_id = static_cast<std::int64_t>(r.stream_id),
+                                     .start_us = run.start_us,
+                                     .end_us = run.end_us,
+                                     .reason = std::string(loss_reason_name(run.reason)),
+                                     .detail = std::move(detail)});
+  }
 }
 
 void RecordingService::maybe_readmit(Recording& r, const OfferedRate::Window& window) {
@@ -363,6 +428,8 @@ asio::awaitable<void> RecordingService::close(const std::shared_ptr<Recording>& 
   }
   // 'stopped' only when the client ended cleanly and everything it sent became durable.
   const bool disk_failed = r->failed.load(std::memory_order_acquire);
+  // Refused packets never sent again are lost (after a failed disk, its io_error gap covers them).
+  if (!disk_failed) report_lost(*r, r->refused.close());
   const char* state = disk_failed                                                        ? "interrupted"
                       : ending == Ending::stalled                                        ? "stalled"
                       : ending == Ending::clean && r->durable.load() >= r->last_sequence ? "stopped"
