@@ -43,7 +43,7 @@ struct DroppingSource {
   std::uint64_t stream = 0;
   std::uint64_t seq = 1, acked = 0;
   std::uint64_t rate_refusals = 0;
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> dropped;  // stretches of camera frames [first, last]
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> dropped{};  // stretches of camera frames [first, last]
   std::uint64_t dropped_frames = 0, dropped_bytes = 0;
 
   void take(const client::Received& r) {
