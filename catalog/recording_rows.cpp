@@ -144,7 +144,7 @@ void end_stream_with_gap(pqxx::work& tx, std::int64_t stream_id, const std::stri
                           "WHERE s.id = $1 RETURNING s.ended_at_us",
                           stream_id, state)[0]
                         .as<std::int64_t>();
-  if (reason == "io_error") {
+  if (reason == "io_error" || reason == "deadline_missed") {
     // The camera may already record again in a new stream (the batcher commits this end later
     // than the new stream's open): what it resent is not lost time.
     until_us = std::min(until_us, tx.exec_params1("SELECT COALESCE(min(n.started_at_us), $2) FROM streams s "

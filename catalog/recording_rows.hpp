@@ -80,7 +80,8 @@ int end_streams_after_crash(pqxx::work& tx, const std::vector<std::int64_t>& dis
 // A stream that ended without its client ending it: STATE ('stalled': its source stopped sending;
 // 'interrupted': its disk failed) at its last recorded instant, and from there to UNTIL_US a gap
 // with REASON (source_stalled, io_error) that the camera's next stream continues
-// (record_reconnect_gap). An io_error gap ends, at the latest, where the camera's next stream begins.
+// (record_reconnect_gap). An io_error or deadline_missed gap (packets never written, which the
+// recorder resends) ends, at the latest, where the camera's next stream begins.
 void end_stream_with_gap(pqxx::work& tx, std::int64_t stream_id, const std::string& state, std::int64_t until_us,
                          const std::string& reason, const std::string& detail);
 

@@ -208,6 +208,11 @@ RecordingStream::Held RecordingStream::refused_because() const {
   return refused_because_;
 }
 
+RecordingStream::Held RecordingStream::held() const {
+  std::lock_guard lock(mu_);
+  return held_;
+}
+
 std::uint64_t RecordingStream::refused_frames() const {
   std::lock_guard lock(mu_);
   return refused_;

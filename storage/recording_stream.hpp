@@ -75,6 +75,8 @@ class RecordingStream final : public CycleStream {
   // not be started or extended (segment_failed). Set by prepare() until the next cycle's start.
   enum class Held : std::uint8_t { no, write_pending, segment_failed };
   Held refused_because() const;
+  // Why the half was not taken at the last cycle's start (no: it was, or it was empty).
+  Held held() const;
 
   std::size_t memory_bytes() const noexcept { return 2 * writer_.buffer_bytes(); }
   // The stream's measured rate over the last kRateWindow cycles (bytes per cycle): what the

@@ -329,6 +329,10 @@ Result<void> RecordingService::packet(Recording& r, const proto::MediaPacket& m,
     return ok;
   }
   report_lost(r, r.refused.stored(frame_key(m, payload)));
+  r.not_durable.emplace_back(m.sequence(), payload.size());
+  while (!r.not_durable.empty() && r.not_durable.front().first <= r.durable.load(std::memory_order_acquire)) {
+    r.not_durable.pop_front();
+  }
   if (r.camera) r.camera->packet(payload.size());
   r.last_sequence = m.sequence();
   r.last_end_us = h.pts + h.duration;
@@ -358,6 +362,32 @@ void RecordingService::report_lost(Recording& r, const std::vector<LostRun>& run
                                      .reason = std::string(loss_reason_name(run.reason)),
                                      .detail = std::move(detail)});
   }
+}
+
+std::optional<std::pair<std::string, std::string>> RecordingService::report_unwritten(Recording& r) {
+  const auto durable = r.durable.load(std::memory_order_acquire);
+  if (durable >= r.last_sequence) return std::nullopt;
+  LostRun lost{.reason = r.stream->held() == storage::RecordingStream::Held::segment_failed
+                             ? LossReason::io_error
+                             : LossReason::deadline_missed};
+  for (const auto& [sequence, bytes] : r.not_durable) {
+    if (sequence <= durable) continue;
+    ++lost.frames;
+    lost.payload_bytes += bytes;
+  }
+  if (r.camera) {
+    r.camera->lost(static_cast<CameraMetrics::Loss>(lost.reason), lost.frames, lost.payload_bytes);
+    r.camera->gap();
+  }
+  std::string detail = std::to_string(lost.frames) + " frames (" + std::to_string(lost.payload_bytes) +
+                       " payload bytes) taken but never written when the recording ended: " +
+                       (lost.reason == LossReason::io_error
+                            ? "the stream's segment could not be started or extended on its volume (full or failing)"
+                            : "the disk's IO thread did not write them within ten cycles") +
+                       "; a recorder resends what was not acknowledged in a new stream";
+  log::warn("recording ended with packets never written: a gap",
+            {{"stream", r.stream_id}, {"name", r.name}, {"reason", loss_reason_name(lost.reason)}, {"detail", detail}});
+  return std::pair{std::string(loss_reason_name(lost.reason)), std::move(detail)};
 }
 
 void RecordingService::maybe_readmit(Recording& r, const OfferedRate::Window& window) {
@@ -430,6 +460,7 @@ asio::awaitable<void> RecordingService::close(const std::shared_ptr<Recording>& 
   const bool disk_failed = r->failed.load(std::memory_order_acquire);
   // Refused packets never sent again are lost (after a failed disk, its io_error gap covers them).
   if (!disk_failed) report_lost(*r, r->refused.close());
+  const auto unwritten = disk_failed || ending == Ending::stalled ? std::nullopt : report_unwritten(*r);
   const char* state = disk_failed                                                        ? "interrupted"
                       : ending == Ending::stalled                                        ? "stalled"
                       : ending == Ending::clean && r->durable.load() >= r->last_sequence ? "stopped"
@@ -446,7 +477,7 @@ asio::awaitable<void> RecordingService::close(const std::shared_ptr<Recording>& 
   }
   // On the IO thread once the stream's last IO is done: its last segment and its end.
   disk->io->scheduler().remove_stream(r->stream_id, [batcher = &batcher_, r, disk, volume_id, vol, stream_id, state,
-                                                     disk_failed] {
+                                                     disk_failed, unwritten] {
     auto last = r->stream->close();
     const auto ended = now_us();
     if (last && (last->frame_count > 0 || last->discard)) {
@@ -465,6 +496,9 @@ asio::awaitable<void> RecordingService::close(const std::shared_ptr<Recording>& 
     } else if (std::string_view(state) == "stalled") {
       end.gap_reason = "source_stalled";
       end.gap_detail = "the recorder sent nothing for the stall timeout; its disk share was released";
+    } else if (unwritten) {
+      end.gap_reason = unwritten->first;
+      end.gap_detail = unwritten->second;
     }
     batcher->enqueue(std::move(end));
   });

@@ -68,6 +68,9 @@ class RecordingService {
     std::uint64_t readmissions = 0;
     RefusedRuns refused;                                  // refused packets not stored (yet): gaps when given up
     std::array<bool, kLossReasons.size()> lost_logged{};  // a lost run of this reason was logged
+    // Packets taken and not acknowledged yet, (sequence, payload bytes): what a recording that
+    // ends before they are written loses (report_unwritten).
+    std::deque<std::pair<std::uint64_t, std::size_t>> not_durable;
   };
 
   // DISKS, FEEDS and METRICS (optional) must outlive the service.
@@ -108,6 +111,11 @@ class RecordingService {
   // RUNS of R's refused packets were never stored: a gap each (through the batcher, spooled in
   // an outage), the camera's lost-frame counters, a warning.
   void report_lost(Recording& r, const std::vector<LostRun>& runs);
+  // R ends with packets taken into its buffer but never written (close waited ten cycles: its
+  // segment could not start or grow, or its IO thread was that late): counted, logged, and the
+  // gap reason and detail for its stream's end (a gap from its last durable frame). Nullopt when
+  // everything taken was written.
+  std::optional<std::pair<std::string, std::string>> report_unwritten(Recording& r);
   std::optional<std::int64_t> take_spare_stream_id();
   std::size_t spare_stream_ids() const;
 
