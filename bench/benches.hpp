@@ -12,5 +12,6 @@ BenchReport ingest_bench(const BenchOptions& options);       // bench/ingest_ben
 BenchReport query_bench(const BenchOptions& options);        // bench/query_bench.cpp
 BenchReport export_bench(const BenchOptions& options);       // bench/export_bench.cpp
 BenchReport crash_bench(const BenchOptions& options);        // bench/crash_bench.cpp
+BenchReport freshness_bench(const BenchOptions& options);    // bench/freshness_bench.cpp
 
 }  // namespace vigil::bench

@@ -92,23 +92,6 @@ Params parse(const BenchOptions& options) {
   return p;
 }
 
-// The profile admission and the slack test use: this machine's disk, or a simulated one's.
-fs::path make_profile(const Params& p, const fs::path& dir) {
-  if (!p.profile.empty()) {
-    if (!fs::exists(p.profile)) throw std::invalid_argument("no profile " + p.profile.string());
-    return fs::absolute(p.profile);
-  }
-  if (p.disk == "this") return profile_disk_of(dir);
-  const fs::path out = dir / "profile.json";
-  const int pid =
-      spawn_logged({fs::read_symlink("/proc/self/exe").string(), "profile", p.disk, "--quick", "-o", out.string()},
-                   dir / "profile.log");
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) throw std::runtime_error("vigil profile " + p.disk + " failed");
-  return out;
-}
-
 // The rate one more stream could be admitted at now (a refused probe's answer).
 double room_bps(const std::string& wire, const ReplayClip& clip) {
   const auto r = replay(wire, "bench-probe", clip, {.declared_bps = 1e12, .seconds = 0});
@@ -163,7 +146,7 @@ BenchReport export_bench(const BenchOptions& options) {
   const ReplayClip clip = make_replay_clip(dir, p.rate_mbps * 1e6);
   const double clip_bps = clip.rate_bps(), declared_bps = clip_bps * 1.5;
   progress.update(0.05);
-  const fs::path profile = make_profile(p, dir);
+  const fs::path profile = profile_for(p.disk, p.profile, dir);
   progress.update(0.15);
   const fs::path log = dir / "vigild.log";
   // Room for the archive's video and, per load stream, a few 16 MiB extents (the loaded phase

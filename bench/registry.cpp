@@ -17,6 +17,9 @@ const std::map<std::string, BenchEntry>& registry() {
        {"seek/export time to first byte (p95) while recording at full admitted load vs unloaded", export_bench}},
       {"crash",
        {"SIGKILL of vigild while 16 cameras record over three volumes: frames lost, restart time, gap", crash_bench}},
+      {"freshness",
+       {"durable ack -> frame exportable (p50/p99) at 1, 32, 256 real-time streams vs the 2 s target and the peers",
+        freshness_bench}},
       {"interactive",
        {"64 KiB interactive reads under admitted recording load vs page-cache writers", interactive_bench}},
   };

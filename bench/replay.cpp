@@ -5,6 +5,7 @@
 extern "C" {
 #include <libavformat/avformat.h>
 }
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
@@ -93,6 +94,7 @@ ReplayResult replay(const std::string& wire, const std::string& name, const Repl
     o->mutable_codec()->set_extradata(clip.extradata);
     o->set_declared_average_rate_bps(static_cast<std::uint64_t>(options.declared_bps));
     o->set_declared_peak_rate_bps(static_cast<std::uint64_t>(options.declared_bps));
+    if (options.first_wall_us) o->set_first_wall_us(options.first_wall_us);
     c.send(open);
     auto reply = c.receive();
     if (!reply.msg.has_admit()) {
@@ -115,7 +117,9 @@ ReplayResult replay(const std::string& wire, const std::string& name, const Repl
     auto take = [&](const client::Received& m) {
       if (!m.msg.has_durable_ack()) return;
       window.acknowledge(m.msg.durable_ack().last_sequence());
+      const bool more = window.acked_total() > r.acked;
       r.acked = window.acked_total();
+      if (more && options.on_ack) options.on_ack(r.acked);
     };
     // What vigild has said, without waiting or (BARRIER) up to the pong of a ping sent now: every
     // refusal of what was sent comes before it. Returns the first packet policed (0: none).
@@ -142,12 +146,24 @@ ReplayResult replay(const std::string& wire, const std::string& name, const Repl
       return first_refused;
     };
     std::size_t i = 0;
+    std::uint64_t early_refused = 0;  // a refusal read while waiting for a burst's time
     auto more_media = [&] { return i < total && !options.stop.stop_requested(); };
     while (more_media() || !window.all_sent()) {
       if (more_media()) {
         // 100 ms of media (2-3 packets) per burst, sent at its time.
-        std::this_thread::sleep_until(
-            t0 + std::chrono::microseconds(static_cast<std::int64_t>(tick_us * static_cast<double>(i))));
+        const auto due = t0 + std::chrono::microseconds(static_cast<std::int64_t>(tick_us * static_cast<double>(i)));
+        if (options.on_ack) {
+          // Acknowledgements taken the moment they arrive (`vigil bench freshness` times them).
+          for (auto now = std::chrono::steady_clock::now(); now < due; now = std::chrono::steady_clock::now()) {
+            pollfd fd{.fd = c.native_handle(), .events = POLLIN, .revents = 0};
+            const auto wait_ms = std::chrono::ceil<std::chrono::milliseconds>(due - now).count();
+            if (::poll(&fd, 1, static_cast<int>(wait_ms)) > 0) {
+              const auto refused = take_replies(false);
+              if (refused && (!early_refused || refused < early_refused)) early_refused = refused;
+            }
+          }
+        }
+        std::this_thread::sleep_until(due);
         for (const std::size_t end = std::min(total, i + 3); i < end; ++i) {
           const auto& p = clip.packets[i % clip.packets.size()];
           client::PendingPacket pending{.env = {}, .payload = p.data};
@@ -165,6 +181,8 @@ ReplayResult replay(const std::string& wire, const std::string& name, const Repl
       window.mark_sent();
       c.flush();  // as `vigil record` sends: the burst in one write, then what has arrived
       std::uint64_t first_refused = take_replies(false);
+      if (early_refused && (!first_refused || early_refused < first_refused)) first_refused = early_refused;
+      early_refused = 0;
       if (first_refused || !more_media()) {
         const auto more_refused = take_replies(true);
         if (more_refused && (!first_refused || more_refused < first_refused)) first_refused = more_refused;
@@ -200,6 +218,22 @@ fs::path profile_disk_of(const fs::path& dir) {
   }
   fs::remove(scratch);
   return dir / "profile.json";
+}
+
+fs::path profile_for(const std::string& disk, const fs::path& given, const fs::path& dir) {
+  if (!given.empty()) {
+    if (!fs::exists(given)) throw std::invalid_argument("no profile " + given.string());
+    return fs::absolute(given);
+  }
+  if (disk == "this") return profile_disk_of(dir);
+  const fs::path out = dir / "profile.json";
+  const int pid =
+      spawn_logged({fs::read_symlink("/proc/self/exe").string(), "profile", disk, "--quick", "-o", out.string()},
+                   dir / "profile.log");
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) throw std::runtime_error("vigil profile " + disk + " failed");
+  return out;
 }
 
 std::size_t count_lines(const fs::path& log, const std::string& needle) {

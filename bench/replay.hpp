@@ -45,6 +45,13 @@ struct ReplayOptions {
   std::stop_token stop{};   // ends the replay early (it still half-closes and takes the acks)
   // Called once the open is answered (admitted or not), before any media is sent.
   std::function<void(bool admitted)> on_open{};
+  // Wall-clock microseconds of the first packet (open-record's first_wall_us): packet I is then
+  // at FIRST_WALL_US + I x 40 ms in vigild's timeline. 0: when it arrives.
+  std::int64_t first_wall_us = 0;
+  // Called on the replay's thread as soon as a durable acknowledgement arrives, with how many
+  // distinct packets are durable now (packets 0 .. ACKED_TOTAL-1). Set, the replay waits for its
+  // next burst on the socket instead of sleeping, so an acknowledgement is seen when it arrives.
+  std::function<void(std::uint64_t acked_total)> on_ack{};
 };
 
 struct ReplayResult {
@@ -64,6 +71,12 @@ ReplayResult replay(const std::string& wire, const std::string& name, const Repl
 // Writes the quick profile (`vigil profile --quick`) of the device DIR is on to DIR/profile.json,
 // measured on a scratch file there that is removed afterwards; returns its path.
 std::filesystem::path profile_disk_of(const std::filesystem::path& dir);
+
+// The profile admission and the slack test use: GIVEN if not empty (a profile of this disk made
+// before), else DISK's — "this" (this machine's disk, profile_disk_of(DIR)) or "sim:PRESET" (a
+// simulated disk's, by `vigil profile PRESET --quick`) — written into DIR.
+std::filesystem::path profile_for(const std::string& disk, const std::filesystem::path& given,
+                                  const std::filesystem::path& dir);
 
 // Lines of LOG that contain NEEDLE.
 std::size_t count_lines(const std::filesystem::path& log, const std::string& needle);

@@ -112,6 +112,11 @@ std::uint64_t Batcher::enqueue(PendingRow row) {
   return seq;
 }
 
+bool Batcher::done(std::uint64_t seq) const {
+  std::lock_guard lock(mu_);
+  return pending_.empty() || pending_.front()->seq > seq;
+}
+
 bool Batcher::durable(std::uint64_t seq) const {
   std::lock_guard lock(mu_);
   for (const auto& item : pending_) {

@@ -78,6 +78,8 @@ class Batcher {
   std::uint64_t enqueue(PendingRow row);
   // Row SEQ is committed (or rejected) or in the spool: it survives a stop or a crash.
   bool durable(std::uint64_t seq) const;
+  // Row SEQ is no longer waiting: committed (or rejected), so readers of the catalog see it.
+  bool done(std::uint64_t seq) const;
   // Spool what waits now rather than after SPOOL_AFTER (a caller about to act on a row's durability).
   void spool_soon();
   // Kept in memory only. LABEL names the mutation in logs ("close segment 12").

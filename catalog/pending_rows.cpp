@@ -22,7 +22,8 @@ enum class Kind : std::uint8_t {
   admission_decision = 3,
   stream_open = 4,
   reclaim = 5,
-  gap = 6
+  open_segment = 6,
+  gap = 7
 };
 
 static_assert(std::endian::native == std::endian::little, "the spool encoding is little-endian");
@@ -96,8 +97,7 @@ class Reader {
   bool bad_ = false;
 };
 
-void write(Writer& w, const ClosedSegmentRow& r) {
-  w.fixed(Kind::closed_segment);
+void write_segment(Writer& w, const ClosedSegmentRow& r) {
   w.fixed(r.volume_id);
   w.fixed(r.segment_id);
   w.fixed(r.stream_id);
@@ -112,6 +112,16 @@ void write(Writer& w, const ClosedSegmentRow& r) {
   w.fixed(r.gop_count);
   w.text(r.gop_blob);
   w.fixed(static_cast<std::uint8_t>(r.deleting ? 1 : 0));
+}
+
+void write(Writer& w, const ClosedSegmentRow& r) {
+  w.fixed(Kind::closed_segment);
+  write_segment(w, r);
+}
+
+void write(Writer& w, const OpenSegmentRow& r) {
+  w.fixed(Kind::open_segment);
+  write_segment(w, r.segment);
 }
 
 void write(Writer& w, const StreamEndRow& r) {
@@ -258,6 +268,37 @@ AdmissionDecisionRow read_admission_decision(Reader& in) {
   return r;
 }
 
+// The state of segment R.segment_id, which is already in the catalog; invalid_argument when
+// another stream or volume holds that id.
+std::string existing_segment_state(pqxx::work& tx, const ClosedSegmentRow& r) {
+  const auto id = static_cast<std::int64_t>(r.segment_id);
+  const auto had = tx.exec_params1("SELECT stream_id, volume_id, state FROM segments WHERE id = $1", id);
+  if (had[0].as<std::int64_t>() != static_cast<std::int64_t>(r.stream_id) || had[1].as<std::int64_t>() != r.volume_id) {
+    throw std::invalid_argument("segment id " + std::to_string(id) + " is taken by stream " + had[0].as<std::string>() +
+                                " on volume " + had[1].as<std::string>());
+  }
+  return had[2].as<std::string>();
+}
+
+// R's extents and GOP index, replacing what an earlier progress row wrote.
+void write_extents_and_gops(pqxx::work& tx, const ClosedSegmentRow& r) {
+  const auto id = static_cast<std::int64_t>(r.segment_id);
+  tx.exec_params0("DELETE FROM segment_extents WHERE segment_id = $1 AND ordinal >= $2", id,
+                  static_cast<int>(r.extent_offsets.size()));
+  for (std::size_t i = 0; i < r.extent_offsets.size(); ++i) {
+    tx.exec_params0(
+        "INSERT INTO segment_extents (segment_id, ordinal, volume_offset_bytes, length_bytes) "
+        "VALUES ($1, $2, $3, $4) ON CONFLICT (segment_id, ordinal) DO UPDATE SET "
+        "volume_offset_bytes = EXCLUDED.volume_offset_bytes, length_bytes = EXCLUDED.length_bytes",
+        id, static_cast<int>(i), static_cast<std::int64_t>(r.extent_offsets[i]),
+        static_cast<std::int64_t>(r.extent_bytes));
+  }
+  tx.exec_params0(
+      "INSERT INTO gop_index (segment_id, format, gop_count, blob) VALUES ($1, 1, $2, $3) "
+      "ON CONFLICT (segment_id) DO UPDATE SET gop_count = EXCLUDED.gop_count, blob = EXCLUDED.blob",
+      id, static_cast<int>(r.gop_count), pqxx::binarystring(r.gop_blob));
+}
+
 void apply_row(pqxx::work& tx, const ClosedSegmentRow& r) {
   const auto id = static_cast<std::int64_t>(r.segment_id);
   const auto inserted = tx.exec_params(
@@ -268,25 +309,34 @@ void apply_row(pqxx::work& tx, const ClosedSegmentRow& r) {
       static_cast<std::int64_t>(r.data_bytes), static_cast<std::int64_t>(r.frame_count), r.closed_at_us,
       r.deleting ? "deleting" : "closed");
   if (inserted.empty()) {
-    // Already there: the same segment committed before a restart (a replayed spool row), or
-    // another one with the same id, which is a real conflict and is refused.
-    const auto had = tx.exec_params1("SELECT stream_id, volume_id FROM segments WHERE id = $1", id);
-    if (had[0].as<std::int64_t>() != static_cast<std::int64_t>(r.stream_id) ||
-        had[1].as<std::int64_t>() != r.volume_id) {
-      throw std::invalid_argument("segment id " + std::to_string(id) + " is taken by stream " +
-                                  had[0].as<std::string>() + " on volume " + had[1].as<std::string>());
-    }
-    return;
-  }
-  for (std::size_t i = 0; i < r.extent_offsets.size(); ++i) {
+    // Already there: its open row (its progress so far), the same segment committed before a
+    // restart (a replayed spool row), or another one with the same id, a real conflict, refused.
+    const std::string state = existing_segment_state(tx, r);
+    if (state != "open") return;
     tx.exec_params0(
-        "INSERT INTO segment_extents (segment_id, ordinal, volume_offset_bytes, length_bytes) "
-        "VALUES ($1, $2, $3, $4)",
-        id, static_cast<int>(i), static_cast<std::int64_t>(r.extent_offsets[i]),
-        static_cast<std::int64_t>(r.extent_bytes));
+        "UPDATE segments SET state = $2, end_us = $3, data_bytes = $4, frame_count = $5, checksum_crc32c = 0, "
+        "closed_at_us = $6 WHERE id = $1",
+        id, r.deleting ? "deleting" : "closed", r.end_us, static_cast<std::int64_t>(r.data_bytes),
+        static_cast<std::int64_t>(r.frame_count), r.closed_at_us);
   }
-  tx.exec_params0("INSERT INTO gop_index (segment_id, format, gop_count, blob) VALUES ($1, 1, $2, $3)", id,
-                  static_cast<int>(r.gop_count), pqxx::binarystring(r.gop_blob));
+  write_extents_and_gops(tx, r);
+}
+
+void apply_row(pqxx::work& tx, const OpenSegmentRow& o) {
+  const ClosedSegmentRow& r = o.segment;
+  const auto id = static_cast<std::int64_t>(r.segment_id);
+  const auto inserted = tx.exec_params(
+      "INSERT INTO segments (id, stream_id, volume_id, state, start_us, end_us, data_bytes, frame_count) "
+      "VALUES ($1, $2, $3, 'open', $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING RETURNING id",
+      id, static_cast<std::int64_t>(r.stream_id), r.volume_id, r.start_us, r.end_us,
+      static_cast<std::int64_t>(r.data_bytes), static_cast<std::int64_t>(r.frame_count));
+  if (inserted.empty()) {
+    // Closed already (a late or replayed progress row): the closed row stands.
+    if (existing_segment_state(tx, r) != "open") return;
+    tx.exec_params0("UPDATE segments SET end_us = $2, data_bytes = $3, frame_count = $4 WHERE id = $1", id, r.end_us,
+                    static_cast<std::int64_t>(r.data_bytes), static_cast<std::int64_t>(r.frame_count));
+  }
+  write_extents_and_gops(tx, r);
 }
 
 void apply_row(pqxx::work& tx, const StreamEndRow& r) {
@@ -350,6 +400,12 @@ ClosedSegmentRow closed_segment_row(std::int64_t volume_id, const storage::Segme
   return r;
 }
 
+OpenSegmentRow open_segment_row(std::int64_t volume_id, const storage::SegmentSummary& segment,
+                                const std::vector<std::uint64_t>& extent_offsets, std::uint64_t extent_bytes,
+                                std::int64_t now_us) {
+  return OpenSegmentRow{closed_segment_row(volume_id, segment, extent_offsets, extent_bytes, now_us)};
+}
+
 std::string encode(const PendingRow& row) {
   Writer w;
   w.fixed(kVersion);
@@ -367,6 +423,7 @@ std::optional<PendingRow> decode(std::string_view bytes) {
     case Kind::admission_decision: row = read_admission_decision(in); break;
     case Kind::stream_open: row = read_stream_open(in); break;
     case Kind::reclaim: row = read_reclaim(in); break;
+    case Kind::open_segment: row = OpenSegmentRow{read_closed_segment(in)}; break;
     case Kind::gap: row = read_gap(in); break;
     default: return std::nullopt;
   }
@@ -377,6 +434,9 @@ std::optional<PendingRow> decode(std::string_view bytes) {
 std::string label(const PendingRow& row) {
   struct {
     std::string operator()(const ClosedSegmentRow& r) const { return "close segment " + std::to_string(r.segment_id); }
+    std::string operator()(const OpenSegmentRow& r) const {
+      return "open segment " + std::to_string(r.segment.segment_id);
+    }
     std::string operator()(const StreamEndRow& r) const { return "end stream " + std::to_string(r.stream_id); }
     std::string operator()(const AdmissionDecisionRow&) const { return "admission decision"; }
     std::string operator()(const StreamOpenRow& r) const { return "open stream " + std::to_string(r.stream_id); }

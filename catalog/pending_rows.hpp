@@ -41,6 +41,20 @@ ClosedSegmentRow closed_segment_row(std::int64_t volume_id, const storage::Segme
                                     const std::vector<std::uint64_t>& extent_offsets, std::uint64_t extent_bytes,
                                     std::int64_t closed_at_us);
 
+// An open segment as far as it is durable (docs/catalog.md, "The open segment"): its row is
+// inserted in state 'open' at its first durable cycle and its end, extents and GOP index are
+// brought up to date at a bounded interval until its ClosedSegmentRow closes it. Readers on this
+// node see fresher figures from memory (server/disks/recent_segments.hpp); this row is what other
+// readers and a restart see. A progress row that arrives after the close is ignored.
+struct OpenSegmentRow {
+  ClosedSegmentRow segment;  // closed_at_us and deleting unused
+};
+
+// The progress row of SEGMENT, still open, on VOLUME_ID (NOW_US: its start when it has no frame).
+OpenSegmentRow open_segment_row(std::int64_t volume_id, const storage::SegmentSummary& segment,
+                                const std::vector<std::uint64_t>& extent_offsets, std::uint64_t extent_bytes,
+                                std::int64_t now_us);
+
 // A stream's end: STATE (stopped, interrupted, stalled) at ENDED_US; with GAP_REASON, the stream
 // ends at its last recorded instant and a gap with that reason runs from there to ENDED_US.
 struct StreamEndRow {
@@ -89,8 +103,8 @@ struct GapRow {
 };
 
 // New alternatives go at the end: a spool written by an older vigild must still decode.
-using PendingRow =
-    std::variant<ClosedSegmentRow, StreamEndRow, AdmissionDecisionRow, StreamOpenRow, ReclaimRow, GapRow>;
+using PendingRow = std::variant<ClosedSegmentRow, StreamEndRow, AdmissionDecisionRow, StreamOpenRow, ReclaimRow,
+                                OpenSegmentRow, GapRow>;
 
 std::string encode(const PendingRow& row);
 std::optional<PendingRow> decode(std::string_view bytes);

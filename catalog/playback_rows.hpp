@@ -1,7 +1,10 @@
 #pragma once
-// What a playback reads, from the catalog (docs/catalog.md): the closed segments of a camera that
-// intersect a time range, with their extents and GOP index, and the codec parameters of the
-// stream they belong to. One playback serves segments of one codec configuration on one volume:
+// What a playback reads, from the catalog (docs/catalog.md): the segments of a camera that
+// intersect a time range — closed ones and the open one as far as the catalog knows it — with
+// their extents and GOP index, and the codec parameters of the stream they belong to. The node
+// that records a segment knows it better than the catalog (its durable end of a cycle ago, and
+// segments whose rows are still queued): it passes them as FRESHER, which replace the catalog's
+// rows of the same segments. One playback serves segments of one codec configuration on one volume:
 // the plan stops where the codec parameters or the volume change (a new playback continues
 // from there), so a viewer's decoder never sees parameters change under it.
 // Thread: the catalog pool. Errors: throws (pqxx; std::runtime_error for a bad GOP index blob).
@@ -14,6 +17,18 @@
 
 namespace vigil::catalog {
 
+// A segment as the recording node knows it now (server/disks/recent_segments.hpp).
+struct FreshSegment {
+  std::int64_t volume_id = 0;
+  std::int64_t start_us = 0;
+  bool open = false;  // still being written: it ends at its last durable cycle
+  std::string codec{};
+  std::string extradata{};
+  int width = 0, height = 0;
+  std::int64_t rate_bps = 0;
+  storage::PlaybackSegment segment{};
+};
+
 struct PlaybackPlan {
   std::int64_t camera_id = 0;
   std::int64_t volume_id = 0;
@@ -25,10 +40,12 @@ struct PlaybackPlan {
   std::int64_t from_us = 0, to_us = 0;               // what the segments cover of the request
   std::vector<storage::PlaybackSegment> segments{};  // in time order
   bool camera_exists = false;
+  bool reaches_open = false;  // the last segment is still being written: the plan ends at its durable end
 };
 
-// Segments of camera NAME intersecting [FROM_US, TO_US), at most LIMIT.
+// Segments of camera NAME intersecting [FROM_US, TO_US), at most LIMIT, with FRESHER (segments of
+// that camera) in place of the catalog's rows of the same ids.
 PlaybackPlan plan_playback(pqxx::work& tx, const std::string& camera, std::int64_t from_us, std::int64_t to_us,
-                           int limit = 10'000);
+                           int limit = 10'000, const std::vector<FreshSegment>& fresher = {});
 
 }  // namespace vigil::catalog

@@ -37,6 +37,7 @@ std::vector<VolumeSegment> scan_volume(storage::Volume& volume, const std::set<s
     v.gop_index_blob = s.gop_index.encode();
     v.gop_count = static_cast<std::uint32_t>(s.gop_index.size());
     v.clean = rec->clean();
+    v.description = rec->header.codec_parameters;
     for (const auto& d : rec->damaged) {
       CorruptSpan c;
       c.from_us = d.from_pts;
@@ -118,8 +119,11 @@ RecoveryPlan plan_recovery(const std::vector<VolumeSegment>& on_volume, const st
   }
   for (const auto& v : on_volume) {
     if (in_cat.count(v.segment_id)) continue;
-    const bool usable = v.readable && v.frame_count > 0 && known_streams.count(static_cast<std::int64_t>(v.stream_id));
-    if (usable) plan.adopt.push_back(v);
+    const bool has_frames = v.readable && v.frame_count > 0;
+    if (has_frames && known_streams.count(static_cast<std::int64_t>(v.stream_id))) plan.adopt.push_back(v);
+    // Frames of a stream the catalog lacks are video all the same: kept until their stream is
+    // rebuilt from the segment headers (stream_rebuild.hpp; reconcile_volume does it first).
+    else if (has_frames) plan.kept.push_back(v.segment_id);
     else if (v.readable || reclaim_unreadable) plan.reclaim.push_back(v.segment_id);
     else plan.kept.push_back(v.segment_id);
   }
@@ -173,7 +177,13 @@ void apply_recovery_plan(pqxx::work& tx, std::int64_t volume_id, const RecoveryP
         id, v.end_us, static_cast<std::int64_t>(v.data_bytes), static_cast<std::int64_t>(v.frame_count), restart_us);
     write_extents_and_index(tx, v);
     write_corruption_gaps(tx, v);
-    if (restart_us > v.end_us) {
+    // A stream still recording in the catalog is ended by end_streams_after_crash, whose gap
+    // starts at this segment's end: one gap for the crash, not two.
+    const bool stream_running =
+        !tx.exec_params("SELECT 1 FROM streams WHERE id = $1 AND state = 'recording'",
+                        static_cast<std::int64_t>(v.stream_id))
+             .empty();
+    if (restart_us > v.end_us && !stream_running) {
       tx.exec_params0(
           "INSERT INTO gaps (stream_id, start_us, end_us, reason, detail) "
           "VALUES ($1, $2, $3, 'crash_recovery', $4)",

@@ -5,7 +5,9 @@
 //  - a segment the catalog has as open is closed at the end recovery found on the volume,
 //    and a gap with reason crash_recovery covers [its end, the restart);
 //  - a segment on the volume the catalog does not know is adopted (orphan on disk), if its
-//    stream is known; otherwise its space is reclaimed;
+//    stream is known (a stream the catalog lacks is first rebuilt from the segment headers:
+//    stream_rebuild.hpp; until then its segments are kept, never reclaimed); one without frames
+//    is reclaimed;
 //  - a catalog segment missing from the volume is marked damaged and covered by a gap
 //    with reason corruption (orphan in the catalog);
 //  - a closed segment whose frame count or end disagrees with the volume is rewritten from
@@ -53,6 +55,9 @@ struct VolumeSegment {
   std::uint32_t gop_count = 0;
   bool clean = true;                 // scan ended at end of data
   std::vector<CorruptSpan> damaged;  // inside the segment, skipped
+  // The stream description its header carries (storage/stream_description.hpp; empty for a
+  // segment written before headers carried one, or not scanned): what rebuilds its stream.
+  std::vector<std::byte> description;
   // False: a closed segment whose catalog row matches its extent headers, trusted without
   // reading its records (fast restart); only the fields from its headers are set.
   bool scanned = true;
@@ -70,11 +75,13 @@ struct CatalogSegment {
 };
 
 struct RecoveryPlan {
-  std::vector<VolumeSegment> close;         // open in the catalog: close at the recovered end + crash gap
-  std::vector<VolumeSegment> adopt;         // orphans on disk with a known stream
-  std::vector<std::uint64_t> reclaim;       // orphans on disk with no frames or of an unknown stream
-  std::vector<CatalogSegment> lost;         // catalog segments missing from the volume, or unreadable on it
-  std::vector<std::uint64_t> kept;          // unreadable on the volume: kept, tried again at the next start
+  std::vector<VolumeSegment> close;    // open in the catalog: close at the recovered end + crash gap
+  std::vector<VolumeSegment> adopt;    // orphans on disk with a known stream
+  std::vector<std::uint64_t> reclaim;  // orphans on disk with no frames (or unreadable, on --repair)
+  std::vector<CatalogSegment> lost;    // catalog segments missing from the volume, or unreadable on it
+  // Unreadable on the volume, or with frames of a stream the catalog lacks: kept, tried again at
+  // the next start (the latter never stays: reconcile_volume rebuilds its stream first).
+  std::vector<std::uint64_t> kept;
   std::vector<VolumeSegment> restore;       // 'damaged' in the catalog but readable again
   std::vector<std::int64_t> finish_delete;  // 'deleting' in the catalog and already gone from disk
   std::vector<VolumeSegment> refresh;       // closed, but its frame count or end differs from the volume's

@@ -72,31 +72,51 @@ std::vector<CameraTimeline> timeline(pqxx::transaction_base& tx, const TimelineQ
   }
   if (out.empty()) return out;
 
+  // The fresher segments as array literals (camera names are validated identifiers: no quoting).
+  std::string fresh_names = "{", fresh_ids = "{", fresh_starts = "{", fresh_ends = "{", fresh_bytes = "{",
+              fresh_open = "{";
+  for (const auto& f : q.fresher) {
+    if (!is_valid_camera_name(f.camera)) throw CatalogError::invalid("camera name '" + f.camera + "' is not valid");
+    const char* sep = fresh_ids.size() > 1 ? "," : "";
+    fresh_names += sep + f.camera;
+    fresh_ids += sep + std::to_string(f.segment_id);
+    fresh_starts += sep + std::to_string(f.start_us);
+    fresh_ends += sep + std::to_string(f.end_us);
+    fresh_bytes += sep + std::to_string(f.bytes);
+    fresh_open += sep + std::string(f.open ? "t" : "f");
+  }
+  for (auto* a : {&fresh_names, &fresh_ids, &fresh_starts, &fresh_ends, &fresh_bytes, &fresh_open}) *a += "}";
   // Runs: a segment starts a new run when it begins more than merge_us after every earlier
   // segment of its camera ended (gaps-and-islands); each run clipped to the range.
   const auto runs = tx.exec_params(
       "WITH cams AS (SELECT id, name FROM cameras WHERE ($1::text[] IS NULL OR name = ANY ($1::text[]))), "
-      "s AS (SELECT st.camera_id, seg.start_us, seg.end_us, seg.data_bytes FROM segments seg "
-      "      JOIN streams st ON st.id = seg.stream_id JOIN cams ON cams.id = st.camera_id "
-      "      WHERE seg.state IN ('open', 'closed') AND seg.end_us > $2 AND seg.start_us < $3), "
+      "f AS (SELECT * FROM unnest($6::text[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[], "
+      "      $11::boolean[]) AS f(name, id, start_us, end_us, data_bytes, open)), "
+      "s AS (SELECT st.camera_id, seg.start_us, seg.end_us, seg.data_bytes, seg.state = 'open' AS open "
+      "      FROM segments seg JOIN streams st ON st.id = seg.stream_id JOIN cams ON cams.id = st.camera_id "
+      "      WHERE seg.state IN ('open', 'closed') AND seg.end_us > $2 AND seg.start_us < $3 "
+      "        AND seg.id <> ALL ($7::bigint[]) "
+      "      UNION ALL SELECT cams.id, f.start_us, f.end_us, f.data_bytes, f.open FROM f JOIN cams ON cams.name = f.name "
+      "      WHERE f.end_us > $2 AND f.start_us < $3), "
       "o AS (SELECT *, CASE WHEN start_us - max(end_us) OVER (PARTITION BY camera_id ORDER BY start_us, end_us "
       "      ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) <= $4 THEN 0 ELSE 1 END AS brk FROM s), "
       "g AS (SELECT *, sum(brk) OVER (PARTITION BY camera_id ORDER BY start_us, end_us ROWS UNBOUNDED PRECEDING) "
       "      AS grp FROM o), "
       "r AS (SELECT camera_id, greatest(min(start_us), $2) AS start_us, least(max(end_us), $3) AS end_us, "
-      "      count(*) AS n, sum(data_bytes) AS bytes, "
+      "      count(*) AS n, sum(data_bytes) AS bytes, bool_or(open) AS open, "
       "      row_number() OVER (PARTITION BY camera_id ORDER BY min(start_us)) AS rn FROM g GROUP BY camera_id, grp) "
-      "SELECT cams.name, r.start_us, r.end_us, r.n, r.bytes FROM r JOIN cams ON cams.id = r.camera_id "
+      "SELECT cams.name, r.start_us, r.end_us, r.n, r.bytes, r.open FROM r JOIN cams ON cams.id = r.camera_id "
       "WHERE r.rn <= $5 + 1 ORDER BY cams.name, r.start_us",
-      names, q.from_us, q.to_us, q.merge_us, limit);
+      names, q.from_us, q.to_us, q.merge_us, limit, fresh_names, fresh_ids, fresh_starts, fresh_ends, fresh_bytes,
+      fresh_open);
   for (const auto& row : runs) {
     auto& cam = out[index.at(row[0].as<std::string>())];
     if (cam.runs.size() == q.max_items) {
       cam.truncated = true;
       continue;
     }
-    cam.runs.push_back(
-        {row[1].as<std::int64_t>(), row[2].as<std::int64_t>(), row[3].as<std::int64_t>(), row[4].as<std::int64_t>()});
+    cam.runs.push_back({row[1].as<std::int64_t>(), row[2].as<std::int64_t>(), row[3].as<std::int64_t>(),
+                        row[4].as<std::int64_t>(), row[5].as<bool>()});
   }
 
   const auto gaps = tx.exec_params(

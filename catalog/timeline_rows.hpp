@@ -12,16 +12,28 @@
 
 namespace vigil::catalog {
 
+// A segment the recording node knows better than the catalog (its open segment's durable end, a
+// closed one whose row is still queued): it replaces the catalog's row of the same id.
+struct TimelineSegment {
+  std::string camera;
+  std::uint64_t segment_id = 0;
+  std::int64_t start_us = 0, end_us = 0;
+  std::uint64_t bytes = 0;
+  bool open = false;
+};
+
 struct TimelineQuery {
   std::vector<std::string> cameras{};  // empty: every camera
   std::int64_t from_us = 0, to_us = 0;
   std::int64_t merge_us = 1'000'000;  // holes shorter than this do not break a run
   std::size_t max_items = 10'000;     // runs, and gaps, per camera
+  std::vector<TimelineSegment> fresher{};
 };
 
 struct TimelineRun {
   std::int64_t start_us = 0, end_us = 0;
   std::int64_t segments = 0, bytes = 0;
+  bool open = false;  // holds a segment still being written: it ends at its last durable cycle and grows
 };
 
 struct TimelineGap {

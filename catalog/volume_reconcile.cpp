@@ -6,6 +6,7 @@
 #include <pqxx/pqxx>
 #include <stdexcept>
 
+#include "catalog/profiles.hpp"
 #include "storage/retention.hpp"
 
 namespace vigil::catalog {
@@ -54,8 +55,16 @@ Reconciled reconcile_volume(pqxx::connection& conn, storage::Volume& volume, std
     r.found = catalog::scan_volume(volume, trusted);
     r.trusted = trusted.size();
     r.scanned = r.found.size() - trusted.size();
-    r.plan = catalog::plan_recovery(r.found, catalog::catalog_segments(tx, volume_id), known_streams(tx),
-                                    options.reclaim_unreadable);
+    // A stream the catalog lacks (a new or emptied catalog, a lost row) is rebuilt from its
+    // segments' headers, so they are adopted: readable video is never reclaimed for want of a row.
+    auto known = known_streams(tx);
+    r.rebuilt = plan_stream_rebuild(r.found, known);
+    if (!r.rebuilt.empty()) {
+      apply_stream_rebuild(tx, r.rebuilt, disk_of_volume(tx, volume_id));
+      for (const auto& s : r.rebuilt) known.insert(s.stream_id);
+    }
+    r.plan =
+        catalog::plan_recovery(r.found, catalog::catalog_segments(tx, volume_id), known, options.reclaim_unreadable);
     catalog::apply_recovery_plan(tx, volume_id, r.plan, restart_us);
     tx.commit();
   }
@@ -66,6 +75,14 @@ Reconciled reconcile_volume(pqxx::connection& conn, storage::Volume& volume, std
     }
   }
   return r;
+}
+
+int write_rebuild_gaps(pqxx::connection& conn, const std::set<std::int64_t>& rebuilt) {
+  if (rebuilt.empty()) return 0;
+  pqxx::work tx(conn);
+  const int n = write_rebuild_gaps(tx, rebuilt);
+  tx.commit();
+  return n;
 }
 
 const char* catalog_problem_name(CatalogProblem::Kind k) noexcept {
@@ -97,7 +114,15 @@ std::vector<CatalogProblem> check_against_catalog(pqxx::work& tx, const std::vec
   using Kind = CatalogProblem::Kind;
   const auto in_catalog = catalog::catalog_segments(tx, volume_id);
   // What --repair would do: it also frees what cannot be read.
-  const auto plan = catalog::plan_recovery(found, in_catalog, known_streams(tx), /*reclaim_unreadable=*/true);
+  auto known = known_streams(tx);
+  // Streams --repair would rebuild from the segment headers: their segments are adopted.
+  const auto rebuilt = plan_stream_rebuild(found, known);
+  std::map<std::int64_t, const RebuiltStream*> rebuilt_by_id;
+  for (const auto& s : rebuilt) {
+    known.insert(s.stream_id);
+    rebuilt_by_id[s.stream_id] = &s;
+  }
+  const auto plan = catalog::plan_recovery(found, in_catalog, known, /*reclaim_unreadable=*/true);
   std::vector<CatalogProblem> out;
   const auto sid = [](std::uint64_t v) { return static_cast<std::int64_t>(v); };
   for (const auto& v : plan.close) {
@@ -105,8 +130,12 @@ std::vector<CatalogProblem> check_against_catalog(pqxx::work& tx, const std::vec
                    std::to_string(v.frame_count) + " frames on the volume; vigild closes it at its next start"});
   }
   for (const auto& v : plan.adopt) {
+    const auto r = rebuilt_by_id.find(sid(v.stream_id));
     out.push_back({Kind::orphan_on_disk, sid(v.segment_id), sid(v.stream_id),
-                   std::to_string(v.frame_count) + " frames not in the catalog; --repair adopts them"});
+                   std::to_string(v.frame_count) + " frames not in the catalog; --repair adopts them" +
+                       (r == rebuilt_by_id.end() ? std::string()
+                                                 : " and rebuilds their stream (camera " +
+                                                       r->second->description.camera + ") from the segment header")});
   }
   std::set<std::int64_t> deleting(plan.finish_delete.begin(), plan.finish_delete.end());
   std::map<std::uint64_t, const catalog::VolumeSegment*> by_id;
@@ -118,7 +147,7 @@ std::vector<CatalogProblem> check_against_catalog(pqxx::work& tx, const std::vec
     const auto* v = by_id.at(id);
     if (cataloged.count(sid(id))) continue;  // leftovers of a lost segment: reported below
     out.push_back({Kind::unusable_on_disk, sid(id), sid(v->stream_id),
-                   v->readable ? "stream unknown to the catalog or no frames; --repair frees its extents"
+                   v->readable ? "no frames; --repair frees its extents"
                                : "segment header unreadable; --repair frees its extents"});
   }
   for (const auto& c : plan.lost) {

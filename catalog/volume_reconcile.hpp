@@ -15,6 +15,7 @@
 #include <pqxx/transaction>
 
 #include "catalog/recovery_plan.hpp"
+#include "catalog/stream_rebuild.hpp"
 #include "storage/volume.hpp"
 
 namespace vigil::catalog {
@@ -31,6 +32,7 @@ struct Reconciled {
   catalog::RecoveryPlan plan;                 // what was done about it
   std::size_t scanned = 0;                    // segments whose records were read
   std::size_t trusted = 0;                    // closed segments taken from the catalog unread
+  std::vector<RebuiltStream> rebuilt;         // streams the catalog lacked, rebuilt from segment headers
 };
 
 struct ReconcileOptions {
@@ -39,7 +41,8 @@ struct ReconcileOptions {
 };
 
 // Scans VOLUME (at start only the segments the catalog cannot vouch for: trusted_segments),
-// applies the recovery plan to the catalog (RESTART_US ends crash gaps), commits, then reclaims
+// rebuilds the streams the catalog lacks from the segment headers (stream_rebuild.hpp), applies
+// the recovery plan to the catalog (RESTART_US ends crash gaps), commits, then reclaims
 // the space of segments nothing should point at any more. Unreadable segments are kept unless
 // options.reclaim_unreadable.
 Reconciled reconcile_volume(pqxx::connection& conn, storage::Volume& volume, std::int64_t volume_id,
@@ -51,7 +54,7 @@ struct CatalogProblem {
     unregistered,      // the volume has no catalog row
     open_segment,      // open in the catalog: vigild stopped uncleanly; its next start closes it
     orphan_on_disk,    // a segment with frames the catalog does not know (adopted on repair)
-    unusable_on_disk,  // space held by a segment that is unreadable or of an unknown stream
+    unusable_on_disk,  // space held by a segment that is unreadable or has no frames
     missing_data,      // a catalog segment whose data is not on the volume
     mismatch,          // a closed segment whose frame count or end differs from the volume's
     unfinished_delete  // retention was interrupted; the next start finishes it
@@ -64,6 +67,10 @@ struct CatalogProblem {
   std::string describe() const;
 };
 const char* catalog_problem_name(CatalogProblem::Kind k) noexcept;
+
+// The gaps between the streams REBUILT by reconcile_volume (of every volume) and their cameras'
+// other streams, in one transaction: call once all volumes are reconciled. Returns gaps written.
+int write_rebuild_gaps(pqxx::connection& conn, const std::set<std::int64_t>& rebuilt);
 
 // Read-only comparison of FOUND (scan_volume) with the catalog rows of VOLUME_ID.
 std::vector<CatalogProblem> check_against_catalog(pqxx::work& tx, const std::vector<catalog::VolumeSegment>& found,

@@ -21,7 +21,8 @@ RecordingStream::RecordingStream(Volume& volume, std::uint64_t stream_id, std::v
       next_segment_id_(std::move(next_segment_id)),
       on_durable_(std::move(on_durable)),
       on_segment_closed_(std::move(on_segment_closed)),
-      on_failed_(std::move(on_failed)) {
+      on_failed_(std::move(on_failed)),
+      progress_every_pts_(options.progress_every_pts) {
   // No IO here (this may run on a network thread): the header goes out with the first write.
   (void)writer_.open_segment_deferred(next_segment_id_(), codec_parameters, first_sequence, start_us);
 }
@@ -91,7 +92,7 @@ StreamIo RecordingStream::prepare(std::uint64_t) {
 
 void RecordingStream::finished(std::uint64_t, Result<void> result) {
   std::optional<std::uint64_t> durable;
-  std::optional<SegmentSummary> closed;
+  std::optional<SegmentSummary> closed, progress;
   {
     std::lock_guard lock(mu_);
     writer_.batch_written(result);
@@ -100,7 +101,19 @@ void RecordingStream::finished(std::uint64_t, Result<void> result) {
       closed = fail_locked();
     } else {
       durable = writer_.mark_durable();
-      if (writer_.segment_full()) closed = writer_.rotate_segment(next_segment_id_(), last_end_us_);
+      if (writer_.segment_full()) {
+        closed = writer_.rotate_segment(next_segment_id_(), last_end_us_);
+        last_rotated_ = closed;
+      } else if (durable && on_progress_) {
+        const SegmentSummary& open = writer_.current();
+        if (open.segment_id != reported_segment_ || reported_end_pts_ == kNoTimestamp ||
+            (progress_every_pts_ > 0 && open.end_pts != kNoTimestamp &&
+             open.end_pts - reported_end_pts_ >= progress_every_pts_)) {
+          progress = open;
+          reported_segment_ = open.segment_id;
+          reported_end_pts_ = open.end_pts;
+        }
+      }
     }
   }
   if (!result) {
@@ -110,6 +123,7 @@ void RecordingStream::finished(std::uint64_t, Result<void> result) {
   // Callbacks outside the lock: they may take their time (catalog batcher, network ack queue).
   if (durable && on_durable_) on_durable_(*durable);
   if (closed && on_segment_closed_ && closed->frame_count > 0) on_segment_closed_(*closed);
+  if (progress) on_progress_(*progress);
 }
 
 std::optional<SegmentSummary> RecordingStream::fail_locked() {
@@ -173,6 +187,17 @@ Result<void> RecordingStream::grow(std::size_t io_bytes) {
   std::array<AlignedBuffer, 2> halves{AlignedBuffer(bytes, block), AlignedBuffer(bytes, block)};
   std::lock_guard lock(mu_);
   return writer_.grow_buffer(std::move(halves));
+}
+
+std::optional<SegmentSummary> RecordingStream::durable_view() const {
+  std::lock_guard lock(mu_);
+  if (!writer_.segment_open() || writer_.current().frame_count == 0) return std::nullopt;
+  return writer_.current();
+}
+
+std::optional<SegmentSummary> RecordingStream::last_rotated() const {
+  std::lock_guard lock(mu_);
+  return last_rotated_;
 }
 
 std::optional<SegmentSummary> RecordingStream::close() {

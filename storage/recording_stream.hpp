@@ -36,6 +36,9 @@ struct RecordingStreamOptions {
   // Set when the volume is taken out of service (storage/guarded_device.hpp): the stream then
   // ends at its next cycle like after a failed write, so its sender moves to another volume.
   const std::atomic<bool>* volume_failing = nullptr;
+  // The open segment is reported (on_progress) at its first durable cycle and then whenever its
+  // durable frames reach this much more media time (pts units; 0: at its first durable cycle only).
+  std::int64_t progress_every_pts = 0;
 };
 
 class RecordingStream final : public CycleStream {
@@ -63,6 +66,19 @@ class RecordingStream final : public CycleStream {
   // IO_BYTES (rounded up to whole blocks), allocated here, outside the lock, and swapped in by
   // the IO thread as each half comes free. Errors as SegmentWriter::grow_buffer.
   Result<void> grow(std::size_t io_bytes);
+
+  // The open segment as far as it is durable (acknowledged): its extents, end offset, frames
+  // and GOP index up to the last flushed cycle, never a frame beyond it; nullopt when no segment
+  // is open or none of it is durable yet. A copy (the GOP index of one segment: small), taken
+  // under the stream's lock; any thread.
+  std::optional<SegmentSummary> durable_view() const;
+  // The segment rotation closed last, from its close until the stream ends (readers may ask
+  // before its on_segment_closed call has handed it on); nullopt before the first rotation.
+  std::optional<SegmentSummary> last_rotated() const;
+  // Called on the IO thread, outside the lock, with durable_view() of the open segment at its
+  // first durable cycle and every RecordingStreamOptions::progress_every_pts of media after that
+  // (for the catalog's row of the open segment). Set before the stream joins a scheduler.
+  void on_progress(SegmentFn fn) { on_progress_ = std::move(fn); }
 
   // Ends the stream: the open segment's summary (call after its last write was acknowledged), or
   // after a failure one to catalog as discarded (SegmentSummary::discard).
@@ -103,6 +119,11 @@ class RecordingStream final : public CycleStream {
   DurableFn on_durable_;
   SegmentFn on_segment_closed_;
   FailedFn on_failed_;
+  SegmentFn on_progress_;
+  std::int64_t progress_every_pts_ = 0;
+  std::optional<SegmentSummary> last_rotated_;
+  std::uint64_t reported_segment_ = 0;            // the open segment last given to on_progress_
+  std::int64_t reported_end_pts_ = kNoTimestamp;  // its end then
   std::uint64_t refused_ = 0, failed_ = 0;
   std::uint64_t cycle_bytes_ = 0;  // payload + headers appended since the last seal
   std::vector<double> window_;     // bytes per cycle, ring of kRateWindow

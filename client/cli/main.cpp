@@ -19,6 +19,7 @@
 #include "client/cli/record_command.hpp"
 #include "client/cli/token_command.hpp"
 #include "client/proxy/proxy_command.hpp"
+#include "client/tools/catalog_command.hpp"
 #include "client/tools/fsck_command.hpp"
 #include "client/tools/profile_command.hpp"
 #include "client/wire/wire_client.hpp"
@@ -88,6 +89,9 @@ const std::map<std::string, Command>& commands() {
       {"camera",
        {"cameras vigild pulls: vigil camera add NAME URL | list | remove NAME [--data DIR | --http HOST:PORT]",
         [](const Globals& g, const auto& args) { return client::camera_main(g.token, args); }}},
+      {"catalog",
+       {"rebuild the catalog from volumes alone: vigil catalog rebuild --volume V [--volume V ...] --db URL",
+        [](const Globals&, const auto& args) { return client::catalog_main(args); }}},
       {"fsck",
        {"check a volume offline: vigil fsck VOLUME [--db URL] [--repair]",
         [](const Globals&, const auto& args) { return client::fsck_main(args); }}},

@@ -46,7 +46,9 @@ po::options_description play_options(PlayArgs& a) {
       ("stream", po::value(&a.name)->value_name("NAME"), "camera/stream name")  //
       ("from", po::value(&a.from_text)->value_name("TIME"),
        "start (the playback begins at the keyframe at or before it)")          //
-      ("to", po::value(&a.to_text)->value_name("TIME"), "end (default: now)")  //
+      ("to", po::value(&a.to_text)->value_name("TIME"),
+       "end (default: now). A range that reaches what the camera is recording now plays every frame up to its "
+       "end, continuing at the live edge; 'live': go on live until the recording stops or --duration")  //
       ("rate", po::value(&a.rate)->value_name("R"),
        "delivery speed, 0 < R <= 64 (default 1): an export at --rate 8 takes 1/8 of the clip's length and is "
        "the same file")  //
@@ -97,7 +99,8 @@ int play_main(const std::string& server, const std::string& token, const std::ve
   try {
     const auto now = now_us();
     from_us = parse_time_arg(from_text, now);
-    to_us = parse_time_arg(to_text, now);
+    // --to live: no end; the playback follows the recording at its live edge.
+    to_us = !live && to_text == "live" ? std::numeric_limits<std::int64_t>::max() / 2 : parse_time_arg(to_text, now);
   } catch (const std::invalid_argument& e) {
     return usage_error(kHelp, e.what());
   }

@@ -217,7 +217,10 @@ std::uint64_t RecorderSession::take_replies(bool wait_for_barrier) {
 }
 
 void RecorderSession::take(const Received& reply) {
-  if (reply.msg.has_durable_ack()) window_.acknowledge(reply.msg.durable_ack().last_sequence());
+  if (reply.msg.has_durable_ack()) {
+    window_.acknowledge(reply.msg.durable_ack().last_sequence());
+    acked_now_.store(window_.acked_total(), std::memory_order_release);
+  }
 }
 
 // Everything is sent: says so and reads acknowledgements until vigild ends the stream.

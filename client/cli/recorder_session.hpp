@@ -39,6 +39,8 @@ class RecorderSession {
 
   std::uint64_t packets_read() const { return packets_read_; }
   std::uint64_t packets_acked() const { return window_.acked_total(); }
+  // The same, from any thread while run() goes on (a test or a progress display).
+  std::uint64_t packets_acked_now() const { return acked_now_.load(std::memory_order_acquire); }
   std::uint64_t stream_id() const { return window_.stream_id(); }
   int connections() const { return connections_; }
 
@@ -70,6 +72,7 @@ class RecorderSession {
   std::uint64_t too_large_ = 0;           // the packet of this stream refused as larger than its buffer (0: none)
   std::uint64_t reopened_for_bytes_ = 0;  // the largest frame a re-open was for
   std::string reopen_reason_;             // the gap reason of the next open, when it is a re-open
+  std::atomic<std::uint64_t> acked_now_{0};
 };
 
 }  // namespace vigil::client

@@ -174,6 +174,14 @@ async function start() {
     await selectCamera(want).catch(showError);
   }
   timers.push(setInterval(refresh, 5000));
+  // An open run grows at the cycle's pace: while the timeline shows now, redraw it every second
+  // (one request at a time).
+  let growing = false;
+  timers.push(setInterval(() => {
+    if (growing || !state.camera || !showsLiveEdge()) return;
+    growing = true;
+    loadTimeline().catch(showError).finally(() => { growing = false; });
+  }, 1000));
   timers.push(setInterval(() => { if (state.mode !== 'stopped') drawCursor(); }, 500));
   document.body.dataset.ready = '1';
 }

@@ -112,11 +112,13 @@ function drawTimeline() {
   if (!tl) return;
   for (const r of tl.runs || []) {
     const d = document.createElement('div');
-    d.className = 'run';
+    // An open run holds the segment being written: it ends at the last durable cycle (a second or
+    // so before now) and grows; everything in it plays recorded, like any other run.
+    d.className = r.open ? 'run open' : 'run';
     d.dataset.start = r.start_us;
     d.dataset.end = r.end_us;
     d.title = `recorded ${fmtTime(r.start_us / 1000, true)} – ${fmtTime(r.end_us / 1000)} ` +
-      `(${fmtDuration((r.end_us - r.start_us) / 1e6)}, ${r.segments} segments)`;
+      `(${fmtDuration((r.end_us - r.start_us) / 1e6)}, ${r.segments} segments${r.open ? ', still recording' : ''})`;
     place(d, r.start_us / 1000, r.end_us / 1000);
     track.append(d);
   }
@@ -130,14 +132,16 @@ function drawTimeline() {
     track.append(d);
   }
   if (tl.recording) {
-    // What is being recorded now is not in the closed segments yet: drawn to now, played by Live.
+    // The live edge: from the last durable time (the open run's end) to now, what is being
+    // written this cycle. It is not recorded video yet (no reader sees an unacknowledged frame):
+    // a click there plays Live.
     const ends = [...(tl.runs || []), ...(tl.gaps || [])].map((x) => x.end_us / 1000);
     const since = ends.length ? Math.max(...ends) : state.win.from;
     const now = Date.now();
     if (since < now) {
       const d = document.createElement('div');
-      d.className = 'run recording';
-      d.title = `recording since ${fmtTime(since, true)} (not closed yet: use Live)`;
+      d.className = 'run recording live-edge';
+      d.title = `being written now (durable up to ${fmtTime(since, true)}): click for Live`;
       place(d, since, now);
       d.addEventListener('mousedown', (ev) => ev.stopPropagation());
       d.addEventListener('click', (ev) => { ev.stopPropagation(); playLive(); });
@@ -168,6 +172,15 @@ function drawTimeline() {
   $('day-totals').textContent = days.map((d) => `${d.day}: ${fmtDuration(d.recorded_s)} recorded, ${d.gaps} gaps`).join(' · ') +
     (tl.recording ? ' · recording now' : '');
   drawCursor();
+}
+
+// Whether the timeline shows a recording that grows at its right end (an open run or the live
+// edge, with now in the window): then it is asked again every second, not every 5 s.
+function showsLiveEdge() {
+  const tl = state.timeline;
+  if (!tl || !state.win) return false;
+  const growing = tl.recording || (tl.runs || []).some((r) => r.open);
+  return growing && state.win.to >= Date.now() - 1000;
 }
 
 // The run holding T (ms), or the first one after it; null if none.

@@ -54,11 +54,19 @@ struct Cut {
   bool discontinuity = false;
 };
 
+// HLS segments of SEGMENTS' GOPs in [FROM_US, TO_US): a segment ends at the first keyframe in a
+// later TARGET_US cell of wall-clock time (cells counted from the epoch, not from FROM_US), so a
+// playlist of a range that grows at its end, or whose start moves (a relative from=), lists the
+// same segments under the same names each time it is asked. With OPEN_END (the plan reaches a
+// segment still being written) the last segment is left out: it grows until the next keyframe.
 std::vector<Cut> cut(const std::vector<storage::PlaybackSegment>& segments, std::int64_t from_us, std::int64_t to_us,
-                     std::int64_t target_us) {
+                     std::int64_t target_us, bool open_end) {
   std::vector<Cut> out;
   std::optional<Cut> current;
   bool hole = false;
+  // The first segment starts with its cell too, at the cell's first keyframe: a start that moves
+  // within a cell (a relative from=) names the same first segment.
+  const std::int64_t cell_from_us = from_us / target_us * target_us;
   for (const auto& s : segments) {
     const auto g = s.gops.entries();
     for (std::size_t i = 0; i < g.size(); ++i) {
@@ -67,12 +75,12 @@ std::vector<Cut> cut(const std::vector<storage::PlaybackSegment>& segments, std:
                          : s.end_pts == storage::kNoTimestamp ? start + 1
                                                               : std::max(s.end_pts, start + 1);
       if (start >= to_us) break;
-      if (end <= from_us) continue;
+      if (end <= cell_from_us) continue;
       end = std::min(end, to_us);
-      if (current && start - current->seg.to_us > kHoleUs) {
+      if (current && (start - current->seg.to_us > kHoleUs || start / target_us != current->seg.from_us / target_us)) {
+        hole = start - current->seg.to_us > kHoleUs;
         out.push_back(*current);
         current.reset();
-        hole = true;
       }
       if (!current) {
         current = Cut{{start, end}, hole && !out.empty()};
@@ -80,13 +88,9 @@ std::vector<Cut> cut(const std::vector<storage::PlaybackSegment>& segments, std:
       } else {
         current->seg.to_us = end;
       }
-      if (current->seg.to_us - current->seg.from_us >= target_us) {
-        out.push_back(*current);
-        current.reset();
-      }
     }
   }
-  if (current) out.push_back(*current);
+  if (current && !open_end) out.push_back(*current);
   return out;
 }
 
@@ -120,15 +124,29 @@ boost::asio::awaitable<HttpReply> playlist(const RouteContext& ctx, const HttpRe
   if (to_us <= from_us) throw BadRequest("'to' must be after 'from'");
   if (to_us - from_us > kMaxMediaRangeUs) throw BadRequest("the range is longer than 24 hours: ask in parts");
   // The playlist reads nothing from the disk: any size of range may be listed.
-  const ClipPlan plan = co_await plan_clip(ctx.catalog, camera, from_us, to_us, ~0ull);
-  const auto cuts = cut(plan.plan.segments, from_us, to_us, kHlsTargetUs);
+  const ClipPlan plan = co_await plan_clip(ctx.catalog, ctx.disks, camera, from_us, to_us, ~0ull);
+  // A range that reaches past what is durable of a segment still being written continues live:
+  // the playlist grows at each reload (EVENT, or a sliding live window for a relative from=) and
+  // ends (ENDLIST) once the range is all recorded.
+  const bool growing = plan.plan.reaches_open && to_us > plan.plan.to_us;
+  const auto cuts = cut(plan.plan.segments, from_us, to_us, kHlsTargetUs, growing);
+  if (cuts.empty() && growing) {
+    throw ApiError(ApiErrc::unavailable, "the first segment of that range is still being written; retry in a second");
+  }
   if (cuts.empty()) throw ApiError(ApiErrc::not_found, "no keyframe of '" + camera + "' in that range");
-  const std::int64_t origin = cuts.front().seg.from_us;
+  // Media time counts from the first segment of a finished range; from the UTC day's start for a
+  // growing one, so a reload lists its segments under the same names and times even after a
+  // relative from= moved its first segment (until midnight).
+  constexpr std::int64_t kDayUs = 86'400'000'000;
+  const std::int64_t origin = growing ? cuts.front().seg.from_us / kDayUs * kDayUs : cuts.front().seg.from_us;
   std::int64_t longest = 0;
   for (const auto& c : cuts) longest = std::max(longest, c.seg.to_us - c.seg.from_us);
+  const bool relative_from = q.get("from") && !q.get("from")->empty() && q.get("from")->front() == '-';
+  const char* type = !growing ? "#EXT-X-PLAYLIST-TYPE:VOD\n" : relative_from ? "" : "#EXT-X-PLAYLIST-TYPE:EVENT\n";
   std::string m3u8 = "#EXTM3U\n#EXT-X-VERSION:7\n#EXT-X-TARGETDURATION:" +
-                     std::to_string(static_cast<std::int64_t>(std::ceil(static_cast<double>(longest) / 1e6))) +
-                     "\n#EXT-X-PLAYLIST-TYPE:VOD\n#EXT-X-MEDIA-SEQUENCE:0\n#EXT-X-INDEPENDENT-SEGMENTS\n";
+                     std::to_string(static_cast<std::int64_t>(std::ceil(static_cast<double>(longest) / 1e6))) + "\n" +
+                     type + "#EXT-X-MEDIA-SEQUENCE:" + std::to_string(cuts.front().seg.from_us / kHlsTargetUs) +
+                     "\n#EXT-X-INDEPENDENT-SEGMENTS\n";
   const std::string token_param = token_param_of(q);
   const std::string bounds =
       "t0=" + std::to_string(cuts.front().seg.from_us) + "&t1=" + std::to_string(cuts.front().seg.to_us);
@@ -141,7 +159,7 @@ boost::asio::awaitable<HttpReply> playlist(const RouteContext& ctx, const HttpRe
     m3u8 += "hls/seg.m4s?t0=" + std::to_string(c.seg.from_us) + "&t1=" + std::to_string(c.seg.to_us) +
             "&o=" + std::to_string(origin) + token_param + "\n";
   }
-  m3u8 += "#EXT-X-ENDLIST\n";
+  if (!growing) m3u8 += "#EXT-X-ENDLIST\n";
   co_return text_response(req, std::move(m3u8), "application/vnd.apple.mpegurl");
 }
 
@@ -149,7 +167,7 @@ boost::asio::awaitable<HttpReply> init_segment(const RouteContext& ctx, const Ht
                                                const std::string& camera) {
   const std::int64_t t0 = micros(q, "t0"), t1 = micros(q, "t1");
   if (t1 <= t0 || t1 - t0 > kMaxMediaRangeUs) throw BadRequest("t1 must be after t0, at most 24 hours");
-  const ClipPlan plan = co_await plan_clip(ctx.catalog, camera, t0, t1, ~0ull);
+  const ClipPlan plan = co_await plan_clip(ctx.catalog, ctx.disks, camera, t0, t1, ~0ull);
   auto writer = media::MediaWriter::fragmented(plan.codec(), t0);
   auto init = std::make_shared<const std::vector<std::byte>>(writer.take_output());
   co_return media_reply(req, std::move(init), plan.etag("hls-init|" + plan.plan.codec), "video/mp4");
@@ -160,7 +178,7 @@ boost::asio::awaitable<HttpReply> media_segment(const RouteContext& ctx, const H
   const std::int64_t t0 = micros(q, "t0"), t1 = micros(q, "t1"), origin = micros(q, "o");
   if (t1 <= t0 || t1 - t0 > 10 * 60 * 1'000'000ll) throw BadRequest("t1 must be after t0, at most 10 minutes");
   if (origin > t0) throw BadRequest("o (the playlist's origin) must not be after t0");
-  const ClipPlan plan = co_await plan_clip(ctx.catalog, camera, t0, t1, kMaxSegmentBytes);
+  const ClipPlan plan = co_await plan_clip(ctx.catalog, ctx.disks, camera, t0, t1, kMaxSegmentBytes);
   const std::string etag = plan.etag("hls-seg|" + std::to_string(origin));
   auto data = ctx.exports ? ctx.exports->find(etag) : nullptr;
   if (!data) {
@@ -226,9 +244,9 @@ boost::asio::awaitable<HttpReply> live(const RouteContext& ctx, const HttpReques
 }  // namespace
 
 std::vector<HlsSegment> cut_hls_segments(const std::vector<storage::PlaybackSegment>& segments, std::int64_t from_us,
-                                         std::int64_t to_us, std::int64_t target_us) {
+                                         std::int64_t to_us, std::int64_t target_us, bool open_end) {
   std::vector<HlsSegment> out;
-  for (const auto& c : cut(segments, from_us, to_us, target_us)) out.push_back(c.seg);
+  for (const auto& c : cut(segments, from_us, to_us, target_us, open_end)) out.push_back(c.seg);
   return out;
 }
 

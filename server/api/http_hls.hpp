@@ -3,10 +3,14 @@
 //   GET /api/v1/cameras/{name}/hls.m3u8?from&to     VOD playlist of the range
 //   GET /api/v1/cameras/{name}/hls/init.mp4?t0&t1   init segment (ftyp + moov)
 //   GET /api/v1/cameras/{name}/hls/seg.m4s?t0&t1&o  media segment: the GOPs of [t0, t1)
-// The playlist is cut from the GOP index alone (no disk IO): segments are whole GOPs of about
-// kHlsTargetUs, each starting at a keyframe, named by exact microsecond bounds, so a segment
-// request is stateless and its bytes are the same every time (ETag). Segment decode times are
-// measured from the playlist's first keyframe (o), so separately built segments line up.
+// The playlist is cut from the GOP index alone (no disk IO): segments are whole GOPs, a new one at
+// the first keyframe of each kHlsTargetUs cell of wall-clock time, named by exact microsecond
+// bounds, so a segment request is stateless and its bytes are the same every time (ETag). Segment
+// decode times are measured from the playlist's origin (o), so separately built segments line up.
+// A range that reaches the live edge (the camera's open segment) continues live: the playlist is
+// an EVENT playlist (a sliding live window for a relative from=) that lists each segment once
+// its next keyframe is durable and ends with ENDLIST when the range is all recorded: scrubbing
+// from an hour ago to now is one playlist.
 // A segment's GOPs are read as interactive IO (ClipReader) like any media route.
 // Live (hls_live.hpp), while the camera records:
 //   GET /api/v1/cameras/{name}/live.m3u8           the last segments at the live edge
@@ -29,11 +33,13 @@ struct HlsSegment {
   std::int64_t from_us = 0, to_us = 0;
 };
 
-// Segments of about TARGET_US cut at keyframes of SEGMENTS within [FROM_US, TO_US): the first
-// starts at the keyframe at or before FROM_US, the last ends at TO_US or where the recording
-// does. A hole between storage segments starts a new HLS segment.
+// Segments cut at keyframes of SEGMENTS within [FROM_US, TO_US), a new one at the first keyframe
+// in each later TARGET_US cell of wall-clock time: the first starts at the keyframe at or before
+// FROM_US, the last ends at TO_US or where the recording does (left out with OPEN_END: it still
+// grows). A hole between storage segments starts a new HLS segment.
 std::vector<HlsSegment> cut_hls_segments(const std::vector<storage::PlaybackSegment>& segments, std::int64_t from_us,
-                                         std::int64_t to_us, std::int64_t target_us = kHlsTargetUs);
+                                         std::int64_t to_us, std::int64_t target_us = kHlsTargetUs,
+                                         bool open_end = false);
 
 // PATH_TAIL: what follows /api/v1/cameras/{name}/ ("hls.m3u8", "hls/init.mp4", "hls/seg.m4s",
 // "live.m3u8", "live/init.mp4", "live/seg.m4s").

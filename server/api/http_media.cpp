@@ -43,8 +43,13 @@ std::string utc_stamp(std::int64_t us) {
 
 }  // namespace
 
+bool fixed_time(const QueryParams& q, std::string_view key) {
+  const auto v = q.get(key);
+  return v && !v->empty() && v->front() != '-' && *v != "now";
+}
+
 HttpReply media_reply(const HttpRequest& req, std::shared_ptr<const std::vector<std::byte>> data,
-                      const std::string& etag, const std::string& content_type) {
+                      const std::string& etag, const std::string& content_type, bool fixed) {
   if (not_modified(req, etag)) {
     HttpResponse res{http::status::not_modified, req.version()};
     res.set(http::field::server, "vigild/" VIGIL_VERSION);
@@ -73,7 +78,7 @@ HttpReply media_reply(const HttpRequest& req, std::shared_ptr<const std::vector<
   res.set(http::field::content_type, content_type);
   res.set(http::field::accept_ranges, "bytes");
   res.set(http::field::etag, etag);
-  res.set(http::field::cache_control, "private, max-age=3600");
+  res.set(http::field::cache_control, fixed ? "private, max-age=3600" : "private, no-cache");
   if (partial) {
     res.set(http::field::content_range, "bytes " + std::to_string(range.offset) + "-" +
                                             std::to_string(range.offset + range.length - 1) + "/" +
@@ -106,7 +111,7 @@ boost::asio::awaitable<HttpReply> export_route(const RouteContext& ctx, const Ht
   }
 
   const auto started = std::chrono::steady_clock::now();
-  ClipPlan plan = co_await plan_clip(ctx.catalog, camera, from_us, to_us, kMaxExportBytes);
+  ClipPlan plan = co_await plan_clip(ctx.catalog, ctx.disks, camera, from_us, to_us, kMaxExportBytes);
   const std::string etag =
       plan.etag(keyframes ? (reverse ? "mp4-keys-rev|" : "mp4-keys|") + std::to_string(rate) : std::string("mp4"));
   std::shared_ptr<const std::vector<std::byte>> mp4 = ctx.exports ? ctx.exports->find(etag) : nullptr;
@@ -141,7 +146,9 @@ boost::asio::awaitable<HttpReply> export_route(const RouteContext& ctx, const Ht
     }
   }
   if (!mp4) mp4 = std::make_shared<const std::vector<std::byte>>();  // 304: no body needed
-  auto reply = media_reply(req, mp4, etag, "video/mp4");
+  // A range relative to now, or one that reaches the segment being written, changes under its URL.
+  const bool fixed = fixed_time(q, "from") && fixed_time(q, "to") && !plan.plan.reaches_open;
+  auto reply = media_reply(req, mp4, etag, "video/mp4", fixed);
   if (auto* m = std::get_if<MediaResponse>(&reply)) {
     const std::string name = camera + "-" + utc_stamp(plan.from_us) + ".mp4";
     m->set(http::field::content_disposition,
@@ -159,7 +166,7 @@ boost::asio::awaitable<HttpReply> thumbnail_route(const RouteContext& ctx, const
   const int width = static_cast<int>(q.number("width", 16, 1920).value_or(320));
   // The keyframe at or before AT, looking back at most kThumbnailLookbackUs (AT may fall in a
   // gap or after the recording's end): planned from the GOP index, and only it is read.
-  ClipPlan plan = co_await plan_clip(ctx.catalog, camera, at_us - kThumbnailLookbackUs, at_us + 1, ~0ull);
+  ClipPlan plan = co_await plan_clip(ctx.catalog, ctx.disks, camera, at_us - kThumbnailLookbackUs, at_us + 1, ~0ull);
   // Named by the keyframe, not by AT: scrubbing within one GOP hits the cache.
   std::optional<std::int64_t> key_pts;
   for (const auto& seg : plan.plan.segments) {
@@ -184,7 +191,7 @@ boost::asio::awaitable<HttpReply> thumbnail_route(const RouteContext& ctx, const
         media::jpeg_of_keyframe(plan.codec(), key->frames.front().payload, width));
     if (ctx.exports) ctx.exports->put(etag, jpeg);
   }
-  co_return media_reply(req, std::move(jpeg), etag, "image/jpeg");
+  co_return media_reply(req, std::move(jpeg), etag, "image/jpeg", fixed_time(q, "at"));
 }
 
 }  // namespace vigil::server

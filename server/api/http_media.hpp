@@ -34,8 +34,14 @@ boost::asio::awaitable<HttpReply> thumbnail_route(const RouteContext& ctx, const
                                                   const std::string& camera);
 
 // A MediaResponse for DATA (all of it, or the request's Range of it), with ETAG and TYPE; 304
-// when If-None-Match names ETAG; 416 for a range that cannot be served.
+// when If-None-Match names ETAG; 416 for a range that cannot be served. FIXED: the same URL will
+// always answer these bytes (absolute times, nothing still being written), so clients may keep
+// them for an hour; otherwise they revalidate every time (ETag).
 HttpReply media_reply(const HttpRequest& req, std::shared_ptr<const std::vector<std::byte>> data,
-                      const std::string& etag, const std::string& content_type);
+                      const std::string& etag, const std::string& content_type, bool fixed = true);
+
+// Whether the time parameter KEY names a fixed instant ("@…", a date), not one relative to now
+// (absent, "now", "-5m").
+bool fixed_time(const QueryParams& q, std::string_view key);
 
 }  // namespace vigil::server

@@ -7,6 +7,7 @@
 
 #include "catalog/camera_rows.hpp"
 #include "catalog/timeline_rows.hpp"
+#include "server/disks/disk_set.hpp"
 
 namespace http = boost::beast::http;
 namespace json = boost::json;
@@ -33,8 +34,10 @@ std::string utc_date(std::int64_t day_start_us) {
 json::object to_json(const catalog::CameraTimeline& t) {
   json::array runs, gaps, days;
   for (const auto& r : t.runs) {
-    runs.push_back(
-        json::object{{"start_us", r.start_us}, {"end_us", r.end_us}, {"segments", r.segments}, {"bytes", r.bytes}});
+    json::object o{{"start_us", r.start_us}, {"end_us", r.end_us}, {"segments", r.segments}, {"bytes", r.bytes}};
+    // Still being written: it ends at the last durable cycle and grows.
+    if (r.open) o["open"] = true;
+    runs.push_back(std::move(o));
   }
   for (const auto& g : t.gaps) {
     json::object o{{"start_us", g.start_us}, {"end_us", g.end_us}, {"reason", g.reason}};
@@ -85,6 +88,17 @@ boost::asio::awaitable<HttpResponse> timeline_route(const RouteContext& ctx, con
     query.cameras = {*camera};
   } else {
     query.cameras = q.cameras();
+  }
+  // What this node recorded up to its last durable cycle, fresher than the catalog's rows.
+  if (ctx.disks) {
+    for (auto& n : ctx.disks->recent().of_cameras(query.cameras, query.from_us, query.to_us)) {
+      query.fresher.push_back({.camera = n.camera,
+                               .segment_id = n.segment.segment.segment_id,
+                               .start_us = n.segment.start_us,
+                               .end_us = n.segment.segment.end_pts,
+                               .bytes = n.segment.segment.end_offset,
+                               .open = n.segment.open});
+    }
   }
   auto result = co_await ctx.catalog.run([&query](pqxx::connection& c) {
     pqxx::read_transaction tx(c);

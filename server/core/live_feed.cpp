@@ -13,6 +13,11 @@ std::shared_ptr<const LiveFrame> LiveTap::pop() {
   return f;
 }
 
+std::shared_ptr<const LiveFrame> LiveTap::peek() const {
+  std::lock_guard lock(mu_);
+  return queue_.empty() ? nullptr : queue_.front();
+}
+
 bool LiveTap::ended() const {
   std::lock_guard lock(mu_);
   return ended_ && queue_.empty();
@@ -60,10 +65,10 @@ void LiveTap::end() {
   if (notify_) notify_();
 }
 
-std::shared_ptr<LiveTap> LiveFeed::subscribe(std::size_t max_bytes, std::function<void()> notify) {
+std::shared_ptr<LiveTap> LiveFeed::subscribe(std::size_t max_bytes, std::function<void()> notify, bool at_keyframe) {
   std::lock_guard lock(mu_);
   if (ended_) return nullptr;
-  auto tap = std::make_shared<LiveTap>(max_bytes, std::move(notify));
+  auto tap = std::make_shared<LiveTap>(max_bytes, std::move(notify), at_keyframe);
   std::erase_if(taps_, [](const auto& w) { return w.expired(); });
   taps_.push_back(tap);
   watchers_ = taps_.size();

@@ -34,8 +34,11 @@ struct LiveFrame {
 
 class LiveTap {
  public:
-  LiveTap(std::size_t max_bytes, std::function<void()> notify) : max_bytes_(max_bytes), notify_(std::move(notify)) {}
+  LiveTap(std::size_t max_bytes, std::function<void()> notify, bool at_keyframe = true)
+      : max_bytes_(max_bytes), notify_(std::move(notify)), started_(!at_keyframe) {}
   std::shared_ptr<const LiveFrame> pop();
+  // The frame pop() would return, left in the queue; null if none.
+  std::shared_ptr<const LiveFrame> peek() const;
   bool ended() const;  // the recording ended and every frame was popped
   std::uint64_t dropped() const;
 
@@ -63,8 +66,9 @@ class LiveFeed {
   const proto::CodecParameters& codec() const noexcept { return codec_; }
   Rate rate() const noexcept { return rate_; }
 
-  // A new viewer; null if the recording already ended.
-  std::shared_ptr<LiveTap> subscribe(std::size_t max_bytes, std::function<void()> notify);
+  // A new viewer; null if the recording already ended. AT_KEYFRAME false: from the very next frame
+  // (a recorded playback continuing live has the frames before it).
+  std::shared_ptr<LiveTap> subscribe(std::size_t max_bytes, std::function<void()> notify, bool at_keyframe = true);
   // The recording session: a frame was accepted (copied only if somebody watches).
   void publish(const storage::RecordHeader& h, std::span<const std::byte> payload);
   void end();  // the recording ended: viewers drain and finish

@@ -25,6 +25,7 @@
 #include "proto/vigil.pb.h"
 #include "server/core/vigild_metrics.hpp"
 #include "server/disks/disk_io.hpp"
+#include "server/disks/recent_segments.hpp"
 #include "server/disks/volume_startup.hpp"
 
 namespace vigil::server {
@@ -116,6 +117,8 @@ class DiskSet {
   std::span<const std::unique_ptr<Disk>> disks() const noexcept { return disks_; }
   // The disk that holds volume VOLUME_ID on this node, or null.
   Disk* disk_of_volume(std::int64_t volume_id) noexcept;
+  // What the recordings on these disks wrote lately, before the catalog has it (recent_segments.hpp).
+  RecentSegments& recent() noexcept { return recent_; }
 
  private:
   void log_decision(const Disk& disk, const admission::Decision& decision, DiskMetrics::Kind kind,
@@ -123,6 +126,7 @@ class DiskSet {
 
   std::vector<std::unique_ptr<Disk>> disks_;
   catalog::Batcher& batcher_;
+  RecentSegments recent_{batcher_};
 };
 
 }  // namespace vigil::server

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <pqxx/pqxx>
 #include <random>
+#include <set>
 
 #include "common/log.hpp"
 #include "catalog/volume_reconcile.hpp"
@@ -28,6 +29,29 @@ std::size_t corrupt_spans(const std::vector<catalog::VolumeSegment>& found) {
   std::size_t n = 0;
   for (const auto& v : found) n += v.damaged.size();
   return n;
+}
+
+// Streams the catalog lacked (a new or emptied catalog) were rebuilt from the volume: say so,
+// and warn about those whose segments did not say what they are.
+void log_rebuilt_streams(const std::string& path, const std::vector<catalog::RebuiltStream>& rebuilt) {
+  for (const auto& r : rebuilt) {
+    if (r.warning.empty()) {
+      log::info("stream rebuilt from the volume", {{"path", path},
+                                                   {"stream", r.stream_id},
+                                                   {"camera", r.description.camera},
+                                                   {"codec", r.description.codec},
+                                                   {"segments", r.segments},
+                                                   {"frames", r.frames}});
+    } else {
+      log::warn("stream rebuilt from the volume without its description: kept under a stand-in camera",
+                {{"path", path},
+                 {"stream", r.stream_id},
+                 {"camera", r.description.camera},
+                 {"segments", r.segments},
+                 {"frames", r.frames},
+                 {"why", r.warning}});
+    }
+  }
 }
 
 OpenVolume open_volume(const VolumeConfig& cfg) {
@@ -70,6 +94,7 @@ OpenVolume open_volume(const VolumeConfig& cfg) {
 VolumesUp bring_up_volumes(const std::vector<VolumeConfig>& configs, const std::string& conninfo) {
   VolumesUp out;
   pqxx::connection conn(conninfo);
+  std::set<std::int64_t> rebuilt;  // streams rebuilt from segment headers, on any volume
   for (const auto& cfg : configs) {
     try {
       auto ov = open_volume(cfg);
@@ -82,6 +107,8 @@ VolumesUp bring_up_volumes(const std::vector<VolumeConfig>& configs, const std::
       }
       const auto rec = catalog::reconcile_volume(conn, *ov.volume, ov.volume_id, now_us());
       const auto& plan = rec.plan;
+      log_rebuilt_streams(cfg.path.string(), rec.rebuilt);
+      for (const auto& r : rec.rebuilt) rebuilt.insert(r.stream_id);
       log::info("volume recovered", {{"path", cfg.path.string()},
                                      {"volume_id", ov.volume_id},
                                      {"segments", rec.found.size()},
@@ -94,6 +121,7 @@ VolumesUp bring_up_volumes(const std::vector<VolumeConfig>& configs, const std::
                                      {"lost", plan.lost.size()},
                                      {"unreadable_kept", plan.kept.size()},
                                      {"restored", plan.restore.size()},
+                                     {"streams_rebuilt", rec.rebuilt.size()},
                                      {"free_extents", ov.volume->free_extent_count()},
                                      {"extents", ov.volume->extent_count()}});
       if (ov.faults) {
@@ -115,6 +143,10 @@ VolumesUp bring_up_volumes(const std::vector<VolumeConfig>& configs, const std::
       tx.commit();
       out.unavailable.push_back({cfg.path, e.what()});
     }
+  }
+  // Holes between a rebuilt stream and the others of its camera, whatever volume each is on.
+  if (const int gaps = catalog::write_rebuild_gaps(conn, rebuilt); gaps > 0) {
+    log::info("gaps between rebuilt streams recorded", {{"gaps", gaps}});
   }
   return out;
 }

@@ -3,7 +3,8 @@
 // in the catalog, and recover it — the segments the catalog cannot vouch for (open at a crash,
 // damaged, unknown) scanned from the volume itself, closed ones trusted from their extent headers
 // and catalog rows (fast restart), and the catalog reconciled with what was found
-// (catalog/recovery_plan.hpp) — before anything is served. A volume that cannot be brought up (missing, not a Vigil volume, failing) does not stop
+// (catalog/recovery_plan.hpp; streams the catalog lacks, as on an empty catalog, rebuilt from
+// the segment headers: catalog/stream_rebuild.hpp) — before anything is served. A volume that cannot be brought up (missing, not a Vigil volume, failing) does not stop
 // vigild: it is reported, marked failed in the catalog, and vigild runs on the others.
 // Start-up code: catalog errors throw (vigild cannot start without its catalog); a volume's own
 // failure is a value (UnavailableVolume).

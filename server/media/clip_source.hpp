@@ -38,11 +38,11 @@ struct Clip {
   std::uint64_t bytes_read = 0, requests = 0;
 };
 
-// Plans CAMERA's [FROM_US, TO_US). 404 if the camera is unknown or nothing is recorded (closed
-// segments only: video still being written is served by live view); 413 if the GOPs it touches
-// exceed MAX_BYTES.
-boost::asio::awaitable<ClipPlan> plan_clip(CatalogPool& catalog, const std::string& camera, std::int64_t from_us,
-                                           std::int64_t to_us, std::uint64_t max_bytes);
+// Plans CAMERA's [FROM_US, TO_US): closed segments and the open one up to its last durable cycle
+// (DISKS' recent segments, when given, are fresher than the catalog). 404 if the camera is
+// unknown or nothing is recorded; 413 if the GOPs it touches exceed MAX_BYTES.
+boost::asio::awaitable<ClipPlan> plan_clip(CatalogPool& catalog, DiskSet* disks, const std::string& camera,
+                                           std::int64_t from_us, std::int64_t to_us, std::uint64_t max_bytes);
 
 // Reads the plan's GOPs of [FROM_US, TO_US) (KEYFRAMES_ONLY: each GOP's keyframe alone) as
 // interactive IO on the disk that holds them; 503 if that volume is not open on this server.

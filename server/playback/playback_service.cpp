@@ -33,9 +33,11 @@ asio::awaitable<PlaybackService::OpenResult> PlaybackService::open(const proto::
   catalog::PlaybackPlan plan;
   try {
     // By reference: see CatalogPool::run. REQ outlives the co_await.
-    plan = co_await catalog_.run([&req](pqxx::connection& c) {
+    // What this node recorded lately, up to its last durable cycle, beside the catalog's rows.
+    const auto fresher = disks_.recent().of(req.stream_name(), req.start_us(), req.end_us());
+    plan = co_await catalog_.run([&req, &fresher](pqxx::connection& c) {
       pqxx::work tx(c);
-      auto p = catalog::plan_playback(tx, req.stream_name(), req.start_us(), req.end_us());
+      auto p = catalog::plan_playback(tx, req.stream_name(), req.start_us(), req.end_us(), 10'000, fresher);
       tx.commit();
       return p;
     });
@@ -47,7 +49,7 @@ asio::awaitable<PlaybackService::OpenResult> PlaybackService::open(const proto::
   }
   if (plan.segments.empty()) {
     co_return refuse(proto::REFUSE_REASON_NO_SUCH_STREAM,
-                     "nothing of '" + req.stream_name() + "' is recorded in that range (or it is still being written)");
+                     "nothing of '" + req.stream_name() + "' is recorded in that range");
   }
   auto* disk = disks_.disk_of_volume(plan.volume_id);
   if (!disk) {
@@ -84,10 +86,16 @@ asio::awaitable<PlaybackService::OpenResult> PlaybackService::open(const proto::
   p->request = req;
   p->from_us = std::max(plan.from_us, req.start_us());
   p->to_us = std::min(plan.to_us, req.end_us());
+  p->reaches_open = plan.reaches_open;
+  p->volume_id = plan.volume_id;
+  p->codec = plan.codec;
+  p->extradata = plan.extradata;
+  p->notify = notify;
   const auto& cfg = disk->io->scheduler().config();
   const double cycle_s = std::chrono::duration<double>(cfg.cycle).count();
   const std::size_t block = disk->volume->volume->block_bytes();
   const std::size_t cycle_bytes = storage::stream_io_bytes(rate, cycle_s, block);
+  p->cycle_bytes = cycle_bytes;
   p->stream =
       std::make_shared<storage::PlaybackStream>(std::move(plan.segments),
                                                 storage::PlaybackRange{.from_pts = req.start_us(),
@@ -150,6 +158,64 @@ PlaybackService::OpenResult PlaybackService::open_live(const proto::OpenPlayback
   log::info("live view opened", {{"playback", p->id}, {"name", req.stream_name()}});
   out = std::move(p);
   return started;
+}
+
+bool PlaybackService::extend(Playback& p, std::int64_t from_us) {
+  if (!p.disk || !p.stream) return false;
+  auto fresh = disks_.recent().of(p.request.stream_name(), from_us, p.request.end_us());
+  std::erase_if(fresh, [&](const catalog::FreshSegment& f) {
+    return f.volume_id != p.volume_id || f.codec != p.codec || f.extradata != p.extradata || f.segment.gops.empty();
+  });
+  std::sort(fresh.begin(), fresh.end(), [](const catalog::FreshSegment& a, const catalog::FreshSegment& b) {
+    return a.start_us < b.start_us;
+  });
+  std::int64_t end_us = 0;
+  std::vector<storage::PlaybackSegment> segments;
+  bool open = false;
+  for (auto& f : fresh) {
+    end_us = std::max(end_us, f.segment.end_pts);
+    open = open || f.open;
+    segments.push_back(std::move(f.segment));
+  }
+  p.reaches_open = open;
+  if (end_us <= from_us) return false;  // nothing new is durable yet
+  const std::size_t block = p.disk->volume->volume->block_bytes();
+  auto next = std::make_shared<storage::PlaybackStream>(
+      std::move(segments),
+      storage::PlaybackRange{.from_pts = from_us, .to_pts = p.request.end_us(), .keyframes_only = false},
+      p.cycle_bytes, block, p.notify);
+  // The old read stream leaves the scheduler (its last IO may still be in flight); the new one
+  // runs under the same admitted share, with a scheduler id of its own.
+  auto& sched = p.disk->io->scheduler();
+  sched.remove_stream(p.sched_id, [keep = p.stream] {});
+  p.sched_id = kPlaybackIdBase + next_id_.fetch_add(1);
+  p.stream = std::move(next);
+  p.to_us = std::min(end_us, p.request.end_us());
+  sched.add_stream(p.sched_id, *p.stream);
+  DiskSet::bind_io_id(*p.disk, p.demand.id, p.sched_id);
+  return true;
+}
+
+std::shared_ptr<LiveTap> PlaybackService::subscribe_tail(const Playback& p) {
+  auto feed = feeds_.find(p.request.stream_name());
+  if (!feed) return nullptr;
+  // The recorded part lags the live edge by a cycle or two; four seconds of the camera's rate
+  // hold what arrives meanwhile (more is dropped to a keyframe, and read from the disk instead).
+  const std::size_t bound = static_cast<std::size_t>(feed->rate().bytes_over(4.0)) + (1u << 20);
+  return feed->subscribe(bound, p.notify, /*at_keyframe=*/false);
+}
+
+void PlaybackService::go_live(Playback& p, std::shared_ptr<LiveTap> tap) {
+  if (p.disk) {
+    disks_.release(*p.disk, p.demand.id);
+    p.disk->io->scheduler().remove_stream(p.sched_id, [keep = p.stream] {});
+  }
+  p.disk = nullptr;
+  p.stream.reset();
+  p.tail.reset();
+  p.live = std::move(tap);
+  p.live_tail = true;
+  log::info("playback reached the live edge: continues live", {{"playback", p.id}, {"name", p.request.stream_name()}});
 }
 
 void PlaybackService::close(const std::shared_ptr<Playback>& p) {

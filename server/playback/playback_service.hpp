@@ -45,6 +45,15 @@ class PlaybackService {
     proto::OpenPlayback request;
     std::int64_t from_us = 0, to_us = 0;  // what the recording covers of the request
     std::shared_ptr<LiveTap> live;        // live view: frames from the recording session, no disk
+    // A recorded range that reaches the camera's open segment continues at its live edge (the
+    // live tail): first with what became durable since (extend()), then from the live feed.
+    bool reaches_open = false;
+    bool live_tail = false;               // LIVE continues a recorded range: it ends at request.end_us
+    std::shared_ptr<LiveTap> tail;        // subscribed once the recorded part is read to its end
+    std::int64_t volume_id = 0;
+    std::string codec{}, extradata{};
+    std::size_t cycle_bytes = 0;
+    std::function<void()> notify{};
   };
 
   PlaybackService(DiskSet& disks, LiveFeeds& feeds, CatalogPool& catalog)
@@ -57,6 +66,17 @@ class PlaybackService {
                                           std::shared_ptr<Playback>& out, std::uint64_t id = 0);
   // Takes the playback off its disk and releases its admitted share.
   void close(const std::shared_ptr<Playback>& p);
+
+  // The live tail (P reaches the open segment and its stream is read to the end): a new read
+  // stream on P's disk, under P's admitted share, of what the recording made durable in
+  // [FROM_US, P's end) since P was planned — from memory (RecentSegments), no catalog. False when
+  // nothing new is durable yet. Same volume and codec parameters only (a change ends P).
+  bool extend(Playback& p, std::int64_t from_us);
+  // A tap on P's camera's live feed from its next frame, for the switch to live; null when the
+  // camera no longer records.
+  std::shared_ptr<LiveTap> subscribe_tail(const Playback& p);
+  // P now plays TAP (its recorded stream is taken off the disk, its share released).
+  void go_live(Playback& p, std::shared_ptr<LiveTap> tap);
 
  private:
   OpenResult open_live(const proto::OpenPlayback& request, const std::function<void()>& notify,

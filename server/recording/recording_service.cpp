@@ -10,6 +10,7 @@
 #include "catalog/profiles.hpp"
 #include "catalog/pending_rows.hpp"
 #include "catalog/recording_rows.hpp"
+#include "server/recording/stream_description_of.hpp"
 #include "storage/stream_buffer.hpp"
 
 namespace asio = boost::asio;
@@ -35,6 +36,10 @@ constexpr std::int64_t kMaxClockSkewUs = 3'600'000'000;
 constexpr double kReadmitAbove = 1.1;
 constexpr double kReadmitHeadroom = 1.25;
 constexpr auto kReadmitBackoff = std::chrono::seconds(60);
+// How stale the catalog's row of an open segment may be (its end, extents and GOP index): what
+// readers elsewhere see of it, and what a restart finds before its volume scan. Readers on this
+// node see every durable cycle (RecentSegments).
+constexpr std::int64_t kProgressEveryUs = 10'000'000;
 
 FrameKey frame_key(const proto::MediaPacket& m, std::span<const std::byte> payload) {
   return {
@@ -186,12 +191,14 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
   storage::Volume* vol = chosen->volume->volume.get();
   std::weak_ptr<Recording> weak = r;
   r->stream = std::make_shared<storage::RecordingStream>(
-      *vol, r->stream_id, std::vector<std::byte>(), 1, now_us(),
+      *vol, r->stream_id,
+      stream_description_of(req, peak_bps, first_wall ? std::min(first_wall, opened_at) : opened_at), 1, now_us(),
       storage::RecordingStreamOptions{.io_bytes = io_bytes,
                                       // Record timestamps are wall-clock microseconds.
                                       .max_segment_pts =
                                           std::chrono::duration_cast<std::chrono::microseconds>(max_segment_).count(),
-                                      .volume_failing = chosen->io->volume_failing_flag()},
+                                      .volume_failing = chosen->io->volume_failing_flag(),
+                                      .progress_every_pts = kProgressEveryUs},
       [chosen] { return chosen->next_segment.fetch_add(1); },
       [weak](std::uint64_t seq) {
         // The IO thread: store and wake the session; never wait for it.
@@ -200,12 +207,13 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
           if (rec->notify) rec->notify();
         }
       },
-      [batcher = &batcher_, volume_id, vol, chosen](const storage::SegmentSummary& s) {
+      [batcher = &batcher_, volume_id, vol, chosen, recent = &disks_.recent()](const storage::SegmentSummary& s) {
         std::vector<std::uint64_t> offsets;
         for (auto e : s.extents) offsets.push_back(vol->extent_offset(e));
         auto row = catalog::closed_segment_row(volume_id, s, offsets, vol->extent_bytes(), now_us());
         chosen->segment_closed({row.segment_id, row.stream_id, row.start_us, row.end_us, s.extents.size()});
-        batcher->enqueue(std::move(row));
+        const auto seq = batcher->enqueue(std::move(row));
+        if (!s.discard) recent->closed(s.stream_id, s, seq);
       },
       [weak](std::uint64_t last_durable) {
         // The IO thread: the session ends the recording and names LAST_DURABLE to the sender.
@@ -215,6 +223,22 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
           if (rec->notify) rec->notify();
         }
       });
+  // The open segment's row: at its first durable cycle, then every kProgressEvery of media.
+  r->stream->on_progress([batcher = &batcher_, volume_id, vol](const storage::SegmentSummary& s) {
+    std::vector<std::uint64_t> offsets;
+    for (auto e : s.extents) offsets.push_back(vol->extent_offset(e));
+    batcher->enqueue(catalog::open_segment_row(volume_id, s, offsets, vol->extent_bytes(), now_us()));
+  });
+  disks_.recent().started({.camera = req.stream_name(),
+                           .stream_id = r->stream_id,
+                           .volume_id = volume_id,
+                           .volume = vol,
+                           .codec = codec.codec_name(),
+                           .extradata = codec.extradata(),
+                           .width = codec.width(),
+                           .height = codec.height(),
+                           .rate_bps = static_cast<std::int64_t>(peak_bps),
+                           .stream = r->stream});
   chosen->io->scheduler().add_stream(r->stream_id, *r->stream);
   DiskSet::bind_io_id(*chosen, r->demand.id, r->stream_id);
   {
@@ -336,6 +360,9 @@ Result<void> RecordingService::packet(Recording& r, const proto::MediaPacket& m,
   if (r.camera) r.camera->packet(payload.size());
   r.last_sequence = m.sequence();
   r.last_end_us = h.pts + h.duration;
+  // Live frames name their stream and sequence: a recorded playback continuing live joins the
+  // feed at exactly the frame after the last durable one it read.
+  h.stream_id = r.stream_id;
   if (r.feed) r.feed->publish(h, payload);
   return {};
 }
@@ -476,8 +503,8 @@ asio::awaitable<void> RecordingService::close(const std::shared_ptr<Recording>& 
     if (ending == Ending::stalled || disk_failed) r->camera->gap();
   }
   // On the IO thread once the stream's last IO is done: its last segment and its end.
-  disk->io->scheduler().remove_stream(r->stream_id, [batcher = &batcher_, r, disk, volume_id, vol, stream_id, state,
-                                                     disk_failed, unwritten] {
+  disk->io->scheduler().remove_stream(r->stream_id, [batcher = &batcher_, recent = &disks_.recent(), r, disk, volume_id,
+                                                     vol, stream_id, state, disk_failed, unwritten] {
     auto last = r->stream->close();
     const auto ended = now_us();
     if (last && (last->frame_count > 0 || last->discard)) {
@@ -485,8 +512,10 @@ asio::awaitable<void> RecordingService::close(const std::shared_ptr<Recording>& 
       for (auto e : last->extents) offsets.push_back(vol->extent_offset(e));
       auto row = catalog::closed_segment_row(volume_id, *last, offsets, vol->extent_bytes(), ended);
       disk->segment_closed({row.segment_id, row.stream_id, row.start_us, row.end_us, last->extents.size()});
-      batcher->enqueue(std::move(row));
+      const auto seq = batcher->enqueue(std::move(row));
+      if (!last->discard) recent->closed(last->stream_id, *last, seq);
     }
+    recent->ended(r->stream_id);
     catalog::StreamEndRow end{.stream_id = stream_id, .state = state, .ended_us = ended};
     if (disk_failed) {
       end.state = "interrupted";

@@ -42,7 +42,7 @@ asio::awaitable<std::optional<proto::Envelope>> PlaybackChannel::control(const p
     case proto::CONTROL_OP_RESUME: pacer_.resume(now); co_return std::nullopt;
     case proto::CONTROL_OP_SEEK:
     case proto::CONTROL_OP_SET_RATE: {
-      if (playback_->live) {
+      if (playback_->live && !playback_->live_tail) {
         co_return error(errc::invalid_argument, "live view cannot seek or change rate: open a recorded range");
       }
       const bool seek = c.op() == proto::CONTROL_OP_SEEK;
@@ -129,6 +129,10 @@ std::optional<PlaybackChannel::Out> PlaybackChannel::next(Clock::time_point now,
       ++frame_;
       continue;
     }
+    if (skip_sent_ && f.header.stream_id == last_stream_ && f.header.sequence <= last_sequence_) {
+      ++frame_;
+      continue;
+    }
     const std::int64_t pts = f.header.pts == storage::kNoTimestamp ? last_pts_.value_or(0) : f.header.pts;
     const auto due = pacer_.due(pts, now);
     if (!due) return std::nullopt;  // paused
@@ -153,10 +157,19 @@ std::optional<PlaybackChannel::Out> PlaybackChannel::next(Clock::time_point now,
     out.keep = gop_;
     ++frame_;
     last_pts_ = pts;
+    last_stream_ = f.header.stream_id;
+    last_sequence_ = f.header.sequence;
     pacer_.sent(pts);
     return out;
   }
   if (!stream.done()) return std::nullopt;  // the next cycle's read will notify
+  if (!stream.error()) {
+    switch (tail(now, wake)) {
+      case Tail::go: return next(now, wake);
+      case Tail::wait: return std::nullopt;
+      case Tail::end: break;
+    }
+  }
   proto::Envelope env;
   *env.mutable_playback_end() = end_;
   auto* e = env.mutable_playback_end();
@@ -185,6 +198,20 @@ std::optional<PlaybackChannel::Out> PlaybackChannel::next_live(Clock::time_point
     return std::nullopt;
   }
   (void)now;
+  if (auto f = tap.peek(); f && playback_->live_tail && f->header.pts != storage::kNoTimestamp &&
+                            f->header.pts >= playback_->request.end_us()) {
+    // A recorded range continued live ends where the range does.
+    proto::Envelope env;
+    auto* e = env.mutable_playback_end();
+    e->set_stream_id(playback_->id);
+    e->set_packets(sequence_);
+    e->set_reason("end of range");
+    Out out;
+    proto::append_frame_header(out.header, env);
+    out.last = true;
+    close();
+    return out;
+  }
   if (auto f = tap.pop()) {
     proto::Envelope env;
     auto* m = env.mutable_media_packet();
@@ -215,6 +242,40 @@ std::optional<PlaybackChannel::Out> PlaybackChannel::next_live(Clock::time_point
   log::info("live view ended", {{"playback", playback_->id}, {"packets", sequence_}, {"dropped", tap.dropped()}});
   close();
   return out;
+}
+
+PlaybackChannel::Tail PlaybackChannel::tail(Clock::time_point now, Clock::time_point& wake) {
+  auto& p = *playback_;
+  const auto& req = p.request;
+  // Only a forward playback of every frame whose range goes on past what is durable continues.
+  if (!p.reaches_open || req.direction() == proto::DIRECTION_REVERSE || req.keyframes_only() || !last_pts_ ||
+      req.end_us() <= *last_pts_ + 1) {
+    return Tail::end;
+  }
+  if (!p.tail) p.tail = service_.subscribe_tail(p);
+  if (p.tail) {
+    // The feed has what arrived since the tap opened; what it already is on the disk was sent.
+    for (auto f = p.tail->peek(); f && f->header.stream_id == last_stream_ && f->header.sequence <= last_sequence_;
+         f = p.tail->peek()) {
+      (void)p.tail->pop();
+    }
+    if (auto f = p.tail->peek(); f && f->header.stream_id == last_stream_ && f->header.sequence == last_sequence_ + 1) {
+      service_.go_live(p, std::move(p.tail));
+      return Tail::go;
+    }
+  }
+  // The recording made more durable since: read it (a cycle or two behind the live edge).
+  if (service_.extend(p, *last_pts_ + 1)) {
+    gop_.reset();
+    frame_ = 0;
+    skip_through_.reset();
+    skip_sent_ = true;  // the read starts at the keyframe before: the viewer has those frames
+    return Tail::go;
+  }
+  if (!p.tail && !p.reaches_open) return Tail::end;  // the recording ended: its last frames were read
+  // Nothing new is durable yet: look again within the cycle (the tap's frames wake us sooner).
+  wake = now + std::chrono::milliseconds(100);
+  return Tail::wait;
 }
 
 void PlaybackChannel::close() {

@@ -50,6 +50,10 @@ class PlaybackChannel {
 
  private:
   std::optional<Out> next_live(Clock::time_point now);
+  // At the end of the recorded part: continue (go), wait for the next durable cycle (wait, WAKE
+  // set), or end the playback (end). See PlaybackService::extend.
+  enum class Tail { go, wait, end };
+  Tail tail(Clock::time_point now, Clock::time_point& wake);
 
   PlaybackService& service_;
   std::function<void()> notify_;
@@ -60,6 +64,9 @@ class PlaybackChannel {
   std::uint64_t sequence_ = 0;
   std::optional<std::int64_t> last_pts_;
   std::optional<std::int64_t> skip_through_;  // after a rate change: frames the viewer already has
+  // The last recorded frame sent (its stream and sequence): where a live tail continues.
+  std::uint64_t last_stream_ = 0, last_sequence_ = 0;
+  bool skip_sent_ = false;  // after extend(): frames up to last_sequence_ were sent already
   proto::PlaybackEnd end_;
 };
 

@@ -211,3 +211,38 @@ TEST_CASE("vigil bench crash kills its vigild, restarts it, reads every acknowle
   }
   CHECK(left == 0);
 }
+
+TEST_CASE("vigil bench freshness records in real time, exports each acknowledged frame and cleans up",
+          "[bench][freshness]") {
+  vigil::test::TempDir dir;
+  const auto json = dir.path() / "freshness.json";
+  // The simulated disk's profile: no profiling of this machine's disk (speed is not asserted).
+  auto [code, out] = run_vigil({"bench", "freshness", "--quick", "--streams", "1,2", "--samples", "3", "--samplers",
+                                "2", "--disk", "sim:wd400bb", "--dir", dir.path().string(), "--json", json.string()},
+                               dir.path() / "out.log");
+  INFO(out);
+  REQUIRE(code == 0);
+  CHECK_THAT(out, ContainsSubstring("ack -> exportable p99, 2 streams (ms)"));
+  CHECK_THAT(out, ContainsSubstring("Moonfire NVR"));
+  CHECK_THAT(out, !ContainsSubstring("samples failed"));
+  auto doc = read_json(json);
+  const auto& params = doc.at("parameters").as_object();
+  CHECK(params.at("samples_per_step").to_number<double>() == 3);
+  CHECK(params.at("streams_admitted").as_array().size() == 2);
+  CHECK(params.at("streams_admitted").as_array().at(1).to_number<double>() == 2);
+  // Before the open segment was readable: a frame waited for its 600 s segment to close.
+  CHECK(params.at("segment_s_before").to_number<double>() == 600);
+  const auto& figures = doc.at("figures").as_array();
+  CHECK(figures.size() == 2 * 5 + 3);  // per step: p50, p99 vs the target, both vs before, the export; the peers
+  for (const auto& f : figures) {
+    const auto& o = f.as_object();
+    CHECK(o.at("ours").to_number<double>() > 0);  // every sample's frame was found in an export
+    CHECK(o.at("reference").to_number<double>() > 0);
+  }
+  std::size_t left = 0;
+  for (auto& e : std::filesystem::directory_iterator(dir.path())) {
+    left += e.path().filename().string().starts_with("vigil-bench-freshness") ? 1 : 0;
+  }
+  CHECK(left == 0);
+  CHECK(run_vigil({"bench", "freshness", "--bogus", "1"}, dir.path() / "bad.log").first != 0);
+}

@@ -199,7 +199,7 @@ TEST_CASE("every pending row survives its encoding", "[catalog][spool]") {
   // The kinds written before gap rows existed keep their bytes: an older spool still decodes.
   CHECK(static_cast<std::uint8_t>(catalog::encode(seg)[1]) == 1);
   CHECK(static_cast<std::uint8_t>(catalog::encode(end)[1]) == 2);
-  CHECK(static_cast<std::uint8_t>(catalog::encode(gap)[1]) == 6);
+  CHECK(static_cast<std::uint8_t>(catalog::encode(gap)[1]) == 7);
 
   // Anything else is refused, not half-read.
   auto bytes = catalog::encode(seg);

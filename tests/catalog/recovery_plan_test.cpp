@@ -1,7 +1,7 @@
 // Reconciling a crashed volume with the catalog, on a simulated disk and a real PostgreSQL:
 // the open segment is closed where the volume says it ends and a crash gap recorded; an
-// orphan on disk is adopted with its extents and GOP index; an orphan of an unknown stream is
-// reclaimed; a catalog segment missing from the volume is marked damaged with a gap; one that
+// orphan on disk is adopted with its extents and GOP index; an orphan of a stream the catalog
+// lacks is kept, never reclaimed (reconcile_volume rebuilds its stream: stream_rebuild_test); a catalog segment missing from the volume is marked damaged with a gap; one that
 // cannot be read is kept (damaged, with a gap) and restored once it reads again.
 #include <catch2/catch_test_macros.hpp>
 #include <pqxx/pqxx>
@@ -87,7 +87,8 @@ TEST_CASE("recovery reconciles a volume and the catalog in both directions", "[r
   CHECK(plan.close[0].segment_id == 10);
   REQUIRE(plan.adopt.size() == 1);
   CHECK(plan.adopt[0].segment_id == 13);
-  CHECK(plan.reclaim == std::vector<std::uint64_t>{14});
+  CHECK(plan.reclaim.empty());
+  CHECK(plan.kept == std::vector<std::uint64_t>{14});
   REQUIRE(plan.lost.size() == 1);
   CHECK(plan.lost[0].id == 12);
   catalog::apply_recovery_plan(tx, volume_id, plan, restart_us);
@@ -109,7 +110,7 @@ TEST_CASE("recovery reconciles a volume and the catalog in both directions", "[r
     CHECK(q.exec1("SELECT gop_count FROM gop_index WHERE segment_id = 13")[0].as<int>() == 2);
     CHECK(q.exec1("SELECT state FROM segments WHERE id = 12")[0].as<std::string>() == "damaged");
     CHECK(q.exec1("SELECT count(*) FROM gaps WHERE reason = 'corruption'")[0].as<int>() == 1);
-    CHECK(vol->segments().count(14) == 0);
+    CHECK(vol->segments().count(14) == 1);  // video of a stream the catalog lacks is never reclaimed
   }
 
   // A second pass finds nothing left to do.

@@ -75,7 +75,10 @@ TEST_CASE("vigil proxy: 50 viewers share one upstream fetch per resource, slow v
   const auto direct_pl = get_with(d.http(), base + "hls.m3u8?" + range, token);
   REQUIRE(direct_pl.status == 200);
   const auto uris = playlist_uris(direct_pl.body);
-  REQUIRE(uris.size() == 3);  // init + 2 segments of ~4 s
+  // init + the 8 s cut on 4 s cells of wall-clock time: two segments, or three when the
+  // recording does not start on a cell boundary.
+  REQUIRE(uris.size() >= 3);
+  REQUIRE(uris.size() <= 4);
   std::vector<std::string> targets{base + "hls.m3u8?" + range, base + "export.mp4?" + range};
   for (const auto& u : uris) targets.push_back(base + u);
   std::vector<std::string> direct;

@@ -80,7 +80,10 @@ TEST_CASE("vigil proxy --wire: 50 viewers share one upstream playback, laggards 
   const auto direct_pl = get(d.http(), base + "hls.m3u8?" + range, token);
   REQUIRE(direct_pl.status == 200);
   const auto uris = playlist_uris(direct_pl.body);
-  REQUIRE(uris.size() == 3);  // init + 2 segments of ~4 s
+  // init + the 8 s cut on 4 s cells of wall-clock time: two segments, or three when the
+  // recording does not start on a cell boundary.
+  REQUIRE(uris.size() >= 3);
+  REQUIRE(uris.size() <= 4);
   std::vector<std::string> targets, direct;
   for (const auto& u : uris) {
     targets.push_back(base + u);
@@ -108,7 +111,7 @@ TEST_CASE("vigil proxy --wire: 50 viewers share one upstream playback, laggards 
       s->connect(
           {asio::ip::make_address(p.substr(0, colon)), static_cast<unsigned short>(std::stoi(p.substr(colon + 1)))});
       const std::string req =
-          "GET " + targets[2] + " HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + token + "\r\n\r\n";
+          "GET " + targets.back() + " HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + token + "\r\n\r\n";
       asio::write(*s, asio::buffer(req));
       char one = 0;
       asio::read(*s, asio::buffer(&one, 1));
@@ -189,8 +192,8 @@ TEST_CASE("vigil proxy --wire: 50 viewers share one upstream playback, laggards 
     CHECK(packets.size() < source_keys);  // the first segment's GOPs only
     for (const auto& k : packets) CHECK(k.key);
     // The leader still gets the whole last segment from the full playback.
-    const auto again = get(p, targets[2], token);
-    CHECK((again.body == direct[2]));
+    const auto again = get(p, targets.back(), token);
+    CHECK((again.body == direct.back()));
     CHECK(metric(p, "vigil_proxy_upstream_playbacks_opened_total", {{"mode", "full"}}) == 1);
     const int status = proxy.stop();
     CHECK(WIFEXITED(status));
@@ -308,7 +311,7 @@ TEST_CASE("vigil proxy --wire: 50 viewers share one upstream playback, laggards 
     CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(20));
     CHECK(metric(p, "vigil_proxy_playback_refusals_total") == 1);
     // A segment request too: the same answer, nothing cached.
-    CHECK(get(p, targets[2], token).status == 503);
+    CHECK(get(p, targets.back(), token).status == 503);
     const int status = proxy.stop();
     CHECK(WIFEXITED(status));
     CHECK(WEXITSTATUS(status) == 0);

@@ -1,7 +1,9 @@
 // vigild owns its volumes from start-up: it creates and formats a missing volume file,
 // registers it in the catalog, and on every start recovers it — a segment left on the volume
 // by a crash (never committed to the catalog) is adopted as a closed segment, with its GOP
-// index; one of an unknown stream is reclaimed. A file that is not a volume is refused.
+// index; one of a stream the catalog never heard of (its header without a stream description,
+// as before descriptions) is adopted under a stand-in camera, never reclaimed. A file that is not
+// a volume is refused.
 #include <signal.h>
 
 #include <boost/json.hpp>
@@ -85,8 +87,9 @@ TEST_CASE("vigild creates its volume and recovers crash leftovers on the next st
   test::VigildProcess again(data, args);
   REQUIRE(again.wait_ready());
   INFO(again.output());
-  CHECK_THAT(again.output(), ContainsSubstring("adopted=1"));
-  CHECK_THAT(again.output(), ContainsSubstring("reclaimed=1"));
+  CHECK_THAT(again.output(), ContainsSubstring("adopted=2"));
+  CHECK_THAT(again.output(), ContainsSubstring("reclaimed=0"));
+  CHECK_THAT(again.output(), ContainsSubstring("unknown-stream-4242"));
   pqxx::connection conn(catalog_of(data));
   pqxx::nontransaction q(conn);
   auto seg = q.exec1("SELECT state, frame_count, stream_id FROM segments WHERE id = 700");
@@ -94,7 +97,11 @@ TEST_CASE("vigild creates its volume and recovers crash leftovers on the next st
   CHECK(seg[1].as<int>() == 20);
   CHECK(seg[2].as<std::int64_t>() == stream);
   CHECK(q.exec1("SELECT gop_count FROM gop_index WHERE segment_id = 700")[0].as<int>() == 3);
-  CHECK(q.exec1("SELECT count(*) FROM segments WHERE id = 701")[0].as<int>() == 0);
+  auto kept = q.exec1(
+      "SELECT c.name, g.frame_count FROM segments g JOIN streams s ON s.id = g.stream_id "
+      "JOIN cameras c ON c.id = s.camera_id WHERE g.id = 701");
+  CHECK(kept[0].as<std::string>() == "unknown-stream-4242");
+  CHECK(kept[1].as<int>() == 20);
 }
 
 TEST_CASE("vigild runs without a volume it cannot bring up, says so, and leaves the file untouched",

@@ -124,6 +124,15 @@ TEST_CASE("recording through the scheduler acknowledges only flushed frames and 
   }
   CHECK(rig.disk.counters().flushes >= 39);  // one per cycle, not one per stream
   CHECK(rig.disk.counters().flushes < 60);
+  // Every segment of a stream, the rolled ones too, carries the stream's codec parameters (its
+  // description) in its header: each can explain itself alone.
+  for (auto& r : rig.recorders) {
+    for (const auto& c : r->closed) {
+      auto rec = recover_segment(*rig.volume, c.segment_id);
+      REQUIRE(rec.has_value());
+      CHECK(rec->header.codec_parameters == std::vector<std::byte>(40, std::byte{0x42}));
+    }
+  }
 }
 
 TEST_CASE("power cut at random moments: every acknowledged frame survives, byte for byte", "[recording][crash]") {

@@ -7,9 +7,12 @@
 // to the start, fast-forward on to the end and rewind back again, clip after clip over the gap
 // (the position shown follows, the <video> plays the keyframe clips), ▶ plays normally again,
 // the disk panel is filled,
-// the event search finds the event and plays it in place. Screenshots are left in OUT_DIR:
-// ui.png at the end, ui-rewind.png while rewinding.
-// Bounded: everything runs under one 85 s deadline; exit status 0 only if every check passed.
+// the event search finds the event and plays it in place; Live plays a running recording. A second
+// camera records in real time meanwhile: its timeline shows the open run (the segment being
+// written, `"open": true`) growing to now, and a click 20 s before now plays RECORDED video from
+// there (HLS VOD of the range from the click, not the live view). Screenshots are left in OUT_DIR:
+// ui.png at the end, ui-rewind.png while rewinding, ui-open.png playing from the open run.
+// Bounded: everything runs under one 110 s deadline; exit status 0 only if every check passed.
 //
 // Usage: node ui.e2e.mjs --vigild PATH --vigil PATH --web DIR --deps DIR --out DIR
 import { spawn } from 'node:child_process';
@@ -24,7 +27,7 @@ for (const k of ['vigild', 'vigil', 'web', 'deps', 'out']) {
   if (!args[k]) { console.error(`usage: node ui.e2e.mjs --vigild P --vigil P --web DIR --deps DIR --out DIR (missing --${k})`); process.exit(2); }
 }
 const CHROMIUM = process.env.VIGIL_CHROMIUM || '/usr/bin/chromium';
-const DEADLINE_MS = 85_000;
+const DEADLINE_MS = 110_000;
 const t0 = Date.now();
 const log = (...a) => console.log(`[${((Date.now() - t0) / 1000).toFixed(1)}s]`, ...a);
 
@@ -33,9 +36,11 @@ const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'vigil-webui-'));
 fs.chmodSync(tmp, 0o755);  // the embedded PostgreSQL runs as another user when we are root
 let vigild = null;
 let browser = null;
+const recorders = [];  // recorders running in the background, stopped at the end
 let failed = false;
 
 function cleanup() {
+  for (const r of recorders) if (r.exitCode === null && r.signalCode === null) r.kill('SIGKILL');
   if (vigild && vigild.exitCode === null) vigild.kill('SIGTERM');
 }
 const hardStop = setTimeout(() => {
@@ -86,12 +91,15 @@ async function main() {
   // A 4 s H.264 test clip and the simulated disk's profile.
   const clip = path.join(tmp, 'clip.mp4');
   const longClip = path.join(tmp, 'clip12.mp4');
+  const realTimeClip = path.join(tmp, 'clip90.mp4');
   const profile = path.join(tmp, 'wd.json');
   await Promise.all([
     run('/usr/bin/ffmpeg', ['-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=size=320x240:rate=25', '-t', '12',
       '-c:v', 'libx264', '-g', '25', '-bf', '0', '-pix_fmt', 'yuv420p', longClip], 'ffmpeg12.log'),
     run('/usr/bin/ffmpeg', ['-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=size=320x240:rate=25', '-t', '4',
       '-c:v', 'libx264', '-g', '25', '-bf', '0', '-pix_fmt', 'yuv420p', clip], 'ffmpeg.log'),
+    run('/usr/bin/ffmpeg', ['-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=size=320x240:rate=25', '-t', '90',
+      '-c:v', 'libx264', '-preset', 'ultrafast', '-g', '25', '-bf', '0', '-pix_fmt', 'yuv420p', realTimeClip], 'ffmpeg90.log'),
     run(args.vigil, ['profile', 'sim:wd400bb', '--quick', '-o', profile], 'profile.log'),
   ]);
   log('clip and profile ready');
@@ -133,6 +141,12 @@ async function main() {
     return t.runs && t.runs.length === 2 && t.gaps && t.gaps.length >= 1 && !t.recording ? t : null;
   }, 20_000, 200);
   const second = tl.runs[1];
+  // The camera "porch" records in real time (not --fast) from now on: by the time the checks of
+  // "yard" are done, its open segment holds more than 20 s.
+  const porchRec = spawn(args.vigil, ['--server', ep.wire, 'record', '--stream', 'porch', realTimeClip],
+    { stdio: ['ignore', fs.openSync(path.join(tmp, 'rec-porch.log'), 'w'), fs.openSync(path.join(tmp, 'rec-porch.err'), 'w')],
+      env: { ...process.env, VIGIL_TOKEN: token } });
+  recorders.push(porchRec);
   r = await fetch(`${base}/api/v1/events`, {
     method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' },
     body: JSON.stringify({ camera: 'yard', type: 'motion', object_class: 'person', confidence: 0.9,
@@ -305,6 +319,51 @@ async function main() {
     await until('the live recorder to stop', () => liveRec.exitCode !== null || liveRec.signalCode !== null, 15_000)
       .catch(() => liveRec.kill('SIGKILL'));
   }
+  // The open run: "porch" has recorded in real time for a while; its segment is still open.
+  const porchTl = await until('porch\'s timeline to show an open run of more than 24 s', async () => {
+    const t = await (await fetch(`${base}/api/v1/cameras/porch/timeline?from=-10m`, { headers: auth })).json();
+    const open = (t.runs || []).find((x) => x.open);
+    return open && open.end_us - open.start_us > 24e6 ? t : null;
+  }, 45_000, 500);
+  const openRun = porchTl.runs.find((x) => x.open);
+  check(porchTl.recording && Date.now() * 1000 - openRun.end_us < 5e6,
+    `the timeline API returns the open run ending at the last durable time (${((Date.now() * 1000 - openRun.end_us) / 1e6).toFixed(1)} s before now)`);
+  await page.click('#cameras li[data-camera="porch"]');
+  await page.waitForSelector('#track .run.open', { timeout: 10_000 });
+  await page.waitForSelector('#track .run.live-edge', { timeout: 10_000 });
+  check(true, 'the UI draws the open run and its live edge');
+  const openEnd = () => page.evaluate(() => Number(document.querySelector('#track .run.open').dataset.end));
+  const end0 = await openEnd();
+  await until('the open run to grow (redrawn while the view shows now)', async () => (await openEnd()) > end0, 4_500, 100);
+  check(true, `the open run grows (its end moved ${(((await openEnd()) - end0) / 1e6).toFixed(1)} s)`);
+  check(!(await page.getAttribute('#track .run.open', 'title')).includes('Live') &&
+    !(await page.textContent('#track')).includes('not closed'), 'no "not closed yet: use Live" on the open run');
+  // Click 20 s before now, on the open run.
+  const target = await page.evaluate(() => {
+    const t = Date.now() - 20_000;
+    const r = document.getElementById('track').getBoundingClientRect();
+    return { t, x: r.left + r.width * (t - state.win.from) / (state.win.to - state.win.from), y: r.top + r.height / 2 };
+  });
+  await page.mouse.move(target.x - 3, target.y);
+  await page.mouse.move(target.x, target.y);
+  await page.mouse.down();
+  await page.mouse.up();
+  check((await modeText()) === 'recorded', 'a click on the open run plays the recording (not Live)');
+  const src = await page.evaluate(() => (state.hls && state.hls.url) || document.getElementById('video').src);
+  check(/\/cameras\/porch\/hls\.m3u8\?/.test(src) && !/live\.m3u8/.test(src),
+    `the player's source is the recorded HLS of the range from the click (${src.replace(/access_token=[^&]*/, 'access_token=…').replace(/^.*\/api/, '/api')})`);
+  const o0 = await until('recorded video from the open run to start', async () => { const c = await ct(); return c > 0.2 ? c : 0; }, 20_000);
+  await until('its currentTime to advance', async () => (await ct()) > o0 + 0.5, 10_000);
+  const shown = await until('the position shown', async () => (await pos()) || 0, 5_000);
+  const behind = (Date.now() - shown) / 1000;
+  check(Math.abs(shown - target.t) < 5_000 && behind > 10,
+    `recorded video plays from the click (${((shown - target.t) / 1000).toFixed(1)} s from it, ${behind.toFixed(1)} s behind now: not live)`);
+  await page.screenshot({ path: path.join(args.out, 'ui-open.png'), fullPage: true });
+  await page.evaluate(() => document.getElementById('video').pause());
+  porchRec.kill('SIGINT');
+  await until('the porch recorder to stop', () => porchRec.exitCode !== null || porchRec.signalCode !== null, 15_000)
+    .catch(() => porchRec.kill('SIGKILL'));
+
   const shot = path.join(args.out, 'ui.png');
   await page.screenshot({ path: shot, fullPage: true });
   log('screenshot:', shot);

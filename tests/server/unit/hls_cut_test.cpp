@@ -1,6 +1,7 @@
-// HLS segments cut from the GOP index alone: whole GOPs of about the target length, the first
-// from the keyframe at or before the range's start, the last ending where the range or the
-// recording does, a hole in the recording closing a segment.
+// HLS segments cut from the GOP index alone: whole GOPs, a new segment at the first keyframe of
+// each target-length cell of wall-clock time, the first from the keyframe at or before the range's
+// start, the last ending where the range or the recording does (left out while it still grows),
+// a hole in the recording closing a segment.
 #include <catch2/catch_test_macros.hpp>
 
 #include "server/api/http_hls.hpp"
@@ -25,13 +26,14 @@ PlaybackSegment segment(std::int64_t start_us, std::int64_t gop_us, int n) {
 
 }  // namespace
 
-TEST_CASE("HLS segments: whole GOPs of about the target length", "[http][hls]") {
+TEST_CASE("HLS segments: whole GOPs cut on cells of the target length", "[http][hls]") {
   const std::vector<PlaybackSegment> segs{segment(10'000'000, 1'000'000, 10)};  // 10 s, a keyframe per second
   auto cuts = cut_hls_segments(segs, 0, 100'000'000, 4'000'000);
+  // Cells [8, 12), [12, 16), [16, 20) s: the first segment is what the recording has of its cell.
   REQUIRE(cuts.size() == 3);
-  CHECK((cuts[0].from_us == 10'000'000 && cuts[0].to_us == 14'000'000));
-  CHECK((cuts[1].from_us == 14'000'000 && cuts[1].to_us == 18'000'000));
-  CHECK((cuts[2].from_us == 18'000'000 && cuts[2].to_us == 20'000'000));
+  CHECK((cuts[0].from_us == 10'000'000 && cuts[0].to_us == 12'000'000));
+  CHECK((cuts[1].from_us == 12'000'000 && cuts[1].to_us == 16'000'000));
+  CHECK((cuts[2].from_us == 16'000'000 && cuts[2].to_us == 20'000'000));
 
   // From inside a GOP: its keyframe starts the first segment; the range's end ends the last.
   cuts = cut_hls_segments(segs, 12'500'000, 15'200'000, 4'000'000);
@@ -58,4 +60,27 @@ TEST_CASE("HLS segments: a hole in the recording closes a segment", "[http][hls]
       cut_hls_segments({segment(0, 1'000'000, 3), segment(3'000'000, 1'000'000, 3)}, 0, 20'000'000, 4'000'000);
   REQUIRE(joined.size() == 2);
   CHECK((joined[0].from_us == 0 && joined[0].to_us == 4'000'000));
+}
+
+TEST_CASE("HLS segments: a growing range lists the same segments at every reload", "[http][hls]") {
+  // A playlist asked with a start that moves (from=-1m) and an end the recording still extends:
+  // the segments both lists share are the same, under the same bounds.
+  const std::vector<PlaybackSegment> early{segment(10'000'000, 1'000'000, 10)};
+  const std::vector<PlaybackSegment> later{segment(10'000'000, 1'000'000, 17)};
+  const auto a = cut_hls_segments(early, 10'500'000, 100'000'000, 4'000'000, /*open_end=*/true);
+  const auto b = cut_hls_segments(later, 13'000'000, 100'000'000, 4'000'000, /*open_end=*/true);
+  // The segment still growing (its next keyframe not durable yet) is not listed.
+  REQUIRE(a.size() == 2);
+  CHECK((a.back().from_us == 12'000'000 && a.back().to_us == 16'000'000));
+  // b starts inside the cell of a's second segment: at that cell's first keyframe.
+  REQUIRE(b.size() == 3);
+  CHECK((b[0].from_us == a[1].from_us && b[0].to_us == a[1].to_us));
+  CHECK((b[1].from_us == 16'000'000 && b[1].to_us == 20'000'000));
+  CHECK((b[2].from_us == 20'000'000 && b[2].to_us == 24'000'000));
+  // Finished (the recording ended): the last one too.
+  CHECK(cut_hls_segments(later, 13'000'000, 100'000'000, 4'000'000).size() == 4);
+  // Past the first cell, the range's start moves the first segment a whole cell at a time.
+  const auto c = cut_hls_segments(later, 17'000'000, 100'000'000, 4'000'000, /*open_end=*/true);
+  REQUIRE(c.size() == 2);
+  CHECK((c[0].from_us == b[1].from_us && c[0].to_us == b[1].to_us));
 }

@@ -1,0 +1,85 @@
+#pragma once
+// What this node recorded lately, as readers must see it before the catalog does (docs/catalog.md,
+// "The open segment"): each recording's open segment up to its last durable cycle, and its
+// segments closed lately whose rows the batcher has not committed yet (seconds normally; the
+// whole of a catalog outage). Export, thumbnails, HLS and wire playback pass these to the
+// catalog's plan (catalog::FreshSegment), so every acknowledged frame is readable within a cycle
+// of its acknowledgement, whatever the segment size and whether or not the catalog is up.
+// Memory: per recording, its codec parameters and at most kClosedPerStream closed segment
+// summaries (a GOP index each: a few KB); a recording's entry goes once it ended and its rows
+// committed.
+// Thread: any (one mutex; the open segment's view is copied under the stream's own lock).
+// Errors: none (what cannot be known is left out; the catalog's rows stand).
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "catalog/batcher.hpp"
+#include "catalog/playback_rows.hpp"
+#include "storage/recording_stream.hpp"
+#include "storage/volume.hpp"
+
+namespace vigil::server {
+
+class RecentSegments {
+ public:
+  // Closed segments kept per recording while their rows wait: ten minutes each (the time
+  // rotation), so a catalog outage of hours still leaves its last hour readable from here.
+  static constexpr std::size_t kClosedPerStream = 8;
+
+  struct Source {
+    std::string camera;
+    std::uint64_t stream_id = 0;
+    std::int64_t volume_id = 0;
+    const storage::Volume* volume = nullptr;  // for extent offsets; outlives the recording
+    std::string codec{}, extradata{};
+    int width = 0, height = 0;
+    std::int64_t rate_bps = 0;
+    std::weak_ptr<const storage::RecordingStream> stream{};
+  };
+
+  explicit RecentSegments(const catalog::Batcher& batcher) : batcher_(batcher) {}
+
+  // A recording started (before its stream joins the scheduler).
+  void started(Source source);
+  // Its segment SUMMARY closed; the batcher row that catalogues it is ROW_SEQ.
+  void closed(std::uint64_t stream_id, const storage::SegmentSummary& summary, std::uint64_t row_seq);
+  // The recording ended (its last segment, if any, handed over with closed() before): forgotten
+  // once the rows of its segments are committed.
+  void ended(std::uint64_t stream_id);
+
+  // CAMERA's segments known here that intersect [FROM_US, TO_US): the open ones as far as durable,
+  // the closed ones whose rows wait. Rows committed meanwhile are dropped here.
+  std::vector<catalog::FreshSegment> of(const std::string& camera, std::int64_t from_us, std::int64_t to_us);
+  // The same for every camera (EMPTY: all) at once, each with its camera's name.
+  struct Named {
+    std::string camera;
+    catalog::FreshSegment segment;
+  };
+  std::vector<Named> of_cameras(const std::vector<std::string>& cameras, std::int64_t from_us, std::int64_t to_us);
+  // The end of CAMERA's last durable frame recorded here, if it records now.
+  std::optional<std::int64_t> durable_end_us(const std::string& camera);
+
+ private:
+  struct Closed {
+    storage::SegmentSummary summary;
+    std::uint64_t row_seq = 0;
+  };
+  struct Entry {
+    Source source;
+    std::deque<Closed> closed;  // oldest first
+    bool ended = false;
+  };
+  catalog::FreshSegment fresh(const Source& s, const storage::SegmentSummary& summary, bool open) const;
+  void prune_locked();
+
+  const catalog::Batcher& batcher_;
+  std::mutex mu_;
+  std::map<std::uint64_t, Entry> entries_;  // by stream id; guarded by mu_
+};
+
+}  // namespace vigil::server

@@ -1,0 +1,30 @@
+#include "server/recording/stream_description_of.hpp"
+
+#include "storage/stream_description.hpp"
+
+namespace vigil::server {
+
+std::vector<std::byte> stream_description_of(const proto::OpenRecord& request, std::uint64_t admitted_bps,
+                                             std::int64_t started_at_us) {
+  const auto& codec = request.codec();
+  storage::StreamDescription d;
+  d.camera = request.stream_name();
+  // Recorders push one track per stream; the catalog opens every such stream as a main video one.
+  d.role = "main";
+  d.media_kind = "video";
+  d.codec = codec.codec_name();
+  const auto* extradata = reinterpret_cast<const std::byte*>(codec.extradata().data());
+  d.extradata.assign(extradata, extradata + codec.extradata().size());
+  d.width = codec.width();
+  d.height = codec.height();
+  d.time_base_num = codec.time_base_num();
+  d.time_base_den = codec.time_base_den();
+  const std::uint64_t declared =
+      request.declared_peak_rate_bps() ? request.declared_peak_rate_bps() : request.declared_average_rate_bps();
+  d.declared_rate_bps = static_cast<std::int64_t>(declared);
+  d.admitted_rate_bps = static_cast<std::int64_t>(admitted_bps);
+  d.started_at_us = started_at_us;
+  return storage::encode_stream_description(d);
+}
+
+}  // namespace vigil::server
