@@ -22,7 +22,8 @@ enum class Kind : std::uint8_t {
   admission_decision = 3,
   stream_open = 4,
   reclaim = 5,
-  open_segment = 6
+  open_segment = 6,
+  gap = 7
 };
 
 static_assert(std::endian::native == std::endian::little, "the spool encoding is little-endian");
@@ -198,6 +199,25 @@ ReclaimRow read_reclaim(Reader& in) {
   return r;
 }
 
+void write(Writer& w, const GapRow& r) {
+  w.fixed(Kind::gap);
+  w.fixed(r.stream_id);
+  w.fixed(r.start_us);
+  w.fixed(r.end_us);
+  w.text(r.reason);
+  w.text(r.detail);
+}
+
+GapRow read_gap(Reader& in) {
+  GapRow r;
+  r.stream_id = in.fixed<std::int64_t>();
+  r.start_us = in.fixed<std::int64_t>();
+  r.end_us = in.fixed<std::int64_t>();
+  r.reason = in.text();
+  r.detail = in.text();
+  return r;
+}
+
 ClosedSegmentRow read_closed_segment(Reader& in) {
   ClosedSegmentRow r;
   r.volume_id = in.fixed<std::int64_t>();
@@ -349,6 +369,10 @@ void apply_row(pqxx::work& tx, const ReclaimRow& r) {
   else mark_deleting(tx, r.segment_ids, /*check_locks=*/false);
 }
 
+void apply_row(pqxx::work& tx, const GapRow& r) {
+  (void)record_refused_gap(tx, r.stream_id, r.start_us, r.end_us, r.reason, r.detail);
+}
+
 void apply_row(pqxx::work& tx, const AdmissionDecisionRow& r) {
   log_decision(tx, r.decision, r.disk_id, r.stream_id, r.cycle_s, r.camera);
 }
@@ -400,6 +424,7 @@ std::optional<PendingRow> decode(std::string_view bytes) {
     case Kind::stream_open: row = read_stream_open(in); break;
     case Kind::reclaim: row = read_reclaim(in); break;
     case Kind::open_segment: row = OpenSegmentRow{read_closed_segment(in)}; break;
+    case Kind::gap: row = read_gap(in); break;
     default: return std::nullopt;
   }
   if (!in.ok()) return std::nullopt;
@@ -415,6 +440,7 @@ std::string label(const PendingRow& row) {
     std::string operator()(const StreamEndRow& r) const { return "end stream " + std::to_string(r.stream_id); }
     std::string operator()(const AdmissionDecisionRow&) const { return "admission decision"; }
     std::string operator()(const StreamOpenRow& r) const { return "open stream " + std::to_string(r.stream_id); }
+    std::string operator()(const GapRow& r) const { return r.reason + " gap of stream " + std::to_string(r.stream_id); }
     std::string operator()(const ReclaimRow& r) const {
       return std::string(r.freed ? "reclaimed " : "reclaiming ") + std::to_string(r.segment_ids.size()) + " segments";
     }

@@ -1,13 +1,13 @@
 #pragma once
 // The catalog rows vigild produces while recording, as values (docs/catalog.md, "When the catalog
-// is down"): a closed segment, a stream's end, an admission decision. The Batcher commits them;
+// is down"): a closed segment, a stream's end, an admission decision, a gap of refused frames. The Batcher commits them;
 // while PostgreSQL is unreachable it keeps them in its spool (catalog/spool.hpp), so each row has
 // a byte encoding that survives a restart of vigild.
 //
 // Applying a row twice leaves the catalog as applying it once would (a crash between the commit
 // of a spooled row and the spool's truncation replays it): a segment already there with the same
 // stream and volume is skipped, a stream already ended is not ended again, a stream already
-// opened is not opened again. An admission decision
+// opened is not opened again, a gap already there (stream, start, reason) is not added again. An admission decision
 // replayed twice is the one exception (an audit row, written twice).
 // Thread: any (values). Errors: apply() throws (pqxx; std::invalid_argument for a segment id
 // taken by another stream); decode() answers nullopt for bytes it does not recognise.
@@ -94,8 +94,17 @@ struct ReclaimRow {
   bool freed = false;
 };
 
-using PendingRow =
-    std::variant<ClosedSegmentRow, StreamEndRow, AdmissionDecisionRow, StreamOpenRow, ReclaimRow, OpenSegmentRow>;
+// Frames refused and never stored (server/recording/refused_run.hpp): a gap of STREAM_ID with
+// REASON (rate_exceeded, deadline_missed, io_error), applied by record_refused_gap.
+struct GapRow {
+  std::int64_t stream_id = 0;
+  std::int64_t start_us = 0, end_us = 0;
+  std::string reason, detail{};
+};
+
+// New alternatives go at the end: a spool written by an older vigild must still decode.
+using PendingRow = std::variant<ClosedSegmentRow, StreamEndRow, AdmissionDecisionRow, StreamOpenRow, ReclaimRow,
+                                OpenSegmentRow, GapRow>;
 
 std::string encode(const PendingRow& row);
 std::optional<PendingRow> decode(std::string_view bytes);

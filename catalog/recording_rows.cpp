@@ -62,16 +62,38 @@ void record_gap(pqxx::work& tx, std::int64_t stream_id, std::int64_t from_us, st
                   stream_id, from_us, to_us, reason, detail);
 }
 
+bool record_refused_gap(pqxx::work& tx, std::int64_t stream_id, std::int64_t from_us, std::int64_t to_us,
+                        const std::string& reason, const std::string& detail) {
+  // The batcher may commit this after the camera's next stream opened (opens go to the catalog
+  // directly), so the cut is made here as well as in record_reconnect_gap.
+  to_us = std::min(to_us, tx.exec_params1("SELECT COALESCE(min(n.started_at_us), $2) FROM streams s "
+                                          "JOIN streams n ON n.camera_id = s.camera_id AND n.id <> s.id "
+                                          "AND n.started_at_us > s.started_at_us WHERE s.id = $1",
+                                          stream_id, to_us)[0]
+                              .as<std::int64_t>());
+  if (to_us <= from_us) return false;
+  if (!tx.exec_params("SELECT 1 FROM gaps WHERE stream_id = $1 AND start_us = $2 AND reason = $3", stream_id, from_us,
+                      reason)
+           .empty()) {
+    return false;  // replayed
+  }
+  record_gap(tx, stream_id, from_us, to_us, reason, detail);
+  return true;
+}
+
 bool record_reconnect_gap(pqxx::work& tx, std::int64_t camera_id, std::int64_t now_us, const std::string& why) {
-  // A recorder resends what its failed disk never made durable, with the times it was captured:
-  // the io_error gap of the previous stream ends where the new stream begins (the time lost).
+  // A recorder resends what its failed disk never made durable (or what was refused and not
+  // taken before its stream ended), with the times it was captured: such a gap of the previous
+  // stream ends where the new stream begins (the time lost).
   tx.exec_params0(
       "WITH prev AS (SELECT id FROM streams WHERE camera_id = $1 ORDER BY started_at_us DESC, id DESC LIMIT 1) "
-      "DELETE FROM gaps WHERE stream_id = (SELECT id FROM prev) AND reason = 'io_error' AND start_us >= $2",
+      "DELETE FROM gaps WHERE stream_id = (SELECT id FROM prev) "
+      "AND reason IN ('io_error', 'deadline_missed', 'rate_exceeded') AND start_us >= $2",
       camera_id, now_us);
   tx.exec_params0(
       "WITH prev AS (SELECT id FROM streams WHERE camera_id = $1 ORDER BY started_at_us DESC, id DESC LIMIT 1) "
-      "UPDATE gaps SET end_us = $2 WHERE stream_id = (SELECT id FROM prev) AND reason = 'io_error' AND end_us > $2",
+      "UPDATE gaps SET end_us = $2 WHERE stream_id = (SELECT id FROM prev) "
+      "AND reason IN ('io_error', 'deadline_missed', 'rate_exceeded') AND end_us > $2",
       camera_id, now_us);
   auto prev = tx.exec_params(
       "SELECT s.id, s.state, GREATEST(COALESCE((SELECT max(end_us) FROM segments WHERE stream_id = s.id), 0), "
@@ -122,7 +144,7 @@ void end_stream_with_gap(pqxx::work& tx, std::int64_t stream_id, const std::stri
                           "WHERE s.id = $1 RETURNING s.ended_at_us",
                           stream_id, state)[0]
                         .as<std::int64_t>();
-  if (reason == "io_error") {
+  if (reason == "io_error" || reason == "deadline_missed") {
     // The camera may already record again in a new stream (the batcher commits this end later
     // than the new stream's open): what it resent is not lost time.
     until_us = std::min(until_us, tx.exec_params1("SELECT COALESCE(min(n.started_at_us), $2) FROM streams s "

@@ -52,14 +52,23 @@ void record_closed_segment(pqxx::work& tx, std::int64_t volume_id, const storage
 void record_gap(pqxx::work& tx, std::int64_t stream_id, std::int64_t from_us, std::int64_t to_us,
                 const std::string& reason, const std::string& detail);
 
+// Frames refused and never stored (server/recording/refused_run.hpp): a gap of STREAM_ID
+// [FROM_US, TO_US) with REASON (rate_exceeded, deadline_missed, io_error) and DETAIL, cut where a
+// later stream of the same camera begins (a recorder resent those frames there with their
+// capture times: only the time before was lost). Applied again (a replayed spool row), it adds
+// nothing: a gap of the stream with that start and reason is there. Returns whether it added one.
+bool record_refused_gap(pqxx::work& tx, std::int64_t stream_id, std::int64_t from_us, std::int64_t to_us,
+                        const std::string& reason, const std::string& detail);
+
 // A camera recording again after its previous stream ended: the hole between them is a gap on
 // the previous stream, [its last recorded instant, NOW_US), reason source_lost, with DETAIL (e.g.
 // "client disconnected"). Nothing when there is no ended previous stream, or when that stream
 // is still 'recording' in the catalog (its end has not been committed yet). Returns whether a
 // gap was recorded.
 // WHY, when given, replaces the detail (the recorder knows the cause, e.g. "camera unreachable").
-// An io_error gap of the previous stream is cut at NOW_US (dropped if it starts there or later):
-// the recorder resent from its first frame not durable, so only the time before NOW_US was lost.
+// An io_error, deadline_missed or rate_exceeded gap of the previous stream is cut at NOW_US
+// (dropped if it starts there or later): the recorder resent from its first frame not durable
+// (or not taken), so only the time before NOW_US was lost.
 bool record_reconnect_gap(pqxx::work& tx, std::int64_t camera_id, std::int64_t now_us, const std::string& why = {});
 
 // After an unclean stop (kill -9, power loss): streams on DISK_IDS still 'recording' were never
@@ -71,7 +80,8 @@ int end_streams_after_crash(pqxx::work& tx, const std::vector<std::int64_t>& dis
 // A stream that ended without its client ending it: STATE ('stalled': its source stopped sending;
 // 'interrupted': its disk failed) at its last recorded instant, and from there to UNTIL_US a gap
 // with REASON (source_stalled, io_error) that the camera's next stream continues
-// (record_reconnect_gap). An io_error gap ends, at the latest, where the camera's next stream begins.
+// (record_reconnect_gap). An io_error or deadline_missed gap (packets never written, which the
+// recorder resends) ends, at the latest, where the camera's next stream begins.
 void end_stream_with_gap(pqxx::work& tx, std::int64_t stream_id, const std::string& state, std::int64_t until_us,
                          const std::string& reason, const std::string& detail);
 

@@ -33,6 +33,7 @@ Result<void> RecordingStream::append(const RecordHeader& header, std::span<const
   auto r = writer_.append(header, payload);
   if (!r && r.error() == errc::unavailable) {
     ++refused_;
+    refused_because_ = held_;
     return errc::rate_exceeded;
   }
   if (r) {
@@ -56,7 +57,10 @@ StreamIo RecordingStream::prepare(std::uint64_t) {
     if (volume_failing_ && volume_failing_->load(std::memory_order_acquire)) {
       // The volume is out of service: end here, at the last durable frame, once no write of ours
       // is in flight (its outcome still decides what is durable).
-      if (writer_.batch_in_flight()) return {.write = true, .skip_reason = "previous_write_pending"};
+      if (writer_.batch_in_flight()) {
+        held_ = Held::segment_failed;  // the volume's doing: its failure ends the stream
+        return {.write = true, .skip_reason = "previous_write_pending"};
+      }
       closed = fail_locked();
       auto discarded = cleanup_locked();
       lock.unlock();
@@ -70,6 +74,7 @@ StreamIo RecordingStream::prepare(std::uint64_t) {
     window_next_ = (window_next_ + 1) % kRateWindow;
     cycle_bytes_ = 0;
     auto sealed = writer_.seal_cycle();
+    held_ = sealed ? Held::no : sealed.error() == errc::unavailable ? Held::write_pending : Held::segment_failed;
     if (sealed) {
       if (!*sealed) return {.write = true, .skip_reason = "no_data"};
       return {.write = true, .pieces = {{(*sealed)->device_offset, (*sealed)->data}}, .durable = true};
@@ -221,6 +226,16 @@ RecordingStream::MeasuredRate RecordingStream::measured_rate() const {
 std::uint64_t RecordingStream::durable_sequence() const {
   std::lock_guard lock(mu_);
   return writer_.durable_sequence();
+}
+
+RecordingStream::Held RecordingStream::refused_because() const {
+  std::lock_guard lock(mu_);
+  return refused_because_;
+}
+
+RecordingStream::Held RecordingStream::held() const {
+  std::lock_guard lock(mu_);
+  return held_;
 }
 
 std::uint64_t RecordingStream::refused_frames() const {

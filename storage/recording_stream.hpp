@@ -84,6 +84,16 @@ class RecordingStream final : public CycleStream {
   // after a failure one to catalog as discarded (SegmentSummary::discard).
   std::optional<SegmentSummary> close();
 
+  // Why the half was full when append() last refused a frame with rate_exceeded (call on the
+  // network thread after that refusal): the sender sent more than a cycle's worth (no), or the
+  // half was not taken at this cycle's start, so it had to hold more — the previous write was
+  // still pending (the IO thread was late with this stream: write_pending) or the segment could
+  // not be started or extended (segment_failed). Set by prepare() until the next cycle's start.
+  enum class Held : std::uint8_t { no, write_pending, segment_failed };
+  Held refused_because() const;
+  // Why the half was not taken at the last cycle's start (no: it was, or it was empty).
+  Held held() const;
+
   std::size_t memory_bytes() const noexcept { return 2 * writer_.buffer_bytes(); }
   // The stream's measured rate over the last kRateWindow cycles (bytes per cycle): what the
   // statistical admission policy charges a VBR stream with, instead of its declared peak.
@@ -120,6 +130,7 @@ class RecordingStream final : public CycleStream {
   std::size_t window_next_ = 0;
   std::int64_t last_end_us_ = 0;
   std::optional<std::uint64_t> failed_at_;
+  Held held_ = Held::no, refused_because_ = Held::no;
 
   // Ends the stream after an IO failure (mu_ held): the open segment, for the catalog.
   std::optional<SegmentSummary> fail_locked();

@@ -20,6 +20,7 @@ const std::vector<double> kLatencyBounds = {0.001, 0.0025, 0.005, 0.01, 0.025, 0
 constexpr std::array<storage::MissCause, 4> kCauses = {storage::MissCause::overload, storage::MissCause::interactive,
                                                        storage::MissCause::slow_io, storage::MissCause::device_error};
 constexpr std::array<const char*, 3> kRefusals = {"rate_exceeded", "out_of_order", "invalid"};
+constexpr std::array<const char*, 3> kLosses = {"rate_exceeded", "deadline_missed", "io_error"};  // CameraMetrics::Loss
 constexpr std::array<const char*, 4> kStatusClasses = {"2xx", "3xx", "4xx", "5xx"};
 
 }  // namespace
@@ -125,10 +126,19 @@ Metrics::Metrics()
           "Media packets refused, by reason: rate_exceeded (policing: beyond the admitted rate this cycle), out_of_order, invalid.",
           {"camera", "reason"})),
       c_gaps_(registry_.counter("vigil_camera_gaps_total",
-                                "Gaps recorded in the camera's recording when it reconnected.", {"camera"})),
+                                "Gaps recorded in the camera's recording: reconnects, stalls, failed disks, refused "
+                                "frames never stored.",
+                                {"camera"})),
       c_discontinuities_(registry_.counter("vigil_camera_timestamp_discontinuities_total",
                                            "Timestamp jumps in the camera's packets re-pinned to wall-clock time.",
                                            {"camera"})),
+      c_lost_frames_(registry_.counter("vigil_camera_lost_frames_total",
+                                       "Media packets refused and never stored (each in a gap with this reason): "
+                                       "rate_exceeded, deadline_missed, io_error.",
+                                       {"camera", "reason"})),
+      c_lost_bytes_(registry_.counter("vigil_camera_lost_bytes_total",
+                                      "Payload bytes of the media packets refused and never stored, by reason.",
+                                      {"camera", "reason"})),
       c_recording_(
           registry_.gauge("vigil_camera_recording_streams", "Streams of the camera recording now.", {"camera"})),
       c_admitted_rate_(registry_.gauge("vigil_camera_admitted_rate_bytes_per_second",
@@ -292,6 +302,10 @@ CameraMetrics::CameraMetrics(Metrics& m, const std::string& camera)
       admitted_rate_(m.c_admitted_rate_.with({camera})),
       rate_(m.c_rate_.with({camera})) {
   for (std::size_t i = 0; i < kRefusals.size(); ++i) refused_[i] = &m.c_refused_.with({camera, kRefusals[i]});
+  for (std::size_t i = 0; i < kLosses.size(); ++i) {
+    lost_frames_[i] = &m.c_lost_frames_.with({camera, kLosses[i]});
+    lost_bytes_[i] = &m.c_lost_bytes_.with({camera, kLosses[i]});
+  }
 }
 
 void CameraMetrics::stream_started(Rate admitted_rate) noexcept {
@@ -320,6 +334,10 @@ void CameraMetrics::packet(std::size_t payload_bytes) noexcept {
 
 void CameraMetrics::refused(Refusal why) noexcept { refused_[static_cast<std::size_t>(why)]->inc(); }
 void CameraMetrics::gap() noexcept { gaps_.inc(); }
+void CameraMetrics::lost(Loss why, std::uint64_t frames, std::uint64_t payload_bytes) noexcept {
+  lost_frames_[static_cast<std::size_t>(why)]->inc(frames);
+  lost_bytes_[static_cast<std::size_t>(why)]->inc(payload_bytes);
+}
 void CameraMetrics::discontinuity() noexcept { discontinuities_.inc(); }
 
 void CameraMetrics::sample_rate(std::chrono::steady_clock::time_point now) {

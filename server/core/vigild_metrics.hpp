@@ -68,6 +68,9 @@ class CameraMetrics {
   enum class Refusal { rate_exceeded, out_of_order, invalid };
   void refused(Refusal why) noexcept;
   void gap() noexcept;
+  // Frames refused and never stored (a gap with this reason: server/recording/refused_run.hpp).
+  enum class Loss { rate_exceeded, deadline_missed, io_error };
+  void lost(Loss why, std::uint64_t frames, std::uint64_t payload_bytes) noexcept;
   void discontinuity() noexcept;
 
   // Render side: the measured rate, bytes accepted per second since the previous sample (taken
@@ -76,7 +79,7 @@ class CameraMetrics {
 
  private:
   metrics::Counter &streams_, &packets_, &bytes_, &gaps_, &discontinuities_;
-  std::array<metrics::Counter*, 3> refused_{};
+  std::array<metrics::Counter*, 3> refused_{}, lost_frames_{}, lost_bytes_{};
   metrics::Gauge &recording_, &admitted_rate_, &rate_;
   std::mutex rate_mu_;  // sampling state; never taken on the packet path
   std::uint64_t last_bytes_ = 0;
@@ -134,7 +137,8 @@ class Metrics {
       &v_unavailable_;
   metrics::Family<metrics::Histogram>&d_utilisation_hist_, &d_slack_hist_;
   // Camera families.
-  metrics::Family<metrics::Counter>&c_streams_, &c_packets_, &c_bytes_, &c_refused_, &c_gaps_, &c_discontinuities_;
+  metrics::Family<metrics::Counter>&c_streams_, &c_packets_, &c_bytes_, &c_refused_, &c_gaps_, &c_discontinuities_,
+      &c_lost_frames_, &c_lost_bytes_;
   metrics::Family<metrics::Gauge>&c_recording_, &c_admitted_rate_, &c_rate_;
   // HTTP and catalog.
   metrics::Family<metrics::Histogram>& http_;

@@ -41,6 +41,25 @@ constexpr auto kReadmitBackoff = std::chrono::seconds(60);
 // node see every durable cycle (RecentSegments).
 constexpr std::int64_t kProgressEveryUs = 10'000'000;
 
+FrameKey frame_key(const proto::MediaPacket& m, std::span<const std::byte> payload) {
+  return {
+      .pts = m.pts(), .dts = m.dts(), .has_pts = m.has_pts(), .has_dts = m.has_dts(), .payload_bytes = payload.size()};
+}
+
+// Why the stream's half was full when it refused a packet for its rate (RecordingStream::refused_because).
+LossReason loss_reason(storage::RecordingStream::Held held) {
+  switch (held) {
+    case storage::RecordingStream::Held::write_pending: return LossReason::deadline_missed;
+    case storage::RecordingStream::Held::segment_failed: return LossReason::io_error;
+    case storage::RecordingStream::Held::no: break;
+  }
+  return LossReason::rate_exceeded;
+}
+
+static_assert(static_cast<int>(CameraMetrics::Loss::rate_exceeded) == static_cast<int>(LossReason::rate_exceeded) &&
+              static_cast<int>(CameraMetrics::Loss::deadline_missed) == static_cast<int>(LossReason::deadline_missed) &&
+              static_cast<int>(CameraMetrics::Loss::io_error) == static_cast<int>(LossReason::io_error));
+
 }  // namespace
 
 RecordingService::RecordingService(DiskSet& disks, LiveFeeds& feeds, CatalogPool& catalog, catalog::Batcher& batcher,
@@ -267,13 +286,24 @@ std::size_t RecordingService::spare_stream_ids() const {
 }
 
 Result<void> RecordingService::packet(Recording& r, const proto::MediaPacket& m, std::span<const std::byte> payload) {
+  const auto to_us = [&](std::int64_t t) { return t * r.time_num * 1'000'000 / r.time_den; };
   if (m.sequence() != r.last_sequence + 1) {
     if (r.camera) r.camera->refused(CameraMetrics::Refusal::out_of_order);
+    if (r.refused.waiting()) {
+      // Sent after a refused packet, before its sender heard of the refusal: refused with it,
+      // and lost with it unless sent again.
+      const std::int64_t at = m.has_pts() && r.have_offset ? to_us(m.pts()) + r.wall_offset_us
+                              : r.last_end_us              ? r.last_end_us
+                                                           : now_us();
+      report_lost(r, r.refused.refused({.key = frame_key(m, payload),
+                                        .start_us = at,
+                                        .end_us = at + to_us(m.duration()),
+                                        .reason = r.refused.last_reason()}));
+    }
     return errc::invalid_argument;
   }
   storage::RecordHeader h;
   h.sequence = m.sequence();
-  const auto to_us = [&](std::int64_t t) { return t * r.time_num * 1'000'000 / r.time_den; };
   h.duration = to_us(m.duration());
   // Wall-clock microseconds: the first timestamp is pinned to now; packets without one (RTSP
   // B-frame sources) continue from the previous packet's end.
@@ -310,7 +340,22 @@ Result<void> RecordingService::packet(Recording& r, const proto::MediaPacket& m,
       r.camera->refused(ok.error() == errc::rate_exceeded ? CameraMetrics::Refusal::rate_exceeded
                                                           : CameraMetrics::Refusal::invalid);
     }
+    // Not stored now; lost if its sender gives it up (refused_run.hpp). A frame larger than the
+    // buffer is beyond what the admitted rate holds, like one refused for the rate.
+    if (ok.error() == errc::rate_exceeded || ok.error() == errc::frame_exceeds_buffer) {
+      report_lost(r, r.refused.refused({.key = frame_key(m, payload),
+                                        .start_us = h.pts,
+                                        .end_us = h.pts + h.duration,
+                                        .reason = ok.error() == errc::rate_exceeded
+                                                      ? loss_reason(r.stream->refused_because())
+                                                      : LossReason::rate_exceeded}));
+    }
     return ok;
+  }
+  report_lost(r, r.refused.stored(frame_key(m, payload)));
+  r.not_durable.emplace_back(m.sequence(), payload.size());
+  while (!r.not_durable.empty() && r.not_durable.front().first <= r.durable.load(std::memory_order_acquire)) {
+    r.not_durable.pop_front();
   }
   if (r.camera) r.camera->packet(payload.size());
   r.last_sequence = m.sequence();
@@ -320,6 +365,56 @@ Result<void> RecordingService::packet(Recording& r, const proto::MediaPacket& m,
   h.stream_id = r.stream_id;
   if (r.feed) r.feed->publish(h, payload);
   return {};
+}
+
+void RecordingService::report_lost(Recording& r, const std::vector<LostRun>& runs) {
+  for (const auto& run : runs) {
+    if (r.camera) {
+      r.camera->lost(static_cast<CameraMetrics::Loss>(run.reason), run.frames, run.payload_bytes);
+      r.camera->gap();
+    }
+    auto detail = lost_run_detail(run, r.demand.peak_rate.bps());
+    // One warning per recording and reason's first run: a policed source may lose a run every cycle.
+    if (!r.lost_logged[static_cast<std::size_t>(run.reason)]) {
+      r.lost_logged[static_cast<std::size_t>(run.reason)] = true;
+      log::warn("media packets refused and never stored: a gap (further ones are counted, not logged)",
+                {{"stream", r.stream_id},
+                 {"name", r.name},
+                 {"reason", std::string(loss_reason_name(run.reason))},
+                 {"detail", detail}});
+    }
+    batcher_.enqueue(catalog::GapRow{.stream_id = static_cast<std::int64_t>(r.stream_id),
+                                     .start_us = run.start_us,
+                                     .end_us = run.end_us,
+                                     .reason = std::string(loss_reason_name(run.reason)),
+                                     .detail = std::move(detail)});
+  }
+}
+
+std::optional<std::pair<std::string, std::string>> RecordingService::report_unwritten(Recording& r) {
+  const auto durable = r.durable.load(std::memory_order_acquire);
+  if (durable >= r.last_sequence) return std::nullopt;
+  LostRun lost{.reason = r.stream->held() == storage::RecordingStream::Held::segment_failed
+                             ? LossReason::io_error
+                             : LossReason::deadline_missed};
+  for (const auto& [sequence, bytes] : r.not_durable) {
+    if (sequence <= durable) continue;
+    ++lost.frames;
+    lost.payload_bytes += bytes;
+  }
+  if (r.camera) {
+    r.camera->lost(static_cast<CameraMetrics::Loss>(lost.reason), lost.frames, lost.payload_bytes);
+    r.camera->gap();
+  }
+  std::string detail = std::to_string(lost.frames) + " frames (" + std::to_string(lost.payload_bytes) +
+                       " payload bytes) taken but never written when the recording ended: " +
+                       (lost.reason == LossReason::io_error
+                            ? "the stream's segment could not be started or extended on its volume (full or failing)"
+                            : "the disk's IO thread did not write them within ten cycles") +
+                       "; a recorder resends what was not acknowledged in a new stream";
+  log::warn("recording ended with packets never written: a gap",
+            {{"stream", r.stream_id}, {"name", r.name}, {"reason", loss_reason_name(lost.reason)}, {"detail", detail}});
+  return std::pair{std::string(loss_reason_name(lost.reason)), std::move(detail)};
 }
 
 void RecordingService::maybe_readmit(Recording& r, const OfferedRate::Window& window) {
@@ -390,6 +485,9 @@ asio::awaitable<void> RecordingService::close(const std::shared_ptr<Recording>& 
   }
   // 'stopped' only when the client ended cleanly and everything it sent became durable.
   const bool disk_failed = r->failed.load(std::memory_order_acquire);
+  // Refused packets never sent again are lost (after a failed disk, its io_error gap covers them).
+  if (!disk_failed) report_lost(*r, r->refused.close());
+  const auto unwritten = disk_failed || ending == Ending::stalled ? std::nullopt : report_unwritten(*r);
   const char* state = disk_failed                                                        ? "interrupted"
                       : ending == Ending::stalled                                        ? "stalled"
                       : ending == Ending::clean && r->durable.load() >= r->last_sequence ? "stopped"
@@ -406,7 +504,7 @@ asio::awaitable<void> RecordingService::close(const std::shared_ptr<Recording>& 
   }
   // On the IO thread once the stream's last IO is done: its last segment and its end.
   disk->io->scheduler().remove_stream(r->stream_id, [batcher = &batcher_, recent = &disks_.recent(), r, disk, volume_id,
-                                                     vol, stream_id, state, disk_failed] {
+                                                     vol, stream_id, state, disk_failed, unwritten] {
     auto last = r->stream->close();
     const auto ended = now_us();
     if (last && (last->frame_count > 0 || last->discard)) {
@@ -427,6 +525,9 @@ asio::awaitable<void> RecordingService::close(const std::shared_ptr<Recording>& 
     } else if (std::string_view(state) == "stalled") {
       end.gap_reason = "source_stalled";
       end.gap_detail = "the recorder sent nothing for the stall timeout; its disk share was released";
+    } else if (unwritten) {
+      end.gap_reason = unwritten->first;
+      end.gap_detail = unwritten->second;
     }
     batcher->enqueue(std::move(end));
   });

@@ -4,7 +4,8 @@
 // name, a new stream; while the catalog cannot be asked, a stream id reserved ahead and the rows
 // queued on the batcher: docs/catalog.md, "When the catalog is down"), and its RecordingStream
 // joins the disk's cycle scheduler; media packets
-// go into the stream's double buffer (policed: rate_exceeded beyond the admitted rate); the
+// go into the stream's double buffer (policed: rate_exceeded beyond the admitted rate; a refused
+// packet its sender never gets stored is a gap: refused_run.hpp); the
 // disk's IO thread reports the durable sequence after each cycle's flush, which the session
 // sends as DurableAck; closed segments reach the catalog through the batcher.
 // Thread: open()/close() are awaited by network coroutines (catalog work runs on the catalog
@@ -13,6 +14,7 @@
 // threads; the service itself is not referenced from them). Errors: values for packets; open()
 // answers Admit or Refuse. With Metrics, admission decisions and the admitted set are published
 // per disk, and each camera's packets, refusals and gaps per camera (atomics; docs/metrics.md).
+#include <array>
 #include <atomic>
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
@@ -33,6 +35,7 @@
 #include "server/core/catalog_pool.hpp"
 #include "server/disks/disk_set.hpp"
 #include "server/recording/offered_rate.hpp"
+#include "server/recording/refused_run.hpp"
 #include "server/core/live_feed.hpp"
 #include "server/core/vigild_metrics.hpp"
 #include "storage/recording_stream.hpp"
@@ -63,6 +66,11 @@ class RecordingService {
     OfferedRate offered;                                   // what its source really sends (re-admission)
     std::chrono::steady_clock::time_point next_readmit{};  // no re-admission attempt before this
     std::uint64_t readmissions = 0;
+    RefusedRuns refused;                                  // refused packets not stored (yet): gaps when given up
+    std::array<bool, kLossReasons.size()> lost_logged{};  // a lost run of this reason was logged
+    // Packets taken and not acknowledged yet, (sequence, payload bytes): what a recording that
+    // ends before they are written loses (report_unwritten).
+    std::deque<std::pair<std::uint64_t, std::size_t>> not_durable;
   };
 
   // DISKS, FEEDS and METRICS (optional) must outlive the service.
@@ -100,6 +108,14 @@ class RecordingService {
   // more than its admitted rate is re-admitted at what it sends (with headroom) when the disk
   // fits it; its buffer grows. Refused: it stays policed, and is tried again later.
   void maybe_readmit(Recording& r, const OfferedRate::Window& window);
+  // RUNS of R's refused packets were never stored: a gap each (through the batcher, spooled in
+  // an outage), the camera's lost-frame counters, a warning.
+  void report_lost(Recording& r, const std::vector<LostRun>& runs);
+  // R ends with packets taken into its buffer but never written (close waited ten cycles: its
+  // segment could not start or grow, or its IO thread was that late): counted, logged, and the
+  // gap reason and detail for its stream's end (a gap from its last durable frame). Nullopt when
+  // everything taken was written.
+  std::optional<std::pair<std::string, std::string>> report_unwritten(Recording& r);
   std::optional<std::int64_t> take_spare_stream_id();
   std::size_t spare_stream_ids() const;
 

@@ -68,6 +68,26 @@ struct Catalog {
     return {.stream_id = stream_id, .state = "stopped", .ended_us = 9'000'000, .gap_reason = {}, .gap_detail = {}};
   }
 
+  catalog::GapRow gap() const {
+    return {.stream_id = stream_id,
+            .start_us = 2'000'000,
+            .end_us = 2'600'000,
+            .reason = "rate_exceeded",
+            .detail = "15 frames (46000 payload bytes) refused and never stored"};
+  }
+  // The stream's gaps: "start end reason" each, in order.
+  std::vector<std::string> gaps() const {
+    pqxx::connection conn(db);
+    pqxx::nontransaction q(conn);
+    std::vector<std::string> out;
+    for (const auto& row : q.exec_params("SELECT start_us, end_us, reason FROM gaps WHERE stream_id = $1 "
+                                         "ORDER BY start_us",
+                                         stream_id)) {
+      out.push_back(row[0].as<std::string>() + " " + row[1].as<std::string>() + " " + row[2].as<std::string>());
+    }
+    return out;
+  }
+
   long segments() const {
     pqxx::connection conn(db);
     pqxx::nontransaction q(conn);
@@ -165,6 +185,22 @@ TEST_CASE("every pending row survives its encoding", "[catalog][spool]") {
   CHECK_FALSE(dd.stream_id.has_value());
   CHECK(dd.camera == "porch");
 
+  catalog::GapRow gap{
+      .stream_id = 4, .start_us = -7, .end_us = 1ll << 40, .reason = "deadline_missed", .detail = "late"};
+  back = catalog::decode(catalog::encode(gap));
+  REQUIRE(back.has_value());
+  const auto& g = std::get<catalog::GapRow>(*back);
+  CHECK(g.stream_id == 4);
+  CHECK(g.start_us == -7);
+  CHECK(g.end_us == 1ll << 40);
+  CHECK(g.reason == "deadline_missed");
+  CHECK(g.detail == "late");
+  CHECK(catalog::label(*back) == "deadline_missed gap of stream 4");
+  // The kinds written before gap rows existed keep their bytes: an older spool still decodes.
+  CHECK(static_cast<std::uint8_t>(catalog::encode(seg)[1]) == 1);
+  CHECK(static_cast<std::uint8_t>(catalog::encode(end)[1]) == 2);
+  CHECK(static_cast<std::uint8_t>(catalog::encode(gap)[1]) == 7);
+
   // Anything else is refused, not half-read.
   auto bytes = catalog::encode(seg);
   CHECK_FALSE(catalog::decode(bytes.substr(0, bytes.size() - 1)).has_value());
@@ -212,6 +248,38 @@ TEST_CASE("rows the catalog cannot take are spooled, and the next batcher commit
   CHECK(again.rejected() == 0);
   CHECK(cat.segments() == 2);
   CHECK(cat.state() == "stopped");
+}
+
+TEST_CASE("a gap row of refused frames survives an outage in the spool, and a replay does not duplicate it",
+          "[catalog][spool][batcher][gaps]") {
+  Catalog cat(test::shared_cluster().create_database("spool_gap_replay"));
+  test::TempDir dir;
+  const auto spool = dir.path() / "catalog.spool";
+  {
+    catalog::Batcher down(kNowhere, {.max_delay = 10ms, .spool_path = spool, .spool_after = 100ms});
+    down.enqueue(cat.gap());
+    CHECK(test::eventually([&] { return down.down() && down.spooled() == 1; }, 30s));
+  }
+  const auto kept = dir.path() / "kept";
+  fs::copy_file(spool, kept);
+  CHECK(cat.gaps().empty());
+  {
+    catalog::Batcher up(cat.db, {.spool_path = spool});
+    up.flush();
+    CHECK(up.committed() == 1);
+    CHECK(up.rejected() == 0);
+  }
+  CHECK(cat.gaps() == std::vector<std::string>{"2000000 2600000 rate_exceeded"});
+
+  // Replayed (a crash between the commit and the spool's truncation), twice: still one gap.
+  for (int i = 0; i < 2; ++i) {
+    fs::copy_file(kept, spool, fs::copy_options::overwrite_existing);
+    catalog::Batcher again(cat.db, {.spool_path = spool});
+    again.flush();
+    CHECK(again.committed() == 1);
+    CHECK(again.rejected() == 0);
+  }
+  CHECK(cat.gaps() == std::vector<std::string>{"2000000 2600000 rate_exceeded"});
 }
 
 TEST_CASE("a commit a frozen PostgreSQL never answers is cut; the stop is bounded and loses nothing",

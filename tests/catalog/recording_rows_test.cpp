@@ -180,3 +180,50 @@ TEST_CASE("an io_error gap covers only the time lost: it ends where the camera's
     CHECK(gaps(first).empty());
   }
 }
+
+TEST_CASE("a gap of refused frames ends where the camera's next stream resent them", "[catalog][recording][gaps]") {
+  pqxx::connection conn(test::shared_cluster().create_database("refused_gap"));
+  catalog::migrate(conn);
+  pqxx::work tx(conn);
+  const auto cam = catalog::ensure_camera(tx, "yard");
+  const auto disk = tx.exec1(
+                          "INSERT INTO disks (node, device_path, capacity_bytes) VALUES ('n1', 'sim:0', 1) "
+                          "RETURNING id")[0]
+                        .as<std::int64_t>();
+  auto open = [&](std::int64_t at) {
+    return catalog::open_stream(tx, {.camera_id = cam,
+                                     .codec = "h264",
+                                     .declared_rate_bps = 1'000'000,
+                                     .admitted_rate_bps = 1'000'000,
+                                     .disk_id = disk,
+                                     .started_at_us = at});
+  };
+  auto gaps = [&](std::int64_t stream) {
+    return tx.exec_params("SELECT start_us, end_us, reason FROM gaps WHERE stream_id = $1 ORDER BY start_us", stream);
+  };
+  const auto first = open(1'000'000);
+  SECTION("inside a stream: one gap, once") {
+    CHECK(catalog::record_refused_gap(tx, first, 2'000'000, 2'400'000, "rate_exceeded", "10 frames"));
+    CHECK_FALSE(catalog::record_refused_gap(tx, first, 2'000'000, 2'400'000, "rate_exceeded", "10 frames"));
+    CHECK(catalog::record_refused_gap(tx, first, 2'000'000, 2'400'000, "deadline_missed", "late"));
+    CHECK(gaps(first).size() == 2);
+  }
+  SECTION("refused at the end, resent in the next stream: the reconnect cuts the gap") {
+    catalog::end_stream(tx, first, "interrupted", 3'000'000);
+    CHECK(catalog::record_refused_gap(tx, first, 2'800'000, 3'000'000, "rate_exceeded", "5 frames"));
+    CHECK_FALSE(catalog::record_reconnect_gap(tx, cam, 2'900'000));
+    open(2'900'000);
+    auto g = gaps(first);
+    REQUIRE(g.size() == 1);
+    CHECK(g[0][1].as<std::int64_t>() == 2'900'000);
+  }
+  SECTION("the next stream was opened first (the batcher commits later): the gap is cut as it goes in") {
+    open(2'900'000);
+    CHECK(catalog::record_refused_gap(tx, first, 2'800'000, 3'000'000, "rate_exceeded", "5 frames"));
+    CHECK_FALSE(catalog::record_refused_gap(tx, first, 2'950'000, 3'000'000, "rate_exceeded", "resent"));
+    auto g = gaps(first);
+    REQUIRE(g.size() == 1);
+    CHECK(g[0][0].as<std::int64_t>() == 2'800'000);
+    CHECK(g[0][1].as<std::int64_t>() == 2'900'000);
+  }
+}

@@ -349,3 +349,50 @@ TEST_CASE("after a failed batch, recovery reads no unacknowledged frame and no e
     }
   }
 }
+
+TEST_CASE("a refusal says why the half was full: the sender's rate, a write still pending, a segment that cannot start",
+          "[recording][gaps]") {
+  VirtualClock clock;
+  SimulatedDisk disk(clock, {.size_bytes = 8 << 20});
+  REQUIRE(Volume::format(disk, {.extent_bytes = 1 << 20}).has_value());
+  auto volume = std::move(*Volume::open(disk));
+  std::uint64_t next_segment = 100;
+  RecordingStream rec(*volume, 1, {}, 1, 0, RecordingStreamOptions{.io_bytes = 16 * 1024},
+                      [&] { return ++next_segment; }, {}, {}, {});
+  std::uint64_t seq = 1;
+  // The sender sends until a packet is refused.
+  auto fill = [&] {
+    for (;;) {
+      auto f = vigil::test::script_frame(seq, 1);
+      auto ok = rec.append(f.header, f.payload);
+      if (!ok) return ok.error();
+      ++seq;
+    }
+  };
+  using Held = RecordingStream::Held;
+
+  SECTION("the sender's rate, then the IO thread late with the previous write") {
+    CHECK(fill() == errc::rate_exceeded);
+    CHECK(rec.refused_because() == Held::no);  // more than a half within one cycle
+    auto io = rec.prepare(1);                  // the half is taken; its write is in flight
+    REQUIRE_FALSE(io.pieces.empty());
+    CHECK(fill() == errc::rate_exceeded);
+    CHECK(rec.refused_because() == Held::no);
+    // The next cycle begins with that write unfinished (a deadline miss): this half stays.
+    CHECK(std::string(rec.prepare(2).skip_reason) == "previous_write_pending");
+    CHECK(fill() == errc::rate_exceeded);
+    CHECK(rec.refused_because() == Held::write_pending);
+    // Written at last; the next cycle takes the half again: refusals are the sender's again.
+    rec.finished(1, {});
+    REQUIRE_FALSE(rec.prepare(3).pieces.empty());
+    CHECK(fill() == errc::rate_exceeded);
+    CHECK(rec.refused_because() == Held::no);
+  }
+  SECTION("the segment cannot start: the volume is full") {
+    while (volume->allocate_extent(999, 9, static_cast<std::uint32_t>(volume->free_extent_count())).has_value()) {}
+    CHECK(fill() == errc::rate_exceeded);
+    CHECK(std::string(rec.prepare(1).skip_reason) == "segment_failed");
+    CHECK(fill() == errc::rate_exceeded);
+    CHECK(rec.refused_because() == Held::segment_failed);
+  }
+}
