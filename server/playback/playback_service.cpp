@@ -37,7 +37,8 @@ asio::awaitable<PlaybackService::OpenResult> PlaybackService::open(const proto::
     const auto fresher = disks_.recent().of(req.stream_name(), req.start_us(), req.end_us());
     plan = co_await catalog_.run([&req, &fresher](pqxx::connection& c) {
       pqxx::work tx(c);
-      auto p = catalog::plan_playback(tx, req.stream_name(), req.start_us(), req.end_us(), 10'000, fresher);
+      // One disk's scheduler reads a playback: it stops where the volume changes too.
+      auto p = catalog::plan_playback(tx, req.stream_name(), req.start_us(), req.end_us(), 10'000, fresher, true);
       tx.commit();
       return p;
     });
@@ -86,6 +87,7 @@ asio::awaitable<PlaybackService::OpenResult> PlaybackService::open(const proto::
   p->request = req;
   p->from_us = std::max(plan.from_us, req.start_us());
   p->to_us = std::min(plan.to_us, req.end_us());
+  if (req.direction() != proto::DIRECTION_REVERSE) p->next_from_us = plan.next_from_us;
   const auto& cfg = disk->io->scheduler().config();
   const double cycle_s = std::chrono::duration<double>(cfg.cycle).count();
   const std::size_t block = disk->volume->volume->block_bytes();
