@@ -98,16 +98,20 @@ PlaybackPlan plan_playback(pqxx::work& tx, const std::string& camera, std::int64
     // of it can be decoded, so nothing of it is served (it will be within a cycle or two).
     if (f.segment.gops.empty()) continue;
     if (plan.parts.empty() || !same_codec(f, plan.parts.back(), part_extradata)) {
+      // A part begins where the previous one ends at the earliest: a reconnect's first frame may
+      // be stamped a little before the previous recording's end (two clocks), and a request
+      // from the part's start must not plan the previous part again. Its first GOP is still
+      // served whole: the keyframe at or before the start.
+      const std::int64_t from = plan.parts.empty() ? f.start_us : std::max(f.start_us, plan.parts.back().to_us);
       if (!plan.parts.empty()) first_part = false;
-      plan.parts.push_back(
-          {.from_us = f.start_us, .to_us = f.start_us, .codec = f.codec, .width = f.width, .height = f.height});
+      plan.parts.push_back({.from_us = from, .to_us = from, .codec = f.codec, .width = f.width, .height = f.height});
       part_extradata = f.extradata;
     }
     auto& part = plan.parts.back();
     part.to_us = std::max(part.to_us, f.segment.end_pts);
     ++part.segments;
     if (!first_part || plan.next_from_us != 0) {
-      if (plan.next_from_us == 0) plan.next_from_us = f.start_us;
+      if (plan.next_from_us == 0) plan.next_from_us = part.from_us;
       continue;  // another part: listed, not planned
     }
     if (plan.segments.empty()) {
@@ -120,7 +124,7 @@ PlaybackPlan plan_playback(pqxx::work& tx, const std::string& camera, std::int64
     } else if (one_volume && f.volume_id != plan.volume_id) {
       // A reader of one disk: the rest is read by a playback of its own (the parts list names
       // parts by codec parameters, so it does not change).
-      plan.next_from_us = f.start_us;
+      plan.next_from_us = std::max(f.start_us, plan.to_us);  // as a part's start, above
       continue;
     }
     plan.rate_bps = std::max(plan.rate_bps, f.rate_bps);

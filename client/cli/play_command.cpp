@@ -206,6 +206,12 @@ int play_main(const std::string& server, const std::string& token, const std::ve
         break;
       }
       if (end.next_start_us() == 0 || live || reverse) break;
+      if (end.next_start_us() <= open.open_playback().start_us()) {
+        std::cerr << "vigil play: the server named " << at_arg(end.next_start_us())
+                  << " as the next part, which does not go forward\n";
+        exit_code = exit_code::kFailed;
+        break;
+      }
       // The range goes on in another part (another volume, or other codec parameters): open it
       // on the same connection.
       open.mutable_open_playback()->set_start_us(end.next_start_us());

@@ -198,7 +198,8 @@ TEST_CASE("a reconnect at another resolution: the parts are named, each plays, t
   auto listed = test::http_request(d.http(), "GET", "/api/v1/cameras/door/export/parts?" + whole_range());
   INFO(listed.body);
   REQUIRE(listed.status == 200);
-  const auto& list = listed.json().at("parts").as_array();
+  const auto parsed = listed.json();
+  const auto& list = parsed.at("parts").as_array();
   REQUIRE(list.size() == 3);
   CHECK(list[0].at("width").as_int64() == 320);
   CHECK(list[1].at("width").as_int64() == 160);
