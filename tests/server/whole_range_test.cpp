@@ -210,6 +210,33 @@ TEST_CASE("a reconnect at another resolution: the parts are named, each plays, t
   write_file(dir.path() / "listed2.mp4", second.body);
   check_packets(test::probe_packets(dir.path() / "listed2.mp4", dir.path()), small_packets);
 
+  // HLS: one playlist, a discontinuity and a new init segment (EXT-X-MAP) at each change.
+  auto m3u8 = test::http_request(d.http(), "GET", "/api/v1/cameras/door/hls.m3u8?" + whole_range());
+  INFO(m3u8.body);
+  REQUIRE(m3u8.status == 200);
+  std::vector<std::string> maps;
+  std::size_t discontinuities = 0;
+  for (std::size_t at = 0; (at = m3u8.body.find('#', at)) != std::string::npos; ++at) {
+    if (m3u8.body.compare(at, 13, "#EXT-X-MAP:UR") == 0) {
+      const auto q = m3u8.body.find('"', at) + 1;
+      maps.push_back(m3u8.body.substr(q, m3u8.body.find('"', q) - q));
+    }
+    if (m3u8.body.compare(at, 21, "#EXT-X-DISCONTINUITY\n") == 0) ++discontinuities;
+  }
+  REQUIRE(maps.size() == 3);
+  CHECK(discontinuities == 2);
+  for (std::size_t i = 0; i < maps.size(); ++i) {
+    auto init = test::http_request(d.http(), "GET", "/api/v1/cameras/door/" + maps[i]);
+    REQUIRE(init.status == 200);
+    write_file(dir.path() / ("init" + std::to_string(i) + ".mp4"), init.body);
+    CHECK_THAT(test::probe_stream(dir.path() / ("init" + std::to_string(i) + ".mp4"), dir.path()),
+               ContainsSubstring(i == 1 ? "width=160" : "width=320"));
+  }
+  const auto hls = test::probe_packets("http://" + d.http() + "/api/v1/cameras/door/hls.m3u8?" + whole_range() +
+                                           "&access_token=" + test::token(),
+                                       dir.path());
+  CHECK(hls.size() == 150);
+
   // vigil play: a file per part.
   auto played = play(d, "door", dir.path() / "door.mkv", dir.path() / "play.log");
   INFO(played.output);
