@@ -15,6 +15,7 @@
 #include <pqxx/pqxx>
 
 #include "client/wire/wire_client.hpp"
+#include "tests/support/eventually.hpp"
 #include "tests/support/media_fixture.hpp"
 #include "tests/support/recording_rig.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -73,6 +74,19 @@ std::vector<test::ProbedPacket> concat(std::initializer_list<const std::vector<t
   return all;
 }
 
+// Recordings admitted on vigild's disks now (GET /api/v1/disks).
+std::int64_t admitted_recordings(const test::VigildProcess& d) {
+  auto r = test::http_request(d.http(), "GET", "/api/v1/disks");
+  REQUIRE(r.status == 200);
+  const auto body = r.json();
+  std::int64_t n = 0;
+  for (const auto& disk : body.at("disks").as_array()) {
+    if (const auto* live = disk.as_object().if_contains("admitted"))
+      n += live->at("recording").to_number<std::int64_t>();
+  }
+  return n;
+}
+
 std::string catalog(const std::filesystem::path& data) {
   return "host=" + (data / "pg" / "run").string() + " port=5432 user=vigil dbname=vigil";
 }
@@ -115,8 +129,11 @@ TEST_CASE("one camera over two volumes and three recordings: one export, one pla
   client::WireClient hog2(d.wire(), 20s);
   test::open_admitted(hog2, "hog2", largest * 3 / 4);  // disk O: H is the fuller
   hog1.reset();                                        // H is empty again
-  record(d, "gate", clip, dir.path() / "rec2.log");    // disk H: another volume
-  record(d, "gate", clip, dir.path() / "rec3.log");    // disk H: a reconnect
+  // Its share is released when vigild sees the connection close: wait for that, or the next
+  // recording could find both disks equally full.
+  REQUIRE(test::eventually([&] { return admitted_recordings(d) == 1; }));
+  record(d, "gate", clip, dir.path() / "rec2.log");  // disk H: another volume
+  record(d, "gate", clip, dir.path() / "rec3.log");  // disk H: a reconnect
   test::wait_for_closed_frames(data, 150);
   {
     pqxx::connection c(catalog(data));
