@@ -72,8 +72,8 @@ void name_parts(Response& res, const ClipPlan& plan, std::int64_t to_us, const Q
                                  at_time(plan.from_us) + "&to=" + at_time(to_us) + ">; rel=\"parts\"");
 }
 
-// What a streamed export reads at a time: an eighth of the in-memory cap, at most 4 MiB (the GOPs
-// read and the fragment made of them are about twice that, plus a GOP that crosses its end).
+// What a streamed export reads at a time: an eighth of the in-memory cap, at most 4 MiB; the
+// export holds at most three times that plus two GOPs (Mp4Stream), and reserves it.
 std::size_t stream_batch_bytes(const RouteContext& ctx) {
   return static_cast<std::size_t>(std::min<std::uint64_t>(Mp4Stream::kBatchBytes, ctx.export_memory_bytes / 8));
 }
@@ -195,7 +195,7 @@ boost::asio::awaitable<HttpReply> export_route(const RouteContext& ctx, const Ht
   if (!keyframes && plan.estimated_bytes > ctx.export_memory_bytes) {
     std::optional<ExportCache::BuildLease> lease;
     if (ctx.exports) {
-      lease = ctx.exports->reserve_build(2 * stream_batch_bytes(ctx));
+      lease = ctx.exports->reserve_build(3 * stream_batch_bytes(ctx));
       if (!lease) throw ApiError(ApiErrc::unavailable, "too many exports are being built; retry shortly");
     }
     auto res = streamed_export(ctx, req, plan, std::move(lease), disposition);

@@ -72,7 +72,7 @@ po::options_description server_options(ServerConfig& cfg, RawArgs& raw) {
       "export-memory-bytes",
       po::value(&cfg.export_memory_bytes)->value_name("BYTES")->default_value(cfg.export_memory_bytes),
       "an MP4 export of at most this much video is built in memory (index first, byte ranges, cached); a larger "
-      "one is streamed as fragmented MP4 while it is read, in about a quarter of this (at most 8 MiB) plus a GOP")(
+      "one is streamed as fragmented MP4 while it is read, in at most 3/8 of this (12 MiB) plus two GOPs")(
       "catalog-threads", po::value(&cfg.catalog_threads)->value_name("N")->default_value(cfg.catalog_threads),
       "threads (and PostgreSQL connections) of the catalog pool")(
       "log-level", po::value(&cfg.log_level)->value_name("LEVEL")->default_value(cfg.log_level),

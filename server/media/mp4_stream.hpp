@@ -3,8 +3,9 @@
 // moov with no samples, then one moof + mdat per batch of GOPs read), the same frames and
 // timestamps as build_mp4's file, the index spread over the fragments instead of first. The
 // HTTP route sends each piece as a chunk as soon as it is made (StreamedResponse).
-// Memory: one ClipCursor batch of GOPs (batch_bytes, plus the GOP that crosses its end) and the
-// fragment made of it — about twice batch_bytes — whatever the export's length.
+// Memory, whatever the export's length: the reader's buffers (PlaybackStream's bound: 2 ×
+// batch_bytes plus a GOP) and the fragment made of one batch (batch_bytes plus a GOP) — at most
+// 3 × batch_bytes plus two GOPs.
 // Thread: one coroutine at a time (the session's network thread). Errors: exceptions (ApiError
 // 503 from the constructor for a volume not open here; std::system_error for a device error and
 // std::runtime_error from the muxer while streaming).
