@@ -50,11 +50,15 @@ std::string at_time(std::int64_t us) {
   return buf;
 }
 
-// The export of CAMERA's [FROM_US, TO_US) with the request's trick-play parameters.
+// The export of CAMERA's [FROM_US, TO_US) with the request's trick-play parameters (numbers
+// only: what goes into a Link header or a URL is never the client's text).
 std::string export_target(const std::string& camera, std::int64_t from_us, std::int64_t to_us, const QueryParams& q) {
   std::string t = "/api/v1/cameras/" + camera + "/export.mp4?from=" + at_time(from_us) + "&to=" + at_time(to_us);
   for (const char* key : {"keyframes", "rate", "reverse", "download"}) {
-    if (auto v = q.get(key)) t += std::string("&") + key + "=" + *v;
+    const auto v = q.get(key);
+    if (v && !v->empty() && v->size() <= 16 && v->find_first_not_of("0123456789.") == std::string::npos) {
+      t += std::string("&") + key + "=" + *v;
+    }
   }
   return t;
 }
