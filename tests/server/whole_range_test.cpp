@@ -302,6 +302,11 @@ TEST_CASE("an export larger than the in-memory cap streams as fragmented MP4, ev
   check_packets(test::probe_packets(dir.path() / "streamed.mp4", dir.path()), cam.source);
   const auto stream = test::probe_stream(dir.path() / "streamed.mp4", dir.path());
   CHECK(std::abs(test::probe_field(stream, "duration") - 8.0) < 0.5);
+  // A Range request gets the whole file (200): a streamed export has no byte ranges.
+  auto ranged =
+      test::http_request(d.http(), "GET", "/api/v1/cameras/yard/export.mp4?" + range, "Range: bytes=0-99\r\n");
+  CHECK(ranged.status == 200);
+  CHECK(ranged.body == streamed.body);
   // HEAD: the head alone.
   auto head = test::http_request(d.http(), "HEAD", "/api/v1/cameras/yard/export.mp4?" + range);
   CHECK(head.status == 200);
