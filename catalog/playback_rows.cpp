@@ -30,7 +30,7 @@ std::vector<std::uint64_t> parse_array(const std::string& text) {
 }  // namespace
 
 PlaybackPlan plan_playback(pqxx::work& tx, const std::string& camera, std::int64_t from_us, std::int64_t to_us,
-                           int limit, const std::vector<FreshSegment>& fresher) {
+                           int limit, const std::vector<FreshSegment>& fresher, bool one_volume) {
   PlaybackPlan plan;
   auto cam = tx.exec_params("SELECT id FROM cameras WHERE name = $1", camera);
   if (cam.empty()) return plan;
@@ -88,10 +88,32 @@ PlaybackPlan plan_playback(pqxx::work& tx, const std::string& camera, std::int64
   std::stable_sort(found.begin(), found.end(), [](const FreshSegment& a, const FreshSegment& b) {
     return a.start_us != b.start_us ? a.start_us < b.start_us : a.segment.segment_id < b.segment.segment_id;
   });
+  const auto same_codec = [](const FreshSegment& a, const PlaybackPart& p, const std::string& extradata) {
+    return a.codec == p.codec && a.width == p.width && a.height == p.height && a.extradata == extradata;
+  };
+  std::string part_extradata;
+  bool first_part = true;
   for (auto& f : found) {
     // An open segment the catalog knows only by its first row may have no keyframe yet: nothing
     // of it can be decoded, so nothing of it is served (it will be within a cycle or two).
     if (f.segment.gops.empty()) continue;
+    if (plan.parts.empty() || !same_codec(f, plan.parts.back(), part_extradata)) {
+      // A part begins where the previous one ends at the earliest: a reconnect's first frame may
+      // be stamped a little before the previous recording's end (two clocks), and a request
+      // from the part's start must not plan the previous part again. Its first GOP is still
+      // served whole: the keyframe at or before the start.
+      const std::int64_t from = plan.parts.empty() ? f.start_us : std::max(f.start_us, plan.parts.back().to_us);
+      if (!plan.parts.empty()) first_part = false;
+      plan.parts.push_back({.from_us = from, .to_us = from, .codec = f.codec, .width = f.width, .height = f.height});
+      part_extradata = f.extradata;
+    }
+    auto& part = plan.parts.back();
+    part.to_us = std::max(part.to_us, f.segment.end_pts);
+    ++part.segments;
+    if (!first_part || plan.next_from_us != 0) {
+      if (plan.next_from_us == 0) plan.next_from_us = part.from_us;
+      continue;  // another part: listed, not planned
+    }
     if (plan.segments.empty()) {
       plan.volume_id = f.volume_id;
       plan.codec = f.codec;
@@ -99,8 +121,11 @@ PlaybackPlan plan_playback(pqxx::work& tx, const std::string& camera, std::int64
       plan.width = f.width;
       plan.height = f.height;
       plan.from_us = f.start_us;
-    } else if (f.codec != plan.codec || f.extradata != plan.extradata || f.volume_id != plan.volume_id) {
-      break;  // another configuration or volume: a playback of its own
+    } else if (one_volume && f.volume_id != plan.volume_id) {
+      // A reader of one disk: the rest is read by a playback of its own (the parts list names
+      // parts by codec parameters, so it does not change).
+      plan.next_from_us = std::max(f.start_us, plan.to_us);  // as a part's start, above
+      continue;
     }
     plan.rate_bps = std::max(plan.rate_bps, f.rate_bps);
     const double seconds = std::max(1.0, static_cast<double>(f.segment.end_pts - f.start_us) / 1e6);
@@ -108,6 +133,7 @@ PlaybackPlan plan_playback(pqxx::work& tx, const std::string& camera, std::int64
     plan.data_rate_bps = std::max(plan.data_rate_bps, static_cast<std::int64_t>(data_rate.bps()));
     plan.to_us = f.segment.end_pts;
     plan.reaches_open = f.open;
+    plan.segment_volumes.push_back(f.volume_id);
     plan.segments.push_back(std::move(f.segment));
   }
   return plan;

@@ -4,9 +4,12 @@
 // their extents and GOP index, and the codec parameters of the stream they belong to. The node
 // that records a segment knows it better than the catalog (its durable end of a cycle ago, and
 // segments whose rows are still queued): it passes them as FRESHER, which replace the catalog's
-// rows of the same segments. One playback serves segments of one codec configuration on one volume:
-// the plan stops where the codec parameters or the volume change (a new playback continues
-// from there), so a viewer's decoder never sees parameters change under it.
+// rows of the same segments. One plan serves segments of one codec configuration (a PART of the
+// range), across volumes and across streams of the camera with the same parameters (a
+// reconnect): its segments name their volumes, and a reader reads each from its own disk. The
+// plan stops where the codec parameters change (or, with one_volume, where the volume changes),
+// so a viewer's decoder never sees parameters change under it; it names where the next part
+// begins and lists every part of the range.
 // Thread: the catalog pool. Errors: throws (pqxx; std::runtime_error for a bad GOP index blob).
 #include <cstdint>
 #include <pqxx/transaction>
@@ -29,9 +32,17 @@ struct FreshSegment {
   storage::PlaybackSegment segment{};
 };
 
+// One part of a range: consecutive segments with the same codec parameters.
+struct PlaybackPart {
+  std::int64_t from_us = 0, to_us = 0;  // the first segment's start, the last one's end
+  std::string codec{};
+  int width = 0, height = 0;
+  std::size_t segments = 0;
+};
+
 struct PlaybackPlan {
   std::int64_t camera_id = 0;
-  std::int64_t volume_id = 0;
+  std::int64_t volume_id = 0;  // the first segment's volume
   std::string codec{};
   std::string extradata{};
   int width = 0, height = 0;
@@ -39,13 +50,19 @@ struct PlaybackPlan {
   std::int64_t data_rate_bps = 0;                    // the highest average data rate of a segment served (≥ 1 s)
   std::int64_t from_us = 0, to_us = 0;               // what the segments cover of the request
   std::vector<storage::PlaybackSegment> segments{};  // in time order
+  std::vector<std::int64_t> segment_volumes{};       // the volume of each of SEGMENTS
+  // Where the next part of the range begins (its segments have other codec parameters, or are
+  // on another volume with one_volume); 0: the plan serves the range to its recorded end.
+  std::int64_t next_from_us = 0;
+  std::vector<PlaybackPart> parts{};  // every part of the range, this plan's first
   bool camera_exists = false;
   bool reaches_open = false;  // the last segment is still being written: the plan ends at its durable end
 };
 
 // Segments of camera NAME intersecting [FROM_US, TO_US), at most LIMIT, with FRESHER (segments of
-// that camera) in place of the catalog's rows of the same ids.
+// that camera) in place of the catalog's rows of the same ids. ONE_VOLUME: the plan also stops
+// where the volume changes (a reader bound to one disk's scheduler: wire playback).
 PlaybackPlan plan_playback(pqxx::work& tx, const std::string& camera, std::int64_t from_us, std::int64_t to_us,
-                           int limit = 10'000, const std::vector<FreshSegment>& fresher = {});
+                           int limit = 10'000, const std::vector<FreshSegment>& fresher = {}, bool one_volume = false);
 
 }  // namespace vigil::catalog

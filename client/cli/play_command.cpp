@@ -1,6 +1,7 @@
 #include "client/cli/play_command.hpp"
 
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <iostream>
 #include <limits>
@@ -30,7 +31,10 @@ constexpr CommandHelp kHelp{
     "--format says otherwise): vigil play --stream cam1 --from -5m -o - | ffplay -\n"
     "Packets arrive paced at real time x RATE; the playback is admitted on the disk like any stream.\n"
     "TIME: now, -90s / -5m / -2h / -1d (before now), @UNIX_SECONDS, or 2026-11-23T21:00:00 (local\n"
-    "time; append Z for UTC).\n",
+    "time; append Z for UTC).\n"
+    "A range recorded across volumes or reconnects plays on into one file. Where the codec parameters\n"
+    "change (e.g. the camera's resolution), the rest goes to FILE.part2.EXT, FILE.part3.EXT, ... (to\n"
+    "standard output: it stops there and says where the next part begins).\n",
     "\nExit: 0 the range was played, 1 failed, 2 usage, 3 server unreachable, 4 refused by admission\n"
     "(the reason and the largest rate that would fit are printed), 5 nothing recorded in the range.\n"};
 
@@ -75,6 +79,28 @@ media::CodecInfo codec_info(const proto::CodecParameters& c) {
           .height = c.height(),
           .bit_rate = c.bit_rate(),
           .extradata = c.extradata()};
+}
+
+bool same_codec(const proto::CodecParameters& a, const proto::CodecParameters& b) {
+  return a.codec_name() == b.codec_name() && a.width() == b.width() && a.height() == b.height() &&
+         a.extradata() == b.extradata();
+}
+
+// "@SECONDS.MICROS", as --from takes it.
+std::string at_arg(std::int64_t us) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "@%lld.%06lld", static_cast<long long>(us / 1'000'000),
+                static_cast<long long>(us % 1'000'000));
+  return buf;
+}
+
+// OUTPUT's name for part N (from 2): clip.mp4 -> clip.part2.mp4.
+std::string part_file(const std::string& output, int n) {
+  const auto dot = output.rfind('.');
+  const auto slash = output.rfind('/');
+  const bool has_ext = dot != std::string::npos && (slash == std::string::npos || dot > slash);
+  const std::string stem = has_ext ? output.substr(0, dot) : output;
+  return stem + ".part" + std::to_string(n) + (has_ext ? output.substr(dot) : std::string());
 }
 
 }  // namespace
@@ -141,21 +167,25 @@ int play_main(const std::string& server, const std::string& token, const std::ve
     std::cerr << "vigil play: unexpected answer from the server\n";
     return exit_code::kFailed;
   }
-  const auto& started = first.msg.playback_started();
+  proto::CodecParameters codec = first.msg.playback_started().codec();
 
   std::optional<media::MediaWriter> out;
+  std::string out_file = output;
   try {
-    out.emplace(media::MediaWriter::to_file(output, format, codec_info(started.codec())));
+    out.emplace(media::MediaWriter::to_file(out_file, format, codec_info(codec)));
   } catch (const std::exception& e) {
     std::cerr << "vigil play: " << e.what() << "\n";
     return exit_code::kFailed;
   }
+  int part = 1;
   // Output time: the media distance from the first packet. A full-frame playback keeps it (the
   // file is the recorded clip, however fast it was delivered); a trick-play rendition
   // (keyframes-only, reverse) is re-timed at 1/RATE, so it plays as the viewer saw it.
   const bool trick = keyframes || reverse;
   const double time_scale = trick ? rate : 1.0;
-  std::optional<std::int64_t> base;
+  // The current file's first packet time (a new part's file starts its own).
+  std::int64_t base = 0;
+  bool have_base = false;
   std::uint64_t packets = 0, keyframes_seen = 0, bytes = 0;
   const auto started_at = std::chrono::steady_clock::now();
   int exit_code = exit_code::kOk;
@@ -176,17 +206,63 @@ int play_main(const std::string& server, const std::string& token, const std::ve
       if (end.failed()) {
         std::cerr << "vigil play: playback failed: " << end.reason() << "\n";
         exit_code = exit_code::kFailed;
+        break;
       }
-      break;
+      if (end.next_start_us() == 0 || live || reverse) break;
+      if (end.next_start_us() <= open.open_playback().start_us()) {
+        std::cerr << "vigil play: the server named " << at_arg(end.next_start_us())
+                  << " as the next part, which does not go forward\n";
+        exit_code = exit_code::kFailed;
+        break;
+      }
+      // The range goes on in another part (another volume, or other codec parameters): open it
+      // on the same connection.
+      open.mutable_open_playback()->set_start_us(end.next_start_us());
+      client->send(open);
+      auto next = client->receive();
+      if (!next.msg.has_playback_started()) {
+        std::cerr << "vigil play: the range continues at " << at_arg(end.next_start_us())
+                  << ", but the server did not play it: "
+                  << (next.msg.has_refuse() ? next.msg.refuse().reason() : std::string("unexpected answer")) << "\n";
+        exit_code = exit_code::kFailed;
+        break;
+      }
+      if (same_codec(codec, next.msg.playback_started().codec())) continue;  // one file on
+      // Other codec parameters cannot go on in this file: the next part gets its own.
+      codec = next.msg.playback_started().codec();
+      try {
+        out->finish();
+        std::cerr << "vigil play: part " << part << " -> " << out_file << "\n";
+        if (output == "-") {
+          std::cerr << "vigil play: the codec parameters change at " << at_arg(end.next_start_us())
+                    << ": standard output holds one part; play the rest with --from " << at_arg(end.next_start_us())
+                    << "\n";
+          exit_code = exit_code::kFailed;
+          out.reset();
+          break;
+        }
+        out_file = part_file(output, ++part);
+        out.emplace(media::MediaWriter::to_file(out_file, format, codec_info(codec)));
+      } catch (const std::exception& e) {
+        std::cerr << "vigil play: " << e.what() << "\n";
+        exit_code = exit_code::kFailed;
+        out.reset();
+        break;
+      }
+      have_base = false;  // the new file's media time starts at its first packet
+      continue;
     }
     if (msg.msg.has_playback_started()) continue;  // after a seek or rate change
     if (!msg.msg.has_media_packet()) continue;
     const auto& m = msg.msg.media_packet();
     const std::int64_t pts = m.has_pts() ? m.pts() : (m.has_dts() ? m.dts() : 0);
     const std::int64_t dts = m.has_dts() ? m.dts() : pts;
-    if (!base) base = reverse ? pts : std::min(pts, dts);
+    if (!have_base) {
+      base = reverse ? pts : std::min(pts, dts);
+      have_base = true;
+    }
     auto out_time = [&](std::int64_t t) {
-      const double d = reverse ? static_cast<double>(*base - t) : static_cast<double>(t - *base);
+      const double d = reverse ? static_cast<double>(base - t) : static_cast<double>(t - base);
       return static_cast<std::int64_t>(d / time_scale);
     };
     try {
@@ -203,10 +279,10 @@ int play_main(const std::string& server, const std::string& token, const std::ve
     ++packets;
     bytes += msg.payload.size();
     if (m.keyframe()) ++keyframes_seen;
-    if (duration_s > 0 && static_cast<double>(pts - *base) >= duration_s * 1e6) break;
+    if (duration_s > 0 && static_cast<double>(pts - base) >= duration_s * 1e6) break;
   }
   try {
-    out->finish();
+    if (out) out->finish();
   } catch (const std::exception& e) {
     if (exit_code == exit_code::kOk) {
       std::cerr << "vigil play: " << e.what() << "\n";
@@ -215,7 +291,8 @@ int play_main(const std::string& server, const std::string& token, const std::ve
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_at).count();
   std::cerr << "vigil play: " << packets << " packets (" << keyframes_seen << " keyframes, " << bytes / 1e6
-            << " MB) in " << secs << " s" << (output == "-" ? "" : " -> " + output) << "\n";
+            << " MB) in " << secs << " s" << (output == "-" ? "" : " -> " + out_file)
+            << (part > 1 ? " (part " + std::to_string(part) + ")" : std::string()) << "\n";
   if (packets == 0 && exit_code == exit_code::kOk) {
     std::cerr << "vigil play: nothing was played\n";
     return exit_code::kNothing;

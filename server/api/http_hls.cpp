@@ -1,5 +1,6 @@
 #include "server/api/http_hls.hpp"
 
+#include <algorithm>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -126,13 +127,28 @@ boost::asio::awaitable<HttpReply> playlist(const RouteContext& ctx, const HttpRe
   if (to_us <= from_us) throw BadRequest("'to' must be after 'from'");
   if (to_us - from_us > kMaxMediaRangeUs) throw BadRequest("the range is longer than 24 hours: ask in parts");
   // The playlist reads nothing from the disk: any size of range may be listed.
-  const ClipPlan plan = co_await plan_clip(ctx.catalog, ctx.disks, camera, from_us, to_us, ~0ull);
+  ClipPlan plan = co_await plan_clip(ctx.catalog, ctx.disks, camera, from_us, to_us, ~0ull);
   // A range that reaches past what is durable of a segment still being written continues live:
   // the playlist grows at each reload (EVENT, or a sliding live window for a relative from=) and
   // ends (ENDLIST) once the range is all recorded.
-  const bool growing = plan.plan.reaches_open && to_us > plan.plan.to_us;
+  bool growing = plan.plan.reaches_open && to_us > plan.plan.to_us;
   const bool relative_from = !fixed_time(q, "from");
-  const auto cuts = cut(plan.plan.segments, from_us, to_us, kHlsTargetUs, growing, relative_from);
+  auto cuts = cut(plan.plan.segments, from_us, to_us, kHlsTargetUs, growing, relative_from);
+  // The range's later parts (other codec parameters): each after a discontinuity, with its own
+  // init segment (EXT-X-MAP); a part's segments are planned within it (t0 at its start at least).
+  std::vector<std::size_t> part_starts;
+  for (std::int64_t part_from = plan.plan.next_from_us; part_from != 0 && part_from < to_us;) {
+    plan = co_await plan_clip(ctx.catalog, ctx.disks, camera, part_from, to_us, ~0ull);
+    growing = plan.plan.reaches_open && to_us > plan.plan.to_us;
+    auto more = cut(plan.plan.segments, part_from, to_us, kHlsTargetUs, growing, false);
+    if (!more.empty()) {
+      more.front().seg.from_us = std::max(more.front().seg.from_us, part_from);
+      more.front().discontinuity = !cuts.empty();
+      part_starts.push_back(cuts.size());
+      cuts.insert(cuts.end(), more.begin(), more.end());
+    }
+    part_from = plan.plan.next_from_us > part_from ? plan.plan.next_from_us : 0;
+  }
   if (cuts.empty() && growing) {
     throw ApiError(ApiErrc::unavailable, "the first segment of that range is still being written; retry in a second");
   }
@@ -153,8 +169,13 @@ boost::asio::awaitable<HttpReply> playlist(const RouteContext& ctx, const HttpRe
   const std::string bounds =
       "t0=" + std::to_string(cuts.front().seg.from_us) + "&t1=" + std::to_string(cuts.front().seg.to_us);
   m3u8 += "#EXT-X-MAP:URI=\"hls/init.mp4?" + bounds + token_param + "\"\n";
-  for (const auto& c : cuts) {
+  for (std::size_t i = 0; i < cuts.size(); ++i) {
+    const auto& c = cuts[i];
     if (c.discontinuity) m3u8 += "#EXT-X-DISCONTINUITY\n";
+    if (i > 0 && std::find(part_starts.begin(), part_starts.end(), i) != part_starts.end()) {
+      m3u8 += "#EXT-X-MAP:URI=\"hls/init.mp4?t0=" + std::to_string(c.seg.from_us) +
+              "&t1=" + std::to_string(c.seg.to_us) + token_param + "\"\n";
+    }
     // Recorded times are wall-clock microseconds: players show the time of day of what they play.
     m3u8 += "#EXT-X-PROGRAM-DATE-TIME:" + hls_date_time(c.seg.from_us) + "\n";
     m3u8 += "#EXTINF:" + hls_seconds(c.seg.to_us - c.seg.from_us) + ",\n";
@@ -246,8 +267,7 @@ boost::asio::awaitable<HttpReply> live(const RouteContext& ctx, const HttpReques
 }  // namespace
 
 std::vector<HlsSegment> cut_hls_segments(const std::vector<storage::PlaybackSegment>& segments, std::int64_t from_us,
-                                         std::int64_t to_us, std::int64_t target_us, bool open_end,
-                                         bool align_first) {
+                                         std::int64_t to_us, std::int64_t target_us, bool open_end, bool align_first) {
   std::vector<HlsSegment> out;
   for (const auto& c : cut(segments, from_us, to_us, target_us, open_end, align_first)) out.push_back(c.seg);
   return out;

@@ -10,6 +10,7 @@
 #include "server/media/clip_source.hpp"
 #include "server/media/export_cache.hpp"
 #include "server/media/mp4_export.hpp"
+#include "server/media/mp4_stream.hpp"
 #include "server/net/http_range.hpp"
 
 namespace http = boost::beast::http;
@@ -39,6 +40,88 @@ std::string utc_stamp(std::int64_t us) {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
   return buf;
+}
+
+// "@SECONDS.MICROS": a time the query parser takes back exactly.
+std::string at_time(std::int64_t us) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "@%lld.%06lld", static_cast<long long>(us / 1'000'000),
+                static_cast<long long>(us % 1'000'000));
+  return buf;
+}
+
+// The export of CAMERA's [FROM_US, TO_US) with the request's trick-play parameters (numbers
+// only: what goes into a Link header or a URL is never the client's text).
+std::string export_target(const std::string& camera, std::int64_t from_us, std::int64_t to_us, const QueryParams& q) {
+  std::string t = "/api/v1/cameras/" + camera + "/export.mp4?from=" + at_time(from_us) + "&to=" + at_time(to_us);
+  for (const char* key : {"keyframes", "rate", "reverse", "download"}) {
+    const auto v = q.get(key);
+    if (v && !v->empty() && v->size() <= 16 && v->find_first_not_of("0123456789.") == std::string::npos) {
+      t += std::string("&") + key + "=" + *v;
+    }
+  }
+  return t;
+}
+
+// A range of several parts (the codec parameters change in it): the export is the first part,
+// and the headers name the rest — X-Vigil-Parts (how many), a Link to the next part's export and
+// one to the list of all parts (GET …/export/parts).
+template <class Response>
+void name_parts(Response& res, const ClipPlan& plan, std::int64_t to_us, const QueryParams& q) {
+  const auto& parts = plan.plan.parts;
+  res.set("X-Vigil-Parts", std::to_string(std::max<std::size_t>(parts.size(), 1)));
+  if (plan.plan.next_from_us == 0) return;
+  res.set(http::field::link, "<" + export_target(plan.camera, plan.plan.next_from_us, to_us, q) +
+                                 ">; rel=\"next\", </api/v1/cameras/" + plan.camera + "/export/parts?from=" +
+                                 at_time(plan.from_us) + "&to=" + at_time(to_us) + ">; rel=\"parts\"");
+}
+
+// What a streamed export reads at a time: an eighth of the in-memory cap, at most 4 MiB; the
+// export holds at most three times that plus two GOPs (Mp4Stream), and reserves it.
+std::size_t stream_batch_bytes(const RouteContext& ctx) {
+  return static_cast<std::size_t>(std::min<std::uint64_t>(Mp4Stream::kBatchBytes, ctx.export_memory_bytes / 8));
+}
+
+// A range of more than ctx.export_memory_bytes: fragmented MP4 written while it is read, in
+// chunks (no Content-Length, no byte ranges: 200 with the whole file; no ETag, not cached).
+StreamedResponse streamed_export(const RouteContext& ctx, const HttpRequest& req, const ClipPlan& plan,
+                                 std::optional<ExportCache::BuildLease> lease, const std::string& disposition) {
+  StreamedResponse res{http::status::ok, req.version()};
+  res.set(http::field::server, "vigild/" VIGIL_VERSION);
+  res.set(http::field::content_type, "video/mp4");
+  res.set(http::field::accept_ranges, "none");
+  res.set(http::field::cache_control, "no-store");
+  res.set(http::field::content_disposition, disposition);
+  res.set("X-Vigil-Export", "fragmented");
+  res.keep_alive(req.keep_alive());
+  if (req.method() == http::verb::head) return res;  // no producer: the head alone
+  struct State {
+    Mp4Stream mp4;
+    std::optional<ExportCache::BuildLease> lease;
+    std::string camera;
+    std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+    std::uint64_t sent_bytes = 0;
+  };
+  auto state = std::make_shared<State>(State{.mp4 = Mp4Stream(ctx.disks, plan, stream_batch_bytes(ctx)),
+                                             .lease = std::move(lease),
+                                             .camera = plan.camera});
+  res.next = [state]() -> boost::asio::awaitable<std::optional<std::vector<std::byte>>> {
+    auto chunk = co_await state->mp4.next();
+    if (chunk) {
+      state->sent_bytes += chunk->size();
+    } else {
+      log::info("export streamed",
+                {{"camera", state->camera},
+                 {"frames", state->mp4.frames()},
+                 {"damaged_gops", state->mp4.damaged_gops()},
+                 {"read_bytes", state->mp4.bytes_read()},
+                 {"mp4_bytes", state->sent_bytes},
+                 {"ms", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - state->started)
+                            .count()}});
+    }
+    co_return chunk;
+  };
+  return res;
 }
 
 }  // namespace
@@ -111,7 +194,24 @@ boost::asio::awaitable<HttpReply> export_route(const RouteContext& ctx, const Ht
   }
 
   const auto started = std::chrono::steady_clock::now();
-  ClipPlan plan = co_await plan_clip(ctx.catalog, ctx.disks, camera, from_us, to_us, kMaxExportBytes);
+  // Full-frame exports of any size (a large one streams); trick play, a keyframe of each GOP,
+  // is built in memory and keeps the cap.
+  ClipPlan plan =
+      co_await plan_clip(ctx.catalog, ctx.disks, camera, from_us, to_us, keyframes ? ctx.export_memory_bytes : ~0ull);
+  const std::string name = camera + "-" + utc_stamp(plan.from_us) + ".mp4";
+  const std::string disposition =
+      std::string(download && *download == 1 ? "attachment" : "inline") + "; filename=\"" + name + "\"";
+  if (!keyframes && plan.estimated_bytes > ctx.export_memory_bytes) {
+    std::optional<ExportCache::BuildLease> lease;
+    if (ctx.exports) {
+      lease = ctx.exports->reserve_build(3 * stream_batch_bytes(ctx));
+      if (!lease) throw ApiError(ApiErrc::unavailable, "too many exports are being built; retry shortly");
+    }
+    auto res = streamed_export(ctx, req, plan, std::move(lease), disposition);
+    res.set("X-Vigil-Range-Us", std::to_string(plan.from_us) + "-" + std::to_string(plan.to_us));
+    name_parts(res, plan, to_us, q);
+    co_return res;
+  }
   const std::string etag =
       plan.etag(keyframes ? (reverse ? "mp4-keys-rev|" : "mp4-keys|") + std::to_string(rate) : std::string("mp4"));
   std::shared_ptr<const std::vector<std::byte>> mp4 = ctx.exports ? ctx.exports->find(etag) : nullptr;
@@ -150,13 +250,36 @@ boost::asio::awaitable<HttpReply> export_route(const RouteContext& ctx, const Ht
   const bool fixed = fixed_time(q, "from") && fixed_time(q, "to") && !plan.plan.reaches_open;
   auto reply = media_reply(req, mp4, etag, "video/mp4", fixed);
   if (auto* m = std::get_if<MediaResponse>(&reply)) {
-    const std::string name = camera + "-" + utc_stamp(plan.from_us) + ".mp4";
-    m->set(http::field::content_disposition,
-           std::string(download && *download == 1 ? "attachment" : "inline") + "; filename=\"" + name + "\"");
+    m->set(http::field::content_disposition, disposition);
     m->set("X-Vigil-Range-Us", std::to_string(plan.from_us) + "-" + std::to_string(plan.to_us));
     m->set("X-Vigil-Cache", cached ? "hit" : "miss");
+    name_parts(*m, plan, to_us, q);
   }
   co_return reply;
+}
+
+boost::asio::awaitable<HttpReply> export_parts_route(const RouteContext& ctx, const HttpRequest& req,
+                                                     const QueryParams& q, const std::string& camera) {
+  if (!catalog::is_valid_camera_name(camera)) throw BadRequest("camera name is not valid");
+  const auto now = now_us();
+  const std::int64_t from_us = q.time("from", now);
+  const std::int64_t to_us = q.get("to") ? q.time("to", now) : now;
+  if (to_us <= from_us) throw BadRequest("'to' must be after 'from'");
+  if (to_us - from_us > kMaxMediaRangeUs) throw BadRequest("the range is longer than 24 hours: ask in parts");
+  const ClipPlan plan = co_await plan_clip(ctx.catalog, ctx.disks, camera, from_us, to_us, ~0ull);
+  boost::json::array parts;
+  for (const auto& p : plan.plan.parts) {
+    const std::int64_t part_from = std::max(from_us, p.from_us), part_to = std::min(to_us, p.to_us);
+    parts.push_back(boost::json::object{{"from_us", part_from},
+                                        {"to_us", part_to},
+                                        {"codec", p.codec},
+                                        {"width", p.width},
+                                        {"height", p.height},
+                                        {"segments", p.segments},
+                                        {"export", export_target(camera, part_from, part_to, q)}});
+  }
+  co_return json_response(req, http::status::ok,
+                          boost::json::serialize(boost::json::object{{"camera", camera}, {"parts", std::move(parts)}}));
 }
 
 boost::asio::awaitable<HttpReply> thumbnail_route(const RouteContext& ctx, const HttpRequest& req, const QueryParams& q,
@@ -167,6 +290,10 @@ boost::asio::awaitable<HttpReply> thumbnail_route(const RouteContext& ctx, const
   // The keyframe at or before AT, looking back at most kThumbnailLookbackUs (AT may fall in a
   // gap or after the recording's end): planned from the GOP index, and only it is read.
   ClipPlan plan = co_await plan_clip(ctx.catalog, ctx.disks, camera, at_us - kThumbnailLookbackUs, at_us + 1, ~0ull);
+  // The codec parameters changed in those 10 minutes: the keyframe is in the last part.
+  if (plan.plan.next_from_us != 0) {
+    plan = co_await plan_clip(ctx.catalog, ctx.disks, camera, plan.plan.parts.back().from_us, at_us + 1, ~0ull);
+  }
   // Named by the keyframe, not by AT: scrubbing within one GOP hits the cache.
   std::optional<std::int64_t> key_pts;
   for (const auto& seg : plan.plan.segments) {

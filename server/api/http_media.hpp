@@ -5,9 +5,15 @@
 //   GET /api/v1/cameras/{name}/export.mp4?from&to[&download=1][&keyframes=1[&rate=R][&reverse=1]]
 //       an MP4 of the range without re-encoding: index first, from the keyframe at or before
 //       FROM; ETag, If-None-Match, Range (one range: 206, bad: 416); built in memory and kept
-//       in the ExportCache for the Range requests that follow. keyframes=1: trick play — only
+//       in the ExportCache for the Range requests that follow. One MP4 across volume changes
+//       and reconnects with the same codec parameters; where they change, the export is the
+//       range's first part and X-Vigil-Parts and Link (rel="next", rel="parts") name the rest.
+//       More video than --export-memory-bytes (512 MiB): fragmented MP4 streamed while it is
+//       read (chunked, X-Vigil-Export: fragmented, no Range, no ETag), in bounded memory. keyframes=1: trick play — only
 //       each GOP's keyframe is read, re-timed to play at R× (1–64); reverse=1: rewind — the
 //       keyframes from TO back to FROM, the MP4's time running forward as the recording's runs back.
+//   GET /api/v1/cameras/{name}/export/parts?from&to
+//       the parts of the range (codec parameters, range, the export of each), as JSON.
 //   GET /api/v1/cameras/{name}/thumbnail.jpg?at[&width=N]
 //       a JPEG of the keyframe at or before AT (within 10 minutes before it; only that
 //       keyframe is read), at most N pixels
@@ -22,13 +28,14 @@
 
 namespace vigil::server {
 
-// Exports larger than this are refused with 413 (they are built in memory).
-inline constexpr std::uint64_t kMaxExportBytes = 512ull << 20;
 // Longest range one media request may name.
 inline constexpr std::int64_t kMaxMediaRangeUs = 24ll * 3600 * 1'000'000;
 
 boost::asio::awaitable<HttpReply> export_route(const RouteContext& ctx, const HttpRequest& req, const QueryParams& q,
                                                const std::string& camera);
+
+boost::asio::awaitable<HttpReply> export_parts_route(const RouteContext& ctx, const HttpRequest& req,
+                                                     const QueryParams& q, const std::string& camera);
 
 boost::asio::awaitable<HttpReply> thumbnail_route(const RouteContext& ctx, const HttpRequest& req, const QueryParams& q,
                                                   const std::string& camera);

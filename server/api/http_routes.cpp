@@ -139,6 +139,10 @@ boost::asio::awaitable<HttpReply> route(const RouteContext& ctx, const HttpReque
       if (!get) co_return only_get();
       co_return co_await export_route(ctx, req, q, seg[3]);
     }
+    if (seg.size() == 6 && seg[2] == "cameras" && seg[4] == "export" && seg[5] == "parts") {
+      if (!get) co_return only_get();
+      co_return co_await export_parts_route(ctx, req, q, seg[3]);
+    }
     if (seg.size() == 5 && seg[2] == "cameras" && seg[4] == "thumbnail.jpg") {
       if (!get) co_return only_get();
       co_return co_await thumbnail_route(ctx, req, q, seg[3]);

@@ -28,8 +28,10 @@ struct RouteContext {
   // The catalog's reachability as a probe of its own last saw it (/healthz answers at once);
   // null: /healthz asks through the catalog pool (unit rigs).
   const CatalogHealth* health = nullptr;
-  DiskSet* disks = nullptr;          // the open volumes' disks (media reads); null: none
-  ExportCache* exports = nullptr;    // finished exports kept for repeated/ranged requests
+  DiskSet* disks = nullptr;        // the open volumes' disks (media reads); null: none
+  ExportCache* exports = nullptr;  // finished exports kept for repeated/ranged requests
+  // An export of more video than this is streamed as fragmented MP4 instead of built in memory.
+  std::uint64_t export_memory_bytes = 512ull << 20;
   Authenticator* auth = nullptr;     // null: no tokens checked (unit rigs)
   const Metrics* metrics = nullptr;  // GET /metrics (http_metrics.hpp); null: 404
   HlsLive* live = nullptr;           // live HLS channels; null: no live HLS

@@ -69,6 +69,10 @@ po::options_description server_options(ServerConfig& cfg, RawArgs& raw) {
       "a wire session that neither records nor plays back and sends nothing for S seconds is closed; 0 = never")(
       "http-timeout", po::value(&cfg.http_timeout_s)->value_name("S")->default_value(cfg.http_timeout_s),
       "seconds an HTTP request may take to arrive whole (headers and body): slow clients are cut off")(
+      "export-memory-bytes",
+      po::value(&cfg.export_memory_bytes)->value_name("BYTES")->default_value(cfg.export_memory_bytes),
+      "an MP4 export of at most this much video is built in memory (index first, byte ranges, cached); a larger "
+      "one is streamed as fragmented MP4 while it is read, in at most 3/8 of this (12 MiB) plus two GOPs")(
       "catalog-threads", po::value(&cfg.catalog_threads)->value_name("N")->default_value(cfg.catalog_threads),
       "threads (and PostgreSQL connections) of the catalog pool")(
       "log-level", po::value(&cfg.log_level)->value_name("LEVEL")->default_value(cfg.log_level),
@@ -148,6 +152,7 @@ void check(const ServerConfig& cfg) {
   if (cfg.catalog_threads == 0) throw ConfigError("--catalog-threads must be at least 1");
   if (cfg.http_timeout_s < 1 || cfg.http_timeout_s > 3600)
     throw ConfigError("--http-timeout must be 1 to 3600 seconds");
+  if (cfg.export_memory_bytes < (64u << 10)) throw ConfigError("--export-memory-bytes must be at least 64 KiB");
   if (cfg.segment_max_s < 1 || cfg.segment_max_s > 86400) throw ConfigError("--segment-max must be 1 to 86400 seconds");
   if (cfg.hello_timeout_s < 1 || cfg.hello_timeout_s > 3600)
     throw ConfigError("--hello-timeout must be 1 to 3600 seconds");

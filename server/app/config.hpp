@@ -30,6 +30,7 @@ struct ServerConfig {
   std::string log_level = "info";
   std::size_t max_frame_bytes = 16u << 20;
   std::size_t catalog_threads = 2;
+  std::uint64_t export_memory_bytes = 512ull << 20;  // larger MP4 exports are streamed (fragmented MP4)
   int http_timeout_s = 15;                     // a request must arrive whole within this (slow clients are cut off)
   int segment_max_s = 600;                     // a segment closes once its frames span this long (and at its size)
   double stall_timeout_s = 5;                  // a recording that receives nothing this long ends as stalled; 0 off

@@ -220,6 +220,7 @@ void Daemon::start_listeners() {
                                                                    .health = &*catalog_health_,
                                                                    .disks = have_disks ? &*disk_set_ : nullptr,
                                                                    .exports = &*exports_,
+                                                                   .export_memory_bytes = cfg_.export_memory_bytes,
                                                                    .auth = &*auth_,
                                                                    .metrics = &metrics_,
                                                                    .live = have_disks ? &*live_hls_ : nullptr,

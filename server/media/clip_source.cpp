@@ -86,20 +86,60 @@ boost::asio::awaitable<ClipPlan> plan_clip(CatalogPool& catalog, DiskSet* disks,
   co_return out;
 }
 
+struct ClipCursor::Run {
+  Disk* disk = nullptr;
+  std::vector<storage::PlaybackSegment> segments;
+};
+
+ClipCursor::ClipCursor(DiskSet* disks, const ClipPlan& plan, storage::PlaybackRange range, std::size_t batch_bytes)
+    : disks_(disks), range_(range), batch_bytes_(batch_bytes) {
+  const auto& p = plan.plan;
+  for (std::size_t i = 0; i < p.segments.size(); ++i) {
+    const std::int64_t volume = i < p.segment_volumes.size() ? p.segment_volumes[i] : p.volume_id;
+    auto* disk = disks_ ? disks_->disk_of_volume(volume) : nullptr;
+    if (!disk) {
+      throw ApiError(ApiErrc::unavailable,
+                     "the recording is on volume " + std::to_string(volume) + ", which this server has not opened");
+    }
+    if (runs_.empty() || runs_.back().disk != disk) runs_.push_back(Run{.disk = disk, .segments = {}});
+    runs_.back().segments.push_back(p.segments[i]);
+  }
+  if (range_.direction == storage::ReadDirection::reverse) std::reverse(runs_.begin(), runs_.end());
+}
+
+ClipCursor::~ClipCursor() = default;
+ClipCursor::ClipCursor(ClipCursor&&) noexcept = default;
+
+boost::asio::awaitable<std::vector<std::shared_ptr<storage::PlaybackGop>>> ClipCursor::next() {
+  for (;;) {
+    if (!reader_) {
+      if (at_ >= runs_.size()) co_return std::vector<std::shared_ptr<storage::PlaybackGop>>{};
+      auto& run = runs_[at_++];
+      reader_ = std::make_unique<ClipReader>(run.disk->io->scheduler(), std::move(run.segments), range_,
+                                             run.disk->volume->volume->block_bytes(), batch_bytes_);
+    }
+    auto batch = co_await reader_->next();
+    if (!batch.empty()) co_return batch;
+    bytes_done_ += reader_->bytes_read();
+    requests_done_ += reader_->requests();
+    reader_.reset();
+  }
+}
+
+std::uint64_t ClipCursor::bytes_read() const noexcept { return bytes_done_ + (reader_ ? reader_->bytes_read() : 0); }
+
+std::uint64_t ClipCursor::requests() const noexcept { return requests_done_ + (reader_ ? reader_->requests() : 0); }
+
 boost::asio::awaitable<Clip> read_clip(DiskSet* disks, const ClipPlan& plan, std::int64_t from_us, std::int64_t to_us,
                                        bool keyframes_only, storage::ReadDirection direction) {
-  auto* disk = disks ? disks->disk_of_volume(plan.plan.volume_id) : nullptr;
-  if (!disk) {
-    throw ApiError(ApiErrc::unavailable, "the recording is on volume " + std::to_string(plan.plan.volume_id) +
-                                             ", which this server has not opened");
-  }
-  ClipReader reader(disk->io->scheduler(), plan.plan.segments,
-                    storage::PlaybackRange{
-                        .from_pts = from_us, .to_pts = to_us, .keyframes_only = keyframes_only, .direction = direction},
-                    disk->volume->volume->block_bytes());
+  ClipCursor cursor(disks, plan,
+                    storage::PlaybackRange{.from_pts = from_us,
+                                           .to_pts = to_us,
+                                           .keyframes_only = keyframes_only,
+                                           .direction = direction});
   Clip clip;
   for (;;) {
-    auto batch = co_await reader.next();
+    auto batch = co_await cursor.next();
     if (batch.empty()) break;
     for (auto& g : batch) {
       if (g->damaged) {
@@ -110,8 +150,8 @@ boost::asio::awaitable<Clip> read_clip(DiskSet* disks, const ClipPlan& plan, std
       clip.gops.push_back(std::move(g));
     }
   }
-  clip.bytes_read = reader.bytes_read();
-  clip.requests = reader.requests();
+  clip.bytes_read = cursor.bytes_read();
+  clip.requests = cursor.requests();
   co_return clip;
 }
 

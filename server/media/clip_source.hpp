@@ -20,6 +20,7 @@
 namespace vigil::server {
 
 class DiskSet;
+class ClipReader;
 
 struct ClipPlan {
   std::string camera;
@@ -32,6 +33,32 @@ struct ClipPlan {
   std::string etag(const std::string& kind) const;
 };
 
+// Reads a plan's GOPs batch by batch, each segment from the disk of its own volume: the plan's
+// segments in runs on one volume, a ClipReader per run, one after the other (reverse: the last
+// run first). Every volume is checked when it is made (503 if one is not open here), so a
+// response that streams as it reads never starts on a range it cannot finish for that reason.
+// Memory: one ClipReader batch (BATCH_BYTES, plus the GOP that crosses its end) at a time.
+class ClipCursor {
+ public:
+  ClipCursor(DiskSet* disks, const ClipPlan& plan, storage::PlaybackRange range, std::size_t batch_bytes = 4u << 20);
+  ~ClipCursor();
+  ClipCursor(ClipCursor&&) noexcept;
+  // The next GOPs in reading order; empty once the range is read.
+  boost::asio::awaitable<std::vector<std::shared_ptr<storage::PlaybackGop>>> next();
+  std::uint64_t bytes_read() const noexcept;
+  std::uint64_t requests() const noexcept;
+
+ private:
+  struct Run;
+  DiskSet* disks_;
+  storage::PlaybackRange range_;
+  std::size_t batch_bytes_;
+  std::vector<Run> runs_;
+  std::size_t at_ = 0;
+  std::unique_ptr<ClipReader> reader_;
+  std::uint64_t bytes_done_ = 0, requests_done_ = 0;
+};
+
 struct Clip {
   std::vector<std::shared_ptr<storage::PlaybackGop>> gops;  // in reading order; damaged ones flagged
   std::size_t frames = 0, damaged_gops = 0;
@@ -40,12 +67,14 @@ struct Clip {
 
 // Plans CAMERA's [FROM_US, TO_US): closed segments and the open one up to its last durable cycle
 // (DISKS' recent segments, when given, are fresher than the catalog). 404 if the camera is
-// unknown or nothing is recorded; 413 if the GOPs it touches exceed MAX_BYTES.
+// unknown or nothing is recorded; 413 if the GOPs it touches exceed MAX_BYTES. The plan is the
+// range's first part (plan.parts lists them all; plan.next_from_us is where the next begins).
 boost::asio::awaitable<ClipPlan> plan_clip(CatalogPool& catalog, DiskSet* disks, const std::string& camera,
                                            std::int64_t from_us, std::int64_t to_us, std::uint64_t max_bytes);
 
 // Reads the plan's GOPs of [FROM_US, TO_US) (KEYFRAMES_ONLY: each GOP's keyframe alone) as
-// interactive IO on the disk that holds them; 503 if that volume is not open on this server.
+// interactive IO on the disks that hold them (ClipCursor); 503 if a volume is not open on this
+// server.
 // DIRECTION reverse (keyframes only, as the wire protocol's reverse playback: the same
 // PlaybackStream walk): the GOPs from the last one before TO_US back to the one holding FROM_US.
 boost::asio::awaitable<Clip> read_clip(DiskSet* disks, const ClipPlan& plan, std::int64_t from_us, std::int64_t to_us,

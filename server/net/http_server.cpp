@@ -4,6 +4,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/buffer_body.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
 
@@ -30,6 +31,46 @@ HttpResponse json_response(const HttpRequest& req, http::status status, std::str
   res.prepare_payload();
   return res;
 }
+
+namespace {
+
+// Sends RES's head, then each chunk its producer makes, in chunked transfer encoding (Beast's
+// buffer_body: a write per chunk, need_buffer between them); every write gets the session's
+// write time-out anew, so a long export is bounded per chunk, not as a whole.
+asio::awaitable<boost::system::error_code> write_streamed(beast::tcp_stream& stream, StreamedResponse& res) {
+  const auto timeout = std::chrono::seconds(30);
+  http::response<http::buffer_body> out{std::move(static_cast<http::response<http::empty_body>::header_type&>(res))};
+  out.chunked(true);
+  out.body().data = nullptr;
+  out.body().more = true;
+  http::response_serializer<http::buffer_body> sr{out};
+  stream.expires_after(timeout);
+  auto [ec, n] = co_await http::async_write_header(stream, sr, asio::as_tuple(asio::use_awaitable));
+  (void)n;
+  if (ec || !res.next) co_return ec;  // no producer: HEAD, the head alone
+  for (;;) {
+    std::optional<std::vector<std::byte>> chunk;
+    try {
+      chunk = co_await res.next();
+    } catch (const std::exception& e) {
+      // The head is out: the status cannot change any more. Ending the connection without the
+      // last chunk tells the client the body is incomplete.
+      log::error("streamed response failed", {{"error", e.what()}});
+      co_return make_error_code(boost::system::errc::io_error);
+    }
+    if (chunk && chunk->empty()) continue;
+    out.body().data = chunk ? chunk->data() : nullptr;
+    out.body().size = chunk ? chunk->size() : 0;
+    out.body().more = chunk.has_value();
+    stream.expires_after(timeout);
+    auto [wec, wn] = co_await http::async_write(stream, sr, asio::as_tuple(asio::use_awaitable));
+    (void)wn;
+    if (wec && wec != http::error::need_buffer) co_return wec;
+    if (!chunk) co_return boost::system::error_code{};
+  }
+}
+
+}  // namespace
 
 HttpServer::HttpServer(asio::io_context& io, const asio::ip::tcp::endpoint& endpoint, HttpHandler handler,
                        HttpLimits limits, NetworkThreads* sessions)
@@ -84,6 +125,9 @@ asio::awaitable<void> HttpServer::session(asio::ip::tcp::socket socket) {
       (void)wn;
       wec = ec2;
       keep_alive = r->keep_alive();
+    } else if (auto* st = std::get_if<StreamedResponse>(&reply)) {
+      keep_alive = st->keep_alive();
+      wec = co_await write_streamed(stream, *st);
     } else {
       auto& m = std::get<MediaResponse>(reply);
       auto [ec2, wn] = co_await http::async_write(stream, m, asio::as_tuple(asio::use_awaitable));

@@ -7,9 +7,11 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/http/message.hpp>
+#include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <variant>
 
@@ -22,7 +24,17 @@ using HttpRequest = boost::beast::http::request<boost::beast::http::string_body>
 using HttpResponse = boost::beast::http::response<boost::beast::http::string_body>;
 // Video bytes (exports, HLS segments, thumbnails), sent from a shared buffer without a copy.
 using MediaResponse = boost::beast::http::response<SharedBytesBody>;
-using HttpReply = std::variant<HttpResponse, MediaResponse>;
+// A body made while it is sent (a streamed export): the head as it is, then NEXT's chunks in
+// chunked transfer encoding until NEXT returns nothing. NEXT is awaited between writes, so the
+// session holds one chunk at a time; the head is final once the first chunk is asked for. An
+// error NEXT throws after the head is sent can only end the connection (the client sees a
+// body without its last chunk).
+using StreamedHead = boost::beast::http::response<boost::beast::http::empty_body>;
+struct StreamedResponse : StreamedHead {
+  using StreamedHead::message;
+  std::function<boost::asio::awaitable<std::optional<std::vector<std::byte>>>()> next;
+};
+using HttpReply = std::variant<HttpResponse, MediaResponse, StreamedResponse>;
 using HttpHandler = std::function<boost::asio::awaitable<HttpReply>(const HttpRequest&)>;
 
 struct HttpLimits {

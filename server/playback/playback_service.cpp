@@ -37,7 +37,8 @@ asio::awaitable<PlaybackService::OpenResult> PlaybackService::open(const proto::
     const auto fresher = disks_.recent().of(req.stream_name(), req.start_us(), req.end_us());
     plan = co_await catalog_.run([&req, &fresher](pqxx::connection& c) {
       pqxx::work tx(c);
-      auto p = catalog::plan_playback(tx, req.stream_name(), req.start_us(), req.end_us(), 10'000, fresher);
+      // One disk's scheduler reads a playback: it stops where the volume changes too.
+      auto p = catalog::plan_playback(tx, req.stream_name(), req.start_us(), req.end_us(), 10'000, fresher, true);
       tx.commit();
       return p;
     });
@@ -91,6 +92,7 @@ asio::awaitable<PlaybackService::OpenResult> PlaybackService::open(const proto::
   p->codec = plan.codec;
   p->extradata = plan.extradata;
   p->notify = notify;
+  if (req.direction() != proto::DIRECTION_REVERSE) p->next_from_us = plan.next_from_us;
   const auto& cfg = disk->io->scheduler().config();
   const double cycle_s = std::chrono::duration<double>(cfg.cycle).count();
   const std::size_t block = disk->volume->volume->block_bytes();
@@ -166,9 +168,8 @@ bool PlaybackService::extend(Playback& p, std::int64_t from_us) {
   std::erase_if(fresh, [&](const catalog::FreshSegment& f) {
     return f.volume_id != p.volume_id || f.codec != p.codec || f.extradata != p.extradata || f.segment.gops.empty();
   });
-  std::sort(fresh.begin(), fresh.end(), [](const catalog::FreshSegment& a, const catalog::FreshSegment& b) {
-    return a.start_us < b.start_us;
-  });
+  std::sort(fresh.begin(), fresh.end(),
+            [](const catalog::FreshSegment& a, const catalog::FreshSegment& b) { return a.start_us < b.start_us; });
   std::int64_t end_us = 0;
   std::vector<storage::PlaybackSegment> segments;
   bool open = false;
@@ -180,10 +181,11 @@ bool PlaybackService::extend(Playback& p, std::int64_t from_us) {
   p.reaches_open = open;
   if (end_us <= from_us) return false;  // nothing new is durable yet
   const std::size_t block = p.disk->volume->volume->block_bytes();
-  auto next = std::make_shared<storage::PlaybackStream>(
-      std::move(segments),
-      storage::PlaybackRange{.from_pts = from_us, .to_pts = p.request.end_us(), .keyframes_only = false},
-      p.cycle_bytes, block, p.notify);
+  auto next = std::make_shared<storage::PlaybackStream>(std::move(segments),
+                                                        storage::PlaybackRange{.from_pts = from_us,
+                                                                               .to_pts = p.request.end_us(),
+                                                                               .keyframes_only = false},
+                                                        p.cycle_bytes, block, p.notify);
   // The old read stream leaves the scheduler (its last IO may still be in flight); the new one
   // runs under the same admitted share, with a scheduler id of its own.
   auto& sched = p.disk->io->scheduler();

@@ -44,6 +44,7 @@ class PlaybackService {
     std::shared_ptr<storage::PlaybackStream> stream;
     proto::OpenPlayback request;
     std::int64_t from_us = 0, to_us = 0;  // what the recording covers of the request
+    std::int64_t next_from_us = 0;        // where the range's next part begins (PlaybackEnd); 0: none
     std::shared_ptr<LiveTap> live;        // live view: frames from the recording session, no disk
     // A recorded range that reaches the camera's open segment continues at its live edge (the
     // live tail): first with what became durable since (extend()), then from the live feed.

@@ -178,6 +178,9 @@ std::optional<PlaybackChannel::Out> PlaybackChannel::next(Clock::time_point now,
   if (auto err = stream.error()) {
     e->set_failed(true);
     e->set_reason("read error: " + err->message());
+  } else if (playback_->next_from_us != 0) {
+    e->set_reason("end of part: the codec parameters or the volume change; the range continues at next_start_us");
+    e->set_next_start_us(playback_->next_from_us);
   } else {
     e->set_reason("end of range");
   }

@@ -35,6 +35,26 @@ HttpResult http_exchange(const std::string& host_port, const std::string& raw) {
   const auto split = resp.find("\r\n\r\n");
   out.head = resp.substr(0, split);
   if (split != std::string::npos) out.body = resp.substr(split + 4);
+  if (out.header("Transfer-Encoding") == "chunked") {
+    // The chunks joined; a body cut short (no last, empty chunk) is marked incomplete.
+    std::string joined;
+    std::size_t at = 0;
+    out.chunks = 0;
+    for (;;) {
+      const auto eol = out.body.find("\r\n", at);
+      if (eol == std::string::npos) break;
+      const std::size_t n = std::stoul(out.body.substr(at, eol - at), nullptr, 16);
+      if (n == 0) {
+        out.chunked_complete = true;
+        break;
+      }
+      if (eol + 2 + n > out.body.size()) break;
+      joined += out.body.substr(eol + 2, n);
+      ++out.chunks;
+      at = eol + 2 + n + 2;
+    }
+    out.body = std::move(joined);
+  }
   return out;
 }
 

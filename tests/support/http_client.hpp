@@ -10,8 +10,10 @@ namespace vigil::test {
 
 struct HttpResult {
   int status = 0;
-  std::string head;  // the status line and header fields, as received
-  std::string body;
+  std::string head;               // the status line and header fields, as received
+  std::string body;               // a chunked body: its chunks joined
+  std::size_t chunks = 0;         // a chunked body: how many chunks came
+  bool chunked_complete = false;  // a chunked body: it ended with its last (empty) chunk
   // The value of header NAME (case-insensitive), or "" if absent.
   std::string header(const std::string& name) const;
   // The body parsed as JSON (throws if it is not).

@@ -12,10 +12,11 @@
 
 namespace vigil::test {
 
-std::filesystem::path make_h264_clip(const std::filesystem::path& dir, int seconds) {
-  const auto clip = dir / "clip.mp4";
+std::filesystem::path make_h264_clip(const std::filesystem::path& dir, int seconds, const std::string& size,
+                                     const std::string& name) {
+  const auto clip = dir / name;
   REQUIRE(run_to_exit("/usr/bin/ffmpeg",
-                      {"-loglevel", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=320x240:rate=25", "-t",
+                      {"-loglevel", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=" + size + ":rate=25", "-t",
                        std::to_string(seconds), "-c:v", "libx264", "-g", "25", "-bf", "0", "-pix_fmt", "yuv420p",
                        clip.string()},
                       dir / "ffmpeg.log")

@@ -12,8 +12,9 @@
 
 namespace vigil::test {
 
-// DIR/clip.mp4 of SECONDS at 320x240, 25 fps: 25 × SECONDS packets.
-std::filesystem::path make_h264_clip(const std::filesystem::path& dir, int seconds);
+// DIR/NAME of SECONDS at SIZE (WxH), 25 fps: 25 × SECONDS packets.
+std::filesystem::path make_h264_clip(const std::filesystem::path& dir, int seconds, const std::string& size = "320x240",
+                                     const std::string& name = "clip.mp4");
 // DIR/wd.json.
 std::filesystem::path make_sim_profile(const std::filesystem::path& dir);
 // vigild's arguments for a file volume DIR/vol of VOLUME_MB (4 MiB extents) admitted on PROFILE,

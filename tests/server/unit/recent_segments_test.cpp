@@ -48,7 +48,7 @@ TEST_CASE("recent segments: kept while their rows wait, only the camera and rang
   server::RecentSegments recent(batcher);
   recent.started(source("gate", 3, **vol));
   recent.started(source("porch", 4, **vol));
-  const auto row = batcher.enqueue("close segment 1", [](pqxx::work&) {});
+  const auto row = batcher.enqueue(catalog::ReclaimRow{});
   recent.closed(3, seg, row);
 
   const auto all = recent.of("gate", seg.first_pts, seg.end_pts);
@@ -61,8 +61,8 @@ TEST_CASE("recent segments: kept while their rows wait, only the camera and rang
   CHECK(all[0].segment.gops.size() == seg.gop_index.size());
   REQUIRE(all[0].segment.extent_offsets.size() == seg.extents.size());
   CHECK(all[0].segment.extent_offsets[0] == (*vol)->extent_offset(seg.extents[0]));
-  CHECK(recent.of("porch", seg.first_pts, seg.end_pts).empty());       // another camera
-  CHECK(recent.of("gate", seg.end_pts, seg.end_pts + 1'000'000).empty());  // after it
+  CHECK(recent.of("porch", seg.first_pts, seg.end_pts).empty());               // another camera
+  CHECK(recent.of("gate", seg.end_pts, seg.end_pts + 1'000'000).empty());      // after it
   CHECK(recent.of("gate", seg.first_pts - 1'000'000, seg.first_pts).empty());  // before it
   // Ended: still answered while its row waits (the catalog does not have it yet).
   recent.ended(3);
@@ -74,7 +74,7 @@ TEST_CASE("recent segments: kept while their rows wait, only the camera and rang
   for (std::uint64_t id = 10; id < 10 + server::RecentSegments::kClosedPerStream + 2; ++id) {
     auto s = seg;
     s.segment_id = id;
-    recent.closed(5, s, batcher.enqueue("close", [](pqxx::work&) {}));
+    recent.closed(5, s, batcher.enqueue(catalog::ReclaimRow{}));
   }
   const auto yard = recent.of("yard", seg.first_pts, seg.end_pts);
   REQUIRE(yard.size() == server::RecentSegments::kClosedPerStream);
