@@ -202,18 +202,9 @@ std::optional<PlaybackChannel::Out> PlaybackChannel::next_live(Clock::time_point
   }
   (void)now;
   if (auto f = tap.peek(); f && playback_->live_tail && f->header.pts != storage::kNoTimestamp &&
-                            f->header.pts >= playback_->request.end_us()) {
+                           f->header.pts >= playback_->request.end_us()) {
     // A recorded range continued live ends where the range does.
-    proto::Envelope env;
-    auto* e = env.mutable_playback_end();
-    e->set_stream_id(playback_->id);
-    e->set_packets(sequence_);
-    e->set_reason("end of range");
-    Out out;
-    proto::append_frame_header(out.header, env);
-    out.last = true;
-    close();
-    return out;
+    return live_end("end of range");
   }
   if (auto f = tap.pop()) {
     proto::Envelope env;
@@ -234,15 +225,22 @@ std::optional<PlaybackChannel::Out> PlaybackChannel::next_live(Clock::time_point
     return out;
   }
   if (!tap.ended()) return std::nullopt;
+  return live_end("recording ended");
+}
+
+PlaybackChannel::Out PlaybackChannel::live_end(const std::string& reason) {
   proto::Envelope env;
   auto* e = env.mutable_playback_end();
   e->set_stream_id(playback_->id);
   e->set_packets(sequence_);
-  e->set_reason("recording ended");
+  e->set_reason(reason);
   Out out;
   proto::append_frame_header(out.header, env);
   out.last = true;
-  log::info("live view ended", {{"playback", playback_->id}, {"packets", sequence_}, {"dropped", tap.dropped()}});
+  log::info("live view ended", {{"playback", playback_->id},
+                                {"packets", sequence_},
+                                {"reason", reason},
+                                {"dropped", playback_->live->dropped()}});
   close();
   return out;
 }

@@ -50,6 +50,8 @@ class PlaybackChannel {
 
  private:
   std::optional<Out> next_live(Clock::time_point now);
+  // The PlaybackEnd of a live view or live tail, with REASON; closes the playback.
+  Out live_end(const std::string& reason);
   // At the end of the recorded part: continue (go), wait for the next durable cycle (wait, WAKE
   // set), or end the playback (end). See PlaybackService::extend.
   enum class Tail { go, wait, end };
