@@ -179,10 +179,9 @@ void apply_recovery_plan(pqxx::work& tx, std::int64_t volume_id, const RecoveryP
     write_corruption_gaps(tx, v);
     // A stream still recording in the catalog is ended by end_streams_after_crash, whose gap
     // starts at this segment's end: one gap for the crash, not two.
-    const bool stream_running =
-        !tx.exec_params("SELECT 1 FROM streams WHERE id = $1 AND state = 'recording'",
-                        static_cast<std::int64_t>(v.stream_id))
-             .empty();
+    const bool stream_running = !tx.exec_params("SELECT 1 FROM streams WHERE id = $1 AND state = 'recording'",
+                                                static_cast<std::int64_t>(v.stream_id))
+                                     .empty();
     if (restart_us > v.end_us && !stream_running) {
       tx.exec_params0(
           "INSERT INTO gaps (stream_id, start_us, end_us, reason, detail) "

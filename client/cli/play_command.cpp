@@ -49,7 +49,7 @@ po::options_description play_options(PlayArgs& a) {
   o.add_options()                                                               //
       ("stream", po::value(&a.name)->value_name("NAME"), "camera/stream name")  //
       ("from", po::value(&a.from_text)->value_name("TIME"),
-       "start (the playback begins at the keyframe at or before it)")          //
+       "start (the playback begins at the keyframe at or before it)")  //
       ("to", po::value(&a.to_text)->value_name("TIME"),
        "end (default: now). A range that reaches what the camera is recording now plays every frame up to its "
        "end, continuing at the live edge; 'live': go on live until the recording stops or --duration")  //

@@ -49,8 +49,8 @@ class PlaybackService {
     // A recorded range that reaches the camera's open segment continues at its live edge (the
     // live tail): first with what became durable since (extend()), then from the live feed.
     bool reaches_open = false;
-    bool live_tail = false;               // LIVE continues a recorded range: it ends at request.end_us
-    std::shared_ptr<LiveTap> tail;        // subscribed once the recorded part is read to its end
+    bool live_tail = false;         // LIVE continues a recorded range: it ends at request.end_us
+    std::shared_ptr<LiveTap> tail;  // subscribed once the recorded part is read to its end
     std::int64_t volume_id = 0;
     std::string codec{}, extradata{};
     std::size_t cycle_bytes = 0;
