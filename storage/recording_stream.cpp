@@ -205,7 +205,10 @@ std::optional<SegmentSummary> RecordingStream::close() {
   // A stream that failed has no open segment; what its failure left is returned instead.
   if (auto discarded = cleanup_locked()) return discarded;
   if (!writer_.segment_open()) return std::nullopt;
-  return keep_or_free(writer_.close_segment());
+  auto last = keep_or_free(writer_.close_segment());
+  // Readers see it as the last one closed until whoever ends the stream hands it on.
+  if (last && !last->discard) last_rotated_ = last;
+  return last;
 }
 
 RecordingStream::MeasuredRate RecordingStream::measured_rate() const {

@@ -72,8 +72,8 @@ class RecordingStream final : public CycleStream {
   // is open or none of it is durable yet. A copy (the GOP index of one segment: small), taken
   // under the stream's lock; any thread.
   std::optional<SegmentSummary> durable_view() const;
-  // The segment rotation closed last, from its close until the stream ends (readers may ask
-  // before its on_segment_closed call has handed it on); nullopt before the first rotation.
+  // The segment closed last (by rotation, or by close()) from its close on: readers may ask
+  // before whoever got it has handed it on; nullopt before the first one.
   std::optional<SegmentSummary> last_rotated() const;
   // Called on the IO thread, outside the lock, with durable_view() of the open segment at its
   // first durable cycle and every RecordingStreamOptions::progress_every_pts of media after that

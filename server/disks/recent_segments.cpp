@@ -7,7 +7,7 @@ namespace vigil::server {
 void RecentSegments::started(Source source) {
   std::lock_guard lock(mu_);
   const auto id = source.stream_id;
-  entries_[id] = Entry{.source = std::move(source), .closed = {}, .ended = false};
+  entries_[id] = Entry{.source = std::move(source), .closed = {}, .ended = false, .ended_at = {}};
 }
 
 void RecentSegments::closed(std::uint64_t stream_id, const storage::SegmentSummary& summary, std::uint64_t row_seq) {
@@ -25,15 +25,18 @@ void RecentSegments::ended(std::uint64_t stream_id) {
   const auto it = entries_.find(stream_id);
   if (it == entries_.end()) return;
   it->second.ended = true;
+  it->second.ended_at = std::chrono::steady_clock::now();
   it->second.source.stream.reset();
   prune_locked();
 }
 
 void RecentSegments::prune_locked() {
   std::size_t ended = 0;
+  const auto now = std::chrono::steady_clock::now();
   for (auto it = entries_.begin(); it != entries_.end();) {
     auto& closed = it->second.closed;
-    while (!closed.empty() && batcher_.done(closed.front().row_seq)) closed.pop_front();
+    const bool in_grace = it->second.ended && now - it->second.ended_at < kEndedGrace;
+    while (!in_grace && !closed.empty() && batcher_.done(closed.front().row_seq)) closed.pop_front();
     if (it->second.ended && closed.empty()) {
       it = entries_.erase(it);
     } else {
@@ -116,6 +119,12 @@ std::vector<RecentSegments::Named> RecentSegments::of_cameras(const std::vector<
     }
   }
   return out;
+}
+
+bool RecentSegments::recording(const std::string& camera) {
+  std::lock_guard lock(mu_);
+  return std::any_of(entries_.begin(), entries_.end(),
+                     [&](const auto& e) { return !e.second.ended && e.second.source.camera == camera; });
 }
 
 std::optional<std::int64_t> RecentSegments::durable_end_us(const std::string& camera) {

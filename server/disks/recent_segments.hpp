@@ -10,6 +10,7 @@
 // committed, or when more than kEndedKept ended ones wait.
 // Thread: any (one mutex; the open segment's view is copied under the stream's own lock).
 // Errors: none (what cannot be known is left out; the catalog's rows stand).
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -32,6 +33,9 @@ class RecentSegments {
   static constexpr std::size_t kClosedPerStream = 8;
   // Ended recordings whose rows still wait, at most (the oldest go first).
   static constexpr std::size_t kEndedKept = 4096;
+  // An ended recording's segments stay this long after it ended even once their rows committed: a
+  // playback reading its last frames from here finds them, without asking the catalog again.
+  static constexpr std::chrono::seconds kEndedGrace{30};
 
   struct Source {
     std::string camera;
@@ -63,6 +67,8 @@ class RecentSegments {
     catalog::FreshSegment segment;
   };
   std::vector<Named> of_cameras(const std::vector<std::string>& cameras, std::int64_t from_us, std::int64_t to_us);
+  // Whether CAMERA records here now (a recording started and not yet ended()).
+  bool recording(const std::string& camera);
   // The end of CAMERA's last durable frame recorded here, if it records now.
   std::optional<std::int64_t> durable_end_us(const std::string& camera);
 
@@ -75,6 +81,7 @@ class RecentSegments {
     Source source;
     std::deque<Closed> closed;  // oldest first
     bool ended = false;
+    std::chrono::steady_clock::time_point ended_at{};
   };
   catalog::FreshSegment fresh(const Source& s, const storage::SegmentSummary& summary, bool open) const;
   void prune_locked();

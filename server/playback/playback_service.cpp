@@ -87,7 +87,8 @@ asio::awaitable<PlaybackService::OpenResult> PlaybackService::open(const proto::
   p->request = req;
   p->from_us = std::max(plan.from_us, req.start_us());
   p->to_us = std::min(plan.to_us, req.end_us());
-  p->reaches_open = plan.reaches_open;
+  // The range goes on past its durable end while the camera records here (live tail).
+  p->reaches_open = plan.reaches_open || (plan.next_from_us == 0 && disks_.recent().recording(req.stream_name()));
   p->volume_id = plan.volume_id;
   p->codec = plan.codec;
   p->extradata = plan.extradata;
@@ -162,12 +163,21 @@ PlaybackService::OpenResult PlaybackService::open_live(const proto::OpenPlayback
   return started;
 }
 
-bool PlaybackService::extend(Playback& p, std::int64_t from_us) {
-  if (!p.disk || !p.stream) return false;
+PlaybackService::Extended PlaybackService::extend(Playback& p, std::int64_t from_us) {
+  if (!p.disk || !p.stream) return Extended::over;
   auto fresh = disks_.recent().of(p.request.stream_name(), from_us, p.request.end_us());
-  std::erase_if(fresh, [&](const catalog::FreshSegment& f) {
-    return f.volume_id != p.volume_id || f.codec != p.codec || f.extradata != p.extradata || f.segment.gops.empty();
-  });
+  const auto other = [&](const catalog::FreshSegment& f) {
+    return f.volume_id != p.volume_id || f.codec != p.codec || f.extradata != p.extradata;
+  };
+  // The camera records on in another configuration or on another volume: this part ends here,
+  // and its PlaybackEnd names where the next one begins.
+  for (const auto& f : fresh) {
+    if (other(f) && !f.segment.gops.empty()) {
+      p.next_from_us = p.next_from_us ? std::min(p.next_from_us, f.start_us) : std::max(f.start_us, from_us);
+    }
+  }
+  if (p.next_from_us) return Extended::over;
+  std::erase_if(fresh, [&](const catalog::FreshSegment& f) { return other(f) || f.segment.gops.empty(); });
   std::sort(fresh.begin(), fresh.end(),
             [](const catalog::FreshSegment& a, const catalog::FreshSegment& b) { return a.start_us < b.start_us; });
   std::int64_t end_us = 0;
@@ -178,8 +188,15 @@ bool PlaybackService::extend(Playback& p, std::int64_t from_us) {
     open = open || f.open;
     segments.push_back(std::move(f.segment));
   }
-  p.reaches_open = open;
-  if (end_us <= from_us) return false;  // nothing new is durable yet
+  // A segment just rotated may have no durable frame yet: the camera recording here is what says
+  // the range goes on.
+  const bool recording = disks_.recent().recording(p.request.stream_name());
+  p.reaches_open = open || recording;
+  if (end_us <= from_us) {
+    // Nothing new is durable: the next cycle may bring some while the camera records (its last
+    // segment is handed over before its recording counts as ended here).
+    return recording ? Extended::not_yet : Extended::over;
+  }
   const std::size_t block = p.disk->volume->volume->block_bytes();
   auto next = std::make_shared<storage::PlaybackStream>(std::move(segments),
                                                         storage::PlaybackRange{.from_pts = from_us,
@@ -195,7 +212,7 @@ bool PlaybackService::extend(Playback& p, std::int64_t from_us) {
   p.to_us = std::min(end_us, p.request.end_us());
   sched.add_stream(p.sched_id, *p.stream);
   DiskSet::bind_io_id(*p.disk, p.demand.id, p.sched_id);
-  return true;
+  return Extended::more;
 }
 
 std::shared_ptr<LiveTap> PlaybackService::subscribe_tail(const Playback& p) {

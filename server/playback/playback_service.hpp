@@ -70,9 +70,11 @@ class PlaybackService {
 
   // The live tail (P reaches the open segment and its stream is read to the end): a new read
   // stream on P's disk, under P's admitted share, of what the recording made durable in
-  // [FROM_US, P's end) since P was planned — from memory (RecentSegments), no catalog. False when
-  // nothing new is durable yet. Same volume and codec parameters only (a change ends P).
-  bool extend(Playback& p, std::int64_t from_us);
+  // [FROM_US, P's end) since P was planned — from memory (RecentSegments), no catalog (more).
+  // Nothing new is durable yet while the camera still records here (not_yet), or ever (over).
+  // Same volume and codec parameters only (a change ends P).
+  enum class Extended { more, not_yet, over };
+  Extended extend(Playback& p, std::int64_t from_us);
   // A tap on P's camera's live feed from its next frame, for the switch to live; null when the
   // camera no longer records.
   std::shared_ptr<LiveTap> subscribe_tail(const Playback& p);

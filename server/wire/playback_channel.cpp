@@ -249,8 +249,9 @@ PlaybackChannel::Tail PlaybackChannel::tail(Clock::time_point now, Clock::time_p
   auto& p = *playback_;
   const auto& req = p.request;
   // Only a forward playback of every frame whose range goes on past what is durable continues.
-  if (!p.reaches_open || req.direction() == proto::DIRECTION_REVERSE || req.keyframes_only() || !last_pts_ ||
-      req.end_us() <= *last_pts_ + 1) {
+  // (A plan with a later part ends at that part: its PlaybackEnd names it.)
+  if (!p.reaches_open || p.next_from_us != 0 || req.direction() == proto::DIRECTION_REVERSE || req.keyframes_only() ||
+      !last_pts_ || req.end_us() <= *last_pts_ + 1) {
     return Tail::end;
   }
   if (!p.tail) p.tail = service_.subscribe_tail(p);
@@ -266,17 +267,20 @@ PlaybackChannel::Tail PlaybackChannel::tail(Clock::time_point now, Clock::time_p
     }
   }
   // The recording made more durable since: read it (a cycle or two behind the live edge).
-  if (service_.extend(p, *last_pts_ + 1)) {
-    gop_.reset();
-    frame_ = 0;
-    skip_through_.reset();
-    skip_sent_ = true;  // the read starts at the keyframe before: the viewer has those frames
-    return Tail::go;
+  switch (service_.extend(p, *last_pts_ + 1)) {
+    case PlaybackService::Extended::more:
+      gop_.reset();
+      frame_ = 0;
+      skip_through_.reset();
+      skip_sent_ = true;  // the read starts at the keyframe before: the viewer has those frames
+      return Tail::go;
+    case PlaybackService::Extended::not_yet:
+      // Look again within the cycle (the tap's frames wake us sooner).
+      wake = now + std::chrono::milliseconds(100);
+      return Tail::wait;
+    case PlaybackService::Extended::over: break;
   }
-  if (!p.tail && !p.reaches_open) return Tail::end;  // the recording ended: its last frames were read
-  // Nothing new is durable yet: look again within the cycle (the tap's frames wake us sooner).
-  wake = now + std::chrono::milliseconds(100);
-  return Tail::wait;
+  return Tail::end;  // the recording ended and every frame of it in the range was sent
 }
 
 void PlaybackChannel::close() {
