@@ -194,8 +194,11 @@ PlaybackService::Extended PlaybackService::extend(Playback& p, std::int64_t from
   p.reaches_open = open || recording;
   if (end_us <= from_us) {
     // Nothing new is durable: the next cycle may bring some while the camera records (its last
-    // segment is handed over before its recording counts as ended here).
-    return recording ? Extended::not_yet : Extended::over;
+    // segment is handed over before its recording counts as ended here) — unless what it records
+    // is durable past the range already (a range that ended before a reconnect, say).
+    const auto durable_end = disks_.recent().durable_end_us(p.request.stream_name());
+    if (!recording || (durable_end && *durable_end >= p.request.end_us())) return Extended::over;
+    return Extended::not_yet;
   }
   const std::size_t block = p.disk->volume->volume->block_bytes();
   auto next = std::make_shared<storage::PlaybackStream>(std::move(segments),

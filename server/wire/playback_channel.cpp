@@ -25,6 +25,9 @@ asio::awaitable<proto::Envelope> PlaybackChannel::open(const proto::OpenPlayback
     frame_ = 0;
     sequence_ = 0;
     last_pts_.reset();
+    last_end_us_ = 0;
+    last_stream_ = last_sequence_ = 0;
+    skip_sent_ = false;
     end_.Clear();
   } else {
     *reply.mutable_refuse() = std::get<proto::Refuse>(r);
@@ -88,8 +91,10 @@ asio::awaitable<std::optional<proto::Envelope>> PlaybackChannel::control(const p
       gop_.reset();
       frame_ = 0;
       skip_through_.reset();
+      skip_sent_ = false;
       if (seek) {
         pacer_.reanchor();
+        last_end_us_ = 0;  // a seek back: the live tail counts from what is sent from now on
       } else if (last_pts_ && playback_->request.direction() != proto::DIRECTION_REVERSE) {
         // The reopened playback starts at the keyframe before the position: the viewer has
         // those frames already.
@@ -157,6 +162,7 @@ std::optional<PlaybackChannel::Out> PlaybackChannel::next(Clock::time_point now,
     out.keep = gop_;
     ++frame_;
     last_pts_ = pts;
+    last_end_us_ = std::max(last_end_us_, pts + f.header.duration);
     last_stream_ = f.header.stream_id;
     last_sequence_ = f.header.sequence;
     pacer_.sent(pts);
@@ -267,7 +273,8 @@ PlaybackChannel::Tail PlaybackChannel::tail(Clock::time_point now, Clock::time_p
     }
   }
   // The recording made more durable since: read it (a cycle or two behind the live edge).
-  switch (service_.extend(p, *last_pts_ + 1)) {
+  // From the end of the last frame sent: a segment that ends there has nothing more to give.
+  switch (service_.extend(p, std::max(last_end_us_, *last_pts_ + 1))) {
     case PlaybackService::Extended::more:
       gop_.reset();
       frame_ = 0;

@@ -68,7 +68,8 @@ class PlaybackChannel {
   std::optional<std::int64_t> skip_through_;  // after a rate change: frames the viewer already has
   // The last recorded frame sent (its stream and sequence): where a live tail continues.
   std::uint64_t last_stream_ = 0, last_sequence_ = 0;
-  bool skip_sent_ = false;  // after extend(): frames up to last_sequence_ were sent already
+  std::int64_t last_end_us_ = 0;  // the latest end (pts + duration) of a recorded frame sent
+  bool skip_sent_ = false;        // after extend(): frames up to last_sequence_ were sent already
   proto::PlaybackEnd end_;
 };
 

@@ -310,3 +310,43 @@ TEST_CASE("the open segment after kill -9: its row was there and every acknowled
   REQUIRE(gaps.size() == 1);
   CHECK(gaps[0].as_object().at("reason").as_string() == "crash_recovery");
 }
+
+TEST_CASE("a playback of a range that ended before the camera reconnected ends, while the camera records",
+          "[open][playback]") {
+  test::TempDir dir;
+  const auto profile = test::make_sim_profile(dir.path());
+  test::VigildProcess d(dir.path() / "data", test::sim_volume_args(dir.path(), profile, 256));
+  REQUIRE(d.wait_ready());
+  // A first recording of the camera, whole, then a second one that goes on while we play the first.
+  Camera first;
+  first.name = "gate";
+  first.clip = make_clip(dir.path(), "first", 1'000'000);
+  first.source = test::probe_packets(first.clip, dir.path());
+  first.start(d);
+  first.thread.join();
+  REQUIRE(first.exit_code == 0);
+  auto whole = test::http_request(d.http(), "GET",
+                                  "/api/v1/cameras/gate/export.mp4?from=-1h&to=" + at(now_us() + 3'600'000'000ll));
+  REQUIRE(whole.status == 200);
+  const auto range = whole.header("X-Vigil-Range-Us");
+  const std::int64_t end_us = std::stoll(range.substr(range.find('-') + 1));
+  Camera second;
+  second.name = "gate";
+  second.clip = make_clip(dir.path(), "second", 1'000'000);
+  second.source = test::probe_packets(second.clip, dir.path());
+  second.start(d);
+  REQUIRE(test::eventually([&] { return second.session->packets_acked_now() >= 25; }, std::chrono::seconds(60)));
+  // The first recording's range, to just past its end: every frame of it, and the playback ends
+  // (the camera records on, but nothing of the range is left to come).
+  auto play = test::run_to_exit(VIGIL_CLI_PATH,
+                                {"--server", d.wire(), "--token", d.token(), "play", "--stream", "gate", "--from",
+                                 at(end_us - 60'000'000), "--to", at(end_us + 1'000), "--rate", "16", "-o",
+                                 (dir.path() / "first.mp4").string()},
+                                dir.path() / "play.log");
+  INFO(play.output);
+  CHECK(play.status == 0);
+  CHECK(!second.done);  // it ended while the camera was still recording
+  CHECK(test::probe_packets(dir.path() / "first.mp4", dir.path()).size() == first.source.size());
+  second.stop = true;
+  second.thread.join();
+}

@@ -184,3 +184,14 @@ TEST_CASE("a damaged GOP is a gap, the rest still plays", "[playback][storage]")
   CHECK(seqs.size() == 90);
   CHECK(std::find(seqs.begin(), seqs.end(), 31) == seqs.end());
 }
+
+TEST_CASE("a range starting inside the last GOP serves that GOP (a live tail re-reading its end)", "[playback][storage]") {
+  Rig rig;
+  PlaybackStream ps({rig.segment()}, {.from_pts = 99 * kFrameUs + 1, .to_pts = 200 * kFrameUs}, 16 * 1024, 4096);
+  std::size_t gaps = 0;
+  const auto seqs = play(rig, ps, 200, &gaps);
+  CHECK(gaps == 0);
+  REQUIRE(seqs.size() == 10);
+  CHECK(seqs.front() == 91);
+  CHECK(seqs.back() == 100);
+}
