@@ -53,6 +53,13 @@ StreamIo PlaybackStream::prepare(std::uint64_t) {
       io.skip_reason = "failed";
       return io;
     }
+    // The previous read is still in flight (a stream's first IO, added mid-cycle, may not be done
+    // when the next cycle starts): a second one now would be handed over with the first, before
+    // its bytes arrived, and land later in buffers already served or freed.
+    if (!reading_.empty()) {
+      io.skip_reason = "previous_read_pending";
+      return io;
+    }
     // The other half still holds a cycle's worth: the viewer has not caught up.
     if (ready_bytes_ >= cycle_bytes_) {
       io.skip_reason = "consumer_stalled";

@@ -3,8 +3,10 @@
 // vigild has acknowledged as durable is in an export of the last 10–30 s asked for at that moment —
 // packet for packet against the source, checked by ffprobe — long before its 600 s segment
 // closes; a thumbnail of 3 s ago decodes; an HLS playlist of a range reaching now is an EVENT
-// playlist that ffprobe follows to the live edge until the recording ends, every packet; and a wire
-// playback from the start at rate 4 catches up with the live edge and goes on live, every frame once.
+// playlist that ffprobe follows to the live edge until the recording ends, every packet; a wire
+// playback of a range before a reconnect ends while the camera records on; after kill -9 the open
+// segment's acknowledged frames play; a wire playback from the start at rate 4 catches up with the
+// live edge and goes on live, every frame once.
 // No assertion depends on this machine's speed: the check is "acknowledged, hence exportable".
 #include <boost/json.hpp>
 #include <catch2/catch_test_macros.hpp>
@@ -14,6 +16,7 @@
 #include <random>
 #include <csignal>
 #include <pqxx/pqxx>
+#include <sstream>
 #include <thread>
 
 #include <catch2/catch_get_random_seed.hpp>
@@ -134,7 +137,8 @@ std::int64_t range_start(const test::HttpResult& r) {
 
 }  // namespace
 
-TEST_CASE("the open segment: every acknowledged frame is exported thumbnailed and played at once", "[open][ffmpeg]") {
+TEST_CASE("the open segment: every acknowledged frame is exported thumbnailed and followed in HLS at once",
+          "[open][ffmpeg]") {
   test::TempDir dir;
   std::vector<std::unique_ptr<Camera>> cams;
   for (auto [name, rate] : {std::pair{"slow", 200'000}, {"medium", 4'000'000}, {"fast", 16'000'000}}) {
@@ -154,8 +158,7 @@ TEST_CASE("the open segment: every acknowledged frame is exported thumbnailed an
   std::mt19937 rng(Catch::getSeed());
   std::uniform_int_distribution<int> window_s(10, 30);
   int exports = 0, thumbnails = 0;
-  std::optional<test::ExitResult> play_result;
-  std::thread hls_probe, player;
+  std::thread hls_probe;
   std::string hls_packets_path = (dir.path() / "hls.packets").string();
   Camera& followed = *cams[1];
   for (std::size_t i = 0;; ++i) {
@@ -203,9 +206,8 @@ TEST_CASE("the open segment: every acknowledged frame is exported thumbnailed an
       CHECK(thumb.body.substr(0, 2) == "\xFF\xD8");
       ++thumbnails;
     }
-    // Mid-recording, two followers of the medium camera: an HLS player of a range from its start
-    // to an hour ahead (an EVENT playlist), and a wire playback from its start at rate 4 with no
-    // end (`--to live`). Both end when the recording does, with every frame.
+    // Mid-recording, an HLS player of the medium camera from its start to an hour ahead (an EVENT
+    // playlist): it ends when the recording does, with every frame.
     if (&c == &followed && !hls_probe.joinable() && acked > 4 * 25) {
       const std::string url = "http://" + d.http() + base + "hls.m3u8?from=" + at(*c.first_wall_us - 1'000'000) +
                               "&to=" + at(asked_at + 3'600'000'000ll) + "&access_token=" + d.token();
@@ -214,13 +216,6 @@ TEST_CASE("the open segment: every acknowledged frame is exported thumbnailed an
                                 {"-v", "error", "-live_start_index", "0", "-show_entries", "packet=size,flags", "-of",
                                  "csv=p=0", "-o", hls_packets_path, url},
                                 dir.path() / "hls.ffprobe.log");
-      });
-      player = std::thread([&, from = at(*c.first_wall_us - 1'000'000)] {
-        play_result =
-            test::run_to_exit(VIGIL_CLI_PATH,
-                              {"--server", d.wire(), "--token", d.token(), "play", "--stream", c.name, "--from", from,
-                               "--to", "live", "--rate", "4", "-o", (dir.path() / "played.mp4").string()},
-                              dir.path() / "play.log");
       });
     }
   }
@@ -234,7 +229,6 @@ TEST_CASE("the open segment: every acknowledged frame is exported thumbnailed an
   CHECK(thumbnails >= 1);
   REQUIRE(hls_probe.joinable());
   hls_probe.join();
-  player.join();
 
   // The HLS player followed the growing playlist to its end: every packet, in order.
   std::ifstream in(hls_packets_path);
@@ -247,15 +241,50 @@ TEST_CASE("the open segment: every acknowledged frame is exported thumbnailed an
     INFO("HLS packet " << k);
     CHECK(hls_sizes[k] == followed.source[k].size);
   }
-  // The wire playback caught up with the live edge and went on live to the recording's end.
-  REQUIRE(play_result);
-  INFO(play_result->output);
-  CHECK(play_result->status == 0);
+}
+
+// A wire playback from before the live edge at rate 4: it catches up and goes on live. This test
+// found the double read of a stream's first IO (storage/playback_stream.cpp, "previous_read_pending"):
+// under load one GOP came back unread and was skipped as damaged.
+TEST_CASE("wire playback from the start at rate 4 catches up with the live edge and goes on live",
+          "[live-tail][open][ffmpeg]") {
+  test::TempDir dir;
+  Camera c;
+  c.name = "medium";
+  c.clip = make_clip(dir.path(), "medium", 4'000'000);
+  c.source = test::probe_packets(c.clip, dir.path());
+  const auto profile = test::make_sim_profile(dir.path());
+  test::VigildProcess d(dir.path() / "data", test::sim_volume_args(dir.path(), profile, 512));
+  REQUIRE(d.wait_ready());
+  c.start(d);
+  REQUIRE(test::eventually([&] { return c.session->packets_acked_now() > 4 * 25; }, std::chrono::seconds(60)));
+  auto whole = test::http_request(d.http(), "GET",
+                                  "/api/v1/cameras/medium/export.mp4?from=-1h&to=" + at(now_us() + 3'600'000'000ll));
+  REQUIRE(whole.status == 200);
+  const auto play_result = test::run_to_exit(VIGIL_CLI_PATH,
+                                             {"--server", d.wire(), "--token", d.token(), "play", "--stream", c.name,
+                                              "--from", at(range_start(whole) - 1'000'000), "--to", "live", "--rate",
+                                              "4", "-o", (dir.path() / "played.mp4").string()},
+                                             dir.path() / "play.log");
+  c.thread.join();
+  INFO(play_result.output);
+  CHECK(play_result.status == 0);
   const auto played = test::probe_packets(dir.path() / "played.mp4", dir.path());
-  REQUIRE(played.size() == followed.source.size());
+  {
+    // vigild's account of the playback, for a failure's message.
+    std::string account;
+    std::istringstream lines(d.output());
+    for (std::string line; std::getline(lines, line);) {
+      if (line.find("playback") != std::string::npos || line.find("live") != std::string::npos) {
+        account += line + "\n";
+      }
+    }
+    INFO(account);
+    REQUIRE(played.size() == c.source.size());
+  }
   for (std::size_t k = 0; k < played.size(); ++k) {
     INFO("played packet " << k);
-    CHECK(played[k].size == followed.source[k].size);
+    CHECK(played[k].size == c.source[k].size);
   }
   CHECK(d.output().find("playback reached the live edge: continues live") != std::string::npos);
 }
