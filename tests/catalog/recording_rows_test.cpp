@@ -131,27 +131,41 @@ TEST_CASE("a reconnect records the hole since the camera's last stream, once tha
   CHECK(gap[3].as<std::string>().find("client disconnected") != std::string::npos);
 }
 
-TEST_CASE("an io_error gap covers only the time lost: it ends where the camera's resent stream begins",
-          "[catalog][recording]") {
-  pqxx::connection conn(test::shared_cluster().create_database("io_error_gap"));
-  catalog::migrate(conn);
-  pqxx::work tx(conn);
-  const auto cam = catalog::ensure_camera(tx, "dock");
-  const auto disk = tx.exec1(
-                          "INSERT INTO disks (node, device_path, capacity_bytes) VALUES ('n1', 'sim:0', 1) "
-                          "RETURNING id")[0]
-                        .as<std::int64_t>();
-  auto open = [&](std::int64_t at) {
+namespace {
+
+// A fresh catalog with camera NAME on a disk: streams of it opened at a given time, their gaps read back.
+struct CameraRows {
+  CameraRows(const std::string& db, const std::string& name)
+      : conn(test::shared_cluster().create_database(db)), tx((catalog::migrate(conn), conn)) {
+    cam = catalog::ensure_camera(tx, name);
+    disk = tx.exec1("INSERT INTO disks (node, device_path, capacity_bytes) VALUES ('n1', 'sim:0', 1) RETURNING id")[0]
+               .as<std::int64_t>();
+  }
+  std::int64_t open(std::int64_t at) {
     return catalog::open_stream(tx, {.camera_id = cam,
                                      .codec = "h264",
                                      .declared_rate_bps = 1'000'000,
                                      .admitted_rate_bps = 1'000'000,
                                      .disk_id = disk,
                                      .started_at_us = at});
-  };
-  auto gaps = [&](std::int64_t stream) {
+  }
+  pqxx::result gaps(std::int64_t stream) {
     return tx.exec_params("SELECT start_us, end_us, reason FROM gaps WHERE stream_id = $1 ORDER BY start_us", stream);
-  };
+  }
+  pqxx::connection conn;
+  pqxx::work tx;
+  std::int64_t cam = 0, disk = 0;
+};
+
+}  // namespace
+
+TEST_CASE("an io_error gap covers only the time lost: it ends where the camera's resent stream begins",
+          "[catalog][recording]") {
+  CameraRows rows("io_error_gap", "dock");
+  auto& tx = rows.tx;
+  const auto cam = rows.cam;
+  auto open = [&](std::int64_t at) { return rows.open(at); };
+  auto gaps = [&](std::int64_t stream) { return rows.gaps(stream); };
   SECTION("the failed stream ended first: the reconnect cuts its gap") {
     const auto first = open(1'000'000);
     catalog::end_stream_with_gap(tx, first, "interrupted", 5'000'000, "io_error", "disk failed");
@@ -182,25 +196,11 @@ TEST_CASE("an io_error gap covers only the time lost: it ends where the camera's
 }
 
 TEST_CASE("a gap of refused frames ends where the camera's next stream resent them", "[catalog][recording][gaps]") {
-  pqxx::connection conn(test::shared_cluster().create_database("refused_gap"));
-  catalog::migrate(conn);
-  pqxx::work tx(conn);
-  const auto cam = catalog::ensure_camera(tx, "yard");
-  const auto disk = tx.exec1(
-                          "INSERT INTO disks (node, device_path, capacity_bytes) VALUES ('n1', 'sim:0', 1) "
-                          "RETURNING id")[0]
-                        .as<std::int64_t>();
-  auto open = [&](std::int64_t at) {
-    return catalog::open_stream(tx, {.camera_id = cam,
-                                     .codec = "h264",
-                                     .declared_rate_bps = 1'000'000,
-                                     .admitted_rate_bps = 1'000'000,
-                                     .disk_id = disk,
-                                     .started_at_us = at});
-  };
-  auto gaps = [&](std::int64_t stream) {
-    return tx.exec_params("SELECT start_us, end_us, reason FROM gaps WHERE stream_id = $1 ORDER BY start_us", stream);
-  };
+  CameraRows rows("refused_gap", "yard");
+  auto& tx = rows.tx;
+  const auto cam = rows.cam;
+  auto open = [&](std::int64_t at) { return rows.open(at); };
+  auto gaps = [&](std::int64_t stream) { return rows.gaps(stream); };
   const auto first = open(1'000'000);
   SECTION("inside a stream: one gap, once") {
     CHECK(catalog::record_refused_gap(tx, first, 2'000'000, 2'400'000, "rate_exceeded", "10 frames"));

@@ -125,6 +125,15 @@ struct Camera {
   }
 };
 
+// C as camera NAME recording a clip of KSECONDS at RATE_BPS made in DIR, probed.
+void prepare(Camera& c, const std::filesystem::path& dir, const std::string& name, const std::string& clip,
+             std::int64_t rate_bps) {
+  c.name = name;
+  c.clip = make_clip(dir, clip, rate_bps);
+  c.source = test::probe_packets(c.clip, dir);
+  REQUIRE(c.source.size() == 25 * kSeconds);
+}
+
 void write_file(const std::filesystem::path& p, const std::string& bytes) {
   std::ofstream(p, std::ios::binary) << bytes;
 }
@@ -143,10 +152,7 @@ TEST_CASE("the open segment: every acknowledged frame is exported thumbnailed an
   std::vector<std::unique_ptr<Camera>> cams;
   for (auto [name, rate] : {std::pair{"slow", 200'000}, {"medium", 4'000'000}, {"fast", 16'000'000}}) {
     auto c = std::make_unique<Camera>();
-    c->name = name;
-    c->clip = make_clip(dir.path(), name, rate);
-    c->source = test::probe_packets(c->clip, dir.path());
-    REQUIRE(c->source.size() == 25 * kSeconds);
+    prepare(*c, dir.path(), name, name, rate);
     cams.push_back(std::move(c));
   }
   const auto profile = test::make_sim_profile(dir.path());
@@ -250,9 +256,7 @@ TEST_CASE("wire playback from the start at rate 4 catches up with the live edge 
           "[live-tail][open][ffmpeg]") {
   test::TempDir dir;
   Camera c;
-  c.name = "medium";
-  c.clip = make_clip(dir.path(), "medium", 4'000'000);
-  c.source = test::probe_packets(c.clip, dir.path());
+  prepare(c, dir.path(), "medium", "medium", 4'000'000);
   const auto profile = test::make_sim_profile(dir.path());
   test::VigildProcess d(dir.path() / "data", test::sim_volume_args(dir.path(), profile, 512));
   REQUIRE(d.wait_ready());
@@ -292,9 +296,7 @@ TEST_CASE("wire playback from the start at rate 4 catches up with the live edge 
 TEST_CASE("the open segment after kill -9: its row was there and every acknowledged frame plays", "[open][crash]") {
   test::TempDir dir;
   Camera cam;
-  cam.name = "yard";
-  cam.clip = make_clip(dir.path(), "yard", 4'000'000);
-  cam.source = test::probe_packets(cam.clip, dir.path());
+  prepare(cam, dir.path(), "yard", "yard", 4'000'000);
   const auto profile = test::make_sim_profile(dir.path());
   const auto data = dir.path() / "data";
   const auto args = test::sim_volume_args(dir.path(), profile, 512);
@@ -348,9 +350,7 @@ TEST_CASE("a playback of a range that ended before the camera reconnected ends, 
   REQUIRE(d.wait_ready());
   // A first recording of the camera, whole, then a second one that goes on while we play the first.
   Camera first;
-  first.name = "gate";
-  first.clip = make_clip(dir.path(), "first", 1'000'000);
-  first.source = test::probe_packets(first.clip, dir.path());
+  prepare(first, dir.path(), "gate", "first", 1'000'000);
   first.start(d);
   first.thread.join();
   REQUIRE(first.exit_code == 0);
@@ -360,9 +360,7 @@ TEST_CASE("a playback of a range that ended before the camera reconnected ends, 
   const auto range = whole.header("X-Vigil-Range-Us");
   const std::int64_t end_us = std::stoll(range.substr(range.find('-') + 1));
   Camera second;
-  second.name = "gate";
-  second.clip = make_clip(dir.path(), "second", 1'000'000);
-  second.source = test::probe_packets(second.clip, dir.path());
+  prepare(second, dir.path(), "gate", "second", 1'000'000);
   second.start(d);
   REQUIRE(test::eventually([&] { return second.session->packets_acked_now() >= 25; }, std::chrono::seconds(60)));
   // The first recording's range, to just past its end: every frame of it, and the playback ends
