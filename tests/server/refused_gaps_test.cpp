@@ -17,6 +17,7 @@
 #include <map>
 #include <vector>
 
+#include "client/wire/reply_reader.hpp"
 #include "client/wire/wire_client.hpp"
 #include "tests/support/eventually.hpp"
 #include "tests/support/http_client.hpp"
@@ -62,25 +63,18 @@ struct DroppingSource {
         bytes[f] = payload.size();
         c.send(p, payload);
       }
-      proto::Envelope ping;
-      ping.mutable_ping()->set_nonce(last);
-      c.send(ping);
       std::uint64_t first_refused = 0;
-      for (;;) {
-        try {
-          auto r = c.receive();
-          take(r);
-          if (r.msg.has_pong()) break;
-        } catch (const client::ServerError& e) {
-          if (first_refused == 0) {
-            CHECK(e.code == proto::ERROR_CODE_RATE_EXCEEDED);
-            first_refused = e.related_sequence;
-            ++rate_refusals;
-          } else {
-            CHECK(e.code == proto::ERROR_CODE_INVALID_ARGUMENT);  // out of order after the refusal
-          }
-        }
-      }
+      client::read_replies(
+          c, /*wait_for_barrier=*/true, last, [&](const client::Received& r) { take(r); },
+          [&](const client::ServerError& e) {
+            if (first_refused == 0) {
+              CHECK(e.code == proto::ERROR_CODE_RATE_EXCEEDED);
+              first_refused = e.related_sequence;
+              ++rate_refusals;
+            } else {
+              CHECK(e.code == proto::ERROR_CODE_INVALID_ARGUMENT);  // out of order after the refusal
+            }
+          });
       if (first_refused == 0) {
         seq += last - frame + 1;
         frame = last + 1;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <catch2/catch_test_macros.hpp>
 
+#include "client/wire/reply_reader.hpp"
 #include "tests/support/recording_rig.hpp"
 
 namespace vigil::test {
@@ -22,26 +23,19 @@ void PacedSender::send_until(std::uint64_t last, std::uint64_t burst) {
       auto [p, payload] = media_packet(stream_, seq, stream_);
       c_.send(p, payload);
     }
-    proto::Envelope ping;
-    ping.mutable_ping()->set_nonce(end);
-    c_.send(ping);
     std::uint64_t first_refused = 0;
-    for (;;) {
-      try {
-        auto r = c_.receive();
-        take(r);
-        if (r.msg.has_pong()) break;
-      } catch (const client::ServerError& e) {
-        // The first refusal is for the rate; the packets after it are out of order until it is resent.
-        if (first_refused == 0) {
-          CHECK(e.code == proto::ERROR_CODE_RATE_EXCEEDED);
-          first_refused = e.related_sequence;
-        } else {
-          CHECK(e.code == proto::ERROR_CODE_INVALID_ARGUMENT);
-        }
-        (e.code == proto::ERROR_CODE_RATE_EXCEEDED ? counts_.rate_refusals : counts_.other_refusals)++;
-      }
-    }
+    client::read_replies(
+        c_, /*wait_for_barrier=*/true, end, [&](const client::Received& r) { take(r); },
+        [&](const client::ServerError& e) {
+          // The first refusal is for the rate; the packets after it are out of order until it is resent.
+          if (first_refused == 0) {
+            CHECK(e.code == proto::ERROR_CODE_RATE_EXCEEDED);
+            first_refused = e.related_sequence;
+          } else {
+            CHECK(e.code == proto::ERROR_CODE_INVALID_ARGUMENT);
+          }
+          (e.code == proto::ERROR_CODE_RATE_EXCEEDED ? counts_.rate_refusals : counts_.other_refusals)++;
+        });
     if (first_refused == 0) {
       next_ = end + 1;
       continue;
