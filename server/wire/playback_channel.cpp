@@ -29,6 +29,8 @@ asio::awaitable<proto::Envelope> PlaybackChannel::open(const proto::OpenPlayback
     last_stream_ = last_sequence_ = 0;
     skip_sent_ = false;
     end_.Clear();
+    tail_skipped_ = false;
+    tail_dropped_seen_ = 0;
   } else {
     *reply.mutable_refuse() = std::get<proto::Refuse>(r);
   }
@@ -203,7 +205,7 @@ std::optional<PlaybackChannel::Out> PlaybackChannel::next_live(Clock::time_point
   // the next keyframe; resuming continues from there.
   auto& tap = *playback_->live;
   if (pacer_.paused()) {
-    while (tap.pop()) {}
+    while (tap.pop()) tail_skipped_ = true;
     return std::nullopt;
   }
   (void)now;
@@ -213,6 +215,19 @@ std::optional<PlaybackChannel::Out> PlaybackChannel::next_live(Clock::time_point
     return live_end("end of range");
   }
   if (auto f = tap.pop()) {
+    if (playback_->live_tail && f->header.pts != storage::kNoTimestamp) {
+      // A recorded range continued live: frames the feed skipped (a pause, or a viewer behind by
+      // more than the tap holds) are recorded but were not sent: the PlaybackEnd names them.
+      if ((tail_skipped_ || tap.dropped() > tail_dropped_seen_) && last_end_us_ > 0 && f->header.pts > last_end_us_) {
+        auto* g = end_.add_gaps();
+        g->set_from_us(last_end_us_);
+        g->set_to_us(f->header.pts);
+        g->set_reason("not sent: the viewer paused or fell behind the live edge (recorded: play the range again)");
+      }
+      tail_skipped_ = false;
+      tail_dropped_seen_ = tap.dropped();
+      last_end_us_ = std::max(last_end_us_, f->header.pts + f->header.duration);
+    }
     proto::Envelope env;
     auto* m = env.mutable_media_packet();
     m->set_stream_id(playback_->id);
@@ -236,6 +251,7 @@ std::optional<PlaybackChannel::Out> PlaybackChannel::next_live(Clock::time_point
 
 PlaybackChannel::Out PlaybackChannel::live_end(const std::string& reason) {
   proto::Envelope env;
+  *env.mutable_playback_end() = end_;  // gaps met on the way (recorded part and live tail)
   auto* e = env.mutable_playback_end();
   e->set_stream_id(playback_->id);
   e->set_packets(sequence_);
@@ -268,6 +284,8 @@ PlaybackChannel::Tail PlaybackChannel::tail(Clock::time_point now, Clock::time_p
       (void)p.tail->pop();
     }
     if (auto f = p.tail->peek(); f && f->header.stream_id == last_stream_ && f->header.sequence == last_sequence_ + 1) {
+      tail_dropped_seen_ = p.tail->dropped();  // what it skipped before was sent from the disk
+      tail_skipped_ = false;
       service_.go_live(p, std::move(p.tail));
       return Tail::go;
     }

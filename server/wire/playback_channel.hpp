@@ -69,7 +69,10 @@ class PlaybackChannel {
   // The last recorded frame sent (its stream and sequence): where a live tail continues.
   std::uint64_t last_stream_ = 0, last_sequence_ = 0;
   std::int64_t last_end_us_ = 0;  // the latest end (pts + duration) of a recorded frame sent
-  bool skip_sent_ = false;        // after extend(): frames up to last_sequence_ were sent already
+  // Live tail: frames the feed skipped since the last one sent (a pause, the tap's overflow).
+  bool tail_skipped_ = false;
+  std::uint64_t tail_dropped_seen_ = 0;
+  bool skip_sent_ = false;  // after extend(): frames up to last_sequence_ were sent already
   proto::PlaybackEnd end_;
 };
 
