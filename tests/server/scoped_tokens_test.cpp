@@ -176,6 +176,7 @@ TEST_CASE("scoped tokens: route x role x camera matrix, lists, backdating and au
       {"GET", "/api/v1/timeline?" + range, "", {200, 403, 403, 200, 200}},
       {"GET", "/api/v1/cameras/a/timeline?" + range, "", {200, 403, 403, 200, 200}},
       {"GET", "/api/v1/cameras/c/timeline?" + range, "", {403, 403, 403, 200, 200}},
+      {"GET", "/api/v1/cameras/%63/timeline?" + range, "", {403, 403, 403, 200, 200}},  // c, %-encoded
       {"GET", "/api/v1/cameras/a/export.mp4?" + range, "", {200, 403, 403, 200, 200}},
       {"GET", "/api/v1/cameras/c/export.mp4?" + range, "", {403, 403, 403, 200, 200}},
       {"GET", "/api/v1/cameras/a/export/parts?" + range, "", {200, 403, 403, 200, 200}},
