@@ -6,6 +6,7 @@
 #include <cctype>
 #include <charconv>
 #include <chrono>
+#include <algorithm>
 #include <cmath>
 #include <pqxx/pqxx>
 
@@ -135,6 +136,13 @@ boost::asio::awaitable<HttpResponse> list_events(const RouteContext& ctx, const 
   if (query.to_us < query.from_us) throw BadRequest("'to' must not be before 'from'");
   if (query.to_us - query.from_us > kMaxRangeUs) throw BadRequest("the range is longer than 400 days: ask in pieces");
   query.cameras = q.cameras();
+  // A token for some cameras: asking for another is refused; asking for none means its own (those
+  // that exist: a recorder token may name a camera that has not recorded yet).
+  const bool own_cameras = ctx.grant && ctx.grant->scoped() && query.cameras.empty();
+  for (const auto& c : query.cameras) {
+    if (!sees(ctx, c)) co_return json_error(req, http::status::forbidden, "this token is not for camera '" + c + "'");
+  }
+  if (own_cameras) query.cameras = *ctx.grant->cameras;
   query.types = words(q, "type");
   query.object_classes = words(q, "object_class");
   if (const auto z = q.get("zone")) query.zone = parse_zone(*z);
@@ -149,9 +157,15 @@ boost::asio::awaitable<HttpResponse> list_events(const RouteContext& ctx, const 
 
   std::vector<std::string> unknown;
   catalog::EventPage page;
-  co_await ctx.catalog.run([&query, &unknown, &page](pqxx::connection& c) {
+  co_await ctx.catalog.run([&query, &unknown, &page, own_cameras](pqxx::connection& c) {
     pqxx::read_transaction tx(c);
     unknown = catalog::unknown_cameras(tx, query.cameras);
+    if (own_cameras) {
+      std::erase_if(query.cameras,
+                    [&unknown](const auto& n) { return std::ranges::find(unknown, n) != unknown.end(); });
+      unknown.clear();
+      if (query.cameras.empty()) return;  // none of its cameras exists yet: no events
+    }
     if (unknown.empty()) page = catalog::find_events(tx, query);
   });
   if (!unknown.empty()) co_return json_error(req, http::status::not_found, "no camera named '" + unknown.front() + "'");
@@ -171,7 +185,21 @@ boost::asio::awaitable<HttpResponse> post_events(const RouteContext& ctx, const 
                          "the body must be JSON (Content-Type: application/json)");
   }
   bool single = false;
-  const auto events = parse_events_body(req.body(), now_us(), single);
+  const auto now = now_us();
+  const auto events = parse_events_body(req.body(), now, single);
+  // What the token may post: its cameras only; and, but for an admin, no event that ended
+  // more than --max-backdate ago (a detector posts an event when it ends; its start may be older).
+  const auto earliest = ctx.auth && ctx.grant ? ctx.auth->earliest_dated_us(*ctx.grant, now) : std::nullopt;
+  for (const auto& e : events) {
+    if (!sees(ctx, e.camera)) {
+      co_return json_error(req, http::status::forbidden, "this token is not for camera '" + e.camera + "'");
+    }
+    if (earliest && e.end_us < *earliest) {
+      co_return json_error(req, http::status::forbidden,
+                           "the event ended more than " + std::to_string(ctx.auth->max_backdate().count()) +
+                               " s ago (vigild --max-backdate): only an admin token may post it");
+    }
+  }
   // An unknown camera is a CatalogError (not_found), answered 404 by the routes' table.
   const auto ids = co_await ctx.catalog.run([&events](pqxx::connection& c) {
     pqxx::work tx(c);
@@ -196,7 +224,9 @@ boost::asio::awaitable<HttpResponse> one_event(const RouteContext& ctx, const Ht
     pqxx::read_transaction tx(c);
     return catalog::event_by_id(tx, id, pad);
   });
-  if (!row) co_return json_error(req, http::status::not_found, "no event " + std::to_string(id));
+  // Another camera's event, for a token limited to some cameras, is as if there were none.
+  if (!row || !sees(ctx, row->camera))
+    co_return json_error(req, http::status::not_found, "no event " + std::to_string(id));
   co_return json_response(req, http::status::ok, json::serialize(event_to_json(*row)));
 }
 

@@ -5,6 +5,7 @@
 #include <pqxx/pqxx>
 
 #include "common/time_arg.hpp"
+#include "catalog/audit_rows.hpp"
 #include "catalog/camera_rows.hpp"
 #include "catalog/evidence_locks.hpp"
 #include "server/net/http_json.hpp"
@@ -39,6 +40,16 @@ std::int64_t time_field(const json::object& o, const std::string& field, std::in
   }
 }
 
+// Who made the change, for its audit row: the token (and the lock's locked_by, when it names one).
+catalog::AuditRow audit_of(const RouteContext& ctx, const std::string& action, const std::string& locked_by = "") {
+  catalog::AuditRow row;
+  row.action = action;
+  if (ctx.grant) row.token_id = ctx.grant->token_id;
+  row.who = ctx.grant ? ctx.grant->who() : "no-auth";
+  if (!locked_by.empty()) row.who += " (locked_by: " + locked_by + ")";
+  return row;
+}
+
 json::object lock_json(const catalog::LockRow& l) {
   return json::object{{"id", l.id},
                       {"camera", l.camera},
@@ -71,7 +82,9 @@ boost::asio::awaitable<HttpResponse> list_locks(const RouteContext& ctx, const H
     return catalog::list_evidence_locks(tx, all, limit);
   });
   json::array arr;
-  for (const auto& l : rows) arr.push_back(lock_json(l));
+  for (const auto& l : rows) {
+    if (sees(ctx, l.camera)) arr.push_back(lock_json(l));  // a token for some cameras: only their locks
+  }
   co_return json_response(req, http::status::ok, json::serialize(json::object{{"locks", std::move(arr)}}));
 }
 
@@ -90,10 +103,22 @@ boost::asio::awaitable<HttpResponse> post_lock(const RouteContext& ctx, const Ht
   if (!reason || reason->empty()) throw BadRequest("field 'reason' is required (1-1000 bytes)");
   const auto locked_by = string_field(body, "locked_by", 256).value_or("");
   std::optional<std::vector<std::int64_t>> ids;
-  co_await ctx.catalog.run([&camera, &from, &to, &reason, &locked_by, &ids](pqxx::connection& c) {
+  // The audit rows (one per lock) commit with the locks or not at all.
+  auto audit = audit_of(ctx, "lock_create", locked_by);
+  audit.camera = *camera;
+  audit.from_us = from;
+  audit.to_us = to;
+  audit.reason = *reason;
+  co_await ctx.catalog.run([&camera, &from, &to, &reason, &locked_by, &ids, &audit](pqxx::connection& c) {
     pqxx::work tx(c);
     ids = catalog::lock_camera_range(tx, *camera, from, to, *reason, locked_by);
-    if (ids && !ids->empty()) tx.commit();
+    if (ids && !ids->empty()) {
+      for (const auto id : *ids) {
+        audit.lock_id = id;
+        catalog::insert_audit(tx, audit);
+      }
+      tx.commit();
+    }
   });
   if (!ids) co_return json_error(req, http::status::not_found, "no camera named '" + *camera + "'");
   if (ids->empty()) {
@@ -112,9 +137,12 @@ boost::asio::awaitable<HttpResponse> post_lock(const RouteContext& ctx, const Ht
 boost::asio::awaitable<HttpResponse> delete_lock(const RouteContext& ctx, const HttpRequest& req, const QueryParams& q,
                                                  std::int64_t id) {
   allow_params(q, {});
-  const bool released = co_await ctx.catalog.run([&id](pqxx::connection& c) {
+  const auto audit = audit_of(ctx, "lock_release");
+  const bool released = co_await ctx.catalog.run([&id, &audit](pqxx::connection& c) {
     pqxx::work tx(c);
     const bool out = catalog::remove_evidence_lock(tx, id);
+    // The audit row commits with the release.
+    if (out) catalog::audit_lock_release(tx, id, audit.token_id, audit.who);
     tx.commit();
     return out;
   });

@@ -1,5 +1,7 @@
 #include "server/api/http_media.hpp"
 
+#include "server/api/http_audit.hpp"
+
 #include <boost/json.hpp>
 #include <chrono>
 #include <ctime>
@@ -198,6 +200,11 @@ boost::asio::awaitable<HttpReply> export_route(const RouteContext& ctx, const Ht
   // is built in memory and keeps the cap.
   ClipPlan plan =
       co_await plan_clip(ctx.catalog, ctx.disks, camera, from_us, to_us, keyframes ? ctx.export_memory_bytes : ~0ull);
+  // Who exported what: one audit row per export (not per range request of it). The options are a
+  // named local: GCC mishandles a conditional's temporary inside a co_await's arguments.
+  const std::string options =
+      keyframes ? "keyframes rate=" + std::to_string(rate) + (reverse ? " reverse" : "") : std::string();
+  co_await audit_export(ctx, req, camera, plan.from_us, plan.to_us, options);
   const std::string name = camera + "-" + utc_stamp(plan.from_us) + ".mp4";
   const std::string disposition =
       std::string(download && *download == 1 ? "attachment" : "inline") + "; filename=\"" + name + "\"";

@@ -8,14 +8,41 @@
 namespace http = boost::beast::http;
 
 namespace vigil::server {
+namespace {
 
-HttpResponse metrics_response(const Metrics& metrics, const HttpRequest& req) {
+// TEXT without the series whose camera label names a camera GRANT does not see. Camera names
+// hold no quote or backslash (catalog::is_valid_camera_name), so the label value ends at '"'.
+std::string only_seen_cameras(const std::string& text, const Grant& grant) {
+  constexpr std::string_view label = "camera=\"";
+  std::string out;
+  out.reserve(text.size());
+  std::size_t start = 0;
+  while (start < text.size()) {
+    auto end = text.find('\n', start);
+    end = end == std::string::npos ? text.size() : end + 1;
+    const std::string_view line(text.data() + start, end - start);
+    bool keep = true;
+    if (!line.starts_with('#')) {
+      if (const auto at = line.find(label); at != std::string_view::npos) {
+        const auto from = at + label.size();
+        keep = grant.sees(line.substr(from, line.find('"', from) - from));
+      }
+    }
+    if (keep) out.append(line);
+    start = end;
+  }
+  return out;
+}
+
+}  // namespace
+
+HttpResponse metrics_response(const Metrics& metrics, const HttpRequest& req, const Grant* grant) {
   HttpResponse res{http::status::ok, req.version()};
   res.set(http::field::server, "vigild/" VIGIL_VERSION);
   res.set(http::field::content_type, metrics::kContentType);
   res.set(http::field::cache_control, "no-store");
   res.keep_alive(req.keep_alive());
-  res.body() = metrics.render();
+  res.body() = grant && grant->scoped() ? only_seen_cameras(metrics.render(), *grant) : metrics.render();
   res.prepare_payload();
   if (req.method() == http::verb::head) res.body().clear();  // Content-Length stays the GET's
   return res;

@@ -9,12 +9,15 @@
 #include <string_view>
 
 #include "server/net/http_server.hpp"
+#include "server/core/auth.hpp"
 #include "server/core/vigild_metrics.hpp"
 
 namespace vigil::server {
 
 // The response to GET/HEAD /metrics.
-HttpResponse metrics_response(const Metrics& metrics, const HttpRequest& req);
+// GRANT (when /metrics needs a token): a token limited to some cameras gets only their series
+// of the camera-labelled families; null: everything.
+HttpResponse metrics_response(const Metrics& metrics, const HttpRequest& req, const Grant* grant = nullptr);
 
 // One of kHttpRoutes for a request path (without the query string). A new route in
 // http_routes.cpp needs its name here, else it is counted as "other".

@@ -7,6 +7,7 @@
 
 #include "common/log.hpp"
 #include "catalog/migrator.hpp"
+#include "server/api/http_audit.hpp"
 #include "server/api/http_cameras.hpp"
 #include "server/api/http_disks.hpp"
 #include "server/api/http_events.hpp"
@@ -99,7 +100,7 @@ boost::asio::awaitable<HttpReply> route(const RouteContext& ctx, const HttpReque
   }
   if (q.path() == "/metrics" && ctx.metrics) {
     if (!get) co_return only_get();
-    co_return metrics_response(*ctx.metrics, req);
+    co_return metrics_response(*ctx.metrics, req, ctx.grant);
   }
   if (q.path() == "/ui" || q.path().rfind("/ui/", 0) == 0) co_return web_reply(ctx.web, req, q.path());
   if (seg.size() >= 3 && seg[0] == "api" && seg[1] == "v1") {
@@ -113,6 +114,7 @@ boost::asio::awaitable<HttpReply> route(const RouteContext& ctx, const HttpReque
     }
     if (seg[2] == "locks") co_return co_await locks_route(ctx, req, q);
     if (seg[2] == "tokens") co_return co_await tokens_route(ctx, req, q);
+    if (seg.size() == 3 && seg[2] == "audit") co_return co_await audit_route(ctx, req, q);
     if (seg[2] == "disks") co_return co_await disks_route(ctx, req, q);
     if (seg.size() == 4 && seg[2] == "admission" && seg[3] == "decisions") {
       co_return co_await decisions_route(ctx, req, q);
@@ -161,17 +163,36 @@ boost::asio::awaitable<HttpReply> route(const RouteContext& ctx, const HttpReque
 
 namespace {
 
-// What a request needs: /healthz, /metrics and the web UI's static files (/ui/: the page holds
-// no data; it asks for a token and sends it with its API requests) are open; reading is for viewers; posting
-// events is for recorders (detectors); every other change, and reading the token list (who may
-// do what), is for admins.
-Access access_for(const HttpRequest& req, const std::string& path, bool metrics_protected) {
-  if (path == "/healthz" || (path == "/metrics" && !metrics_protected)) return Access::open;
-  if (path == "/ui" || path.rfind("/ui/", 0) == 0) return Access::open;
-  if (path == "/api/v1/tokens" || path.rfind("/api/v1/tokens/", 0) == 0) return Access::admin;
-  if (req.method() == http::verb::get || req.method() == http::verb::head) return Access::view;
-  if (req.method() == http::verb::post && path == "/api/v1/events") return Access::record;
-  return Access::admin;
+// What a request needs: the access its role must allow, and which cameras. /healthz, /metrics
+// and the web UI's static files (/ui/: the page holds no data; it asks for a token and sends it
+// with its API requests) are open; reading is for viewers; posting events is for the events role
+// (and recorders); every other change, reading the token list (who may do what) and the audit
+// trail is for admins.
+// Cameras: a route under /cameras/NAME needs NAME in the token's set; the node-wide routes that
+// name every camera (disks, admission decisions) need a token for all cameras; the lists
+// (cameras, timeline, events, locks, /metrics) filter by the token's set in the route.
+struct Need {
+  Access access = Access::admin;
+  std::optional<std::string> camera{};  // the route is about this camera
+  bool all_cameras = false;             // the route shows every camera's data: unscoped tokens only
+};
+
+Need need_for(const HttpRequest& req, const QueryParams& q, bool metrics_protected) {
+  const auto& path = q.path();
+  const auto& seg = q.segments();
+  if (path == "/healthz" || (path == "/metrics" && !metrics_protected)) return {Access::open};
+  if (path == "/ui" || path.rfind("/ui/", 0) == 0) return {Access::open};
+  // By the decoded segments, as route() dispatches (the raw path may spell them %-encoded).
+  const bool api = seg.size() >= 3 && seg[0] == "api" && seg[1] == "v1";
+  if (api && (seg[2] == "tokens" || seg[2] == "audit")) return {Access::admin};
+  const bool get = req.method() == http::verb::get || req.method() == http::verb::head;
+  if (!get) {
+    if (req.method() == http::verb::post && api && seg.size() == 3 && seg[2] == "events") return {Access::post_events};
+    return {Access::admin};
+  }
+  if (api && seg.size() >= 4 && seg[2] == "cameras") return {Access::view, seg[3]};
+  if (api && (seg[2] == "disks" || seg[2] == "admission")) return {Access::view, std::nullopt, true};
+  return {Access::view};
 }
 
 // The bearer token of REQ: the Authorization header, else ?access_token= (what a <video>
@@ -185,16 +206,17 @@ std::string token_of(const HttpRequest& req, const QueryParams& q) {
   return q.get("access_token").value_or("");
 }
 
-// Null if REQ may go on; else the 401/403 to answer.
-boost::asio::awaitable<std::optional<HttpResponse>> check_access(const RouteContext& ctx, const HttpRequest& req) {
+// The one place an HTTP request's token is checked: GRANT is set to what it grants if REQ may go
+// on; else the 401/403 to answer.
+boost::asio::awaitable<std::optional<HttpResponse>> check_access(const RouteContext& ctx, const HttpRequest& req,
+                                                                 std::optional<Grant>& grant) {
   if (!ctx.auth || !ctx.auth->required()) co_return std::nullopt;
   const QueryParams q(req.target());
-  const Access need = access_for(req, q.path(), ctx.auth->metrics_protected());
-  if (need == Access::open) co_return std::nullopt;
+  const Need need = need_for(req, q, ctx.auth->metrics_protected());
+  if (need.access == Access::open) co_return std::nullopt;
   const std::string token = token_of(req, q);
-  std::optional<Role> role;
-  if (!token.empty()) role = co_await ctx.auth->role_of(token);
-  if (!role) {
+  if (!token.empty()) grant = co_await ctx.auth->grant_of(token);
+  if (!grant) {
     auto res = error_response(req, http::status::unauthorized,
                               token.empty() ? "a token is required: Authorization: Bearer TOKEN (vigild wrote an admin "
                                               "token to DATA/admin.token; vigil token create makes more)"
@@ -202,10 +224,17 @@ boost::asio::awaitable<std::optional<HttpResponse>> check_access(const RouteCont
     res.set(http::field::www_authenticate, "Bearer realm=\"vigil\"");
     co_return res;
   }
-  if (!allows(*role, need)) {
+  if (!grant->may(need.access)) {
     co_return error_response(req, http::status::forbidden,
-                             std::string("this needs a token with the ") + access_name(need) +
-                                 (need == Access::admin ? " role" : " (or admin) role"));
+                             std::string("this needs a token with the ") + roles_for(need.access) + " role");
+  }
+  if (need.camera && !grant->sees(*need.camera)) {
+    co_return error_response(req, http::status::forbidden,
+                             "this token is not for camera '" + need.camera->substr(0, 64) + "'");
+  }
+  if (need.all_cameras && grant->scoped()) {
+    co_return error_response(req, http::status::forbidden,
+                             "this shows every camera: it needs a token that is not limited to some cameras");
   }
   co_return std::nullopt;
 }
@@ -218,9 +247,14 @@ HttpHandler make_http_routes(RouteContext ctx) {
     // the session. What is not the client's fault is logged here with its detail.
     std::exception_ptr error;
     try {
-      auto denied = co_await check_access(ctx, req);
+      std::optional<Grant> grant;
+      auto denied = co_await check_access(ctx, req, grant);
       if (denied) co_return std::move(*denied);
-      co_return co_await route(ctx, req);
+      if (!grant) co_return co_await route(ctx, req);
+      // The routes filter their lists by the grant: a copy of the context carries it.
+      RouteContext scoped = ctx;
+      scoped.grant = &*grant;
+      co_return co_await route(scoped, req);
     } catch (...) {
       error = std::current_exception();
     }

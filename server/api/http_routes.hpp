@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "server/core/auth.hpp"
 #include "server/core/catalog_pool.hpp"
 #include "server/disks/volume_startup.hpp"
 #include "server/net/http_server.hpp"
@@ -36,7 +37,13 @@ struct RouteContext {
   const Metrics* metrics = nullptr;  // GET /metrics (http_metrics.hpp); null: 404
   HlsLive* live = nullptr;           // live HLS channels; null: no live HLS
   const WebAssets* web = nullptr;    // the web UI at /ui/ (open, no token); null or empty: 404
+  // The request's token's grant, set per request by check_access; null: everything (no tokens
+  // checked). Routes that list many cameras filter with sees().
+  const Grant* grant = nullptr;
 };
+
+// The request's token may see CAMERA (always without tokens).
+inline bool sees(const RouteContext& ctx, std::string_view camera) { return !ctx.grant || ctx.grant->sees(camera); }
 
 HttpHandler make_http_routes(RouteContext ctx);
 

@@ -63,6 +63,7 @@ boost::asio::awaitable<HttpResponse> cameras_route(const RouteContext& ctx, cons
   });
   json::array cams;
   for (const auto& r : rows) {
+    if (!sees(ctx, r.name)) continue;  // a token for some cameras lists only them
     // The camera URL may carry credentials: it is not shown, only whether vigild pulls it.
     cams.push_back(json::object{{"name", r.name},
                                 {"enabled", r.enabled},
@@ -116,7 +117,9 @@ boost::asio::awaitable<HttpResponse> timeline_route(const RouteContext& ctx, con
     for (auto& [k, v] : one) body[k] = v;
   } else {
     json::array cams;
-    for (const auto& t : result) cams.push_back(to_json(t));
+    for (const auto& t : result) {
+      if (sees(ctx, t.camera)) cams.push_back(to_json(t));  // a token for some cameras: only them
+    }
     body["cameras"] = std::move(cams);
   }
   co_return json_response(req, http::status::ok, json::serialize(body));

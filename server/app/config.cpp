@@ -87,6 +87,10 @@ po::options_description access_options() {
                   "vigild writes an admin token to DATA/admin.token on first start and requires tokens")(
       "metrics-auth", po::bool_switch(),
       "/metrics needs a token (viewer role) like the API; by default it is open to scrapers")(
+      "max-backdate", po::value<int>()->value_name("S")->default_value(5),
+      "how far before now a token other than admin may date what it writes: a recording's first packet (an "
+      "earlier one is dated now - S) or an event's end (an older one is refused); admin: up to an hour for "
+      "recordings, any time for events")(
       "tls-cert", po::value<std::string>()->value_name("FILE"),
       "PEM certificate chain: the wire protocol is served over TLS only (clients use --server tls://HOST:PORT)")(
       "tls-key", po::value<std::string>()->value_name("FILE"), "PEM private key of --tls-cert");
@@ -177,6 +181,8 @@ void check(const ServerConfig& cfg) {
   if (!(cfg.overbooking >= 1e-9 && cfg.overbooking <= 0.5)) {
     throw ConfigError("--overbooking must be a probability between 1e-9 and 0.5");
   }
+  if (cfg.max_backdate_s < 0 || cfg.max_backdate_s > 3600)
+    throw ConfigError("--max-backdate must be 0 to 3600 seconds");
   if (!(cfg.stall_timeout_s == 0 || (cfg.stall_timeout_s >= 0.5 && cfg.stall_timeout_s <= 3600))) {
     throw ConfigError("--stall-timeout must be 0 (off) or between 0.5 and 3600 seconds");
   }
@@ -224,6 +230,7 @@ void finish(const po::variables_map& vm, const RawArgs& raw, ServerConfig& cfg) 
   if (on("no-camera-pull")) cfg.pull_cameras = false;
   if (on("no-auth")) cfg.auth = false;
   if (on("metrics-auth")) cfg.metrics_auth = true;
+  if (vm.count("max-backdate")) cfg.max_backdate_s = vm["max-backdate"].as<int>();
   check(cfg);
 }
 

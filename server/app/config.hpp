@@ -57,6 +57,7 @@ struct ServerConfig {
   std::optional<std::filesystem::path> web_root;  // the web UI's files; none: beside vigild or the build tree's
   bool auth = true;           // tokens required on HTTP (but /healthz, /metrics) and the wire protocol
   bool metrics_auth = false;  // /metrics needs a viewer token too
+  int max_backdate_s = 5;     // how far before now a non-admin token may date a recording or an event
   std::optional<std::filesystem::path> tls_cert, tls_key;  // both: the wire protocol is TLS only
 };
 

@@ -177,7 +177,7 @@ void Daemon::start_catalog() {
 
 void Daemon::start_services() {
   catalog_.emplace(conninfo_, cfg_.catalog_threads);
-  auth_.emplace(*catalog_, cfg_.auth, cfg_.metrics_auth);
+  auth_.emplace(*catalog_, cfg_.auth, cfg_.metrics_auth, std::chrono::seconds(cfg_.max_backdate_s));
   catalog_->set_metrics(metrics_.catalog_wait(), metrics_.catalog_job(true), metrics_.catalog_job(false));
   // Catalog work fails at once rather than hang while the health probe finds the catalog down.
   catalog_->set_reachable([this] { return catalog_health_->status().ok; });

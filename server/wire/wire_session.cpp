@@ -11,6 +11,7 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <array>
+#include <chrono>
 #include <atomic>
 #include <functional>
 #include <memory>
@@ -76,6 +77,54 @@ Reply other_request(const proto::Envelope& msg) {
       return {proto::make_error(errc::unsupported, "this server does not answer queries yet"), false};
     default: return {proto::make_error(errc::invalid_argument, "message is not a client request"), false};
   }
+}
+
+// The one place a wire request's token is checked against what it asks (the hello only proved
+// the token valid): the Error to answer, or nullopt if GRANT allows it. Packets, controls and
+// EndRecord follow an open that was checked.
+std::optional<proto::Envelope> refused_by_grant(const Grant& grant, const proto::Envelope& msg) {
+  auto denied = [](std::string why) { return proto::make_error(errc::permission_denied, why); };
+  auto check = [&](Access need, const std::string& camera) -> std::optional<proto::Envelope> {
+    if (!grant.may(need)) return denied(std::string("this needs a token with the ") + roles_for(need) + " role");
+    if (!grant.sees(camera)) return denied("this token is not for camera '" + camera.substr(0, 64) + "'");
+    return std::nullopt;
+  };
+  if (msg.has_open_record()) return check(Access::record, msg.open_record().stream_name());
+  if (msg.has_open_playback()) return check(Access::view, msg.open_playback().stream_name());
+  if (msg.has_query_request()) {
+    if (!grant.may(Access::view)) return denied(std::string("this needs a token with the viewer or admin role"));
+    const auto& names = msg.query_request().stream_names();
+    if (grant.scoped() && names.empty()) return denied("this token is limited to some cameras: name them");
+    for (const auto& n : names) {
+      if (!grant.sees(n)) return denied("this token is not for camera '" + n.substr(0, 64) + "'");
+    }
+  }
+  return std::nullopt;
+}
+
+// REQ as a token of GRANT may give it: a first packet dated before the earliest time AUTH lets
+// it date (for a token other than admin, now - --max-backdate) is dated then. A recorder resending
+// its unacknowledged window after a reconnect keeps its times up to that; a token cannot write
+// into older history. Null AUTH (unit rigs): unchanged.
+proto::OpenRecord within_backdate(const Authenticator* auth, const Grant& grant, const proto::OpenRecord& req,
+                                  std::uint64_t session) {
+  proto::OpenRecord out = req;
+  if (!auth || req.first_wall_us() == 0) return out;
+  const std::int64_t now_us =
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
+  const auto earliest = auth->earliest_dated_us(grant, now_us);
+  if (earliest && req.first_wall_us() < *earliest) {
+    log::warn(
+        "open-record backdated further than --max-backdate allows a non-admin token: its first packet is "
+        "dated now - max_backdate",
+        {{"session", session},
+         {"camera", req.stream_name()},
+         {"asked_first_wall_us", req.first_wall_us()},
+         {"max_backdate_s", auth->max_backdate().count()}});
+    out.set_first_wall_us(*earliest);
+  }
+  return out;
 }
 
 // What the reader and the writer share; other threads only set PENDING and post a wake-up.
@@ -169,7 +218,7 @@ class WireSession {
   std::chrono::steady_clock::time_point last_read_ = std::chrono::steady_clock::now();
   bool awaiting_read_ = false;  // the reader waits for the peer (not for the writer or a service)
   bool stalled_ = false;        // the watchdog closed the connection
-  Role role_ = Role::admin;     // what the hello's token allows (without an Authenticator: everything)
+  Grant grant_;                 // what the hello's token allows (without an Authenticator: everything)
   std::optional<RecordingChannel> recording_;
   std::optional<PlaybackChannel> playback_;
 };
@@ -348,10 +397,10 @@ void WireSession<Stream>::read_ended(const boost::system::error_code& ec, bool& 
 template <class Stream>
 asio::awaitable<bool> WireSession<Stream>::authenticate(const proto::Hello& hello) {
   // The token is checked before hello is answered: without a valid one the session ends here.
-  std::optional<Role> r;
+  std::optional<Grant> r;
   bool catalog_down = false;
   try {
-    r = co_await options_.auth->role_of(hello.auth_token());
+    r = co_await options_.auth->grant_of(hello.auth_token());
   } catch (const std::exception& e) {
     catalog_down = true;
     log::error("wire hello: token check failed", {{"session", id_}, {"error", e.what()}});
@@ -364,7 +413,7 @@ asio::awaitable<bool> WireSession<Stream>::authenticate(const proto::Hello& hell
                                            "vigild's DATA/admin.token (vigil token create makes more)"));
     co_return false;
   }
-  role_ = *r;
+  grant_ = std::move(*r);
   co_return true;
 }
 
@@ -385,16 +434,12 @@ asio::awaitable<bool> WireSession<Stream>::dispatch(const proto::Frame& frame, b
     queue(reply.msg);
     co_return !reply.close;
   }
-  if (msg.has_open_record() || msg.has_open_playback()) {
-    const Access need = msg.has_open_record() ? Access::record : Access::view;
-    if (!allows(role_, need)) {
-      queue(proto::make_error(errc::permission_denied, std::string("this needs a token with the ") + access_name(need) +
-                                                           (need == Access::admin ? " role" : " (or admin) role")));
-      co_return true;
-    }
+  if (auto denied = refused_by_grant(grant_, msg)) {
+    queue(*denied);
+    co_return true;
   }
   if (recording_ && msg.has_open_record()) {
-    queue(co_await recording_->open(msg.open_record()));
+    queue(co_await recording_->open(within_backdate(options_.auth, grant_, msg.open_record(), id_)));
     co_return true;
   }
   if (recording_ && msg.has_media_packet()) {

@@ -24,19 +24,8 @@ using vigil::catalog::SchemaTooNew;
 namespace {
 
 const char* const kCatalogTables[] = {
-    "cameras",
-    "disks",
-    "volumes",
-    "disk_profiles",
-    "streams",
-    "segments",
-    "segment_extents",
-    "gop_index",
-    "gaps",
-    "events",
-    "admission_decisions",
-    "tokens",
-    "vigil_schema_version",
+    "cameras",   "disks", "volumes", "disk_profiles",       "streams", "segments",  "segment_extents",
+    "gop_index", "gaps",  "events",  "admission_decisions", "tokens",  "audit_log", "vigil_schema_version",
 };
 
 std::string fresh_database(std::string_view hint) { return vigil::test::shared_cluster().create_database(hint); }

@@ -61,3 +61,34 @@ TEST_CASE("tokens: created once, stored as a hash, valid until revoked or expire
   CHECK_THROWS_AS(catalog::create_token(tx, "viewer", std::string(201, 'x')), std::invalid_argument);
   CHECK_THROWS_AS(catalog::create_token(tx, "viewer", std::string("a\0b", 3)), std::invalid_argument);
 }
+
+TEST_CASE("tokens: a camera set and the events role", "[token]") {
+  const std::string db = test::shared_cluster().create_database("token_scope");
+  pqxx::connection conn(db);
+  catalog::migrate(conn);
+  constexpr std::int64_t now = 1'800'000'000'000'000;
+  pqxx::work tx(conn);
+  // "NULL" is a valid camera name: it stays a name, not an SQL null.
+  const auto scoped =
+      catalog::create_token(tx, "viewer", "lobby", std::nullopt, std::vector<std::string>{"lobby-1", "NULL", "gate.2"});
+  const auto events = catalog::create_token(tx, "events", "detector");
+  const auto g = catalog::grant_of_token(tx, catalog::token_sha256_hex(scoped.token), now);
+  REQUIRE(g);
+  CHECK(g->id == scoped.id);
+  CHECK(g->role == "viewer");
+  CHECK(g->label == "lobby");
+  CHECK(g->cameras == std::optional<std::vector<std::string>>({"lobby-1", "NULL", "gate.2"}));
+  const auto e = catalog::grant_of_token(tx, catalog::token_sha256_hex(events.token), now);
+  REQUIRE(e);
+  CHECK(e->role == "events");
+  CHECK_FALSE(e->cameras.has_value());
+  const auto rows = catalog::list_tokens(tx);
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0].cameras == g->cameras);
+  CHECK_FALSE(rows[1].cameras.has_value());
+  // Bad sets are refused before SQL: empty, or a name that is not a camera name.
+  CHECK_THROWS_AS(catalog::create_token(tx, "viewer", "x", std::nullopt, std::vector<std::string>{}),
+                  std::invalid_argument);
+  CHECK_THROWS_AS(catalog::create_token(tx, "viewer", "x", std::nullopt, std::vector<std::string>{"a\"},{b"}),
+                  std::invalid_argument);
+}
