@@ -58,6 +58,10 @@ struct ServerConfig {
   bool auth = true;           // tokens required on HTTP (but /healthz, /metrics) and the wire protocol
   bool metrics_auth = false;  // /metrics needs a viewer token too
   std::optional<std::filesystem::path> tls_cert, tls_key;  // both: the wire protocol is TLS only
+  // Playbacks' share of each disk's real-time budget (0: no playback); a playback paused this long
+  // releases its share (re-admitted on resume). admission/playback_share.hpp.
+  double playback_share = 0.25;
+  double playback_pause_release_s = 10;
 };
 
 struct ConfigError : std::runtime_error {
