@@ -144,8 +144,8 @@ TEST_CASE("on the simulated WD400BB: a flood of 64x playbacks never costs a reco
   SimDisk profiled;
   const auto p = profile_device(*profiled.disk, profiled.clock, {.quick = true});
   AdmissionController adm(p, {.policy = Policy::conservative, .cycle_s = 1, .r_rt = 0.9, .playback_share = 0.25});
-  // Cameras of 0.5 Mbit/s played at 64x: 4 MB/s each; recordings of 1 MB/s (8 Mbit/s).
-  const Rate fast = Rate::from_bps(0.5e6) * 64, recording = 1 * MBps;
+  // Cameras of 64 kbit/s played at 64x: 512 kB/s each; recordings of 1 MB/s (8 Mbit/s).
+  const Rate fast = Rate::from_bps(64e3) * 64, recording = 1 * MBps;
   std::vector<StreamDemand> set;
   std::uint64_t id = 0;
   std::size_t playbacks = 0, refused = 0;
@@ -159,7 +159,7 @@ TEST_CASE("on the simulated WD400BB: a flood of 64x playbacks never costs a reco
     }
   }
   INFO("playbacks admitted " << playbacks);
-  REQUIRE(playbacks >= 1);
+  REQUIRE(playbacks >= 3);
   CHECK(refused == 100 - playbacks);
   CHECK(playback_busy(adm, set) <= 0.25 * adm.budget_s() + 1e-12);
 

@@ -52,23 +52,28 @@ std::pair<proto::Envelope, std::vector<std::byte>> slow_packet(std::uint64_t str
   return {std::move(p), std::move(payload)};
 }
 
-// Records NAME (declared 64 Mbit/s: every frame fits one cycle, no policing) until every frame is
+// Records NAME (declared 16 Mbit/s: every frame fits one cycle, no policing) until every frame is
 // durable and in a closed segment in the catalog.
 void record(test::RecordingRig& rig, const std::string& name) {
   client::WireClient c(rig.vigild->wire(), 20s);
-  const auto stream = test::open_admitted(c, name, 64'000'000);
+  const auto stream = test::open_admitted(c, name, 16'000'000);
   for (std::uint64_t seq = 1; seq <= kFrames; ++seq) {
     auto [p, payload] = slow_packet(stream, seq);
     c.send(p, payload);
   }
   ::shutdown(c.native_handle(), SHUT_WR);
   std::uint64_t acked = 0;
+  std::string why;
   try {
     for (;;) {
       auto r = c.receive();
       if (r.msg.has_durable_ack()) acked = r.msg.durable_ack().last_sequence();
     }
-  } catch (const std::exception&) {}
+  } catch (const std::exception& e) {
+    why = e.what();  // the end of the session
+  }
+  INFO(why);
+  INFO(rig.vigild->output());
   REQUIRE(acked == kFrames);
   pqxx::connection conn(rig.catalog());
   REQUIRE(test::eventually([&] {
