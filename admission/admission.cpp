@@ -162,12 +162,11 @@ std::size_t AdmissionController::max_streams(const StreamDemand& each, std::size
   return fits_n(hi) ? hi : lo;
 }
 
-bool AdmissionController::fits(std::span<const StreamDemand> admitted, const StreamDemand& candidate,
+bool AdmissionController::fits(std::span<const StreamDemand> admitted, const StreamDemand& candidate, double budget,
                                Decision* out) const {
   std::vector<StreamDemand> set(admitted.begin(), admitted.end());
   set.push_back(candidate);
   const double busy = predicted_busy(set);
-  const double budget = budget_s();
   if (out) {
     Rate total;
     for (const auto& s : set) total += rate_of(s);
@@ -183,6 +182,11 @@ bool AdmissionController::fits(std::span<const StreamDemand> admitted, const Str
 }
 
 Decision AdmissionController::decide(std::span<const StreamDemand> admitted, const StreamDemand& candidate) const {
+  return decide_within(admitted, candidate, budget_s(), "real-time share");
+}
+
+Decision AdmissionController::decide_within(std::span<const StreamDemand> admitted, const StreamDemand& candidate,
+                                            double budget, const char* budget_name) const {
   Decision d;
   d.policy = config_.policy;
   d.requested_rate = candidate.peak_rate;
@@ -194,11 +198,11 @@ Decision AdmissionController::decide(std::span<const StreamDemand> admitted, con
       const Rate mid = (lo + hi) / 2;
       probe.peak_rate = probe.average_rate = mid;
       if (probe.measured_mean > Rate{}) probe.measured_mean = mid;
-      (fits(admitted, probe, nullptr) ? lo : hi) = mid;
+      (fits(admitted, probe, budget, nullptr) ? lo : hi) = mid;
     }
     d.max_rate = lo;
   }
-  const bool ok = fits(admitted, candidate, &d);
+  const bool ok = fits(admitted, candidate, budget, &d);
   if (optimistic_) {
     d.reason =
         "the disk model is optimistic (observed cycles slower than predicted); admission is paused until "
@@ -211,7 +215,7 @@ Decision AdmissionController::decide(std::span<const StreamDemand> admitted, con
     std::ostringstream why;
     why.precision(3);
     why << "the disk's cycle would not fit: predicted real-time IO " << d.predicted_busy_s * 1000 << " ms per "
-        << config_.cycle_s * 1000 << " ms cycle exceeds the " << d.budget_s * 1000 << " ms real-time share ("
+        << config_.cycle_s * 1000 << " ms cycle exceeds the " << d.budget_s * 1000 << " ms " << budget_name << " ("
         << policy_name(config_.policy) << " policy, " << d.streams
         << " streams); largest rate that fits: " << d.max_rate.bps() / 1e6 << " Mbit/s";
     d.reason = why.str();

@@ -66,6 +66,9 @@ struct AdmissionConfig {
   double cycle_s = 1.0;
   double r_rt = 0.9;          // 1 − r_RT is kept for interactive and best-effort IO
   double overbooking = 0.01;  // mean-curve policies: accepted probability that a cycle exceeds the budget
+  // The playbacks' share f of the real-time budget (playback_share.hpp): 1 lets playbacks use all
+  // of it (the benches); vigild's --playback-share, 0.25 by default; 0 admits no playback.
+  double playback_share = 1.0;
 };
 
 // Why a candidate was refused, for the refusal code a client gets (the reason text is for people).
@@ -94,6 +97,10 @@ class AdmissionController {
   AdmissionController(DiskProfile profile, AdmissionConfig config);
 
   Decision decide(std::span<const StreamDemand> admitted, const StreamDemand& candidate) const;
+  // The same against BUDGET_S seconds of stream IO per cycle instead of r_RT·T; BUDGET_NAME names
+  // it in a refusal's reason (e.g. "playback share").
+  Decision decide_within(std::span<const StreamDemand> admitted, const StreamDemand& candidate, double budget_s,
+                         const char* budget_name) const;
   // Predicted real-time IO seconds per cycle of SET under this policy.
   double predicted_busy(std::span<const StreamDemand> set) const;
   // How many streams like EACH fit on an empty disk (binary search on N).
@@ -116,7 +123,7 @@ class AdmissionController {
  private:
   Rate rate_of(const StreamDemand& s) const noexcept;
   Rate rate_spread(const StreamDemand& s) const noexcept;  // σ of the per-cycle rate the policy charges for
-  bool fits(std::span<const StreamDemand> admitted, const StreamDemand& candidate, Decision* out) const;
+  bool fits(std::span<const StreamDemand> admitted, const StreamDemand& candidate, double budget, Decision* out) const;
 
   DiskProfile profile_;
   AdmissionConfig config_;

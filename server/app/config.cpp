@@ -126,6 +126,14 @@ po::options_description disks_options(ServerConfig& cfg, RawArgs& raw) {
       "overbooking", po::value(&cfg.overbooking)->value_name("P")->default_value(cfg.overbooking),
       "for aggressive, adm3 and statistical: the accepted probability that a cycle's stream IO overruns "
       "(their margin is z(P) standard deviations of the cycle); e.g. 0.001 for a stricter guarantee")(
+      "playback-share", po::value(&cfg.playback_share)->value_name("F")->default_value(cfg.playback_share),
+      "playbacks may be predicted to use at most F of each disk's real-time share (recording comes first: "
+      "recordings may use it while playbacks do not, are decided without counting playbacks, and end the newest "
+      "playbacks if they need their time); 0 = no playback from disk")(
+      "playback-pause-release",
+      po::value(&cfg.playback_pause_release_s)->value_name("S")->default_value(cfg.playback_pause_release_s),
+      "a playback paused for S seconds releases its disk share; resuming re-admits it (refused: an error, the "
+      "playback stays paused); 0 = at once")(
       "model-check-cycles", po::value(&cfg.model_check_cycles)->value_name("K")->default_value(cfg.model_check_cycles),
       "pause admission when K cycles in a row take longer than the disk profile predicts (and say to profile "
       "again); 0 turns the check off (a profile known not to describe this device, e.g. in tests)")(
@@ -183,6 +191,12 @@ void check(const ServerConfig& cfg) {
   }
   if (cfg.max_backdate_s < 0 || cfg.max_backdate_s > 3600)
     throw ConfigError("--max-backdate must be 0 to 3600 seconds");
+  if (!(cfg.playback_share >= 0 && cfg.playback_share <= 1)) {
+    throw ConfigError("--playback-share must be between 0 (no playback) and 1");
+  }
+  if (!(cfg.playback_pause_release_s >= 0 && cfg.playback_pause_release_s <= 86400)) {
+    throw ConfigError("--playback-pause-release must be between 0 and 86400 seconds");
+  }
   if (!(cfg.stall_timeout_s == 0 || (cfg.stall_timeout_s >= 0.5 && cfg.stall_timeout_s <= 3600))) {
     throw ConfigError("--stall-timeout must be 0 (off) or between 0.5 and 3600 seconds");
   }

@@ -59,6 +59,10 @@ struct ServerConfig {
   bool metrics_auth = false;  // /metrics needs a viewer token too
   int max_backdate_s = 5;     // how far before now a non-admin token may date a recording or an event
   std::optional<std::filesystem::path> tls_cert, tls_key;  // both: the wire protocol is TLS only
+  // Playbacks' share of each disk's real-time budget (0: no playback); a playback paused this long
+  // releases its share (re-admitted on resume). admission/playback_share.hpp.
+  double playback_share = 0.25;
+  double playback_pause_release_s = 10;
 };
 
 struct ConfigError : std::runtime_error {

@@ -141,7 +141,8 @@ Daemon::Daemon(const ServerConfig& cfg) : cfg_(cfg), lock_(made(cfg.data_dir)) {
                                         .depth = cfg_.io_depth,
                                         .policy = *admission::policy_from_name(cfg_.admission_policy),
                                         .model_check_cycles = cfg_.model_check_cycles,
-                                        .overbooking = cfg_.overbooking},
+                                        .overbooking = cfg_.overbooking,
+                                        .playback_share = cfg_.playback_share},
                            given, metrics_);
   io_threads_ = std::move(disks.io_threads);
   end_streams_left_open(disks.slots, conninfo_);
@@ -190,7 +191,9 @@ void Daemon::start_services() {
     recording_->add_spare_stream_ids(catalog::reserve_stream_ids(tx, RecordingService::kSpareStreamIds));
     tx.commit();
   }
-  playback_.emplace(*disk_set_, live_feeds_, *catalog_);
+  playback_.emplace(*disk_set_, live_feeds_, *catalog_,
+                    std::chrono::duration_cast<std::chrono::milliseconds>(
+                        std::chrono::duration<double>(cfg_.playback_pause_release_s)));
   if (cfg_.retention_interval_s > 0) {
     retention_ = std::make_unique<RetentionService>(
         conninfo_, disk_set_->disks(),

@@ -53,6 +53,11 @@ Metrics::Metrics()
           "vigil_disk_admission_decisions_total",
           "Admission decisions on the disk by kind (recording, playback) and decision (admitted, refused).",
           {"disk", "kind", "decision"})),
+      d_playback_released_(registry_.counter(
+          "vigil_disk_playback_released_total",
+          "Playback shares released before the playback ended, by reason: paused (longer than "
+          "--playback-pause-release) or preempted (ended so that a recording fits: recording comes first).",
+          {"disk", "reason"})),
       d_reclaimed_segments_(registry_.counter(
           "vigil_disk_retention_reclaimed_segments_total",
           "Closed segments retention reclaimed (oldest unlocked first, or past their camera's retention_days).",
@@ -106,6 +111,15 @@ Metrics::Metrics()
                           {"disk"})),
       d_free_bytes_(
           registry_.gauge("vigil_disk_free_bytes", "Free space of the disk's volume (whole free extents).", {"disk"})),
+      d_playback_share_(registry_.gauge(
+          "vigil_disk_playback_share_ratio",
+          "The playbacks' share of the cycle: --playback-share x r_RT (what admitted playbacks may be predicted to use, "
+          "over T).",
+          {"disk"})),
+      d_playback_in_use_(
+          registry_.gauge("vigil_disk_playback_share_in_use_ratio",
+                          "Stream IO time per cycle the admission policy predicts for the admitted playbacks, over T.",
+                          {"disk"})),
       v_unavailable_(
           registry_.gauge("vigil_volume_unavailable",
                           "1 for a configured volume vigild could not bring up at start (it runs without it).",
@@ -220,6 +234,8 @@ DiskMetrics::DiskMetrics(Metrics& m, const std::string& disk)
       admitted_rate_(m.d_admitted_rate_.with({disk})),
       predicted_busy_(m.d_predicted_busy_.with({disk})),
       model_optimistic_(m.d_model_optimistic_.with({disk})),
+      playback_share_(m.d_playback_share_.with({disk})),
+      playback_in_use_(m.d_playback_in_use_.with({disk})),
       reclaimed_segments_(m.d_reclaimed_segments_.with({disk})),
       reclaimed_bytes_(m.d_reclaimed_bytes_.with({disk})),
       retention_failures_(m.d_retention_failures_.with({disk})),
@@ -232,6 +248,8 @@ DiskMetrics::DiskMetrics(Metrics& m, const std::string& disk)
   for (std::size_t k = 0; k < 2; ++k) {
     for (std::size_t a = 0; a < 2; ++a) decisions_[k * 2 + a] = &m.d_decisions_.with({disk, kinds[k], outcomes[a]});
   }
+  playback_released_[0] = &m.d_playback_released_.with({disk, "paused"});
+  playback_released_[1] = &m.d_playback_released_.with({disk, "preempted"});
 }
 
 void DiskMetrics::configured(const storage::SchedulerConfig& config, bool profiled,
@@ -291,6 +309,12 @@ void DiskMetrics::admitted(std::size_t streams, Rate admitted_rate, double predi
 void DiskMetrics::decision(Kind kind, bool admitted) noexcept {
   decisions_[(kind == Kind::playback ? 2 : 0) + (admitted ? 1 : 0)]->inc();
 }
+
+void DiskMetrics::playback_share(double ratio) noexcept { playback_share_.set(ratio); }
+
+void DiskMetrics::playback_share_in_use(double ratio) noexcept { playback_in_use_.set(ratio); }
+
+void DiskMetrics::playback_released(Release why) noexcept { playback_released_[why == Release::paused ? 0 : 1]->inc(); }
 
 CameraMetrics::CameraMetrics(Metrics& m, const std::string& camera)
     : streams_(m.c_streams_.with({camera})),

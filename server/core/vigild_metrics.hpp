@@ -38,6 +38,13 @@ class DiskMetrics {
   // With the disk's admission mutex held, after its set of admitted streams changed.
   void admitted(std::size_t streams, Rate admitted_rate, double predicted_busy_ratio) noexcept;
   void decision(Kind kind, bool admitted) noexcept;
+  // Playback share (admission/playback_share.hpp): its bound and what the admitted playbacks are
+  // predicted to use, over T; a playback's share released (paused too long, or ended so that a
+  // recording fits).
+  enum class Release { paused, preempted };
+  void playback_share(double ratio) noexcept;
+  void playback_share_in_use(double ratio) noexcept;
+  void playback_released(Release why) noexcept;
   // The retention thread: a pass reclaimed SEGMENTS segments of BYTES, or failed; the volume's free space.
   void reclaimed(std::uint64_t segments, std::uint64_t bytes) noexcept;
   void retention_failed() noexcept;
@@ -52,6 +59,8 @@ class DiskMetrics {
   metrics::Gauge &cycle_s_, &r_rt_, &chunk_bytes_, &depth_, &profiled_, &budget_ratio_;
   metrics::Gauge &admitted_streams_, &admitted_rate_, &predicted_busy_, &model_optimistic_;
   std::array<metrics::Counter*, 4> decisions_{};  // [kind][admitted]
+  metrics::Gauge &playback_share_, &playback_in_use_;
+  std::array<metrics::Counter*, 2> playback_released_{};  // by Release
   metrics::Counter &reclaimed_segments_, &reclaimed_bytes_, &retention_failures_;
   metrics::Gauge& free_bytes_;
 };
@@ -129,12 +138,12 @@ class Metrics {
   metrics::Registry registry_;
   // Disk families.
   metrics::Family<metrics::Counter>&d_cycles_, &d_stream_ios_, &d_preemptions_, &d_interactive_, &d_best_effort_,
-      &d_background_, &d_commands_, &d_stream_bytes_, &d_other_bytes_, &d_misses_, &d_decisions_,
+      &d_background_, &d_commands_, &d_stream_bytes_, &d_other_bytes_, &d_misses_, &d_decisions_, &d_playback_released_,
       &d_reclaimed_segments_, &d_reclaimed_bytes_, &d_retention_failures_;
   metrics::Family<metrics::Gauge>&d_utilisation_, &d_slack_, &d_predicted_rt_, &d_observed_rt_, &d_expected_wait_,
       &d_longest_command_, &d_cycle_s_, &d_r_rt_, &d_chunk_bytes_, &d_depth_, &d_profiled_, &d_budget_,
       &d_admitted_streams_, &d_admitted_rate_, &d_predicted_busy_, &d_model_optimistic_, &d_free_bytes_,
-      &v_unavailable_;
+      &d_playback_share_, &d_playback_in_use_, &v_unavailable_;
   metrics::Family<metrics::Histogram>&d_utilisation_hist_, &d_slack_hist_;
   // Camera families.
   metrics::Family<metrics::Counter>&c_streams_, &c_packets_, &c_bytes_, &c_refused_, &c_gaps_, &c_discontinuities_,

@@ -26,7 +26,8 @@ DiskIoThread::DiskIoThread(OpenVolume& volume, const DiskIoConfig& config,
         *profile, admission::AdmissionConfig{.policy = config.policy,
                                              .cycle_s = std::chrono::duration<double>(config.cycle).count(),
                                              .r_rt = config.r_rt,
-                                             .overbooking = config.overbooking});
+                                             .overbooking = config.overbooking,
+                                             .playback_share = config.playback_share});
     if (chunk == 0) chunk = static_cast<std::size_t>(profile->chunk_bytes());
     log::info("disk profile in use", {{"volume", path_},
                                       {"profiled", profile->device},
@@ -54,6 +55,7 @@ DiskIoThread::DiskIoThread(OpenVolume& volume, const DiskIoConfig& config,
     const double cycle_s = std::chrono::duration<double>(config.cycle).count();
     metrics_->configured(scheduler_->config(), admission_ != nullptr,
                          admission_ ? admission_->budget_s() / cycle_s : 0);
+    metrics_->playback_share(admission_ ? config.playback_share * admission_->budget_s() / cycle_s : 0);
   }
   thread_ = std::jthread([this](std::stop_token st) { scheduler_->run(st); });
   log::info("disk IO thread started",

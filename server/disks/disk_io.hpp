@@ -41,6 +41,8 @@ struct DiskIoConfig {
   admission::Policy policy = admission::Policy::conservative;
   int model_check_cycles = 5;  // K optimistic cycles in a row pause admission; 0: no check
   double overbooking = 0.01;   // the mean-curve policies' accepted per-cycle overload probability
+  // The playbacks' share of the real-time budget (admission/playback_share.hpp).
+  double playback_share = 1.0;
 };
 
 class DiskIoThread {

@@ -4,7 +4,9 @@
 #include <chrono>
 #include <pqxx/pqxx>
 
+#include "admission/playback_share.hpp"
 #include "catalog/profiles.hpp"
+#include "common/log.hpp"
 
 namespace vigil::server {
 
@@ -41,8 +43,34 @@ DiskSet::DiskSet(std::vector<std::unique_ptr<Disk>> disks, catalog::Batcher& bat
   }
 }
 
+namespace {
+
+// What a viewer is told when a recording needs its playback's share.
+constexpr const char* kEndedForRecording =
+    "ended: a recording needed this disk's time (recording comes first; the playbacks' share is bounded by "
+    "--playback-share): open the playback again later";
+
+}  // namespace
+
+std::vector<std::function<void()>> DiskSet::end_playbacks(Disk& disk, const std::vector<std::uint64_t>& ended) {
+  std::vector<std::function<void()>> tell;
+  for (const auto id : ended) {
+    std::erase_if(disk.admitted, [&](const auto& s) { return s.id == id; });
+    if (auto* m = disk.io->metrics()) m->playback_released(DiskMetrics::Release::preempted);
+    if (auto it = disk.on_ended.find(id); it != disk.on_ended.end()) {
+      tell.push_back([fn = std::move(it->second)] { fn(kEndedForRecording); });
+      disk.on_ended.erase(it);
+    }
+  }
+  if (!ended.empty()) {
+    log::warn("playbacks ended: a recording needed their disk time (recording comes first)",
+              {{"volume", disk.volume->path.string()}, {"ended", ended.size()}});
+  }
+  return tell;
+}
+
 std::variant<Admitted, Refusal> DiskSet::admit(admission::StreamDemand demand, DiskMetrics::Kind kind,
-                                               const std::optional<std::string>& camera, Disk* only) {
+                                               const std::optional<std::string>& camera, Disk* only, EndedFn on_ended) {
   // Which refusal a client gets when no disk admits: a decision on load beats a disk without
   // room, which beats a disk without a profile (the most specific thing that could change).
   std::optional<Refusal> decided, no_room, not_profiled, failed;
@@ -52,7 +80,7 @@ std::variant<Admitted, Refusal> DiskSet::admit(admission::StreamDemand demand, D
   // until the choice is made, always in configuration order, so the decision still holds.
   std::vector<std::unique_lock<std::mutex>> locks;
   Disk* best = nullptr;
-  admission::Decision best_decision;
+  admission::SharedDecision best_decision;
   double best_left = -1;
   for (auto& d : disks_) {
     if (only && d.get() != only) continue;
@@ -80,7 +108,8 @@ std::variant<Admitted, Refusal> DiskSet::admit(admission::StreamDemand demand, D
       continue;
     }
     refresh_measured(*d);
-    auto decision = adm->decide(d->admitted, demand);
+    auto shared = admission::decide_shared(*adm, d->admitted, demand);
+    auto& decision = shared.decision;
     if (!decision.admitted) {
       log_decision(*d, decision, kind, std::nullopt, camera);
       const auto cause = decision.cause == admission::RefuseCause::model_paused ? RefusalCause::model_paused
@@ -89,17 +118,26 @@ std::variant<Admitted, Refusal> DiskSet::admit(admission::StreamDemand demand, D
       continue;
     }
     const double left = decision.budget_s > 0 ? (decision.budget_s - decision.predicted_busy_s) / decision.budget_s : 0;
-    if (!best || left > best_left) {
+    // A disk where no playback has to end beats one where some would.
+    const auto better = [&] {
+      if (shared.ended.size() != best_decision.ended.size()) return shared.ended.size() < best_decision.ended.size();
+      return left > best_left;
+    };
+    if (!best || better()) {
       best = d.get();
-      best_decision = std::move(decision);
+      best_decision = std::move(shared);
       best_left = left;
     }
   }
   if (best) {
+    auto tell = end_playbacks(*best, best_decision.ended);
     demand.id = best->next_demand++;
     best->admitted.push_back(demand);
+    if (on_ended) best->on_ended.emplace(demand.id, std::move(on_ended));
     publish_admitted(*best);
-    return Admitted{best, demand, std::move(best_decision)};
+    locks.clear();
+    for (auto& t : tell) t();
+    return Admitted{best, demand, std::move(best_decision.decision)};
   }
   if (decided) return *decided;
   if (no_room) return *no_room;
@@ -117,7 +155,7 @@ std::variant<admission::Decision, Refusal> DiskSet::readmit(Disk& disk, std::uin
                                                             admission::StreamDemand wanted, DiskMetrics::Kind kind,
                                                             std::optional<std::int64_t> stream_id,
                                                             const std::optional<std::string>& camera) {
-  std::lock_guard lock(disk.mu);
+  std::unique_lock lock(disk.mu);
   const auto* adm = disk.io->admission();
   auto it = std::find_if(disk.admitted.begin(), disk.admitted.end(), [&](const auto& s) { return s.id == demand_id; });
   if (!adm || it == disk.admitted.end()) {
@@ -131,21 +169,26 @@ std::variant<admission::Decision, Refusal> DiskSet::readmit(Disk& disk, std::uin
   }
   wanted.id = it->id;
   wanted.io_id = it->io_id;
-  auto decision = adm->decide(others, wanted);
+  auto shared = admission::decide_shared(*adm, others, wanted);
+  auto& decision = shared.decision;
   log_decision(disk, decision, kind, stream_id, camera);
   if (!decision.admitted) {
     const auto cause =
         decision.cause == admission::RefuseCause::model_paused ? RefusalCause::model_paused : RefusalCause::cycle_full;
     return Refusal{cause, decision.reason, decision.max_rate};
   }
-  *it = wanted;
+  *it = wanted;  // before end_playbacks: it erases from the same vector
+  auto tell = end_playbacks(disk, shared.ended);
   publish_admitted(disk);
+  lock.unlock();
+  for (auto& t : tell) t();
   return decision;
 }
 
 void DiskSet::release(Disk& disk, std::uint64_t demand_id) {
   std::lock_guard lock(disk.mu);
   std::erase_if(disk.admitted, [&](const auto& s) { return s.id == demand_id; });
+  disk.on_ended.erase(demand_id);
   publish_admitted(disk);
 }
 
@@ -202,9 +245,13 @@ void DiskSet::publish_admitted(const Disk& disk) noexcept {
   if (!m) return;
   Rate admitted;
   for (const auto& s : disk.admitted) admitted += s.peak_rate;
-  double busy = 0;
-  if (const auto* adm = disk.io->admission()) busy = adm->predicted_busy(disk.admitted) / disk.cycle_s();
+  double busy = 0, playback = 0;
+  if (const auto* adm = disk.io->admission()) {
+    busy = adm->predicted_busy(disk.admitted) / disk.cycle_s();
+    playback = admission::playback_busy(*adm, disk.admitted) / disk.cycle_s();
+  }
   m->admitted(disk.admitted.size(), admitted, busy);
+  m->playback_share_in_use(playback);
 }
 
 Disk* DiskSet::disk_of_volume(std::int64_t volume_id) noexcept {

@@ -10,6 +10,8 @@
 #include <atomic>
 #include <deque>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -38,6 +40,9 @@ struct Disk {
   std::mutex mu;
   std::vector<admission::StreamDemand> admitted;  // guarded by mu
   std::uint64_t next_demand = 1;                  // guarded by mu: ids of admitted demands
+  // Admitted playbacks a recording may end (admission/playback_share.hpp): demand id → what to
+  // tell its session, called with the reason once the demand is gone (not under mu).
+  std::map<std::uint64_t, std::function<void(const std::string& reason)>> on_ended;  // guarded by mu
   // Space: set by retention while the volume is short of its reserve with nothing left that it
   // may reclaim (all evidence-locked or still being written): new recordings are refused.
   std::atomic<bool> no_room{false};
@@ -88,9 +93,15 @@ class DiskSet {
 
   // Admits DEMAND on ONLY, or without it on the disk that admits it with the largest share of
   // its real-time budget left afterwards. A refusal is logged here; an admission is logged by the caller with
-  // log_admitted once the stream has an id (or could not get one).
+  // log_admitted once the stream has an id (or could not get one). Recording comes first
+  // (admission/playback_share.hpp): a recording is decided against the recordings alone, and
+  // admitting it may end the disk's newest playbacks (their ON_ENDED is called, after the disk's
+  // lock is released; disks where none must end are preferred). ON_ENDED (playbacks): what to
+  // call if a recording later ends this one, registered with the admission.
+  using EndedFn = std::function<void(const std::string& reason)>;
   std::variant<Admitted, Refusal> admit(admission::StreamDemand demand, DiskMetrics::Kind kind,
-                                        const std::optional<std::string>& camera, Disk* only = nullptr);
+                                        const std::optional<std::string>& camera, Disk* only = nullptr,
+                                        EndedFn on_ended = {});
   void log_admitted(const Admitted& a, DiskMetrics::Kind kind, std::optional<std::int64_t> stream_id,
                     const std::optional<std::string>& camera);
   // Re-admits admitted demand DEMAND_ID on DISK at WANTED's rates (a recording whose source sends
@@ -100,7 +111,8 @@ class DiskSet {
                                                      admission::StreamDemand wanted, DiskMetrics::Kind kind,
                                                      std::optional<std::int64_t> stream_id,
                                                      const std::optional<std::string>& camera);
-  // Takes admitted demand DEMAND_ID off DISK and publishes the new set.
+  // Takes admitted demand DEMAND_ID off DISK and publishes the new set (a playback's ON_ENDED is
+  // forgotten). A no-op for a demand a recording already ended.
   void release(Disk& disk, std::uint64_t demand_id);
   // Ties admitted demand DEMAND_ID to its stream's id on the disk's scheduler (measured rates).
   static void bind_io_id(Disk& disk, std::uint64_t demand_id, std::uint64_t io_id);
@@ -121,6 +133,9 @@ class DiskSet {
   RecentSegments& recent() noexcept { return recent_; }
 
  private:
+  // With DISK.mu held: takes the playbacks ENDED off DISK, counts them, and returns what to tell
+  // their sessions (to be called once DISK.mu is released).
+  static std::vector<std::function<void()>> end_playbacks(Disk& disk, const std::vector<std::uint64_t>& ended);
   void log_decision(const Disk& disk, const admission::Decision& decision, DiskMetrics::Kind kind,
                     std::optional<std::int64_t> stream_id, const std::optional<std::string>& camera);
 

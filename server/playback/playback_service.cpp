@@ -68,7 +68,13 @@ asio::awaitable<PlaybackService::OpenResult> PlaybackService::open(const proto::
   const Rate base = stored > Rate{} ? std::min(admitted, stored) : admitted;
   const Rate rate = key_only ? admission::trick_play_rate(base, kKeyframeShare, speed) : base * speed;
   const admission::StreamDemand wanted{.write = false, .peak_rate = rate, .average_rate = rate};
-  auto outcome = disks_.admit(wanted, DiskMetrics::Kind::playback, std::nullopt, disk);
+  // Registered with the admission, so a recording admitted right after still finds it.
+  auto ended = std::make_shared<EndedNotice>();
+  auto on_ended = [ended, notify](const std::string& reason) {
+    ended->set(reason);
+    if (notify) notify();
+  };
+  auto outcome = disks_.admit(wanted, DiskMetrics::Kind::playback, std::nullopt, disk, std::move(on_ended));
   if (auto* no = std::get_if<Refusal>(&outcome)) {
     no->reason = "playback: " + no->reason;
     co_return to_refuse(*no);
@@ -93,6 +99,7 @@ asio::awaitable<PlaybackService::OpenResult> PlaybackService::open(const proto::
   p->codec = plan.codec;
   p->extradata = plan.extradata;
   p->notify = notify;
+  p->ended = std::move(ended);
   if (req.direction() != proto::DIRECTION_REVERSE) p->next_from_us = plan.next_from_us;
   const auto& cfg = disk->io->scheduler().config();
   const double cycle_s = std::chrono::duration<double>(cfg.cycle).count();
@@ -240,9 +247,22 @@ void PlaybackService::go_live(Playback& p, std::shared_ptr<LiveTap> tap) {
   log::info("playback reached the live edge: continues live", {{"playback", p.id}, {"name", p.request.stream_name()}});
 }
 
+void PlaybackService::suspend(Playback& p) {
+  if (!p.disk || p.live) return;
+  disks_.release(*p.disk, p.demand.id);
+  if (auto* m = p.disk->io->metrics()) m->playback_released(DiskMetrics::Release::paused);
+  p.disk->io->scheduler().remove_stream(p.sched_id, [keep = p.stream] {});
+  log::info("paused playback released its disk share",
+            {{"playback", p.id}, {"name", p.request.stream_name()}, {"after_ms", pause_release_.count()}});
+  p.disk = nullptr;
+  p.stream.reset();
+  p.suspended = true;
+}
+
 void PlaybackService::close(const std::shared_ptr<Playback>& p) {
   if (!p) return;
-  if (p->live) return;  // the tap goes with the playback; the feed forgets it
+  if (p->live) return;   // the tap goes with the playback; the feed forgets it
+  if (!p->disk) return;  // suspended: off its disk already
   disks_.release(*p->disk, p->demand.id);
   // The stream object lives until its last read is done.
   p->disk->io->scheduler().remove_stream(p->sched_id, [keep = p->stream] {});

@@ -10,10 +10,18 @@
 // callbacks run on the IO thread and only post a wake-up. Errors: open() answers
 // PlaybackStarted or Refuse. A live playback (OpenPlayback.live) is served from the camera's
 // LiveFeed while it records: no disk IO, so nothing to admit on a disk.
+// Recording comes first (admission/playback_share.hpp): playbacks are admitted within their
+// disk's playback share, and a recording that needs their time ends the newest ones — the
+// playback's EndedNotice says so and its session is woken to tell the viewer. A playback paused
+// longer than pause_release() gives its share back (suspend) and is opened again on resume.
 #include <atomic>
 #include <boost/asio/awaitable.hpp>
+#include <chrono>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
 #include <variant>
 
 #include "admission/admission.hpp"
@@ -33,6 +41,23 @@ inline constexpr double kKeyframeShare = 0.35;
 inline constexpr double kMaxPlaybackRate = 64.0;
 // Playback is charged at the stored data rate × this (VBR bursts within a segment).
 inline constexpr double kPlaybackHeadroom = 1.5;
+
+// Set once, by whichever thread admits a recording that ends the playback; read by its session.
+class EndedNotice {
+ public:
+  void set(std::string reason) {
+    std::lock_guard lock(mu_);
+    if (!reason_) reason_ = std::move(reason);
+  }
+  std::optional<std::string> reason() const {
+    std::lock_guard lock(mu_);
+    return reason_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::optional<std::string> reason_;  // guarded by mu_
+};
 
 class PlaybackService {
  public:
@@ -55,10 +80,18 @@ class PlaybackService {
     std::string codec{}, extradata{};
     std::size_t cycle_bytes = 0;
     std::function<void()> notify{};
+    // A recording needed the disk time: the playback is over (its share is gone already).
+    std::shared_ptr<EndedNotice> ended = std::make_shared<EndedNotice>();
+    // Off its disk while paused (suspend): DISK is null, and only a resume re-admits it.
+    bool suspended = false;
   };
 
-  PlaybackService(DiskSet& disks, LiveFeeds& feeds, CatalogPool& catalog)
-      : disks_(disks), feeds_(feeds), catalog_(catalog) {}
+  // PAUSE_RELEASE: how long a paused playback keeps its disk share (--playback-pause-release).
+  PlaybackService(DiskSet& disks, LiveFeeds& feeds, CatalogPool& catalog,
+                  std::chrono::milliseconds pause_release = std::chrono::seconds(10))
+      : disks_(disks), feeds_(feeds), catalog_(catalog), pause_release_(pause_release) {}
+
+  std::chrono::milliseconds pause_release() const noexcept { return pause_release_; }
 
   using OpenResult = std::variant<proto::PlaybackStarted, proto::Refuse>;
   // ID: reuse this playback id (a seek or rate change continues the same client-visible
@@ -67,6 +100,9 @@ class PlaybackService {
                                           std::shared_ptr<Playback>& out, std::uint64_t id = 0);
   // Takes the playback off its disk and releases its admitted share.
   void close(const std::shared_ptr<Playback>& p);
+  // P, paused for pause_release(), gives its disk share back: its read stream leaves the disk
+  // (counted as released: paused); P stays, suspended, until the session re-opens it on resume.
+  void suspend(Playback& p);
 
   // The live tail (P reaches the open segment and its stream is read to the end): a new read
   // stream on P's disk, under P's admitted share, of what the recording made durable in
@@ -88,6 +124,7 @@ class PlaybackService {
   DiskSet& disks_;
   LiveFeeds& feeds_;
   CatalogPool& catalog_;
+  std::chrono::milliseconds pause_release_;
   std::atomic<std::uint64_t> next_id_{1};
 };
 

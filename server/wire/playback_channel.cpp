@@ -43,8 +43,14 @@ asio::awaitable<std::optional<proto::Envelope>> PlaybackChannel::control(const p
   }
   const auto now = Clock::now();
   switch (c.op()) {
-    case proto::CONTROL_OP_PAUSE: pacer_.pause(now); co_return std::nullopt;
-    case proto::CONTROL_OP_RESUME: pacer_.resume(now); co_return std::nullopt;
+    case proto::CONTROL_OP_PAUSE:
+      if (!pacer_.paused()) paused_at_ = now;
+      pacer_.pause(now);
+      co_return std::nullopt;
+    case proto::CONTROL_OP_RESUME:
+      if (playback_->suspended) co_return co_await readmit(now);
+      pacer_.resume(now);
+      co_return std::nullopt;
     case proto::CONTROL_OP_SEEK:
     case proto::CONTROL_OP_SET_RATE: {
       if (playback_->live && !playback_->live_tail) {
@@ -109,10 +115,49 @@ asio::awaitable<std::optional<proto::Envelope>> PlaybackChannel::control(const p
   }
 }
 
+asio::awaitable<proto::Envelope> PlaybackChannel::readmit(Clock::time_point now) {
+  // Opened again where it was, like a rate change at the same speed.
+  auto old = playback_;
+  proto::OpenPlayback req = old->request;
+  const bool reverse = req.direction() == proto::DIRECTION_REVERSE;
+  if (last_pts_) {
+    if (reverse) req.set_end_us(*last_pts_);
+    else req.set_start_us(*last_pts_ + 1);
+  }
+  std::shared_ptr<PlaybackService::Playback> p;
+  auto r = co_await service_.open(req, notify_, p, old->id);
+  if (auto* refused = std::get_if<proto::Refuse>(&r)) {
+    log::info("paused playback not re-admitted on resume", {{"playback", old->id}, {"reason", refused->reason()}});
+    co_return error(errc::admission_refused,
+                    "resume refused: the playback released its disk share while paused and the disk cannot take it "
+                    "again now (" +
+                        refused->reason() + "); it stays paused: resume again later, or close it");
+  }
+  playback_ = std::move(p);
+  gop_.reset();
+  frame_ = 0;
+  skip_sent_ = false;
+  skip_through_.reset();
+  // The reopened playback starts at the keyframe before the position: the viewer has those frames.
+  if (last_pts_ && !reverse) skip_through_ = last_pts_;
+  pacer_.resume(now);
+  proto::Envelope e;
+  *e.mutable_playback_started() = std::get<proto::PlaybackStarted>(r);
+  co_return e;
+}
+
 std::optional<PlaybackChannel::Out> PlaybackChannel::next(Clock::time_point now, Clock::time_point& wake) {
   wake = Clock::time_point::max();
   if (!playback_) return std::nullopt;
+  if (auto why = playback_->ended->reason()) return ended_for_recording(*why);
   if (playback_->live) return next_live(now);
+  if (pacer_.paused() && playback_->disk) {
+    // A paused playback keeps its disk share only so long.
+    const auto release_at = paused_at_ + service_.pause_release();
+    if (now >= release_at) service_.suspend(*playback_);
+    else wake = release_at;
+  }
+  if (playback_->suspended) return std::nullopt;  // paused, off its disk: resume re-admits it
   auto& stream = *playback_->stream;
   for (;;) {
     if (!gop_ || frame_ >= gop_->frames.size()) {
@@ -263,6 +308,22 @@ PlaybackChannel::Out PlaybackChannel::live_end(const std::string& reason) {
                                 {"packets", sequence_},
                                 {"reason", reason},
                                 {"dropped", playback_->live->dropped()}});
+  close();
+  return out;
+}
+
+PlaybackChannel::Out PlaybackChannel::ended_for_recording(const std::string& reason) {
+  proto::Envelope env;
+  *env.mutable_playback_end() = end_;  // gaps met on the way
+  auto* e = env.mutable_playback_end();
+  e->set_stream_id(playback_->id);
+  e->set_packets(sequence_);
+  e->set_failed(true);
+  e->set_reason(reason);
+  Out out;
+  proto::append_frame_header(out.header, env);
+  out.last = true;
+  log::info("playback ended for a recording", {{"playback", playback_->id}, {"packets", sequence_}});
   close();
   return out;
 }

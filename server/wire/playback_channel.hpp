@@ -3,8 +3,11 @@
 // takes the GOPs the IO thread has read, and says which MediaPacket is due when (PlaybackPacer),
 // so the session coroutine only sends and sleeps. VCR control: pause/resume move the pacer;
 // seek and rate change reopen the playback at the new position or speed (re-admitted; a rate
-// the disk cannot take is refused and the old speed kept). Frames are sent from the read
-// buffers themselves (a header, then the payload span, kept alive by the GOP it belongs to).
+// the disk cannot take is refused and the old speed kept). Paused longer than the service's
+// pause_release(), the playback gives its disk share back; resume re-admits it from the next
+// frame (PlaybackStarted) or, refused, answers an Error and stays paused. A recording that needs
+// the playback's disk time ends it: a PlaybackEnd (failed) with the reason. Frames are sent from
+// the read buffers themselves (a header, then the payload span, kept alive by the GOP it belongs to).
 // Thread: the session's thread. Errors: protocol answers (Refuse, Error), never throws.
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
@@ -52,6 +55,10 @@ class PlaybackChannel {
   std::optional<Out> next_live(Clock::time_point now);
   // The PlaybackEnd of a live view or live tail, with REASON; closes the playback.
   Out live_end(const std::string& reason);
+  // The PlaybackEnd (failed) of a playback a recording ended, with REASON; closes it.
+  Out ended_for_recording(const std::string& reason);
+  // Resume of a playback suspended while paused: re-admitted from the next frame, or an Error.
+  boost::asio::awaitable<proto::Envelope> readmit(Clock::time_point now);
   // At the end of the recorded part: continue (go), wait for the next durable cycle (wait, WAKE
   // set), or end the playback (end). See PlaybackService::extend.
   enum class Tail { go, wait, end };
@@ -61,6 +68,7 @@ class PlaybackChannel {
   std::function<void()> notify_;
   std::shared_ptr<PlaybackService::Playback> playback_;
   PlaybackPacer pacer_;
+  Clock::time_point paused_at_{};  // when the pacer was last paused (the share's release counts from it)
   std::shared_ptr<storage::PlaybackGop> gop_;
   std::size_t frame_ = 0;
   std::uint64_t sequence_ = 0;

@@ -59,7 +59,9 @@ TEST_CASE("vigild records a pulled RTSP camera, across an outage, until it is re
   auto [camera, port] = start_camera(dir.path(), 0);
   test::VigildProcess d(data, {"--volume", (dir.path() / "vol").string(), "--volume-size", std::to_string(256 << 20),
                                "--extent-bytes", std::to_string(4 << 20), "--profile", profile.string(), "--cycle-ms",
-                               "200", "--model-check-cycles", "0", "--recorder", VIGIL_CLI_PATH});
+                               "200", "--model-check-cycles", "0", "--recorder", VIGIL_CLI_PATH,
+                               // 16x of the camera is over the default playback share of this slow disk.
+                               "--playback-share", "1"});
   REQUIRE(d.wait_ready());
   auto cli = [&](std::vector<std::string> args, const std::string& log) {
     return test::run_to_exit(VIGIL_CLI_PATH, std::move(args), dir.path() / log);

@@ -62,6 +62,9 @@ std::vector<std::string> sim_volume_args(const std::filesystem::path& dir, const
                                 "--model-check-cycles",
                                 "0"};
   if (!pull_cameras) args.push_back("--no-camera-pull");
+  // Playbacks may use the whole budget of this slow simulated disk (16x of a camera is over the
+  // default quarter at 200 ms cycles); the playback share has tests of its own.
+  args.insert(args.end(), {"--playback-share", "1"});
   return args;
 }
 

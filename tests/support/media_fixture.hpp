@@ -19,7 +19,8 @@ std::filesystem::path make_h264_clip(const std::filesystem::path& dir, int secon
 std::filesystem::path make_sim_profile(const std::filesystem::path& dir);
 // vigild's arguments for a file volume DIR/vol of VOLUME_MB (4 MiB extents) admitted on PROFILE,
 // 200 ms cycles, the online model check off (the profile is not of this machine's disk) and,
-// unless PULL_CAMERAS, no camera pulling: what the media and recording tests run.
+// unless PULL_CAMERAS, no camera pulling, playbacks free to use the whole budget (--playback-share 1):
+// what the media and recording tests run.
 std::vector<std::string> sim_volume_args(const std::filesystem::path& dir, const std::filesystem::path& profile,
                                          int volume_mb = 128, bool pull_cameras = false);
 // Waits (bounded) until the embedded catalog of vigild's data directory DATA holds FRAMES frames
