@@ -58,6 +58,12 @@ struct ServerConfig {
   bool auth = true;           // tokens required on HTTP (but /healthz, /metrics) and the wire protocol
   bool metrics_auth = false;  // /metrics needs a viewer token too
   std::optional<std::filesystem::path> tls_cert, tls_key;  // both: the wire protocol is TLS only
+  // Pulled cameras' recorders run as this account when vigild runs as root; none: the default,
+  // "vigil-recorder" (created if missing). A named one must exist.
+  std::optional<std::string> recorder_user;
+  // Open connections each listener (wire, HTTP) serves at once, in all and from one address.
+  std::size_t max_connections = 4096;
+  std::size_t max_connections_per_address = 256;
 };
 
 struct ConfigError : std::runtime_error {
