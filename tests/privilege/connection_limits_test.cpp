@@ -110,7 +110,7 @@ proto::Error error_frame(const std::string& bytes) {
   proto::FrameDecoder d;
   d.feed(std::as_bytes(std::span(bytes.data(), bytes.size())));
   auto f = d.next();
-  REQUIRE(f);
+  REQUIRE(f.has_value());
   REQUIRE(f->has_value());
   REQUIRE((*f)->msg.has_error());
   return (*f)->msg.error();

@@ -136,6 +136,8 @@ TEST_CASE("a pulled camera's recorder: own descriptors only, no password on argv
   for (const auto& [fd, what] : descriptors_of(d.pid())) vigild_objects.insert(what);
   for (const auto& [fd, what] : child_fds) {
     INFO("recorder fd " << fd << " -> " << what);
+    // "anon_inode:[eventfd]" names a kind, not an object: only sockets, pipes and files compare.
+    if (what.starts_with("anon_inode:")) continue;
     CHECK_FALSE(vigild_objects.contains(what));
     CHECK_FALSE(what.find("pipe:") == 0);  // the URL's pipe was read and closed
   }
@@ -158,7 +160,7 @@ TEST_CASE("a pulled camera's recorder: own descriptors only, no password on argv
   const auto broken_log = data / "log" / "camera-broken.log";
   REQUIRE(eventually(
       [&] {
-        return d.output().find("camera recorder stopped; retrying camera=broken") != std::string::npos &&
+        return d.output().find("camera recorder stopped; retrying\" camera=broken") != std::string::npos &&
                slurp(broken_log).find("cannot open") != std::string::npos;
       },
       60s));
