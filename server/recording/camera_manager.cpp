@@ -29,7 +29,7 @@ std::string last_line(const fs::path& log) {
   auto text = tail_of_file(log, 1);
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
   if (auto nl = text.rfind('\n'); nl != std::string::npos) text = text.substr(nl + 1);
-  return redact_credentials(text.substr(0, 300));
+  return redact_credentials(text).substr(0, 300);  // masked before it is cut: a cut could hide the @
 }
 
 // The descriptor number a recorder reads its camera URL from (vigil record --url-fd).
