@@ -6,10 +6,13 @@
 #include <grp.h>
 #include <pwd.h>
 #include <signal.h>
+#include <linux/close_range.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <deque>
@@ -19,7 +22,6 @@
 #include <thread>
 
 namespace vigil {
-namespace {
 
 std::optional<RunAs> lookup_user(const std::string& name) {
   struct passwd pw {};
@@ -29,9 +31,24 @@ std::optional<RunAs> lookup_user(const std::string& name) {
   return RunAs{pw.pw_uid, pw.pw_gid, name};
 }
 
+namespace {
+
+// Marks every descriptor from FIRST up close-on-exec (async-signal-safe: used between fork and
+// exec). close_range(2) where the kernel has it (5.11+ for the flag); else each open one by hand.
+void cloexec_from(int first) {
+#ifdef SYS_close_range
+  if (::syscall(SYS_close_range, static_cast<unsigned>(first), ~0U, CLOSE_RANGE_CLOEXEC) == 0) return;
+#endif
+  const int max_fd = static_cast<int>(::sysconf(_SC_OPEN_MAX));
+  for (int fd = first; fd < max_fd; ++fd) {
+    const int flags = ::fcntl(fd, F_GETFD);
+    if (flags >= 0) ::fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+  }
+}
+
 }  // namespace
 
-RunAs ensure_system_user(const std::string& name) {
+RunAs ensure_system_user(const std::string& name, const std::string& comment) {
   if (auto user = lookup_user(name)) return *user;
   SpawnOptions opts;
   opts.argv = {"/usr/sbin/useradd",
@@ -43,7 +60,7 @@ RunAs ensure_system_user(const std::string& name) {
                "--shell",
                "/usr/sbin/nologin",
                "--comment",
-               "Vigil embedded PostgreSQL",
+               comment,
                name};
   opts.die_with_parent = false;
   run_to_completion(opts, "creating system user '" + name + "'");
@@ -53,6 +70,12 @@ RunAs ensure_system_user(const std::string& name) {
 
 ChildProcess ChildProcess::spawn(const SpawnOptions& options) {
   if (options.argv.empty()) throw std::invalid_argument("spawn: empty argv");
+  if (options.pass_fds.size() > 16) throw std::invalid_argument("spawn: at most 16 pass_fds");
+  int first_free = 3;  // above every passed descriptor's number in the child
+  for (const auto& [from, to] : options.pass_fds) {
+    if (to < 3 || from < 0) throw std::invalid_argument("spawn: pass_fds numbers must be >= 3");
+    first_free = std::max(first_free, to + 1);
+  }
   // Everything the child needs is prepared before fork(): after fork only async-signal-safe calls.
   std::vector<char*> argv;
   argv.reserve(options.argv.size() + 1);
@@ -76,7 +99,7 @@ ChildProcess ChildProcess::spawn(const SpawnOptions& options) {
     throw std::system_error(errno, std::generic_category(), "opening " + options.output_file.string());
   }
   // Only a file of our own is handed to the child's user (never /dev/null).
-  if (options.run_as && !options.output_file.empty() &&
+  if (options.run_as && options.chown_output && !options.output_file.empty() &&
       ::fchown(out_fd, options.run_as->uid, options.run_as->gid) != 0) {
     int e = errno;
     ::close(out_fd);
@@ -97,6 +120,19 @@ ChildProcess ChildProcess::spawn(const SpawnOptions& options) {
     ::dup2(null_in, STDIN_FILENO);
     ::dup2(out_fd, STDOUT_FILENO);
     ::dup2(out_fd, STDERR_FILENO);
+    // Only 0-2 and the passed descriptors survive exec. The passed ones first move above every
+    // target number (so one's target never overwrites another's source), then everything from 3
+    // up is marked close-on-exec, then each lands on its number (dup2 clears close-on-exec there).
+    int moved[16];
+    const std::size_t passed = std::min<std::size_t>(options.pass_fds.size(), 16);
+    for (std::size_t i = 0; i < passed; ++i) {
+      moved[i] = ::fcntl(options.pass_fds[i].first, F_DUPFD_CLOEXEC, first_free);
+      if (moved[i] < 0) ::_exit(124);
+    }
+    cloexec_from(3);
+    for (std::size_t i = 0; i < passed; ++i) {
+      if (::dup2(moved[i], options.pass_fds[i].second) < 0) ::_exit(124);
+    }
     if (options.run_as) {
       if (::setgroups(0, nullptr) != 0 || ::setgid(options.run_as->gid) != 0 || ::setuid(options.run_as->uid) != 0) {
         const char msg[] = "vigil: cannot drop privileges\n";
@@ -198,7 +234,7 @@ void run_to_completion(const SpawnOptions& options, const std::string& what) {
   std::filesystem::path tmp_log;
   if (opts.output_file.empty()) {
     char name[] = "/tmp/vigil-child-XXXXXX";
-    int fd = ::mkstemp(name);
+    int fd = ::mkostemp(name, O_CLOEXEC);
     if (fd >= 0) ::close(fd);
     tmp_log = name;
     opts.output_file = tmp_log;

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace vigil {
@@ -21,19 +22,27 @@ struct RunAs {
   std::string name;
 };
 
+// The account NAME, or nullopt if there is none.
+std::optional<RunAs> lookup_user(const std::string& name);
+
 // Returns the account NAME, creating it as a system user if it does not exist.
 // REQUIRES: running as root.
-RunAs ensure_system_user(const std::string& name);
+RunAs ensure_system_user(const std::string& name, const std::string& comment = "Vigil embedded PostgreSQL");
 
 struct SpawnOptions {
   std::vector<std::string> argv;      // argv[0] is the absolute path of the program
   std::optional<RunAs> run_as;        // drop to this user before exec
   std::filesystem::path output_file;  // stdout+stderr appended here; empty = /dev/null
+  bool chown_output = true;           // with run_as: the output file becomes the child's user's
   bool new_session = true;            // setsid(): terminal Ctrl-C reaches vigild only
   bool die_with_parent = true;        // PR_SET_PDEATHSIG(SIGQUIT)
   // "NAME=value" entries added to (or replacing in) the inherited environment: how secrets such
   // as a token reach a child without showing in its command line.
   std::vector<std::string> env;
+  // Descriptors the child gets besides 0-2: {parent's fd, number in the child} (child numbers >= 3,
+  // distinct). Every other descriptor of this process is closed in the child before exec, whether
+  // or not it was opened with close-on-exec: a child never sees vigild's sockets or files.
+  std::vector<std::pair<int, int>> pass_fds;
 };
 
 // A child process owned by this object. The destructor kills (SIGKILL) and reaps a child

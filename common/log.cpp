@@ -8,6 +8,8 @@
 #include <ctime>
 #include <stdexcept>
 
+#include "common/redact.hpp"
+
 namespace vigil::log {
 namespace {
 
@@ -23,8 +25,15 @@ const char* level_name(Level l) {
   return "info";
 }
 
-// Quote values that contain spaces, quotes or '=' so a line stays machine-parseable.
+// Quote values that contain spaces, quotes or '=' so a line stays machine-parseable. A URL's
+// password never reaches the log, whoever wrote the line (common/redact.hpp).
+void append_plain_value(std::string& out, std::string_view v);
 void append_value(std::string& out, std::string_view v) {
+  if (has_credentials(v)) append_plain_value(out, redact_credentials(v));
+  else append_plain_value(out, v);
+}
+
+void append_plain_value(std::string& out, std::string_view v) {
   bool quote = v.empty() || v.find_first_of(" \"=\t\n") != std::string_view::npos;
   if (!quote) {
     out.append(v);

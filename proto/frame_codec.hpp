@@ -26,6 +26,9 @@ namespace vigil::proto {
 
 inline constexpr std::uint32_t kProtocolVersion = 1;
 inline constexpr std::size_t kMaxHeaderBytes = 64 * 1024;
+// Until a connection has said hello, a frame's payload may be no larger than this (whatever
+// --max-frame-bytes allows later): an unauthenticated peer makes the server buffer little.
+inline constexpr std::size_t kMaxPreHelloPayloadBytes = 64 * 1024;
 
 struct FrameLimits {
   std::size_t max_header_bytes = kMaxHeaderBytes;
@@ -51,6 +54,8 @@ struct Frame {
 class FrameDecoder {
  public:
   explicit FrameDecoder(FrameLimits limits = {}) noexcept : limits_(limits) {}
+  // New limits for the frames not yet parsed (the session's, once hello is answered).
+  void set_limits(FrameLimits limits) noexcept { limits_ = limits; }
 
   // Buffers bytes as they arrive, in pieces of any size.
   void feed(std::span<const std::byte> bytes);

@@ -7,6 +7,8 @@ extern "C" {
 #include <iostream>
 #include <stdexcept>
 
+#include "common/redact.hpp"
+
 namespace vigil::client {
 namespace {
 
@@ -38,13 +40,13 @@ InputDemuxer::InputDemuxer(const std::string& input, const std::atomic<bool>& st
   }
   const int open_rc = avformat_open_input(&raw, input.c_str(), nullptr, &opts);
   av_dict_free(&opts);
-  if (open_rc < 0) throw std::runtime_error("cannot open " + input + ": " + av_error_text(open_rc));
+  if (open_rc < 0) throw std::runtime_error("cannot open " + redact_credentials(input) + ": " + av_error_text(open_rc));
   format_.reset(raw);
   if (avformat_find_stream_info(format_.get(), nullptr) < 0) {
-    throw std::runtime_error("cannot read stream information from " + input);
+    throw std::runtime_error("cannot read stream information from " + redact_credentials(input));
   }
   const int index = av_find_best_stream(format_.get(), AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
-  if (index < 0) throw std::runtime_error(input + " has no video stream");
+  if (index < 0) throw std::runtime_error(redact_credentials(input) + " has no video stream");
   video_ = format_->streams[index];
   live_source_ = input.find("://") != std::string::npos && !input.starts_with("file://");
 }

@@ -1,11 +1,19 @@
 #include "client/cli/record_command.hpp"
 
 #include <signal.h>
+#include <unistd.h>
+
+extern "C" {
+#include <libavutil/log.h>
+}
 
 #include <boost/program_options/options_description.hpp>
 #include <boost/program_options/value_semantic.hpp>
 #include <atomic>
 #include <chrono>
+#include <cerrno>
+#include <cstdarg>
+#include <cstring>
 #include <iostream>
 
 #include "client/cli/input_demuxer.hpp"
@@ -13,6 +21,7 @@
 #include "common/command_line.hpp"
 #include "common/exit_codes.hpp"
 #include "common/rate.hpp"
+#include "common/redact.hpp"
 
 namespace po = boost::program_options;
 
@@ -21,13 +30,16 @@ namespace {
 
 constexpr CommandHelp kHelp{
     "vigil record",
-    "Usage: vigil [--server HOST:PORT] record --stream NAME INPUT [options]\n\n"
+    "Usage: vigil [--server HOST:PORT] record --stream NAME INPUT [options]\n"
+    "       vigil [--server HOST:PORT] record --stream NAME --url-fd N [options]\n\n"
     "Records INPUT (anything FFmpeg opens: a file, an rtsp:// camera URL) into vigild without\n"
     "decoding: codec parameters and packets of its video stream go over the wire protocol, paced at\n"
     "real time. Packets are kept until vigild acknowledges them as durable; packets refused for\n"
     "exceeding the admitted rate are sent again after the next acknowledgement.\n"
     "SIGINT/SIGTERM stop reading the input; what was read is still sent and acknowledged.\n"
-    "rtsp:// inputs use TCP and give up after 10 s without data.\n",
+    "rtsp:// inputs use TCP and give up after 10 s without data.\n"
+    "A camera URL with a password is better passed with --url-fd than as INPUT: a command line is\n"
+    "readable by every local user (/proc/PID/cmdline). Passwords are masked in everything printed.\n",
     "\nExit: 0 every packet acknowledged, 1 failed, 2 usage, 3 server unreachable, 4 refused by admission\n"
     "(the reason and the largest rate that would fit are printed).\n"};
 
@@ -41,6 +53,7 @@ extern "C" void on_stop_signal(int) { g_stop.store(true); }
 
 struct RecordArgs {
   std::string name, input;
+  int url_fd = -1;
   double rate_mbps = 0;
   RecordOptions session;
 };
@@ -59,8 +72,43 @@ po::options_description record_options(RecordArgs& a) {
        "acknowledged")  //
       ("gap-reason", po::value(&a.session.gap_reason)->value_name("TEXT"),
        "why this camera's previous recording ended (recorded as the gap's detail; the camera manager passes it "
-       "when it restarts a pull)");
+       "when it restarts a pull)")  //
+      ("url-fd", po::value(&a.url_fd)->value_name("N"),
+       "read INPUT from descriptor N (to its end) instead of the command line: how vigild hands a camera URL "
+       "with its password to the recorder (vigild's pulled cameras use it)");
   return o;
+}
+
+// INPUT from descriptor FD, read to its end and closed; one trailing newline dropped. Throws.
+std::string read_input_from_fd(int fd) {
+  std::string text;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw std::runtime_error("--url-fd " + std::to_string(fd) + ": " + std::strerror(errno));
+    if (n == 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+    if (text.size() > 64 * 1024) throw std::runtime_error("--url-fd " + std::to_string(fd) + ": more than 64 KiB");
+  }
+  ::close(fd);
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  if (text.empty()) throw std::runtime_error("--url-fd " + std::to_string(fd) + ": no URL was written to it");
+  return text;
+}
+
+// FFmpeg's own messages (to stderr, i.e. the camera's log under vigild) with URL passwords
+// masked: a demuxer may quote the URL it was given.
+void redacting_av_log(void* avcl, int level, const char* fmt, va_list args) {
+  if (level > av_log_get_level()) return;
+  char line[1024];
+  int print_prefix = 1;
+  va_list copy;
+  va_copy(copy, args);
+  av_log_format_line2(avcl, level, fmt, copy, line, sizeof line, &print_prefix);
+  va_end(copy);
+  const auto text = redact_credentials(line);
+  [[maybe_unused]] auto n = ::write(STDERR_FILENO, text.data(), text.size());
 }
 
 void catch_stop_signals() {
@@ -94,11 +142,17 @@ int record_main(const std::string& server, const std::string& token, const std::
   std::vector<std::string> words;
   if (auto rc = parse_command_line(args, record_options(a), kHelp, &words, 1)) return *rc;
   if (a.name.empty()) return usage_error(kHelp, "--stream is required");
-  if (words.empty()) return usage_error(kHelp, "INPUT is required");
+  if (words.empty() == (a.url_fd < 0)) return usage_error(kHelp, "give INPUT or --url-fd N (one of them)");
   if (a.rate_mbps < 0 || a.session.duration_s < 0 || a.session.retry_for_s < 0) {
     return usage_error(kHelp, "--rate, --duration and --retry-for must not be negative");
   }
-  a.input = words.front();
+  av_log_set_callback(redacting_av_log);
+  try {
+    a.input = a.url_fd >= 0 ? read_input_from_fd(a.url_fd) : words.front();
+  } catch (const std::exception& e) {
+    std::cerr << "vigil record: " << e.what() << "\n";
+    return exit_code::kUsage;
+  }
   a.session.server = server;
   a.session.token = token;
 

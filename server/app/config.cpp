@@ -75,6 +75,11 @@ po::options_description server_options(ServerConfig& cfg, RawArgs& raw) {
       "one is streamed as fragmented MP4 while it is read, in at most 3/8 of this (12 MiB) plus two GOPs")(
       "catalog-threads", po::value(&cfg.catalog_threads)->value_name("N")->default_value(cfg.catalog_threads),
       "threads (and PostgreSQL connections) of the catalog pool")(
+      "max-connections", po::value(&cfg.max_connections)->value_name("N")->default_value(cfg.max_connections),
+      "open connections each listener (wire, HTTP) serves at once; more are refused (HTTP 503, wire Error)")(
+      "max-connections-per-address",
+      po::value(&cfg.max_connections_per_address)->value_name("N")->default_value(cfg.max_connections_per_address),
+      "open connections each listener serves at once from one client address; more are refused alike")(
       "log-level", po::value(&cfg.log_level)->value_name("LEVEL")->default_value(cfg.log_level),
       "debug, info, warn or error");
   return d;
@@ -151,8 +156,11 @@ po::options_description cameras_options() {
   po::options_description d("Cameras and web UI");
   d.add_options()("recorder", po::value<std::string>()->value_name("PATH"),
                   "the `vigil` binary that records pulled cameras (`vigil camera add`); default: beside vigild, or the "
-                  "build tree's")("no-camera-pull", po::bool_switch(),
-                                  "do not record the cameras configured in the catalog (recording clients still can)")(
+                  "build tree's")("recorder-user", po::value<std::string>()->value_name("NAME"),
+                                  "account the recorders run as when vigild runs as root (it must exist); default: "
+                                  "vigil-recorder, created if missing")(
+      "no-camera-pull", po::bool_switch(),
+      "do not record the cameras configured in the catalog (recording clients still can)")(
       "web-root", po::value<std::string>()->value_name("DIR"),
       "the web UI's files, served at /ui/ (read once at start); default: web/ beside vigild, or the build "
       "tree's");
@@ -174,6 +182,8 @@ void check(const ServerConfig& cfg) {
     throw ConfigError("--extent-bytes must be a multiple of 4096 and at least 1 MiB");
   }
   if (cfg.max_frame_bytes < 1024) throw ConfigError("--max-frame-bytes must be at least 1024");
+  if (cfg.max_connections < 1 || cfg.max_connections_per_address < 1)
+    throw ConfigError("--max-connections and --max-connections-per-address must be at least 1");
   if (cfg.cycle_ms < 100 || cfg.cycle_ms > 60'000) throw ConfigError("--cycle-ms must be between 100 and 60000");
   if (cfg.tls_cert.has_value() != cfg.tls_key.has_value()) throw ConfigError("--tls-cert and --tls-key go together");
   if (!admission::policy_from_name(cfg.admission_policy)) {
@@ -240,6 +250,7 @@ void finish(const po::variables_map& vm, const RawArgs& raw, ServerConfig& cfg) 
   path("web-root", cfg.web_root);
   path("tls-cert", cfg.tls_cert);
   path("tls-key", cfg.tls_key);
+  if (vm.count("recorder-user")) cfg.recorder_user = vm["recorder-user"].as<std::string>();
   auto on = [&](const char* flag) { return vm.count(flag) && vm[flag].as<bool>(); };
   if (on("no-camera-pull")) cfg.pull_cameras = false;
   if (on("no-auth")) cfg.auth = false;

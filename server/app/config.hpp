@@ -63,6 +63,12 @@ struct ServerConfig {
   // releases its share (re-admitted on resume). admission/playback_share.hpp.
   double playback_share = 0.25;
   double playback_pause_release_s = 10;
+  // Pulled cameras' recorders run as this account when vigild runs as root; none: the default,
+  // "vigil-recorder" (created if missing). A named one must exist.
+  std::optional<std::string> recorder_user;
+  // Open connections each listener (wire, HTTP) serves at once, in all and from one address.
+  std::size_t max_connections = 4096;
+  std::size_t max_connections_per_address = 256;
 };
 
 struct ConfigError : std::runtime_error {

@@ -4,6 +4,9 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/ssl/context.hpp>
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <csignal>
 #include <memory>
 #include <optional>
@@ -67,6 +70,9 @@ class Daemon {
   void start_listeners();
   void start_cameras();
   void on_stop_signal(int sig);
+  ConnectionLimits connection_limits() const {
+    return {.max_connections = cfg_.max_connections, .max_per_address = cfg_.max_connections_per_address};
+  }
 
   const ServerConfig& cfg_;
   DataDirLock lock_;
@@ -102,6 +108,31 @@ class Daemon {
   std::jthread stopper_;
 };
 
+// The soft limit on open descriptors raised to the hard one: the connection limits
+// (--max-connections), not EMFILE in accept, decide which clients are served.
+void raise_open_file_limit() {
+  rlimit lim{};
+  if (::getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur >= lim.rlim_max) return;
+  const auto was = lim.rlim_cur;
+  lim.rlim_cur = lim.rlim_max;
+  if (::setrlimit(RLIMIT_NOFILE, &lim) == 0) {
+    log::info("open file limit raised",
+              {{"from", static_cast<std::uint64_t>(was)}, {"to", static_cast<std::uint64_t>(lim.rlim_max)}});
+  }
+}
+
+// The account pulled cameras' recorders run as: none unless vigild runs as root. A recorder
+// parses whatever a camera sends; it must not be able to touch vigild's data, volumes or
+// PostgreSQL's files (hence not --pg-user's account either).
+std::optional<RunAs> recorder_account(const ServerConfig& cfg) {
+  if (::geteuid() != 0) return std::nullopt;
+  if (!cfg.recorder_user) return ensure_system_user("vigil-recorder", "Vigil camera recorders");
+  auto user = lookup_user(*cfg.recorder_user);
+  if (!user) throw std::runtime_error("--recorder-user: there is no account named '" + *cfg.recorder_user + "'");
+  if (user->uid == 0) throw std::runtime_error("--recorder-user: recorders must not run as root");
+  return user;
+}
+
 // DIR, created if missing (the lock file lives in it).
 const fs::path& made(const fs::path& dir) {
   fs::create_directories(dir);
@@ -109,6 +140,7 @@ const fs::path& made(const fs::path& dir) {
 }
 
 Daemon::Daemon(const ServerConfig& cfg) : cfg_(cfg), lock_(made(cfg.data_dir)) {
+  raise_open_file_limit();
   start_catalog();
   // The batcher comes first: rows a stop during a database outage left in its spool are committed
   // before the volumes are recovered, so recovery sees the catalog as the last run left it (its
@@ -229,7 +261,9 @@ void Daemon::start_listeners() {
                                                                    .live = have_disks ? &*live_hls_ : nullptr,
                                                                    .web = &*web_}),
                                      metrics_),
-                HttpLimits{.read_timeout = std::chrono::seconds(cfg_.http_timeout_s)}, &*network_);
+                HttpLimits{.read_timeout = std::chrono::seconds(cfg_.http_timeout_s),
+                           .connections = connection_limits()},
+                &*network_);
   if (cfg_.tls_cert) {
     tls_ = make_tls_context(*cfg_.tls_cert, *cfg_.tls_key);
     // Pulled cameras' recorders connect to this server over TLS and trust its certificate.
@@ -245,7 +279,8 @@ void Daemon::start_listeners() {
                             .playback = have_disks ? &*playback_ : nullptr,
                             .tls = tls_,
                             .sessions = &*network_,
-                            .auth = &*auth_});
+                            .auth = &*auth_,
+                            .connections = connection_limits()});
   network_->start();
   http_->start();
   wire_->start();
@@ -268,7 +303,10 @@ void Daemon::start_cameras() {
                                   std::to_string(ep.port()),
                           .recorder = cfg_.recorder ? *cfg_.recorder : default_recorder_path(),
                           .log_dir = fs::absolute(cfg_.data_dir) / "log",
-                          .token = cfg_.auth ? make_recorder_token(conninfo_) : std::string()});
+                          .token = cfg_.auth ? make_recorder_token(conninfo_) : std::string(),
+                          .run_as = recorder_account(cfg_)});
+  if (::geteuid() == 0)
+    log::info("pulled cameras' recorders run unprivileged", {{"user", cfg_.recorder_user.value_or("vigil-recorder")}});
 }
 
 void Daemon::on_stop_signal(int sig) {

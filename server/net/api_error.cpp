@@ -2,6 +2,8 @@
 
 #include <pqxx/except>
 
+#include "common/redact.hpp"
+
 namespace vigil::server {
 
 namespace http = boost::beast::http;
@@ -31,7 +33,22 @@ ApiErrc api_errc(catalog::CatalogError::Kind kind) noexcept {
   return ApiErrc::bad_request;
 }
 
+namespace {
+ErrorAnswer answer_unmasked(std::exception_ptr error);
+}  // namespace
+
+// An error text may quote a camera URL (a refused field, a catalog message): its password is
+// masked before the answer is sent or logged.
 ErrorAnswer answer_for(std::exception_ptr error) {
+  auto a = answer_unmasked(std::move(error));
+  if (has_credentials(a.message)) a.message = redact_credentials(a.message);
+  if (has_credentials(a.detail)) a.detail = redact_credentials(a.detail);
+  return a;
+}
+
+namespace {
+
+ErrorAnswer answer_unmasked(std::exception_ptr error) {
   try {
     std::rethrow_exception(error);
   } catch (const ApiError& e) {
@@ -51,5 +68,7 @@ ErrorAnswer answer_for(std::exception_ptr error) {
     return {http::status::internal_server_error, "internal error (logged)", true, "not a std::exception"};
   }
 }
+
+}  // namespace
 
 }  // namespace vigil::server

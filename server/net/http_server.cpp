@@ -70,6 +70,15 @@ asio::awaitable<boost::system::error_code> write_streamed(beast::tcp_stream& str
   }
 }
 
+// What a connection over the connection limits is told (the listener sends it, then closes).
+std::string refusal_503(const std::string& why) {
+  const std::string body = R"({"error":"too many connections: )" + why + R"("})";
+  return "HTTP/1.1 503 Service Unavailable\r\nServer: vigild/" VIGIL_VERSION
+         "\r\nContent-Type: application/json\r\nCache-Control: no-store\r\nRetry-After: 1\r\n"
+         "Connection: close\r\nContent-Length: " +
+         std::to_string(body.size()) + "\r\n\r\n" + body;
+}
+
 }  // namespace
 
 HttpServer::HttpServer(asio::io_context& io, const asio::ip::tcp::endpoint& endpoint, HttpHandler handler,
@@ -77,7 +86,8 @@ HttpServer::HttpServer(asio::io_context& io, const asio::ip::tcp::endpoint& endp
     : handler_(std::move(handler)),
       limits_(limits),
       listener_(
-          io, endpoint, "http", [this](asio::ip::tcp::socket s) { return session(std::move(s)); }, sessions) {}
+          io, endpoint, "http", [this](asio::ip::tcp::socket s) { return session(std::move(s)); }, sessions,
+          limits.connections, refusal_503) {}
 
 asio::awaitable<void> HttpServer::session(asio::ip::tcp::socket socket) {
   beast::tcp_stream stream(std::move(socket));

@@ -41,6 +41,7 @@ struct HttpLimits {
   std::size_t header_bytes = 8 * 1024;
   std::size_t body_bytes = 1024 * 1024;
   std::chrono::seconds read_timeout{15};  // whole request; slow clients are cut off
+  ConnectionLimits connections;           // over them: 503 and closed
 };
 
 // REQ's path for a log line: without its query string (it may carry ?access_token=), at most

@@ -1,13 +1,18 @@
 #include "server/recording/camera_manager.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <system_error>
+
 #include <pqxx/pqxx>
 
 #include "common/log.hpp"
+#include "common/redact.hpp"
 #include "catalog/camera_rows.hpp"
 #include "catalog/conninfo.hpp"
 
@@ -24,7 +29,27 @@ std::string last_line(const fs::path& log) {
   auto text = tail_of_file(log, 1);
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
   if (auto nl = text.rfind('\n'); nl != std::string::npos) text = text.substr(nl + 1);
-  return text.substr(0, 300);
+  return redact_credentials(text).substr(0, 300);  // masked before it is cut: a cut could hide the @
+}
+
+// The descriptor number a recorder reads its camera URL from (vigil record --url-fd).
+constexpr int kUrlFd = 3;
+
+// A pipe holding URL, written and closed: its read end (close-on-exec here) is what a recorder
+// gets as --url-fd. The URL never appears on a command line (/proc/PID/cmdline is world-readable).
+int url_pipe(const std::string& url) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) throw std::system_error(errno, std::generic_category(), "pipe");
+  const ssize_t n = ::write(fds[1], url.data(), url.size());
+  const int e = errno;
+  ::close(fds[1]);
+  if (n != static_cast<ssize_t>(url.size())) {
+    ::close(fds[0]);
+    throw std::system_error(n < 0 ? e : EMSGSIZE, std::generic_category(), "writing the camera URL to its pipe");
+  }
+  // The recorder's reads block as usual (O_NONBLOCK is the open file's: clear it).
+  ::fcntl(fds[0], F_SETFL, 0);
+  return fds[0];
 }
 
 }  // namespace
@@ -81,23 +106,33 @@ void CameraManager::stop() {
 }
 
 void CameraManager::start(const std::string& name, Pull& p) {
-  std::vector<std::string> argv{config_.recorder.string(), "--server", config_.wire, "record", "--stream", name, p.url};
+  std::vector<std::string> argv{
+      config_.recorder.string(), "--server", config_.wire, "record", "--stream", name, "--url-fd",
+      std::to_string(kUrlFd)};
   if (!p.last_reason.empty()) {
     argv.push_back("--gap-reason");
     argv.push_back(p.last_reason);
   }
   const auto log = config_.log_dir / ("camera-" + name + ".log");
+  int url_fd = -1;
   try {
     // Its own session: a terminal's Ctrl-C reaches vigild, which stops recorders in order.
     SpawnOptions opts;
     opts.argv = argv;
     opts.output_file = log;
+    opts.run_as = config_.run_as;
+    opts.chown_output = false;  // written through the descriptor vigild opened: the recorder needs no file access
     if (!config_.token.empty()) opts.env.push_back("VIGIL_TOKEN=" + config_.token);
+    url_fd = url_pipe(p.url);
+    opts.pass_fds = {{url_fd, kUrlFd}};
     p.child = ChildProcess::spawn(opts);
+    ::close(url_fd);
+    url_fd = -1;
     p.running = true;
     p.started = std::chrono::steady_clock::now();
     log::info("camera recorder started", {{"camera", name}, {"pid", p.child.pid()}, {"log", log.string()}});
   } catch (const std::exception& e) {
+    if (url_fd >= 0) ::close(url_fd);
     p.last_reason = std::string("recorder could not start: ") + e.what();
     p.next_start = std::chrono::steady_clock::now() + config_.backoff_max;
     log::error("camera recorder could not start", {{"camera", name}, {"error", e.what()}});

@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -31,6 +32,10 @@ struct CameraManagerConfig {
   std::filesystem::path recorder;  // the `vigil` binary
   std::filesystem::path log_dir;   // one log per camera's recorder
   std::string token;               // the recorders' token (recorder role), in their environment
+  // The account recorders run as (vigild as root); none: vigild's own. A recorder parses what a
+  // camera sends: it gets no privilege, no descriptor of vigild's but its log (opened here, as
+  // its stdout and stderr) and the pipe its camera URL comes through (--url-fd), never argv.
+  std::optional<RunAs> run_as;
   std::chrono::milliseconds poll{2000};
   std::chrono::milliseconds backoff_min{1000}, backoff_max{30'000};
 };

@@ -10,6 +10,7 @@
 #include <boost/beast/core/tcp_stream.hpp>
 
 #include "common/log.hpp"
+#include "proto/frame_codec.hpp"
 #include "server/wire/wire_session.hpp"
 
 namespace asio = boost::asio;
@@ -20,7 +21,13 @@ namespace vigil::server {
 WireServer::WireServer(asio::io_context& io, const asio::ip::tcp::endpoint& endpoint, WireOptions options)
     : options_(options),
       listener_(
-          io, endpoint, "wire", [this](asio::ip::tcp::socket s) { return session(std::move(s)); }, options.sessions) {}
+          io, endpoint, "wire", [this](asio::ip::tcp::socket s) { return session(std::move(s)); }, options.sessions,
+          options.connections,
+          [tls = options.tls != nullptr](const std::string& why) {
+            // Before its handshake a TLS peer could not read a frame: it is only closed.
+            return tls ? std::string()
+                       : proto::encode_frame(proto::make_error(errc::unavailable, "too many connections: " + why));
+          }) {}
 
 namespace {
 

@@ -38,6 +38,7 @@ struct WireOptions {
   std::shared_ptr<boost::asio::ssl::context> tls;  // null: plain TCP; else every connection is TLS
   NetworkThreads* sessions = nullptr;              // the threads sessions run on; null: the listener's io_context
   Authenticator* auth = nullptr;                   // null: no tokens checked (unit rigs); else hello's token decides
+  ConnectionLimits connections;                    // over them: an Error frame (plain TCP) and closed
 };
 
 class WireServer {

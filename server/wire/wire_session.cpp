@@ -10,6 +10,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <atomic>
@@ -33,6 +34,9 @@ namespace {
 // Replies queued beyond this (a client that sends but does not read) pause the reader.
 constexpr std::size_t kMaxQueuedBytes = 256 * 1024;
 constexpr std::size_t kReadBytes = 128 * 1024;  // a 100 ms burst of a 4-8 Mbit/s camera in one read
+// Before hello: a hello is small, and thousands of connections that never say it must cost little
+// memory each (the decoder's buffer grows by reads of this size, up to one pre-hello frame).
+constexpr std::size_t kHelloReadBytes = 4 * 1024;
 
 // What the session answers to a frame no channel took. Requests this server cannot serve (no
 // volume) get an UNSUPPORTED error and the session stays open, so a client can tell "not here"
@@ -152,7 +156,8 @@ class WireSession {
         peer_(std::move(peer)),
         options_(options),
         hello_due_(hello_due),
-        decoder_(proto::FrameLimits{.max_payload_bytes = options.max_payload_bytes}),
+        decoder_(proto::FrameLimits{.max_payload_bytes =
+                                        std::min(proto::kMaxPreHelloPayloadBytes, options.max_payload_bytes)}),
         shared_(std::make_shared<Shared>(executor)) {
     // Called from the IO thread (or the pacer's): store first, then wake; never wait.
     notify_ = [weak = std::weak_ptr<Shared>(shared_), executor] {
@@ -298,7 +303,7 @@ asio::awaitable<void> WireSession<Stream>::reader() {
     }
     if (sh.write_failed || sh.recording_failed) break;
     arm_read_deadline();
-    auto room = decoder_.prepare(kReadBytes);
+    auto room = decoder_.prepare(said_hello_ ? kReadBytes : kHelloReadBytes);
     awaiting_read_ = true;
     auto [ec, n] =
         co_await stream_.async_read_some(asio::buffer(room.data(), room.size()), asio::as_tuple(asio::use_awaitable));
@@ -431,6 +436,7 @@ asio::awaitable<bool> WireSession<Stream>::dispatch(const proto::Frame& frame, b
     }
     auto reply = hello_reply(msg.hello(), id_, options_);
     said_hello_ = !reply.close;
+    if (said_hello_) decoder_.set_limits(proto::FrameLimits{.max_payload_bytes = options_.max_payload_bytes});
     queue(reply.msg);
     co_return !reply.close;
   }

@@ -278,6 +278,23 @@ TEST_CASE("a media payload above the configured limit is refused", "[proto]") {
   CHECK(expect_error(d) == errc::frame_too_large);
 }
 
+TEST_CASE("new limits apply to the frames after them (the session's, once hello is answered)", "[proto]") {
+  // Before hello: at most kMaxPreHelloPayloadBytes; the header alone decides, nothing is buffered.
+  FrameDecoder before(FrameLimits{.max_payload_bytes = kMaxPreHelloPayloadBytes});
+  Envelope big;
+  big.mutable_media_packet()->set_payload_bytes(kMaxPreHelloPayloadBytes + 1);
+  std::string head;
+  append_frame_header(head, big);
+  before.feed(bytes_of(head));
+  CHECK(expect_error(before) == errc::frame_too_large);
+  // After: the same frame is taken whole.
+  FrameDecoder after(FrameLimits{.max_payload_bytes = kMaxPreHelloPayloadBytes});
+  after.set_limits(FrameLimits{.max_payload_bytes = 16u << 20});
+  std::vector<std::byte> payload(kMaxPreHelloPayloadBytes + 1, std::byte{7});
+  after.feed(bytes_of(encode_frame(big, payload)));
+  CHECK(expect_frame(after).payload.size() == kMaxPreHelloPayloadBytes + 1);
+}
+
 TEST_CASE("a frame cut short is reported as truncated at end of stream", "[proto]") {
   Envelope msg;
   msg.mutable_media_packet()->set_payload_bytes(500);

@@ -54,3 +54,11 @@ TEST_CASE("the server's failures are 5xx, never blamed on the client", "[http][e
   CHECK_FALSE(slow.server_fault);
   CHECK(answer(42).status == http::status::internal_server_error);
 }
+
+TEST_CASE("a camera URL's password is masked in the answer and in the detail for the log", "[http][errors]") {
+  const auto bad = answer(BadRequest("field 'url': cannot use rtsp://admin:hunter2@10.0.0.7/s"));
+  CHECK(bad.message == "field 'url': cannot use rtsp://admin:***@10.0.0.7/s");
+  CHECK(bad.detail.find("hunter2") == std::string::npos);
+  const auto internal = answer(std::runtime_error("opening rtsp://a:hunter2@cam failed"));
+  CHECK(internal.detail == "opening rtsp://a:***@cam failed");
+}
