@@ -58,6 +58,8 @@ struct ServerConfig {
   bool auth = true;           // tokens required on HTTP (but /healthz, /metrics) and the wire protocol
   bool metrics_auth = false;  // /metrics needs a viewer token too
   std::optional<std::filesystem::path> tls_cert, tls_key;  // both: the wire protocol is TLS only
+  // Both: the HTTP API (and the web UI, HLS) is HTTPS only.
+  std::optional<std::filesystem::path> http_tls_cert, http_tls_key;
 };
 
 struct ConfigError : std::runtime_error {
