@@ -124,9 +124,10 @@ TEST_CASE("vigil proxy over TLS on both sides: HTTPS viewers, HTTPS and TLS wire
 TEST_CASE("vigil proxy: TLS options are checked before it listens", "[proxy][cli][tls]") {
   test::TempDir dir;
   test::make_certificate(dir.path(), "proxy");
+  int runs = 0;
   auto run = [&](std::vector<std::string> args) {
     args.insert(args.begin(), {"proxy", "--listen", "127.0.0.1:0"});
-    return test::run_to_exit(VIGIL_CLI_PATH, args, dir.path() / "proxy.log");
+    return test::run_to_exit(VIGIL_CLI_PATH, args, dir.path() / ("proxy" + std::to_string(++runs) + ".log"));
   };
   auto alone = run({"--upstream", "127.0.0.1:1", "--tls-cert", (dir.path() / "proxy.crt").string()});
   CHECK(alone.status == 2);

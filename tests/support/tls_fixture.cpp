@@ -27,16 +27,17 @@ std::string read_file(const fs::path& file) {
 }
 
 CurlResult curl(const fs::path& dir, const std::vector<std::string>& args, const std::string& url) {
-  const auto body = dir / "curl.body";
+  const auto body = dir / "curl.body", log = dir / "curl.log";
   fs::remove(body);
+  fs::remove(log);  // run_to_exit appends
   std::vector<std::string> argv = {"-sS", "--max-time", "20", "-o", body.string(), "-w", "\nHTTP_CODE=%{http_code}\n"};
   argv.insert(argv.end(), args.begin(), args.end());
   argv.push_back(url);
-  const auto r = run_to_exit("/usr/bin/curl", argv, dir / "curl.log");
+  const auto r = run_to_exit("/usr/bin/curl", argv, log);
   CurlResult c;
   c.status = r.status;
-  const auto log = read_file(dir / "curl.log");
-  if (const auto at = log.find("HTTP_CODE="); at != std::string::npos) c.code = log.substr(at + 10, 3);
+  const auto text = read_file(log);
+  if (const auto at = text.find("HTTP_CODE="); at != std::string::npos) c.code = text.substr(at + 10, 3);
   c.body = read_file(body);
   return c;
 }
