@@ -122,8 +122,8 @@ po::options_description global_options(Globals& g) {
        "vigild's wire-protocol address (env VIGIL_SERVER; default 127.0.0.1:7070); tls://HOST:PORT for a vigild "
        "started with --tls-cert")  //
       ("tls-ca", po::value(&g.tls_ca)->value_name("FILE"),
-       "PEM certificate(s) to trust for tls:// (env VIGIL_TLS_CA; default: the system's)")   //
-      ("token", po::value(&g.token)->value_name("TOKEN"), "access token (env VIGIL_TOKEN)")  //
+       "PEM certificate(s) to trust for tls:// and https:// (env VIGIL_TLS_CA; default: the system's)")  //
+      ("token", po::value(&g.token)->value_name("TOKEN"), "access token (env VIGIL_TOKEN)")              //
       ("token-file", po::value(&g.token_file)->value_name("FILE"),
        "read the token from FILE (default: data/admin.token, written by vigild)")  //
       ("help,h", po::bool_switch(&g.help), "show this help")                       //
@@ -179,7 +179,7 @@ int main(int argc, char** argv) {
     else std::cout << "vigil " VIGIL_VERSION "\n";
     return vigil::exit_code::kOk;
   }
-  if (!g.tls_ca.empty()) ::setenv("VIGIL_TLS_CA", g.tls_ca.c_str(), 1);  // read by every wire connection
+  if (!g.tls_ca.empty()) ::setenv("VIGIL_TLS_CA", g.tls_ca.c_str(), 1);  // read by every wire and https connection
   // A token given on the command line, else a --token-file, else VIGIL_TOKEN.
   if (g.token.empty() && !g.token_file.empty()) g.token = Globals::first_word(g.token_file);
   if (g.token.empty() && g.token_file.empty()) {

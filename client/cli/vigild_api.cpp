@@ -31,8 +31,12 @@ std::string http_address_of(const VigildApiOptions& options) {
   std::stringstream text;
   text << in.rdbuf();
   try {
-    std::string http(boost::json::parse(text.str()).at("http").as_string());
+    const auto doc = boost::json::parse(text.str());
+    std::string http(doc.at("http").as_string());
     if (http.starts_with("http://")) http = http.substr(7);
+    // A vigild serving HTTPS says so; its certificate is checked against --tls-ca.
+    if (const auto* tls = doc.as_object().if_contains("http_tls"); tls && tls->is_bool() && tls->as_bool())
+      http = "https://" + http;
     return http;
   } catch (const std::exception& e) {
     throw std::runtime_error(file.string() + " does not name vigild's HTTP address: " + e.what());
@@ -54,7 +58,8 @@ void add_vigild_api_options(po::options_description& options, VigildApiOptions& 
        "vigild's data directory: its HTTP address (DIR/run/endpoints.json) and, when no token is given, "
        "its admin token (DIR/admin.token)")  //
       ("http", po::value(&target.http)->value_name("HOST:PORT"),
-       "vigild's HTTP address (default: from DIR/run/endpoints.json)");
+       "vigild's HTTP address (default: from DIR/run/endpoints.json); https://HOST:PORT for a vigild started "
+       "with --http-tls-cert (its certificate checked against vigil --tls-ca)");
 }
 
 HttpClient connect_vigild_api(const VigildApiOptions& options, const std::string& token) {

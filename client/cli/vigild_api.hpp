@@ -1,7 +1,7 @@
 #pragma once
 // How the administering commands (`vigil camera`, `vigil token`) reach vigild's HTTP API: its
-// address from --http HOST:PORT or from DATA/run/endpoints.json (vigild writes it at start and
-// removes it at a clean stop), and a token: the one given to `vigil` (--token, VIGIL_TOKEN,
+// address from --http HOST:PORT (https://HOST:PORT for HTTPS) or from DATA/run/endpoints.json
+// (vigild writes it at start and removes it at a clean stop; "http_tls" there means HTTPS), and a token: the one given to `vigil` (--token, VIGIL_TOKEN,
 // --token-file) or else DATA/admin.token. Answers that are not a success become one line on
 // stderr and the exit code every command uses for them.
 // Thread: the command's. Errors: connect_vigild_api throws VigildUnreachable (no vigild) and

@@ -14,6 +14,7 @@
 #include "client/proxy/proxy_server.hpp"
 #include "common/command_line.hpp"
 #include "common/exit_codes.hpp"
+#include "common/tls_context.hpp"
 
 namespace asio = boost::asio;
 namespace po = boost::program_options;
@@ -23,14 +24,18 @@ namespace {
 
 constexpr CommandHelp kHelp{
     "vigil proxy",
-    "Usage: vigil proxy --upstream HOST:PORT[,HOST:PORT...] [--listen ADDR:PORT] [--cache-mb N]\n\n"
+    "Usage: vigil proxy --upstream HOST:PORT[,HOST:PORT...] [--listen ADDR:PORT] [--cache-mb N]\n"
+    "       [--tls-cert FILE --tls-key FILE] [--upstream-ca FILE]\n\n"
     "The playback proxy: viewers use it exactly as they would use vigild's HTTP port (same URLs, same\n"
     "tokens: Authorization: Bearer TOKEN or ?access_token=). Viewers asking for the same HLS segment,\n"
     "init segment, export or thumbnail share one upstream fetch, and finished media is kept in an LRU\n"
     "cache, so a hundred viewers of one recording cost vigild about what one does. Every viewer's token\n"
     "is checked with vigild (verdict kept a few seconds) before cached bytes go out. vigild's refusals\n"
     "(401, 403, 404, 413, 503 ...) reach the viewer with their reason; an unreachable node is a 502,\n"
-    "a node that does not answer in time a 504.\n",
+    "a node that does not answer in time a 504.\n"
+    "TLS: --tls-cert/--tls-key serve viewers over HTTPS; https:// upstreams and tls:// --wire nodes are\n"
+    "reached over TLS, their certificates verified against --upstream-ca (default: VIGIL_TLS_CA, else\n"
+    "the system's trust store) and their names against the address given.\n",
     "\nOpen: GET /healthz, GET /metrics (Prometheus text: vigil_proxy_upstream_requests_total{kind},\n"
     "cache hits/misses, coalesced waits, viewers connected, bytes served).\n"
     "Stops cleanly on SIGINT/SIGTERM. Exit: 0 stopped by a signal, 1 failed, 2 usage error.\n"};
@@ -38,6 +43,7 @@ constexpr CommandHelp kHelp{
 // What the command line says, in its own units; checked and converted by proxy_settings().
 struct ProxyArgs {
   std::string listen = "127.0.0.1:8090", upstream, address_file, wire;
+  std::string tls_cert, tls_key, upstream_ca;  // viewers' HTTPS; trust for TLS upstreams
   // Signed, so that a negative count is refused rather than wrapped around.
   std::int64_t cache_mb = 256, playback_mb = 32, max_playbacks = 32;
   double upstream_timeout_s = 30, auth_ttl_s = 5, playback_rate = 4, read_ahead_s = 30, keep_behind_s = 30;
@@ -48,8 +54,8 @@ po::options_description proxy_options(ProxyArgs& a) {
   po::options_description o("Options");
   o.add_options()  //
       ("upstream", po::value(&a.upstream)->value_name("LIST"),
-       "vigild HTTP address(es), HOST:PORT, comma-separated: tried in order, and the node that answered for a "
-       "camera is asked first next time")  //
+       "vigild HTTP address(es), HOST:PORT (https://HOST:PORT for a vigild with --http-tls-cert), comma-separated: "
+       "tried in order, and the node that answered for a camera is asked first next time")  //
       ("listen", po::value(&a.listen)->value_name("ADDR:PORT")->default_value(a.listen),
        "where viewers connect (port 0: any free port)")  //
       ("cache-mb", po::value(&a.cache_mb)->value_name("N")->default_value(a.cache_mb),
@@ -63,7 +69,7 @@ po::options_description proxy_options(ProxyArgs& a) {
       ("address-file", po::value(&a.address_file)->value_name("FILE"),
        "write the bound ADDR:PORT to FILE once listening (for scripts and tests)")  //
       ("wire", po::value(&a.wire)->value_name("LIST"),
-       "vigild wire-protocol address(es), in the order of --upstream: HLS VOD segments are then cut from shared "
+       "vigild wire-protocol address(es) (tls://HOST:PORT for a vigild with --tls-cert), in the order of --upstream: HLS VOD segments are then cut from shared "
        "upstream playbacks (one per camera and position, however many viewers), not fetched over HTTP one by one")  //
       ("playback-rate", po::value(&a.playback_rate)->value_name("R")->default_value(a.playback_rate),
        "speed at which a shared playback fills its buffer")  //
@@ -74,7 +80,13 @@ po::options_description proxy_options(ProxyArgs& a) {
       ("playback-mb", po::value(&a.playback_mb)->value_name("N")->default_value(a.playback_mb),
        "buffer bound of one shared playback in MiB")  //
       ("max-playbacks", po::value(&a.max_playbacks)->value_name("N")->default_value(a.max_playbacks),
-       "upstream playbacks open at once");
+       "upstream playbacks open at once")  //
+      ("tls-cert", po::value(&a.tls_cert)->value_name("FILE"),
+       "PEM certificate chain: viewers connect over HTTPS only (TLS 1.2+)")                    //
+      ("tls-key", po::value(&a.tls_key)->value_name("FILE"), "PEM private key of --tls-cert")  //
+      ("upstream-ca", po::value(&a.upstream_ca)->value_name("FILE"),
+       "PEM certificate(s) trusted for https:// upstreams and tls:// --wire nodes (default: VIGIL_TLS_CA, else "
+       "the system's)");
   return o;
 }
 
@@ -118,6 +130,20 @@ void proxy_settings(const ProxyArgs& a, ProxyOptions& options, HubOptions& hub_o
     throw std::invalid_argument("--read-ahead and --keep-behind must not be negative");
   hub_options.timeout = options.upstream_timeout;
   l.open_timeout = options.upstream_timeout;
+  if (a.tls_cert.empty() != a.tls_key.empty()) throw std::invalid_argument("--tls-cert and --tls-key go together");
+  // One client context for every TLS node, HTTP and wire alike.
+  bool any_tls = false;
+  for (const auto* nodes : {&options.upstreams, &hub_options.nodes})
+    for (const auto& n : *nodes) any_tls = any_tls || n.tls;
+  if (!a.upstream_ca.empty() && !any_tls) {
+    throw std::invalid_argument("--upstream-ca needs an https:// --upstream or a tls:// --wire node");
+  }
+  if (any_tls) {
+    auto ctx = make_client_tls_context(a.upstream_ca);  // throws naming an unreadable file
+    for (auto* nodes : {&options.upstreams, &hub_options.nodes})
+      for (auto& n : *nodes)
+        if (n.tls) n.tls_context = ctx;
+  }
 }
 
 }  // namespace
@@ -134,6 +160,15 @@ int proxy_main(const std::vector<std::string>& args) {
   }
   const std::string &listen = a.listen, &upstream = a.upstream, &address_file = a.address_file, &wire = a.wire;
   const bool access_log = a.access_log;
+  std::shared_ptr<asio::ssl::context> tls;
+  if (!a.tls_cert.empty()) {
+    try {
+      tls = make_server_tls_context(a.tls_cert, a.tls_key, "--tls");
+    } catch (const std::exception& e) {
+      std::cerr << "vigil proxy: " << e.what() << "\n";
+      return exit_code::kFailed;
+    }
+  }
 
   // METRICS and CORE outlive the io_context: the coroutine frames it destroys last (viewer
   // sessions, fetches) still refer to them.
@@ -143,7 +178,7 @@ int proxy_main(const std::vector<std::string>& args) {
     asio::io_context io(1);
     std::unique_ptr<ProxyServer> server;
     try {
-      server = std::make_unique<ProxyServer>(io, parse_listen(listen), core, std::chrono::seconds(15), access_log);
+      server = std::make_unique<ProxyServer>(io, parse_listen(listen), core, std::chrono::seconds(15), access_log, tls);
     } catch (const std::exception& e) {
       std::cerr << "vigil proxy: cannot listen on " << listen << ": " << e.what() << "\n";
       return exit_code::kFailed;
@@ -171,8 +206,8 @@ int proxy_main(const std::vector<std::string>& args) {
       std::ofstream(tmp) << bound << "\n";
       std::rename(tmp.c_str(), address_file.c_str());
     }
-    std::cerr << "vigil proxy: listening on " << bound << ", upstream " << upstream << ", cache "
-              << (options.cache_bytes >> 20) << " MiB"
+    std::cerr << "vigil proxy: listening on " << (tls ? "https://" : "") << bound << ", upstream " << upstream
+              << ", cache " << (options.cache_bytes >> 20) << " MiB"
               << (wire.empty() ? std::string() : ", HLS VOD from shared playbacks over the wire protocol at " + wire)
               << "\n";
     io.run();

@@ -8,6 +8,7 @@
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/http/span_body.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
 #include <iostream>
 
 namespace asio = boost::asio;
@@ -37,11 +38,30 @@ struct Gauge {  // viewers connected, for the life of a session
   ProxyMetrics& m_;
 };
 
+// The end of a viewer's connection; an HTTPS one says close_notify first (bounded).
+asio::awaitable<void> close_stream(beast::tcp_stream& stream) {
+  beast::error_code ignored;
+  stream.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+  co_return;
+}
+
+asio::awaitable<void> close_stream(beast::ssl_stream<beast::tcp_stream>& stream) {
+  beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(2));
+  co_await stream.async_shutdown(asio::as_tuple(asio::use_awaitable));
+  beast::error_code ignored;
+  beast::get_lowest_layer(stream).socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+}
+
 }  // namespace
 
 ProxyServer::ProxyServer(asio::io_context& io, const asio::ip::tcp::endpoint& endpoint, ProxyCore& core,
-                         std::chrono::seconds read_timeout, bool access_log)
-    : io_(io), acceptor_(io, endpoint), core_(core), read_timeout_(read_timeout), access_log_(access_log) {}
+                         std::chrono::seconds read_timeout, bool access_log, std::shared_ptr<asio::ssl::context> tls)
+    : io_(io),
+      acceptor_(io, endpoint),
+      core_(core),
+      read_timeout_(read_timeout),
+      access_log_(access_log),
+      tls_(std::move(tls)) {}
 
 void ProxyServer::start() { asio::co_spawn(io_, accept_loop(), asio::detached); }
 
@@ -77,20 +97,33 @@ ProxyReply ProxyServer::local_route(const ViewerRequest& req, bool& handled) {
 
 asio::awaitable<void> ProxyServer::session(asio::ip::tcp::socket socket) {
   Gauge gauge(core_.metrics());
-  beast::tcp_stream stream(std::move(socket));
+  if (!tls_) {
+    beast::tcp_stream stream(std::move(socket));
+    co_await serve(stream);
+    co_return;
+  }
+  beast::ssl_stream<beast::tcp_stream> stream(beast::tcp_stream(std::move(socket)), *tls_);
+  beast::get_lowest_layer(stream).expires_after(read_timeout_);
+  auto [ec] = co_await stream.async_handshake(asio::ssl::stream_base::server, asio::as_tuple(asio::use_awaitable));
+  if (ec) co_return;  // plain HTTP to the HTTPS port, or a viewer that does not trust the certificate
+  co_await serve(stream);
+}
+
+template <class Stream>
+asio::awaitable<void> ProxyServer::serve(Stream& stream) {
   beast::flat_buffer buffer;
   for (;;) {
     http::request_parser<http::string_body> parser;
     parser.header_limit(kHeaderLimit);
     parser.body_limit(kBodyLimit);
-    stream.expires_after(read_timeout_);
+    beast::get_lowest_layer(stream).expires_after(read_timeout_);
     auto [ec, n] = co_await http::async_read(stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
     (void)n;
     ProxyReply reply;
     bool keep_alive = false;
     std::string method;
     if (ec == http::error::end_of_stream || ec == asio::error::operation_aborted || ec == beast::error::timeout ||
-        ec == asio::error::eof || ec == asio::error::connection_reset) {
+        ec == asio::error::eof || ec == asio::error::connection_reset || ec == asio::ssl::error::stream_truncated) {
       break;
     }
     if (ec) {
@@ -144,15 +177,14 @@ asio::awaitable<void> ProxyServer::session(asio::ip::tcp::socket socket) {
     } else {
       res.prepare_payload();
     }
-    stream.expires_after(std::chrono::seconds(30) + std::chrono::seconds(body.size() >> 20));
+    beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(30) + std::chrono::seconds(body.size() >> 20));
     auto [wec, written] = co_await http::async_write(stream, res, asio::as_tuple(asio::use_awaitable));
     (void)written;
     if (wec) break;
     core_.metrics().bytes_served += body.size();
     if (!keep_alive) break;
   }
-  beast::error_code ignored;
-  stream.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+  co_await close_stream(stream);
 }
 
 }  // namespace vigil::client

@@ -5,7 +5,9 @@
 // and one that does not answer within the time-out a 504, both with a JSON reason — never a hang.
 // Thread: the caller's io_context (the proxy's one thread). Errors: none thrown; all in the reply.
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <chrono>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -15,10 +17,13 @@ namespace vigil::client {
 
 struct UpstreamNode {
   std::string host, port;
+  bool tls = false;  // https:// (HTTP) or tls:// (wire protocol): verified against the proxy's --upstream-ca
+  std::shared_ptr<boost::asio::ssl::context> tls_context;  // set when TLS, before the first request
   std::string name() const { return host + ":" + port; }
 };
 
-// "HOST:PORT[,HOST:PORT...]"; throws std::invalid_argument on a malformed list.
+// "NODE[,NODE...]", each HOST:PORT, https://HOST:PORT or tls://HOST:PORT (the last two: TLS);
+// throws std::invalid_argument on a malformed list.
 std::vector<UpstreamNode> parse_upstreams(const std::string& list);
 
 struct UpstreamRequest {

@@ -8,6 +8,8 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 
+#include "common/tls_context.hpp"
+
 namespace asio = boost::asio;
 
 namespace vigil::client {
@@ -51,6 +53,14 @@ asio::awaitable<std::optional<ProxyReply>> WireConnection::open(const UpstreamNo
   co_await asio::async_connect(socket_, endpoints, asio::redirect_error(asio::use_awaitable, ec));
   if (ec || timed_out) co_return fail(ec ? ec.message() : "connect");
   socket_.set_option(asio::ip::tcp::no_delay(true), ec);
+  if (node.tls) {
+    if (!node.tls_context) co_return fail("no TLS context");
+    tls_ = std::make_unique<asio::ssl::stream<asio::ip::tcp::socket&>>(socket_, *node.tls_context);
+    verify_server_name(tls_->native_handle(), node.host);
+    co_await tls_->async_handshake(asio::ssl::stream_base::client, asio::redirect_error(asio::use_awaitable, ec));
+    // Its certificate is not one --upstream-ca vouches for, or the node does not speak TLS.
+    if (ec || timed_out) co_return fail("TLS handshake failed: " + (ec ? ec.message() : std::string("time-out")));
+  }
 
   proto::Envelope hello;
   auto* h = hello.mutable_hello();
@@ -59,7 +69,8 @@ asio::awaitable<std::optional<ProxyReply>> WireConnection::open(const UpstreamNo
   h->set_protocol_version(proto::kProtocolVersion);
   h->set_auth_token(token);
   const std::string frame = proto::encode_frame(hello);
-  co_await asio::async_write(socket_, asio::buffer(frame), asio::redirect_error(asio::use_awaitable, ec));
+  if (tls_) co_await asio::async_write(*tls_, asio::buffer(frame), asio::redirect_error(asio::use_awaitable, ec));
+  else co_await asio::async_write(socket_, asio::buffer(frame), asio::redirect_error(asio::use_awaitable, ec));
   if (ec) co_return fail(ec.message());
   auto reply = co_await receive();
   if (!reply) co_return fail("no answer to hello");
@@ -84,7 +95,12 @@ asio::awaitable<void> WireConnection::write_queue(std::shared_ptr<WireConnection
   auto& socket_ = self->socket_;
   while (!out_.empty()) {
     boost::system::error_code ec;
-    co_await asio::async_write(socket_, asio::buffer(out_.front()), asio::redirect_error(asio::use_awaitable, ec));
+    if (self->tls_) {
+      co_await asio::async_write(*self->tls_, asio::buffer(out_.front()),
+                                 asio::redirect_error(asio::use_awaitable, ec));
+    } else {
+      co_await asio::async_write(socket_, asio::buffer(out_.front()), asio::redirect_error(asio::use_awaitable, ec));
+    }
     if (ec) {
       out_.clear();  // the reader sees the broken connection and reports it
       break;
@@ -104,8 +120,9 @@ asio::awaitable<std::optional<proto::Frame>> WireConnection::receive() {
     if (*next) co_return std::move(**next);
     auto room = decoder_.prepare(64 * 1024);
     boost::system::error_code ec;
-    const std::size_t n = co_await socket_.async_read_some(asio::buffer(room.data(), room.size()),
-                                                           asio::redirect_error(asio::use_awaitable, ec));
+    const auto into = asio::buffer(room.data(), room.size());
+    const std::size_t n = tls_ ? co_await tls_->async_read_some(into, asio::redirect_error(asio::use_awaitable, ec))
+                               : co_await socket_.async_read_some(into, asio::redirect_error(asio::use_awaitable, ec));
     if (ec) {
       failure_ = json_error(502, "upstream " + node_name_ + " closed the playback connection: " + ec.message());
       co_return std::nullopt;

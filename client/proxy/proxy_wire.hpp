@@ -1,12 +1,13 @@
 #pragma once
 // The proxy's wire-protocol connection to one vigild (docs/protocol.md) over an Asio coroutine:
-// connect, Hello with a token, then frames in both directions (OpenPlayback, Control out;
+// connect (TLS for a tls:// node, its certificate verified), Hello with a token, then frames in both directions (OpenPlayback, Control out;
 // PlaybackStarted, Refuse, MediaPacket, PlaybackEnd, Error in). One read and one write may be
 // outstanding at once (a Control is sent while the playback's frames are being read).
 // Thread: the proxy's io_context thread. Errors: none thrown; failures come back as the
 // ProxyReply a viewer should get (502 unreachable or lost, 504 too slow, 401/403 token refused).
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <chrono>
 #include <deque>
 #include <memory>
@@ -40,6 +41,8 @@ class WireConnection : public std::enable_shared_from_this<WireConnection> {
   static boost::asio::awaitable<void> write_queue(std::shared_ptr<WireConnection> self);
 
   boost::asio::ip::tcp::socket socket_;
+  // A tls:// node: every read and write goes through this (one of each may be outstanding).
+  std::unique_ptr<boost::asio::ssl::stream<boost::asio::ip::tcp::socket&>> tls_;
   proto::FrameDecoder decoder_;
   std::string node_name_;
   std::deque<std::string> out_;  // frames waiting to be written

@@ -98,7 +98,10 @@ po::options_description access_options() {
       "recordings, any time for events")(
       "tls-cert", po::value<std::string>()->value_name("FILE"),
       "PEM certificate chain: the wire protocol is served over TLS only (clients use --server tls://HOST:PORT)")(
-      "tls-key", po::value<std::string>()->value_name("FILE"), "PEM private key of --tls-cert");
+      "tls-key", po::value<std::string>()->value_name("FILE"), "PEM private key of --tls-cert")(
+      "http-tls-cert", po::value<std::string>()->value_name("FILE"),
+      "PEM certificate chain: the HTTP API, the web UI and HLS are served over HTTPS only (TLS 1.2+)")(
+      "http-tls-key", po::value<std::string>()->value_name("FILE"), "PEM private key of --http-tls-cert");
   return d;
 }
 
@@ -186,6 +189,8 @@ void check(const ServerConfig& cfg) {
     throw ConfigError("--max-connections and --max-connections-per-address must be at least 1");
   if (cfg.cycle_ms < 100 || cfg.cycle_ms > 60'000) throw ConfigError("--cycle-ms must be between 100 and 60000");
   if (cfg.tls_cert.has_value() != cfg.tls_key.has_value()) throw ConfigError("--tls-cert and --tls-key go together");
+  if (cfg.http_tls_cert.has_value() != cfg.http_tls_key.has_value())
+    throw ConfigError("--http-tls-cert and --http-tls-key go together");
   if (!admission::policy_from_name(cfg.admission_policy)) {
     throw ConfigError("--admission-policy: unknown policy '" + cfg.admission_policy +
                       "' (conservative, aggressive, adm3, statistical, analytic)");
@@ -251,6 +256,8 @@ void finish(const po::variables_map& vm, const RawArgs& raw, ServerConfig& cfg) 
   path("tls-cert", cfg.tls_cert);
   path("tls-key", cfg.tls_key);
   if (vm.count("recorder-user")) cfg.recorder_user = vm["recorder-user"].as<std::string>();
+  path("http-tls-cert", cfg.http_tls_cert);
+  path("http-tls-key", cfg.http_tls_key);
   auto on = [&](const char* flag) { return vm.count(flag) && vm[flag].as<bool>(); };
   if (on("no-camera-pull")) cfg.pull_cameras = false;
   if (on("no-auth")) cfg.auth = false;

@@ -69,6 +69,8 @@ struct ServerConfig {
   // Open connections each listener (wire, HTTP) serves at once, in all and from one address.
   std::size_t max_connections = 4096;
   std::size_t max_connections_per_address = 256;
+  // Both: the HTTP API (and the web UI, HLS) is HTTPS only.
+  std::optional<std::filesystem::path> http_tls_cert, http_tls_key;
 };
 
 struct ConfigError : std::runtime_error {

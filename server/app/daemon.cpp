@@ -100,6 +100,7 @@ class Daemon {
   std::optional<ExportCache> exports_;
   std::optional<HlsLive> live_hls_;
   std::optional<WebAssets> web_;
+  std::shared_ptr<asio::ssl::context> http_tls_;  // null: plain HTTP
   std::optional<HttpServer> http_;
   std::shared_ptr<asio::ssl::context> tls_;
   std::optional<WireServer> wire_;
@@ -141,6 +142,8 @@ const fs::path& made(const fs::path& dir) {
 
 Daemon::Daemon(const ServerConfig& cfg) : cfg_(cfg), lock_(made(cfg.data_dir)) {
   raise_open_file_limit();
+  // A certificate or key that cannot be used stops the start before anything slow is done.
+  if (cfg_.http_tls_cert) http_tls_ = make_tls_context(*cfg_.http_tls_cert, *cfg_.http_tls_key, "--http-tls");
   start_catalog();
   // The batcher comes first: rows a stop during a database outage left in its spool are committed
   // before the volumes are recovered, so recovery sees the catalog as the last run left it (its
@@ -263,7 +266,7 @@ void Daemon::start_listeners() {
                                      metrics_),
                 HttpLimits{.read_timeout = std::chrono::seconds(cfg_.http_timeout_s),
                            .connections = connection_limits()},
-                &*network_);
+                &*network_, http_tls_);
   if (cfg_.tls_cert) {
     tls_ = make_tls_context(*cfg_.tls_cert, *cfg_.tls_key);
     // Pulled cameras' recorders connect to this server over TLS and trust its certificate.
@@ -284,12 +287,13 @@ void Daemon::start_listeners() {
   network_->start();
   http_->start();
   wire_->start();
-  endpoints_.write(wire_->local_endpoint(), http_->local_endpoint());
+  endpoints_.write(wire_->local_endpoint(), http_->local_endpoint(), http_->tls());
   const auto w = wire_->local_endpoint();
   const auto h = http_->local_endpoint();
   log::info("vigild listening",
             {{"wire", std::string(tls_ ? "tls://" : "") + w.address().to_string() + ":" + std::to_string(w.port())},
-             {"http", "http://" + h.address().to_string() + ":" + std::to_string(h.port())},
+             {"http", std::string(http_->tls() ? "https://" : "http://") + h.address().to_string() + ":" +
+                          std::to_string(h.port())},
              {"data", fs::absolute(cfg_.data_dir).string()},
              {"version", VIGIL_VERSION}});
 }

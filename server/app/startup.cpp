@@ -12,6 +12,7 @@
 #include <system_error>
 
 #include "common/log.hpp"
+#include "common/tls_context.hpp"
 #include "server/app/config.hpp"
 
 namespace asio = boost::asio;
@@ -36,7 +37,7 @@ DataDirLock::DataDirLock(const fs::path& dir) : path_(dir / "vigild.lock") {
 
 DataDirLock::~DataDirLock() { ::close(fd_); }
 
-void EndpointsFile::write(const asio::ip::tcp::endpoint& wire, const asio::ip::tcp::endpoint& http) {
+void EndpointsFile::write(const asio::ip::tcp::endpoint& wire, const asio::ip::tcp::endpoint& http, bool http_tls) {
   auto run = dir_ / "run";
   fs::create_directories(run);
   auto ep = [](const asio::ip::tcp::endpoint& e) {
@@ -44,6 +45,7 @@ void EndpointsFile::write(const asio::ip::tcp::endpoint& wire, const asio::ip::t
     return (a.is_v6() ? "[" + a.to_string() + "]" : a.to_string()) + ":" + std::to_string(e.port());
   };
   boost::json::object o{{"wire", ep(wire)}, {"http", ep(http)}, {"pid", ::getpid()}, {"version", VIGIL_VERSION}};
+  if (http_tls) o["http_tls"] = true;  // `vigil camera`/`token` then use https://
   auto tmp = run / "endpoints.json.tmp";
   std::ofstream(tmp) << boost::json::serialize(o) << "\n";
   fs::rename(tmp, run / "endpoints.json");
@@ -75,18 +77,9 @@ admission::DiskProfile load_profile_file(const fs::path& file) {
   }
 }
 
-std::shared_ptr<asio::ssl::context> make_tls_context(const fs::path& cert, const fs::path& key) {
-  auto tls = std::make_shared<asio::ssl::context>(asio::ssl::context::tls_server);
-  tls->set_options(asio::ssl::context::no_sslv2 | asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 |
-                   asio::ssl::context::no_tlsv1_1);
-  try {
-    tls->use_certificate_chain_file(cert.string());
-    tls->use_private_key_file(key.string(), asio::ssl::context::pem);
-  } catch (const std::exception& e) {
-    throw std::runtime_error("TLS: cannot use --tls-cert " + cert.string() + " / --tls-key " + key.string() + ": " +
-                             e.what());
-  }
-  return tls;
+std::shared_ptr<asio::ssl::context> make_tls_context(const fs::path& cert, const fs::path& key,
+                                                     const std::string& flag) {
+  return make_server_tls_context(cert, key, flag);
 }
 
 }  // namespace vigil::server

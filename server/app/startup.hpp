@@ -35,7 +35,9 @@ class EndpointsFile {
   ~EndpointsFile();
   EndpointsFile(const EndpointsFile&) = delete;
   EndpointsFile& operator=(const EndpointsFile&) = delete;
-  void write(const boost::asio::ip::tcp::endpoint& wire, const boost::asio::ip::tcp::endpoint& http);
+  // HTTP_TLS: the HTTP port speaks HTTPS only ("http_tls": true in the file).
+  void write(const boost::asio::ip::tcp::endpoint& wire, const boost::asio::ip::tcp::endpoint& http,
+             bool http_tls = false);
 
  private:
   std::filesystem::path dir_;
@@ -48,8 +50,10 @@ boost::asio::ip::tcp::endpoint resolve_numeric(const std::string& host, std::uin
 // A profile JSON given with --profile; a bad one stops the start with a one-line reason.
 admission::DiskProfile load_profile_file(const std::filesystem::path& file);
 
-// TLS 1.2+ with CERT's chain and KEY, for the wire protocol.
+// TLS 1.2+ with CERT's chain and KEY, for the wire protocol or (FLAG "--http-tls") HTTPS. A file
+// that cannot be read, or a key that is not CERT's, stops the start naming FLAG's options.
 std::shared_ptr<boost::asio::ssl::context> make_tls_context(const std::filesystem::path& cert,
-                                                            const std::filesystem::path& key);
+                                                            const std::filesystem::path& key,
+                                                            const std::string& flag = "--tls");
 
 }  // namespace vigil::server

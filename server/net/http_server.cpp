@@ -7,6 +7,7 @@
 #include <boost/beast/http/buffer_body.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
 
 #include "common/log.hpp"
 
@@ -37,14 +38,15 @@ namespace {
 // Sends RES's head, then each chunk its producer makes, in chunked transfer encoding (Beast's
 // buffer_body: a write per chunk, need_buffer between them); every write gets the session's
 // write time-out anew, so a long export is bounded per chunk, not as a whole.
-asio::awaitable<boost::system::error_code> write_streamed(beast::tcp_stream& stream, StreamedResponse& res) {
+template <class Stream>
+asio::awaitable<boost::system::error_code> write_streamed(Stream& stream, StreamedResponse& res) {
   const auto timeout = std::chrono::seconds(30);
   http::response<http::buffer_body> out{std::move(static_cast<http::response<http::empty_body>::header_type&>(res))};
   out.chunked(true);
   out.body().data = nullptr;
   out.body().more = true;
   http::response_serializer<http::buffer_body> sr{out};
-  stream.expires_after(timeout);
+  beast::get_lowest_layer(stream).expires_after(timeout);
   auto [ec, n] = co_await http::async_write_header(stream, sr, asio::as_tuple(asio::use_awaitable));
   (void)n;
   if (ec || !res.next) co_return ec;  // no producer: HEAD, the head alone
@@ -62,7 +64,7 @@ asio::awaitable<boost::system::error_code> write_streamed(beast::tcp_stream& str
     out.body().data = chunk ? chunk->data() : nullptr;
     out.body().size = chunk ? chunk->size() : 0;
     out.body().more = chunk.has_value();
-    stream.expires_after(timeout);
+    beast::get_lowest_layer(stream).expires_after(timeout);
     auto [wec, wn] = co_await http::async_write(stream, sr, asio::as_tuple(asio::use_awaitable));
     (void)wn;
     if (wec && wec != http::error::need_buffer) co_return wec;
@@ -79,30 +81,71 @@ std::string refusal_503(const std::string& why) {
          std::to_string(body.size()) + "\r\n\r\n" + body;
 }
 
+// The end of a connection: a plain one is shut down; an HTTPS one says close_notify first
+// (bounded: a peer that does not answer it is not waited for).
+asio::awaitable<void> close_stream(beast::tcp_stream& stream) {
+  beast::error_code ignored;
+  stream.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+  co_return;
+}
+
+asio::awaitable<void> close_stream(beast::ssl_stream<beast::tcp_stream>& stream) {
+  beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(2));
+  co_await stream.async_shutdown(asio::as_tuple(asio::use_awaitable));
+  beast::error_code ignored;
+  beast::get_lowest_layer(stream).socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+}
+
+// A read that ended because the peer went away or was too slow: no answer is due.
+bool connection_ended(const beast::error_code& ec) {
+  return ec == http::error::end_of_stream || ec == asio::error::operation_aborted || ec == beast::error::timeout ||
+         ec == asio::error::eof || ec == asio::error::connection_reset ||
+         ec == asio::ssl::error::stream_truncated;  // an HTTPS peer that closed without close_notify
+}
+
 }  // namespace
 
 HttpServer::HttpServer(asio::io_context& io, const asio::ip::tcp::endpoint& endpoint, HttpHandler handler,
-                       HttpLimits limits, NetworkThreads* sessions)
+                       HttpLimits limits, NetworkThreads* sessions, std::shared_ptr<asio::ssl::context> tls)
     : handler_(std::move(handler)),
       limits_(limits),
+      tls_(std::move(tls)),
       listener_(
           io, endpoint, "http", [this](asio::ip::tcp::socket s) { return session(std::move(s)); }, sessions,
           limits.connections, refusal_503) {}
 
 asio::awaitable<void> HttpServer::session(asio::ip::tcp::socket socket) {
-  beast::tcp_stream stream(std::move(socket));
+  if (!tls_) {
+    beast::tcp_stream stream(std::move(socket));
+    co_await serve(stream);
+    co_return;
+  }
+  beast::ssl_stream<beast::tcp_stream> stream(beast::tcp_stream(std::move(socket)), *tls_);
+  // The handshake counts as part of the first request: a peer that stalls in it is cut off alike.
+  beast::get_lowest_layer(stream).expires_after(limits_.read_timeout);
+  auto [ec] = co_await stream.async_handshake(asio::ssl::stream_base::server, asio::as_tuple(asio::use_awaitable));
+  if (ec) {
+    // E.g. plain HTTP sent to the HTTPS port, or a client that does not trust the certificate.
+    boost::system::error_code ignored;
+    const auto peer = beast::get_lowest_layer(stream).socket().remote_endpoint(ignored);
+    log::debug("https handshake failed, closed",
+               {{"peer", peer.address().to_string() + ":" + std::to_string(peer.port())}, {"error", ec.message()}});
+    co_return;
+  }
+  co_await serve(stream);
+}
+
+template <class Stream>
+asio::awaitable<void> HttpServer::serve(Stream& stream) {
   beast::flat_buffer buffer;
   for (;;) {
     http::request_parser<http::string_body> parser;
     parser.header_limit(static_cast<std::uint32_t>(limits_.header_bytes));
     parser.body_limit(limits_.body_bytes);
-    stream.expires_after(limits_.read_timeout);
+    beast::get_lowest_layer(stream).expires_after(limits_.read_timeout);
     auto [ec, n] = co_await http::async_read(stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
     (void)n;
-    if (ec == http::error::end_of_stream || ec == asio::error::operation_aborted || ec == beast::error::timeout ||
-        ec == asio::error::eof || ec == asio::error::connection_reset) {
-      break;
-    }
+    if (connection_ended(ec)) break;
     if (ec) {
       // Oversized headers/body or malformed syntax: answer once, then close.
       http::status status = (ec == http::error::header_limit) ? http::status::request_header_fields_too_large
@@ -112,7 +155,7 @@ asio::awaitable<void> HttpServer::session(asio::ip::tcp::socket socket) {
       blank.version(11);
       blank.keep_alive(false);
       auto res = json_response(blank, status, R"({"error":")" + std::string(ec.message()) + R"("})");
-      stream.expires_after(std::chrono::seconds(5));
+      beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(5));
       co_await http::async_write(stream, res, asio::as_tuple(asio::use_awaitable));
       break;
     }
@@ -127,7 +170,7 @@ asio::awaitable<void> HttpServer::session(asio::ip::tcp::socket socket) {
     // Media bodies are large: the write time-out scales with them (at least 1 MB/s).
     std::size_t body_bytes = 0;
     if (auto* m = std::get_if<MediaResponse>(&reply)) body_bytes = m->body().length;
-    stream.expires_after(limits_.read_timeout + std::chrono::seconds(body_bytes >> 20));
+    beast::get_lowest_layer(stream).expires_after(limits_.read_timeout + std::chrono::seconds(body_bytes >> 20));
     boost::system::error_code wec;
     bool keep_alive = false;
     if (auto* r = std::get_if<HttpResponse>(&reply)) {
@@ -147,8 +190,7 @@ asio::awaitable<void> HttpServer::session(asio::ip::tcp::socket socket) {
     }
     if (wec || !keep_alive) break;
   }
-  beast::error_code ignored;
-  stream.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+  co_await close_stream(stream);
 }
 
 }  // namespace vigil::server

@@ -1,16 +1,19 @@
 #pragma once
-// HTTP front end of vigild (Boost.Beast over Asio coroutines).
+// HTTP front end of vigild (Boost.Beast over Asio coroutines), plain or HTTPS (Beast's
+// ssl_stream; the same session code for both, templated over the stream).
 // Thread: runs on the network io_context; handlers must not block (catalog work goes through
 // CatalogPool::run). Bad requests get a 4xx and the connection is closed; nothing thrown
 // escapes a session.
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <variant>
@@ -53,17 +56,27 @@ HttpResponse json_response(const HttpRequest& req, boost::beast::http::status st
 
 class HttpServer {
  public:
+  // TLS: null serves plain HTTP; else every connection is HTTPS (the handshake must finish
+  // within LIMITS.read_timeout, like a request).
   HttpServer(boost::asio::io_context& io, const boost::asio::ip::tcp::endpoint& endpoint, HttpHandler handler,
-             HttpLimits limits = {}, NetworkThreads* sessions = nullptr);
+             HttpLimits limits = {}, NetworkThreads* sessions = nullptr,
+             std::shared_ptr<boost::asio::ssl::context> tls = nullptr);
   boost::asio::ip::tcp::endpoint local_endpoint() const { return listener_.local_endpoint(); }
+  bool tls() const { return tls_ != nullptr; }
   void start() { listener_.start(); }
   void stop() { listener_.stop(); }  // open sessions end at their next read
 
  private:
+  // Accepts one connection (and its TLS handshake), then serves it.
   boost::asio::awaitable<void> session(boost::asio::ip::tcp::socket socket);
+  // Requests and answers on one connection until it ends. STREAM: beast::tcp_stream or a
+  // beast::ssl_stream over one.
+  template <class Stream>
+  boost::asio::awaitable<void> serve(Stream& stream);
 
   HttpHandler handler_;
   HttpLimits limits_;
+  std::shared_ptr<boost::asio::ssl::context> tls_;
   Listener listener_;
 };
 
