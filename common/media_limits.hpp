@@ -32,7 +32,7 @@ inline constexpr std::int64_t kMaxTimeBaseDen = 1'000'000'000;
 
 struct MediaParameters {
   std::string_view codec;  // FFmpeg's name
-  std::size_t extradata_bytes = 0;
+  std::string_view extradata;
   std::int64_t width = 0, height = 0;
   std::int64_t time_base_num = 1, time_base_den = 1'000'000;
 };
@@ -41,8 +41,11 @@ bool is_video_codec(std::string_view codec) noexcept;
 bool is_allowed_codec(std::string_view codec) noexcept;
 
 // Why P is outside the limits, naming the limit ("codec 'vp9' is not allowed (h264, hevc, …)",
-// "extradata of 70000 bytes is more than the limit of 65536"); empty when it is within them.
+// "extradata of 40000 bytes is more than the limit of 32768"); empty when it is within them.
 // Video codecs need a picture size in 1..kMaxPictureDimension; audio codecs have none (0 × 0).
+// A video codec's extradata is its parameter sets, whose structure is checked (FFmpeg's muxer
+// copies them unread into every export): none (sent in band), avcC/hvcC whose lengths hold
+// within it and name an SPS and a PPS, or Annex B NAL units with an SPS and a PPS.
 std::string media_limits_breach(const MediaParameters& p);
 
 }  // namespace vigil

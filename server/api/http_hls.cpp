@@ -130,7 +130,8 @@ boost::asio::awaitable<HttpReply> playlist(const RouteContext& ctx, const HttpRe
   // The playlist reads nothing from the disk: any size of range may be listed.
   ClipPlan plan = co_await plan_clip(ctx.catalog, ctx.disks, camera, from_us, to_us, ~0ull);
   // A playlist whose init segments the muxer would refuse is not handed to a player: 422 now.
-  co_await run_media(ctx.media, [codec = plan.codec()] { check_muxable(codec); });
+  const auto first_codec = plan.codec();
+  co_await run_media(ctx.media, [&] { check_muxable(first_codec); });
   // A range that reaches past what is durable of a segment still being written continues live:
   // the playlist grows at each reload (EVENT, or a sliding live window for a relative from=) and
   // ends (ENDLIST) once the range is all recorded.
@@ -142,7 +143,8 @@ boost::asio::awaitable<HttpReply> playlist(const RouteContext& ctx, const HttpRe
   std::vector<std::size_t> part_starts;
   for (std::int64_t part_from = plan.plan.next_from_us; part_from != 0 && part_from < to_us;) {
     plan = co_await plan_clip(ctx.catalog, ctx.disks, camera, part_from, to_us, ~0ull);
-    co_await run_media(ctx.media, [codec = plan.codec()] { check_muxable(codec); });
+    const auto part_codec = plan.codec();
+    co_await run_media(ctx.media, [&] { check_muxable(part_codec); });
     growing = plan.plan.reaches_open && to_us > plan.plan.to_us;
     auto more = cut(plan.plan.segments, part_from, to_us, kHlsTargetUs, growing, false);
     if (!more.empty()) {
@@ -195,7 +197,8 @@ boost::asio::awaitable<HttpReply> init_segment(const RouteContext& ctx, const Ht
   const std::int64_t t0 = micros(q, "t0"), t1 = micros(q, "t1");
   if (t1 <= t0 || t1 - t0 > kMaxMediaRangeUs) throw BadRequest("t1 must be after t0, at most 24 hours");
   const ClipPlan plan = co_await plan_clip(ctx.catalog, ctx.disks, camera, t0, t1, ~0ull);
-  auto init = co_await run_media(ctx.media, [codec = plan.codec(), t0] {
+  const auto codec = plan.codec();
+  auto init = co_await run_media(ctx.media, [&] {
     return std::make_shared<const std::vector<std::byte>>(media::MediaWriter::fragmented(codec, t0).take_output());
   });
   co_return media_reply(req, std::move(init), plan.etag("hls-init|" + plan.plan.codec), "video/mp4");

@@ -204,7 +204,8 @@ boost::asio::awaitable<HttpReply> export_route(const RouteContext& ctx, const Ht
       std::string(download && *download == 1 ? "attachment" : "inline") + "; filename=\"" + name + "\"";
   if (!keyframes && plan.estimated_bytes > ctx.export_memory_bytes) {
     // Once the head is sent there is no status left to give: what the muxer refuses is found now.
-    co_await run_media(ctx.media, [codec = plan.codec()] { check_muxable(codec); });
+    const auto codec = plan.codec();
+    co_await run_media(ctx.media, [&] { check_muxable(codec); });
     std::optional<ExportCache::BuildLease> lease;
     if (ctx.exports) {
       lease = ctx.exports->reserve_build(3 * stream_batch_bytes(ctx));

@@ -47,7 +47,7 @@ media::CodecInfo ClipPlan::codec() const {
   // a volume from elsewhere, never reaches FFmpeg with parameters open-record would refuse now.
   // The catalog keeps no time base (records carry microseconds): the default one is checked.
   if (auto breach = media_limits_breach(
-          {.codec = plan.codec, .extradata_bytes = plan.extradata.size(), .width = plan.width, .height = plan.height});
+          {.codec = plan.codec, .extradata = plan.extradata, .width = plan.width, .height = plan.height});
       !breach.empty()) {
     throw ApiError(ApiErrc::unprocessable, "the recording of '" + camera + "' is outside the media limits: " + breach);
   }

@@ -50,14 +50,20 @@ class MediaPool {
   MediaPool(const MediaPool&) = delete;
   MediaPool& operator=(const MediaPool&) = delete;
 
-  // FN() on a pool thread; its result back in the awaiting coroutine, on that coroutine's executor.
+  // FN() on a pool thread; its result back in the awaiting coroutine, on that coroutine's
+  // executor. FN is taken by reference (`co_await pool.run(lambda)`: the lambda lives until the
+  // full expression, the co_await, ends). FN captures by reference only: GCC 12 destroys a
+  // temporary lambda's by-value captures (a std::string) twice in a co_await expression, and a
+  // coroutine that took one by value did the same.
   template <class Fn>
-  boost::asio::awaitable<std::invoke_result_t<Fn&>> run(Fn fn) {
-    using R = std::invoke_result_t<Fn&>;
-    co_return co_await boost::asio::co_spawn(
-        pool_.get_executor(),
-        [fn = std::move(fn)]() mutable -> boost::asio::awaitable<R> { co_return with_media_errors(fn); },
-        boost::asio::use_awaitable);
+  boost::asio::awaitable<std::invoke_result_t<Fn&>> run(Fn& fn) {
+    return boost::asio::co_spawn(pool_.get_executor(), work(&fn), boost::asio::use_awaitable);
+  }
+
+  // FN() where the returned awaitable is resumed (with_media_errors).
+  template <class Fn>
+  static boost::asio::awaitable<std::invoke_result_t<Fn&>> work(Fn* fn) {
+    co_return with_media_errors(*fn);
   }
 
   // One thumbnail build in progress, until destroyed.
@@ -93,11 +99,11 @@ class MediaPool {
   boost::asio::thread_pool pool_;
 };
 
-// FN() on POOL, or in place where there is none (unit rigs).
+// FN() on POOL, or in place where there is none (unit rigs). FN: as MediaPool::run.
 template <class Fn>
-boost::asio::awaitable<std::invoke_result_t<Fn&>> run_media(MediaPool* pool, Fn fn) {
-  if (pool) co_return co_await pool->run(std::move(fn));
-  co_return with_media_errors(fn);
+boost::asio::awaitable<std::invoke_result_t<Fn&>> run_media(MediaPool* pool, Fn&& fn) {
+  if (pool) return pool->run(fn);
+  return MediaPool::work(&fn);
 }
 
 }  // namespace vigil::server

@@ -83,7 +83,7 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
   // The media trust boundary (common/media_limits.hpp): what is stored here is later handed to
   // FFmpeg by every export, HLS segment and thumbnail of it, so it is refused now, not then.
   if (auto breach = media_limits_breach({.codec = codec.codec_name(),
-                                         .extradata_bytes = codec.extradata().size(),
+                                         .extradata = codec.extradata(),
                                          .width = codec.width(),
                                          .height = codec.height(),
                                          .time_base_num = codec.time_base_num(),

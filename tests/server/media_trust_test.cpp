@@ -5,6 +5,7 @@
 // never 500, and vigild stays up and records afterwards.
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
+#include <pqxx/pqxx>
 #include <random>
 
 #include "client/wire/wire_client.hpp"
@@ -79,6 +80,8 @@ TEST_CASE("open-record outside the media limits is refused, naming the limit", "
   r = refused_open(d, "big-extradata", [](proto::CodecParameters& c) { c.set_extradata(std::string(40'000, 'x')); });
   CHECK_THAT(r.reason(), ContainsSubstring("extradata of 40000 bytes"));
   CHECK_THAT(r.reason(), ContainsSubstring("limit of 32768 bytes"));
+  r = refused_open(d, "random-extradata", [](proto::CodecParameters& c) { c.set_extradata("\x01random bytes"); });
+  CHECK_THAT(r.reason(), ContainsSubstring("extradata is not H.264 parameter sets"));
   r = refused_open(d, "no-width", [](proto::CodecParameters& c) { c.set_width(0); });
   CHECK_THAT(r.reason(), ContainsSubstring("picture size 0x360"));
   CHECK_THAT(r.reason(), ContainsSubstring("1..8192"));
@@ -101,19 +104,44 @@ TEST_CASE("open-record outside the media limits is refused, naming the limit", "
 TEST_CASE("a garbage recording: export, HLS and thumbnail answer 4xx and vigild stays up",
           "[http][media][trust][ffmpeg]") {
   test::RecordingRig rig;
-  auto& d = *rig.vigild;
   std::mt19937 rng(20);  // fixed: the same garbage every run
-  // An Annex B start code and then random bytes: no SPS or PPS in it (the muxer must build avcC).
-  auto annexb = random_bytes(rng, 300);
-  annexb[0] = annexb[1] = annexb[2] = std::byte{0};
-  annexb[3] = std::byte{1};
-  annexb[4] = std::byte{0x65};  // an IDR slice, not a parameter set
   const auto t0 = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch());
-  record_garbage(d, "garbage", std::string(reinterpret_cast<const char*>(annexb.data()), annexb.size()), rng, 60);
-  // Random bytes taken for avcC as they are (its first byte 1): the muxer copies them unread.
-  auto avcc = random_bytes(rng, 64);
-  avcc[0] = std::byte{1};
-  record_garbage(d, "garbage-avcc", std::string(reinterpret_cast<const char*>(avcc.data()), avcc.size()), rng, 60);
+  // An avcC whose structure holds (what open-record checks) around a random SPS and PPS.
+  std::string avcc = {1, 100, 0, 40, char(0xff), char(0xe1), 0, 33, 0x67};
+  for (int i = 0; i < 32; ++i) avcc += static_cast<char>(rng());
+  avcc += std::string{1, 0, 9, 0x68};
+  for (int i = 0; i < 8; ++i) avcc += static_cast<char>(rng());
+  for (const std::string camera : {"garbage", "old-garbage", "old-vp9"}) {
+    record_garbage(*rig.vigild, camera, avcc, rng, 60);
+  }
+  REQUIRE(test::eventually([&] {  // the segments closed in the catalog (the batcher's delay)
+    pqxx::connection conn(rig.catalog());
+    pqxx::work tx(conn);
+    return tx.exec1("SELECT count(*) FROM segments WHERE state = 'closed'")[0].as<long>() >= 3;
+  }));
+  {
+    // Recordings from before the limits (or a volume from elsewhere): what the catalog says of
+    // them is what open-record would refuse now — random extradata, a codec not on the list.
+    pqxx::connection conn(rig.catalog());
+    pqxx::work tx(conn);
+    const auto random = random_bytes(rng, 300);
+    tx.exec_params("UPDATE streams SET extradata = $1 WHERE camera_id = (SELECT id FROM cameras WHERE name = $2)",
+                   pqxx::binarystring(reinterpret_cast<const unsigned char*>(random.data()), random.size()),
+                   std::string("old-garbage"));
+    tx.exec_params("UPDATE streams SET codec = 'vp9' WHERE camera_id = (SELECT id FROM cameras WHERE name = $1)",
+                   std::string("old-vp9"));
+    tx.commit();
+  }
+  // Restarted: what readers see of these recordings is the catalog's (no fresh segments held).
+  rig.vigild->stop();
+  rig.vigild.reset();
+  rig.vigild =
+      std::make_unique<test::VigildProcess>(rig.dir.path() / "data",
+                                            std::vector<std::string>{"--volume", (rig.dir.path() / "vol").string(),
+                                                                     "--profile", (rig.dir.path() / "wd.json").string(),
+                                                                     "--cycle-ms", "200", "--model-check-cycles", "0"});
+  REQUIRE(rig.vigild->wait_ready());
+  auto& d = *rig.vigild;
 
   const std::string range = "from=" + at_s(t0.count() - 60) + "&to=" + at_s(t0.count() + 600);
   // Status 0: not answered (vigild went away); what it logged is shown below.
@@ -126,34 +154,40 @@ TEST_CASE("a garbage recording: export, HLS and thumbnail answer 4xx and vigild 
   };
   // Recorded and planned: the export stops being 404 once the segment is readable.
   REQUIRE(test::eventually([&] { return get("/api/v1/cameras/garbage/export.mp4?" + range).status != 404; }));
-  for (const std::string camera : {"garbage", "garbage-avcc"}) {
+  const std::int64_t from_us = (t0.count() - 60) * 1'000'000;
+  for (const std::string camera : {"garbage", "old-garbage", "old-vp9"}) {
     const std::string base = "/api/v1/cameras/" + camera + "/";
     std::vector<std::pair<std::string, test::HttpResult>> answers;
     answers.emplace_back("export", get(base + "export.mp4?" + range));
     answers.emplace_back("keyframe export", get(base + "export.mp4?keyframes=1&" + range));
     answers.emplace_back("thumbnail", get(base + "thumbnail.jpg?at=" + at_s(t0.count() + 600)));
-    auto playlist = get(base + "hls.m3u8?" + range);
-    answers.emplace_back("playlist", playlist);
+    answers.emplace_back("playlist", get(base + "hls.m3u8?" + range));
     // The playlist's segments, whether or not it was answered (HLS URLs are the server's own).
-    const std::string t = "t0=" + std::to_string(t0.count() * 1'000'000 - 60'000'000) +
-                          "&t1=" + std::to_string(t0.count() * 1'000'000 + 600'000'000);
-    answers.emplace_back("init", get(base + "hls/init.mp4?" + t));
-    answers.emplace_back("segment", get(base + "hls/seg.m4s?o=" + std::to_string(t0.count() * 1'000'000 - 60'000'000) +
-                                        "&t0=" + std::to_string(t0.count() * 1'000'000 - 60'000'000) +
-                                        "&t1=" + std::to_string(t0.count() * 1'000'000 + 540'000'000)));
+    answers.emplace_back("init", get(base + "hls/init.mp4?t0=" + std::to_string(from_us) +
+                                     "&t1=" + std::to_string(from_us + 600'000'000)));
+    answers.emplace_back("segment", get(base + "hls/seg.m4s?o=" + std::to_string(from_us) + "&t0=" +
+                                        std::to_string(from_us) + "&t1=" + std::to_string(from_us + 600'000'000)));
     for (const auto& [what, r] : answers) {
-      INFO(camera << " " << what << ": " << r.head << r.body.substr(0, 300));
-      CHECK(r.status != 500);
+      INFO(camera << " " << what << ": " << r.head << (r.status == 200 ? "" : r.body.substr(0, 300)));
       CHECK(r.status != 0);  // answered at all: vigild did not go away
-      if (camera == "garbage") {
-        // The muxer refuses the parameter sets (none there) and the decoder the picture: 422.
+      CHECK(r.status < 500);
+      if (camera != "garbage") {
+        // Checked again when read: nothing of it reaches FFmpeg.
         CHECK(r.status == 422);
-        CHECK_THAT(r.body, ContainsSubstring("cannot be processed"));
+        CHECK(r.body.find("outside the media limits") != std::string::npos);
       } else if (what == "thumbnail") {
-        CHECK(r.status == 422);  // the decoder finds no picture in random bytes
+        // Remuxing copies the recorded bytes unread (an export of garbage is garbage); decoding
+        // parses them, and the decoder finds no picture.
+        CHECK(r.status == 422);
+        CHECK(r.body.find("cannot be processed") != std::string::npos);
       }
     }
   }
+  const auto vp9 = get("/api/v1/cameras/old-vp9/export.mp4?" + range);
+  CHECK(vp9.body.find("codec 'vp9' is not allowed") != std::string::npos);
+  const auto old = get("/api/v1/cameras/old-garbage/thumbnail.jpg?at=" + at_s(t0.count() + 600));
+  CHECK(old.body.find("extradata is not H.264 parameter sets") != std::string::npos);
+
   // vigild is up and records.
   const auto out = d.output();
   INFO(out.substr(out.size() > 4000 ? out.size() - 4000 : 0));
