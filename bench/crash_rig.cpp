@@ -142,6 +142,9 @@ void KillRecorder::connect(const std::string& wire, std::uint64_t generation) {
   o->mutable_codec()->set_codec_name("h264");
   o->mutable_codec()->set_time_base_num(1);
   o->mutable_codec()->set_time_base_den(90000);
+  // A picture size within the media limits (common/media_limits.hpp); script frames are not decoded.
+  o->mutable_codec()->set_width(640);
+  o->mutable_codec()->set_height(360);
   o->set_declared_average_rate_bps(options_.declared_rate_bps);
   o->set_declared_peak_rate_bps(options_.declared_rate_bps);
   // The camera's clock: resent frames keep the time they were captured at.

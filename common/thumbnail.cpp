@@ -12,8 +12,13 @@ extern "C" {
 #include <stdexcept>
 #include <string>
 
+#include "common/media_limits.hpp"
+
 namespace vigil::media {
 namespace {
+
+// A keyframe larger than this is not decoded (the wire caps a frame at --max-frame-bytes).
+constexpr std::size_t kMaxKeyframeBytes = 64u << 20;
 
 std::string av_error(int err) {
   char buf[AV_ERROR_MAX_STRING_SIZE] = {};
@@ -41,9 +46,21 @@ void check(int err, const char* what) {
   if (err < 0) throw std::runtime_error(std::string(what) + ": " + av_error(err));
 }
 
+// The decoders a thumbnail may open: by codec id, never by a recorded name (which could name
+// any of libavcodec's decoders, each a parser of its own), and only the allow-listed video ones.
+AVCodecID decoder_id(const std::string& codec_name) {
+  if (codec_name == "h264") return AV_CODEC_ID_H264;
+  if (codec_name == "hevc") return AV_CODEC_ID_HEVC;
+  throw std::runtime_error("no thumbnail decoder for codec '" + codec_name.substr(0, 32) +
+                           "' (video: " + std::string(kVideoCodecs[0]) + ", " + std::string(kVideoCodecs[1]) + ")");
+}
+
 FramePtr decode(const CodecInfo& info, std::span<const std::byte> keyframe) {
-  const AVCodec* dec = avcodec_find_decoder_by_name(info.codec_name.c_str());
-  if (!dec) throw std::runtime_error("no decoder for codec '" + info.codec_name + "'");
+  static_assert(kVideoCodecs.size() == 2, "decoder_id names every allow-listed video codec");
+  if (info.extradata.size() > kMaxExtradataBytes) throw std::runtime_error("extradata is over the media limits");
+  if (keyframe.size() > kMaxKeyframeBytes) throw std::runtime_error("the keyframe is larger than a thumbnail decodes");
+  const AVCodec* dec = avcodec_find_decoder(decoder_id(info.codec_name));
+  if (!dec) throw std::runtime_error("no decoder for codec '" + info.codec_name + "' in this FFmpeg");
   CodecPtr ctx(avcodec_alloc_context3(dec));
   if (!ctx) throw std::runtime_error("out of memory");
   if (!info.extradata.empty()) {
@@ -53,6 +70,9 @@ FramePtr decode(const CodecInfo& info, std::span<const std::byte> keyframe) {
     ctx->extradata_size = static_cast<int>(info.extradata.size());
   }
   ctx->thread_count = 1;  // one picture: threads would only add start-up cost
+  ctx->thread_type = 0;
+  // Whatever the SPS claims, no picture larger than the media limits is allocated.
+  ctx->max_pixels = kMaxPicturePixels;
   check(avcodec_open2(ctx.get(), dec, nullptr), "opening the decoder");
   PacketPtr pkt(av_packet_alloc());
   if (!pkt) throw std::runtime_error("out of memory");
@@ -60,6 +80,7 @@ FramePtr decode(const CodecInfo& info, std::span<const std::byte> keyframe) {
   check(av_new_packet(pkt.get(), static_cast<int>(keyframe.size())), "allocating a packet");
   std::memcpy(pkt->data, keyframe.data(), keyframe.size());
   pkt->flags |= AV_PKT_FLAG_KEY;
+  // One packet and a flush: the decoder's work is bounded by the one keyframe it is given.
   check(avcodec_send_packet(ctx.get(), pkt.get()), "decoding the keyframe");
   check(avcodec_send_packet(ctx.get(), nullptr), "flushing the decoder");
   FramePtr frame(av_frame_alloc());
@@ -74,6 +95,9 @@ Bytes jpeg_of_keyframe(const CodecInfo& codec, std::span<const std::byte> keyfra
   FramePtr src = decode(codec, keyframe);
   int width = src->width, height = src->height;
   if (width <= 0 || height <= 0) throw std::runtime_error("the decoded picture has no size");
+  if (width > kMaxPictureDimension || height > kMaxPictureDimension) {
+    throw std::runtime_error("the decoded picture is larger than the media limits");
+  }
   if (max_width > 0 && width > max_width) {
     height = static_cast<int>(static_cast<long long>(height) * max_width / width);
     width = max_width;

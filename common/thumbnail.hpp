@@ -3,6 +3,9 @@
 // recorded), scaled with libswscale to at most MAX_WIDTH (aspect kept, even sizes), encoded
 // with libavcodec's MJPEG encoder. The only place Vigil decodes video: thumbnails for scrubbing
 // and search results, never on the recording path.
+// Recorded bytes are untrusted: only the allow-listed video codecs' decoders are opened (by
+// codec id), one thread, pictures of at most kMaxPicturePixels (common/media_limits.hpp), one
+// packet decoded; anything else throws.
 // Thread: any (no shared state). Errors: exceptions (std::runtime_error with libav's reason).
 #include <cstddef>
 #include <span>

@@ -17,6 +17,7 @@
 #include "server/media/export_cache.hpp"
 #include "server/media/hls_live.hpp"
 #include "server/media/hls_text.hpp"
+#include "server/media/media_pool.hpp"
 #include "server/media/mp4_export.hpp"
 #include "server/api/http_media.hpp"
 
@@ -128,6 +129,9 @@ boost::asio::awaitable<HttpReply> playlist(const RouteContext& ctx, const HttpRe
   if (to_us - from_us > kMaxMediaRangeUs) throw BadRequest("the range is longer than 24 hours: ask in parts");
   // The playlist reads nothing from the disk: any size of range may be listed.
   ClipPlan plan = co_await plan_clip(ctx.catalog, ctx.disks, camera, from_us, to_us, ~0ull);
+  // A playlist whose init segments the muxer would refuse is not handed to a player: 422 now.
+  const auto first_codec = plan.codec();
+  co_await run_media(ctx.media, [&] { check_muxable(first_codec); });
   // A range that reaches past what is durable of a segment still being written continues live:
   // the playlist grows at each reload (EVENT, or a sliding live window for a relative from=) and
   // ends (ENDLIST) once the range is all recorded.
@@ -139,6 +143,8 @@ boost::asio::awaitable<HttpReply> playlist(const RouteContext& ctx, const HttpRe
   std::vector<std::size_t> part_starts;
   for (std::int64_t part_from = plan.plan.next_from_us; part_from != 0 && part_from < to_us;) {
     plan = co_await plan_clip(ctx.catalog, ctx.disks, camera, part_from, to_us, ~0ull);
+    const auto part_codec = plan.codec();
+    co_await run_media(ctx.media, [&] { check_muxable(part_codec); });
     growing = plan.plan.reaches_open && to_us > plan.plan.to_us;
     auto more = cut(plan.plan.segments, part_from, to_us, kHlsTargetUs, growing, false);
     if (!more.empty()) {
@@ -191,8 +197,10 @@ boost::asio::awaitable<HttpReply> init_segment(const RouteContext& ctx, const Ht
   const std::int64_t t0 = micros(q, "t0"), t1 = micros(q, "t1");
   if (t1 <= t0 || t1 - t0 > kMaxMediaRangeUs) throw BadRequest("t1 must be after t0, at most 24 hours");
   const ClipPlan plan = co_await plan_clip(ctx.catalog, ctx.disks, camera, t0, t1, ~0ull);
-  auto writer = media::MediaWriter::fragmented(plan.codec(), t0);
-  auto init = std::make_shared<const std::vector<std::byte>>(writer.take_output());
+  const auto codec = plan.codec();
+  auto init = co_await run_media(ctx.media, [&] {
+    return std::make_shared<const std::vector<std::byte>>(media::MediaWriter::fragmented(codec, t0).take_output());
+  });
   co_return media_reply(req, std::move(init), plan.etag("hls-init|" + plan.plan.codec), "video/mp4");
 }
 
@@ -210,13 +218,16 @@ boost::asio::awaitable<HttpReply> media_segment(const RouteContext& ctx, const H
       lease = ctx.exports->reserve_build(2 * plan.estimated_bytes);
       if (!lease) throw ApiError(ApiErrc::unavailable, "too many segments are being built; retry shortly");
     }
+    const auto codec = plan.codec();  // 422 before anything is read, if outside the media limits
     Clip clip = co_await read_clip(ctx.disks, plan, t0, t1, false);
-    auto writer = media::MediaWriter::fragmented(plan.codec(), origin);
-    (void)writer.take_output();  // the init segment: served by init.mp4
-    write_clip(writer, clip, t0);
-    if (writer.frames() == 0) throw ApiError(ApiErrc::not_found, "nothing playable in that segment");
-    writer.flush_fragment();
-    data = std::make_shared<const std::vector<std::byte>>(writer.take_output());
+    data = co_await run_media(ctx.media, [&] {
+      auto writer = media::MediaWriter::fragmented(codec, origin);
+      (void)writer.take_output();  // the init segment: served by init.mp4
+      write_clip(writer, clip, t0);
+      if (writer.frames() == 0) throw ApiError(ApiErrc::not_found, "nothing playable in that segment");
+      writer.flush_fragment();
+      return std::make_shared<const std::vector<std::byte>>(writer.take_output());
+    });
     if (ctx.exports) ctx.exports->put(etag, data);
   }
   co_return media_reply(req, std::move(data), etag, "video/iso.segment");

@@ -11,6 +11,7 @@
 #include "catalog/camera_rows.hpp"
 #include "server/media/clip_source.hpp"
 #include "server/media/export_cache.hpp"
+#include "server/media/media_pool.hpp"
 #include "server/media/mp4_export.hpp"
 #include "server/media/mp4_stream.hpp"
 #include "server/net/http_range.hpp"
@@ -104,7 +105,7 @@ StreamedResponse streamed_export(const RouteContext& ctx, const HttpRequest& req
     std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
     std::uint64_t sent_bytes = 0;
   };
-  auto state = std::make_shared<State>(State{.mp4 = Mp4Stream(ctx.disks, plan, stream_batch_bytes(ctx)),
+  auto state = std::make_shared<State>(State{.mp4 = Mp4Stream(ctx.disks, plan, stream_batch_bytes(ctx), ctx.media),
                                              .lease = std::move(lease),
                                              .camera = plan.camera});
   res.next = [state]() -> boost::asio::awaitable<std::optional<std::vector<std::byte>>> {
@@ -209,6 +210,9 @@ boost::asio::awaitable<HttpReply> export_route(const RouteContext& ctx, const Ht
   const std::string disposition =
       std::string(download && *download == 1 ? "attachment" : "inline") + "; filename=\"" + name + "\"";
   if (!keyframes && plan.estimated_bytes > ctx.export_memory_bytes) {
+    // Once the head is sent there is no status left to give: what the muxer refuses is found now.
+    const auto codec = plan.codec();
+    co_await run_media(ctx.media, [&] { check_muxable(codec); });
     std::optional<ExportCache::BuildLease> lease;
     if (ctx.exports) {
       lease = ctx.exports->reserve_build(3 * stream_batch_bytes(ctx));
@@ -235,7 +239,9 @@ boost::asio::awaitable<HttpReply> export_route(const RouteContext& ctx, const Ht
       throw ApiError(ApiErrc::not_found,
                      "nothing playable in that range (" + std::to_string(clip.damaged_gops) + " damaged GOPs)");
     }
-    mp4 = build_mp4(plan, clip, Mp4Rendition{.keyframes_only = keyframes, .rate = rate, .reverse = reverse});
+    mp4 = co_await run_media(ctx.media, [&] {
+      return build_mp4(plan, clip, Mp4Rendition{.keyframes_only = keyframes, .rate = rate, .reverse = reverse});
+    });
     if (ctx.exports) ctx.exports->put(etag, mp4);
     log::info("export built",
               {{"camera", camera},
@@ -312,6 +318,14 @@ boost::asio::awaitable<HttpReply> thumbnail_route(const RouteContext& ctx, const
   const std::string etag = plan.etag("jpeg|" + std::to_string(width));
   auto jpeg = ctx.exports ? ctx.exports->find(etag) : nullptr;
   if (!jpeg) {
+    // A bounded number decoded at once (--thumbnail-builds): a burst of widths or cameras is
+    // answered 503 with Retry-After rather than queued without bound.
+    std::optional<MediaPool::Slot> slot;
+    if (ctx.media) {
+      slot = ctx.media->reserve_thumbnail();
+      if (!slot) throw ApiError(ApiErrc::unavailable, "too many thumbnails are being built; retry shortly");
+    }
+    const auto codec = plan.codec();  // 422 before anything is read, if outside the media limits
     Clip clip = co_await read_clip(ctx.disks, plan, *key_pts, *key_pts + 1, true);
     const storage::PlaybackGop* key = nullptr;
     for (const auto& g : clip.gops) {
@@ -321,8 +335,10 @@ boost::asio::awaitable<HttpReply> thumbnail_route(const RouteContext& ctx, const
       }
     }
     if (!key) throw ApiError(ApiErrc::not_found, "no readable keyframe at that time");
-    jpeg = std::make_shared<const std::vector<std::byte>>(
-        media::jpeg_of_keyframe(plan.codec(), key->frames.front().payload, width));
+    jpeg = co_await run_media(ctx.media, [&] {
+      return std::make_shared<const std::vector<std::byte>>(
+          media::jpeg_of_keyframe(codec, key->frames.front().payload, width));
+    });
     if (ctx.exports) ctx.exports->put(etag, jpeg);
   }
   co_return media_reply(req, std::move(jpeg), etag, "image/jpeg", fixed_time(q, "at"));

@@ -264,7 +264,10 @@ HttpHandler make_http_routes(RouteContext ctx) {
                                          {"status", static_cast<int>(answer.status)},
                                          {"error", answer.detail}});
     }
-    co_return error_response(req, answer.status, answer.message);
+    auto res = error_response(req, answer.status, answer.message);
+    // Busy (a build budget spent, the catalog slow): when to ask again.
+    if (answer.status == http::status::service_unavailable) res.set(http::field::retry_after, "1");
+    co_return res;
   };
 }
 

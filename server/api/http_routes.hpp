@@ -16,6 +16,7 @@ namespace vigil::server {
 class CatalogHealth;
 class DiskSet;
 class ExportCache;
+class MediaPool;
 class Authenticator;
 class Metrics;
 class HlsLive;
@@ -31,6 +32,7 @@ struct RouteContext {
   const CatalogHealth* health = nullptr;
   DiskSet* disks = nullptr;        // the open volumes' disks (media reads); null: none
   ExportCache* exports = nullptr;  // finished exports kept for repeated/ranged requests
+  MediaPool* media = nullptr;      // where muxing and thumbnail decoding run; null: in place (unit rigs)
   // An export of more video than this is streamed as fragmented MP4 instead of built in memory.
   std::uint64_t export_memory_bytes = 512ull << 20;
   Authenticator* auth = nullptr;     // null: no tokens checked (unit rigs)

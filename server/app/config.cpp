@@ -73,6 +73,11 @@ po::options_description server_options(ServerConfig& cfg, RawArgs& raw) {
       po::value(&cfg.export_memory_bytes)->value_name("BYTES")->default_value(cfg.export_memory_bytes),
       "an MP4 export of at most this much video is built in memory (index first, byte ranges, cached); a larger "
       "one is streamed as fragmented MP4 while it is read, in at most 3/8 of this (12 MiB) plus two GOPs")(
+      "media-threads", po::value(&cfg.media_threads)->value_name("N")->default_value(cfg.media_threads),
+      "threads that mux exports and HLS segments and decode thumbnails, apart from the network threads that "
+      "carry recordings and their acknowledgements")(
+      "thumbnail-builds", po::value(&cfg.thumbnail_builds)->value_name("N")->default_value(cfg.thumbnail_builds),
+      "thumbnails decoded at once; one more is answered 503 with Retry-After (finished ones are cached)")(
       "catalog-threads", po::value(&cfg.catalog_threads)->value_name("N")->default_value(cfg.catalog_threads),
       "threads (and PostgreSQL connections) of the catalog pool")(
       "max-connections", po::value(&cfg.max_connections)->value_name("N")->default_value(cfg.max_connections),
@@ -176,6 +181,8 @@ void check(const ServerConfig& cfg) {
   if (cfg.http_timeout_s < 1 || cfg.http_timeout_s > 3600)
     throw ConfigError("--http-timeout must be 1 to 3600 seconds");
   if (cfg.export_memory_bytes < (64u << 10)) throw ConfigError("--export-memory-bytes must be at least 64 KiB");
+  if (cfg.media_threads < 1 || cfg.media_threads > 64) throw ConfigError("--media-threads must be 1..64");
+  if (cfg.thumbnail_builds < 1 || cfg.thumbnail_builds > 1024) throw ConfigError("--thumbnail-builds must be 1..1024");
   if (cfg.segment_max_s < 1 || cfg.segment_max_s > 86400) throw ConfigError("--segment-max must be 1 to 86400 seconds");
   if (cfg.hello_timeout_s < 1 || cfg.hello_timeout_s > 3600)
     throw ConfigError("--hello-timeout must be 1 to 3600 seconds");

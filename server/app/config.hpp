@@ -30,6 +30,10 @@ struct ServerConfig {
   std::string log_level = "info";
   std::size_t max_frame_bytes = 16u << 20;
   std::size_t catalog_threads = 2;
+  // Muxing and thumbnail decoding run on this many threads, off the network threads (media_pool.hpp);
+  // at most thumbnail_builds thumbnails are decoded at once (more are answered 503).
+  unsigned media_threads = 2;
+  unsigned thumbnail_builds = 4;
   std::uint64_t export_memory_bytes = 512ull << 20;  // larger MP4 exports are streamed (fragmented MP4)
   int http_timeout_s = 15;                     // a request must arrive whole within this (slow clients are cut off)
   int segment_max_s = 600;                     // a segment closes once its frames span this long (and at its size)

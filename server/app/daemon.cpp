@@ -35,6 +35,7 @@
 #include "server/media/clip_reader.hpp"
 #include "server/media/export_cache.hpp"
 #include "server/media/hls_live.hpp"
+#include "server/media/media_pool.hpp"
 #include "server/net/http_server.hpp"
 #include "server/net/network_threads.hpp"
 #include "server/playback/playback_service.hpp"
@@ -98,6 +99,7 @@ class Daemon {
   std::unique_ptr<RetentionService> retention_;  // hands reclaim work to the IO threads
   std::optional<NetworkThreads> network_;        // sessions run here; the main io_context only accepts
   std::optional<ExportCache> exports_;
+  std::optional<MediaPool> media_;  // joined at shutdown after the network threads, before their sessions go
   std::optional<HlsLive> live_hls_;
   std::optional<WebAssets> web_;
   std::shared_ptr<asio::ssl::context> http_tls_;  // null: plain HTTP
@@ -245,6 +247,7 @@ void Daemon::start_services() {
 void Daemon::start_listeners() {
   network_.emplace(NetworkThreads::default_count());
   exports_.emplace(256u << 20);
+  media_.emplace(cfg_.media_threads, cfg_.thumbnail_builds);
   live_hls_.emplace(live_feeds_);
   // The web UI: read once now, served from memory (a missing directory is a warning, not a failure).
   web_.emplace(WebAssets::load(cfg_.web_root ? *cfg_.web_root : default_web_root()));
@@ -258,6 +261,7 @@ void Daemon::start_listeners() {
                                                                    .health = &*catalog_health_,
                                                                    .disks = have_disks ? &*disk_set_ : nullptr,
                                                                    .exports = &*exports_,
+                                                                   .media = &*media_,
                                                                    .export_memory_bytes = cfg_.export_memory_bytes,
                                                                    .auth = &*auth_,
                                                                    .metrics = &metrics_,
@@ -338,7 +342,11 @@ int Daemon::run() {
   io_.poll();
   // Open sessions end here, before the services they use; interactive reads still in flight
   // complete first (their completions are posted to the sessions' io_contexts).
-  network_->shutdown([] { ClipReader::wait_for_requests(); });
+  network_->shutdown([this] {
+    ClipReader::wait_for_requests();
+    // Media work in flight finishes while the coroutines that wait for it still exist.
+    if (media_) media_->join();
+  });
   stopper_ = {};  // joins
   if (embedded_ && !catalog_health_->status().ok) {
     // The embedded PostgreSQL does not answer: a fast shutdown would not be either. What the

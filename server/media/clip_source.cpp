@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <pqxx/pqxx>
 
+#include "common/media_limits.hpp"
 #include "server/media/clip_reader.hpp"
 #include "server/net/api_error.hpp"
 #include "server/disks/disk_set.hpp"
@@ -42,6 +43,14 @@ std::uint64_t fnv1a(const std::string& s) {
 }  // namespace
 
 media::CodecInfo ClipPlan::codec() const {
+  // The trust boundary again on the way out: a recording written before the limits existed, or
+  // a volume from elsewhere, never reaches FFmpeg with parameters open-record would refuse now.
+  // The catalog keeps no time base (records carry microseconds): the default one is checked.
+  if (auto breach = media_limits_breach(
+          {.codec = plan.codec, .extradata = plan.extradata, .width = plan.width, .height = plan.height});
+      !breach.empty()) {
+    throw ApiError(ApiErrc::unprocessable, "the recording of '" + camera + "' is outside the media limits: " + breach);
+  }
   return {.codec_name = plan.codec,
           .width = plan.width,
           .height = plan.height,

@@ -27,6 +27,8 @@ struct ClipPlan {
   catalog::PlaybackPlan plan;
   std::int64_t from_us = 0, to_us = 0;  // the request, clipped to what is recorded
   std::uint64_t estimated_bytes = 0;    // GOP bytes the range touches
+  // What the muxers and the decoder are given; ApiError 422 when the recorded parameters are
+  // outside the media limits (common/media_limits.hpp).
   media::CodecInfo codec() const;
   // Names exactly what a clip of this plan contains (segments, their lengths, the range):
   // equal tags mean equal bytes. KIND separates renditions (mp4, hls segment, jpeg).

@@ -23,6 +23,8 @@ void write_clip(media::MediaWriter& writer, const Clip& clip, std::int64_t first
   }
 }
 
+void check_muxable(const media::CodecInfo& codec) { (void)media::MediaWriter::fragmented(codec, 0).take_output(); }
+
 std::shared_ptr<const std::vector<std::byte>> build_mp4(const ClipPlan& plan, const Clip& clip,
                                                         const Mp4Rendition& rendition) {
   const double rate = rendition.rate;

@@ -27,6 +27,12 @@ struct Mp4Rendition {
 // HLS segment both need.
 void write_clip(media::MediaWriter& writer, const Clip& clip, std::int64_t first_pts_us);
 
+// Whether the muxer takes CODEC's parameters (its extradata above all): a fragmented MP4's
+// header is written and dropped. A route that answers before it muxes (a streamed export's head,
+// an HLS playlist) asks first, so recorded bytes FFmpeg refuses are a 422, not a cut stream.
+// Throws the muxer's std::runtime_error.
+void check_muxable(const media::CodecInfo& codec);
+
 // The clip's frames muxed into one MP4, index first, media time from the first frame.
 std::shared_ptr<const std::vector<std::byte>> build_mp4(const ClipPlan& plan, const Clip& clip,
                                                         const Mp4Rendition& rendition);

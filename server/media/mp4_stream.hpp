@@ -6,9 +6,10 @@
 // Memory, whatever the export's length: the reader's buffers (PlaybackStream's bound: 2 ×
 // batch_bytes plus a GOP) and the fragment made of one batch (batch_bytes plus a GOP) — at most
 // 3 × batch_bytes plus two GOPs.
-// Thread: one coroutine at a time (the session's network thread). Errors: exceptions (ApiError
-// 503 from the constructor for a volume not open here; std::system_error for a device error and
-// std::runtime_error from the muxer while streaming).
+// Thread: one coroutine at a time (the session's network thread); the muxing runs on the media
+// pool (media_pool.hpp) while it waits. Errors: exceptions (ApiError 503 from the constructor for
+// a volume not open here, 422 for parameters outside the media limits or refused by the muxer;
+// std::system_error for a device error).
 #include <boost/asio/awaitable.hpp>
 #include <cstddef>
 #include <optional>
@@ -16,6 +17,7 @@
 
 #include "common/media_writer.hpp"
 #include "server/media/clip_source.hpp"
+#include "server/media/media_pool.hpp"
 
 namespace vigil::server {
 
@@ -23,7 +25,8 @@ class Mp4Stream {
  public:
   static constexpr std::size_t kBatchBytes = 4u << 20;
 
-  Mp4Stream(DiskSet* disks, const ClipPlan& plan, std::size_t batch_bytes = kBatchBytes);
+  // POOL: where the muxing runs; null: in place.
+  Mp4Stream(DiskSet* disks, const ClipPlan& plan, std::size_t batch_bytes = kBatchBytes, MediaPool* pool = nullptr);
 
   // The next bytes of the file; nullopt once it is whole.
   boost::asio::awaitable<std::optional<std::vector<std::byte>>> next();
@@ -33,6 +36,7 @@ class Mp4Stream {
   std::uint64_t bytes_read() const noexcept { return cursor_.bytes_read(); }
 
  private:
+  MediaPool* pool_;
   media::CodecInfo codec_;
   ClipCursor cursor_;
   std::optional<media::MediaWriter> writer_;

@@ -19,6 +19,7 @@ http::status http_status(ApiErrc code) noexcept {
     case ApiErrc::payload_too_large: return http::status::payload_too_large;
     case ApiErrc::unsupported_media_type: return http::status::unsupported_media_type;
     case ApiErrc::range_not_satisfiable: return http::status::range_not_satisfiable;
+    case ApiErrc::unprocessable: return http::status::unprocessable_entity;
     case ApiErrc::unavailable: return http::status::service_unavailable;
   }
   return http::status::internal_server_error;

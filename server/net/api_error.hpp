@@ -25,7 +25,8 @@ enum class ApiErrc {
   payload_too_large,
   unsupported_media_type,
   range_not_satisfiable,
-  unavailable,  // a dependency is busy or down, or the resource is not ready yet: retry
+  unprocessable,  // well-formed, but what it names cannot be processed (recorded media outside the limits)
+  unavailable,    // a dependency is busy or down, or the resource is not ready yet: retry
 };
 
 class ApiError : public std::runtime_error {

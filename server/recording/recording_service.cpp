@@ -7,6 +7,7 @@
 #include <pqxx/pqxx>
 
 #include "common/log.hpp"
+#include "common/media_limits.hpp"
 #include "catalog/profiles.hpp"
 #include "catalog/pending_rows.hpp"
 #include "catalog/recording_rows.hpp"
@@ -78,6 +79,17 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
   if (req.stream_name().empty() || codec.codec_name().empty() || codec.time_base_num() <= 0 ||
       codec.time_base_den() <= 0) {
     co_return refuse(proto::REFUSE_REASON_INVALID_REQUEST, "open-record needs a stream name, a codec and a time base");
+  }
+  // The media trust boundary (common/media_limits.hpp): what is stored here is later handed to
+  // FFmpeg by every export, HLS segment and thumbnail of it, so it is refused now, not then.
+  if (auto breach = media_limits_breach({.codec = codec.codec_name(),
+                                         .extradata = codec.extradata(),
+                                         .width = codec.width(),
+                                         .height = codec.height(),
+                                         .time_base_num = codec.time_base_num(),
+                                         .time_base_den = codec.time_base_den()});
+      !breach.empty()) {
+    co_return refuse(proto::REFUSE_REASON_INVALID_REQUEST, "open-record refused: " + breach);
   }
   const std::uint64_t peak_bps =
       req.declared_peak_rate_bps() ? req.declared_peak_rate_bps() : req.declared_average_rate_bps();

@@ -16,6 +16,9 @@ proto::Envelope open_record(const std::string& name, std::uint64_t rate_bps) {
   o->mutable_codec()->set_codec_name("h264");
   o->mutable_codec()->set_time_base_num(1);
   o->mutable_codec()->set_time_base_den(90000);
+  // A picture size within the media limits (common/media_limits.hpp); script frames are not decoded.
+  o->mutable_codec()->set_width(640);
+  o->mutable_codec()->set_height(360);
   o->set_declared_average_rate_bps(rate_bps);
   o->set_declared_peak_rate_bps(rate_bps);
   return e;
