@@ -72,6 +72,11 @@ asio::awaitable<boost::system::error_code> write_streamed(beast::tcp_stream& str
 
 }  // namespace
 
+void apply_limits(HttpRequestParser& parser, const HttpLimits& limits) {
+  parser.header_limit(static_cast<std::uint32_t>(limits.header_bytes));
+  parser.body_limit(limits.body_bytes);
+}
+
 HttpServer::HttpServer(asio::io_context& io, const asio::ip::tcp::endpoint& endpoint, HttpHandler handler,
                        HttpLimits limits, NetworkThreads* sessions)
     : handler_(std::move(handler)),
@@ -83,9 +88,8 @@ asio::awaitable<void> HttpServer::session(asio::ip::tcp::socket socket) {
   beast::tcp_stream stream(std::move(socket));
   beast::flat_buffer buffer;
   for (;;) {
-    http::request_parser<http::string_body> parser;
-    parser.header_limit(static_cast<std::uint32_t>(limits_.header_bytes));
-    parser.body_limit(limits_.body_bytes);
+    HttpRequestParser parser;
+    apply_limits(parser, limits_);
     stream.expires_after(limits_.read_timeout);
     auto [ec, n] = co_await http::async_read(stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
     (void)n;

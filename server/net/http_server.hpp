@@ -7,6 +7,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/http/message.hpp>
+#include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <chrono>
@@ -42,6 +43,11 @@ struct HttpLimits {
   std::size_t body_bytes = 1024 * 1024;
   std::chrono::seconds read_timeout{15};  // whole request; slow clients are cut off
 };
+
+// The parser of one request as every session configures it (LIMITS' header and body sizes);
+// the HTTP fuzz target (tests/fuzz/http_request_fuzz.cpp) parses with the same one.
+using HttpRequestParser = boost::beast::http::request_parser<boost::beast::http::string_body>;
+void apply_limits(HttpRequestParser& parser, const HttpLimits& limits);
 
 // REQ's path for a log line: without its query string (it may carry ?access_token=), at most
 // 200 characters.
