@@ -42,6 +42,8 @@ void check(int err, const char* what) {
 }
 
 FramePtr decode(const CodecInfo& info, std::span<const std::byte> keyframe) {
+  // A recorded frame of no bytes: nothing to decode (and no bytes to copy into a packet).
+  if (keyframe.empty()) throw std::runtime_error("the keyframe is empty");
   const AVCodec* dec = avcodec_find_decoder_by_name(info.codec_name.c_str());
   if (!dec) throw std::runtime_error("no decoder for codec '" + info.codec_name + "'");
   CodecPtr ctx(avcodec_alloc_context3(dec));
