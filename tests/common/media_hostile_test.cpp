@@ -12,6 +12,9 @@ using vigil::media::CodecInfo;
 TEST_CASE("a thumbnail of an empty keyframe is refused with an error", "[media][fuzz]") {
   // tests/fuzz/regressions/thumbnail/empty_keyframe: a recorder may store a packet of no bytes;
   // copying its (null) data into the decoder's packet was undefined behaviour.
-  const CodecInfo codec{.codec_name = "h264", .width = 64, .height = 48};
+  CodecInfo codec;
+  codec.codec_name = "h264";
+  codec.width = 64;
+  codec.height = 48;
   REQUIRE_THROWS_AS(vigil::media::jpeg_of_keyframe(codec, {}, 32), std::runtime_error);
 }
