@@ -56,6 +56,8 @@ AVCodecID decoder_id(const std::string& codec_name) {
 }
 
 FramePtr decode(const CodecInfo& info, std::span<const std::byte> keyframe) {
+  // A recorded frame of no bytes: nothing to decode (and no bytes to copy into a packet).
+  if (keyframe.empty()) throw std::runtime_error("the keyframe is empty");
   static_assert(kVideoCodecs.size() == 2, "decoder_id names every allow-listed video codec");
   if (info.extradata.size() > kMaxExtradataBytes) throw std::runtime_error("extradata is over the media limits");
   if (keyframe.size() > kMaxKeyframeBytes) throw std::runtime_error("the keyframe is larger than a thumbnail decodes");

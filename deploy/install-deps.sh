@@ -15,6 +15,8 @@ packages=(
   gnuplot-nox
   # deploy/format-check.sh (run by deploy/test.sh) checks the tree against .clang-format.
   clang-format
+  # deploy/fuzz.sh (run by deploy/test.sh): the libFuzzer targets build with clang-14 and its runtimes.
+  clang-14 libclang-rt-14-dev
   # The web UI's end-to-end test drives Debian's Chromium (headless) through playwright-core.
   chromium
   # Test peers: a real RTSP camera (GStreamer's RTSP server, run with Debian's /usr/bin/python3).

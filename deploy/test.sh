@@ -4,7 +4,9 @@
 #      real vigild processes, loopback sockets);
 #   2. an AddressSanitizer + UndefinedBehaviorSanitizer build running the unit tests and the
 #      sanitized daemon test (an ASan-built vigild stopped with SIGTERM mid-recording);
-#   3. the format check (deploy/format-check.sh, .clang-format), last so a formatting slip
+#   3. the fuzz lane (deploy/fuzz.sh, docs/fuzzing.md): every libFuzzer target for ~15 s from its
+#      seeds and saved regressions, failing on any crash;
+#   4. the format check (deploy/format-check.sh, .clang-format), last so a formatting slip
 #      never hides a test result.
 # Exit status is non-zero if anything fails. A failed test is not run again: a test that
 # passes only on a second try is a bug to fix, not to hide.
@@ -16,6 +18,8 @@ echo "== default build: all tests =="
 cmake --workflow --preset default
 echo "== ASan+UBSan build: unit tests and the sanitized daemon =="
 cmake --workflow --preset asan
+echo "== fuzz: every libFuzzer target for a bounded time =="
+bash deploy/fuzz.sh
 echo "== format check =="
 bash deploy/format-check.sh
 echo "test: all passed in $(( $(date +%s) - start )) s"

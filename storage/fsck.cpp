@@ -40,7 +40,8 @@ Result<FsckReport> check_volume(Volume& volume) noexcept {
   for (const auto& [id, uses] : volume.segments()) {
     ++report.segments;
     const std::uint64_t stream = uses.front().header.stream_id;
-    auto problem = [&](ProblemKind kind, std::uint64_t logical) {
+    // Named captures: clang before 16 cannot capture structured bindings (the fuzz build's clang-14).
+    auto problem = [&, id = id, &uses = uses](ProblemKind kind, std::uint64_t logical) {
       const std::uint64_t ordinal = std::min<std::uint64_t>(logical / extent_bytes, uses.size() - 1);
       report.problems.push_back(
           {kind, id, stream, logical, volume.extent_offset(uses[ordinal].extent) + logical % extent_bytes});

@@ -173,7 +173,10 @@ std::optional<ScannedRecord> RecordScanner::next() noexcept {
       stop_ = ScanStop::wrong_stream;
       break;
     }
-    if (next_sequence_ && h.sequence != *next_sequence_) {
+    // The largest sequence has no successor: taking it would wrap the next expected one to 0,
+    // and recovery would then adopt stale records of any lower sequence. Sequences start at 1
+    // and grow by one per frame, so only damage can hold it (found by tests/fuzz).
+    if ((next_sequence_ && h.sequence != *next_sequence_) || h.sequence == std::numeric_limits<std::uint64_t>::max()) {
       stop_ = ScanStop::sequence_break;
       break;
     }

@@ -105,6 +105,11 @@ bool connection_ended(const beast::error_code& ec) {
 
 }  // namespace
 
+void apply_limits(HttpRequestParser& parser, const HttpLimits& limits) {
+  parser.header_limit(static_cast<std::uint32_t>(limits.header_bytes));
+  parser.body_limit(limits.body_bytes);
+}
+
 HttpServer::HttpServer(asio::io_context& io, const asio::ip::tcp::endpoint& endpoint, HttpHandler handler,
                        HttpLimits limits, NetworkThreads* sessions, std::shared_ptr<asio::ssl::context> tls)
     : handler_(std::move(handler)),
@@ -139,9 +144,8 @@ template <class Stream>
 asio::awaitable<void> HttpServer::serve(Stream& stream) {
   beast::flat_buffer buffer;
   for (;;) {
-    http::request_parser<http::string_body> parser;
-    parser.header_limit(static_cast<std::uint32_t>(limits_.header_bytes));
-    parser.body_limit(limits_.body_bytes);
+    HttpRequestParser parser;
+    apply_limits(parser, limits_);
     beast::get_lowest_layer(stream).expires_after(limits_.read_timeout);
     auto [ec, n] = co_await http::async_read(stream, buffer, parser, asio::as_tuple(asio::use_awaitable));
     (void)n;

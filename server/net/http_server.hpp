@@ -9,6 +9,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
 #include <boost/beast/http/message.hpp>
+#include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <chrono>
@@ -46,6 +47,11 @@ struct HttpLimits {
   std::chrono::seconds read_timeout{15};  // whole request; slow clients are cut off
   ConnectionLimits connections;           // over them: 503 and closed
 };
+
+// The parser of one request as every session configures it (LIMITS' header and body sizes);
+// the HTTP fuzz target (tests/fuzz/http_request_fuzz.cpp) parses with the same one.
+using HttpRequestParser = boost::beast::http::request_parser<boost::beast::http::string_body>;
+void apply_limits(HttpRequestParser& parser, const HttpLimits& limits);
 
 // REQ's path for a log line: without its query string (it may carry ?access_token=), at most
 // 200 characters.

@@ -22,6 +22,7 @@
 #include "proto/frame_codec.hpp"
 #include "proto/vigil.pb.h"
 #include "server/core/auth.hpp"
+#include "server/wire/hello_gate.hpp"
 #include "server/wire/playback_channel.hpp"
 #include "server/wire/recording_channel.hpp"
 
@@ -37,51 +38,6 @@ constexpr std::size_t kReadBytes = 128 * 1024;  // a 100 ms burst of a 4-8 Mbit/
 // Before hello: a hello is small, and thousands of connections that never say it must cost little
 // memory each (the decoder's buffer grows by reads of this size, up to one pre-hello frame).
 constexpr std::size_t kHelloReadBytes = 4 * 1024;
-
-// What the session answers to a frame no channel took. Requests this server cannot serve (no
-// volume) get an UNSUPPORTED error and the session stays open, so a client can tell "not here"
-// from "broken".
-struct Reply {
-  proto::Envelope msg;
-  bool close = false;
-};
-
-Reply hello_reply(const proto::Hello& hello, std::uint64_t session_id, const WireOptions& options) {
-  if (hello.protocol_version() != proto::kProtocolVersion) {
-    return {proto::make_error(errc::unsupported, "protocol version " + std::to_string(hello.protocol_version()) +
-                                                     " not supported; this server speaks " +
-                                                     std::to_string(proto::kProtocolVersion)),
-            true};
-  }
-  Reply r;
-  auto* hr = r.msg.mutable_hello_reply();
-  hr->set_server_version(VIGIL_VERSION);
-  hr->set_protocol_version(proto::kProtocolVersion);
-  hr->set_max_frame_bytes(options.max_payload_bytes);
-  hr->set_session_id(session_id);
-  return r;
-}
-
-Reply other_request(const proto::Envelope& msg) {
-  switch (msg.body_case()) {
-    case proto::Envelope::kPing: {
-      Reply r;
-      r.msg.mutable_pong()->set_nonce(msg.ping().nonce());
-      return r;
-    }
-    case proto::Envelope::kHello:
-      return {proto::make_error(errc::invalid_argument, "hello was already received on this connection"), false};
-    case proto::Envelope::kOpenRecord:
-    case proto::Envelope::kMediaPacket:
-      return {proto::make_error(errc::unsupported, "this server has no volume to record on"), false};
-    case proto::Envelope::kOpenPlayback:
-    case proto::Envelope::kControl:
-      return {proto::make_error(errc::unsupported, "this server has no volume to play from"), false};
-    case proto::Envelope::kQueryRequest:
-      return {proto::make_error(errc::unsupported, "this server does not answer queries yet"), false};
-    default: return {proto::make_error(errc::invalid_argument, "message is not a client request"), false};
-  }
-}
 
 // The one place a wire request's token is checked against what it asks (the hello only proved
 // the token valid): the Error to answer, or nullopt if GRANT allows it. Packets, controls and
@@ -426,15 +382,8 @@ template <class Stream>
 asio::awaitable<bool> WireSession<Stream>::dispatch(const proto::Frame& frame, bool& clean_end) {
   const auto& msg = frame.msg;
   if (!said_hello_) {
-    if (!msg.has_hello()) {
-      queue(proto::make_error(errc::unauthenticated, "the first message must be hello"));
-      co_return false;
-    }
-    if (options_.auth && msg.hello().protocol_version() == proto::kProtocolVersion &&
-        !co_await authenticate(msg.hello())) {
-      co_return false;
-    }
-    auto reply = hello_reply(msg.hello(), id_, options_);
+    if (options_.auth && hello_needs_token(msg) && !co_await authenticate(msg.hello())) co_return false;
+    auto reply = first_message_reply(msg, id_, options_.max_payload_bytes);
     said_hello_ = !reply.close;
     if (said_hello_) decoder_.set_limits(proto::FrameLimits{.max_payload_bytes = options_.max_payload_bytes});
     queue(reply.msg);

@@ -4,6 +4,7 @@
 #include <catch2/generators/catch_generators.hpp>
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -180,6 +181,20 @@ TEST_CASE("the scanner stops at a sequence break and at another stream's records
     CHECK_FALSE(s.next().has_value());
     CHECK(s.stop() == ScanStop::wrong_stream);
   }
+}
+
+TEST_CASE("a record of the largest sequence is never taken, so the expected sequence cannot wrap", "[format][record]") {
+  // tests/fuzz/regressions/segment_recovery/sequence_wrap: a record of sequence 2^64-1 made the
+  // scanner expect 0 next, and recovery then resynchronised on a stale record of a lower sequence.
+  std::mt19937 rng(5);
+  auto frames = make_frames(2, std::numeric_limits<std::uint64_t>::max(), rng);
+  frames[1].header.sequence = 30;  // what follows: a stale record of an earlier use of the extent
+  AlignedBuffer buf(8 * kBlock);
+  const std::size_t n = build(buf, frames);
+  RecordScanner s(buf.span().first(n), kBlock, 7);
+  CHECK_FALSE(s.next().has_value());
+  CHECK(s.stop() == ScanStop::sequence_break);
+  CHECK(s.valid_end() == 0);
 }
 
 TEST_CASE("a record cut off by the end of the span is reported as truncated", "[format][record]") {
