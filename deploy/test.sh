@@ -2,11 +2,15 @@
 # Quick start, the tests: install dependencies if missing, build, and run every test:
 #   1. the default build (warnings as errors): unit + integration tests (real PostgreSQL,
 #      real vigild processes, loopback sockets);
-#   2. an AddressSanitizer + UndefinedBehaviorSanitizer build running the unit tests and the
-#      sanitized daemon test (an ASan-built vigild stopped with SIGTERM mid-recording);
-#   3. the fuzz lane (deploy/fuzz.sh, docs/fuzzing.md): every libFuzzer target for ~15 s from its
+#   2. an AddressSanitizer + UndefinedBehaviorSanitizer build running the unit tests, the
+#      sanitized daemon test (an ASan-built vigild stopped with SIGTERM mid-recording) and the
+#      integration tests of hostile input, faults, recording, playback and media against that
+#      ASan-built vigild;
+#   3. a ThreadSanitizer build running the storage and server unit tests and the sanitized daemon
+#      test (a TSan-built vigild with recorders on several network threads);
+#   4. the fuzz lane (deploy/fuzz.sh, docs/fuzzing.md): every libFuzzer target for ~15 s from its
 #      seeds and saved regressions, failing on any crash;
-#   4. the format check (deploy/format-check.sh, .clang-format), last so a formatting slip
+#   5. the format check (deploy/format-check.sh, .clang-format), last so a formatting slip
 #      never hides a test result.
 # Exit status is non-zero if anything fails. A failed test is not run again: a test that
 # passes only on a second try is a bug to fix, not to hide.
@@ -16,8 +20,10 @@ start=$(date +%s)
 if [ "$(id -u)" -eq 0 ]; then bash deploy/install-deps.sh; fi
 echo "== default build: all tests =="
 cmake --workflow --preset default
-echo "== ASan+UBSan build: unit tests and the sanitized daemon =="
+echo "== ASan+UBSan build: unit tests, the sanitized daemon and integration tests against it =="
 cmake --workflow --preset asan
+echo "== ThreadSanitizer build: storage and server unit tests and the sanitized daemon =="
+cmake --workflow --preset tsan
 echo "== fuzz: every libFuzzer target for a bounded time =="
 bash deploy/fuzz.sh
 echo "== format check =="
