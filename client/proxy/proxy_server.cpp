@@ -9,6 +9,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/http/span_body.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
+#include <fcntl.h>
 #include <iostream>
 
 namespace asio = boost::asio;
@@ -63,7 +64,18 @@ ProxyServer::ProxyServer(asio::io_context& io, const asio::ip::tcp::endpoint& en
       access_log_(access_log),
       tls_(std::move(tls)) {}
 
-void ProxyServer::start() { asio::co_spawn(io_, accept_loop(), asio::detached); }
+// Close-on-exec, like every descriptor vigild opens (docs/least-privilege.md): Asio's accept does
+// not set it, and a child started later (an FFmpeg helper, say) must not inherit viewers'
+// connections.
+static void set_cloexec(int fd) {
+  const int flags = ::fcntl(fd, F_GETFD);
+  if (flags >= 0) ::fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+}
+
+void ProxyServer::start() {
+  set_cloexec(acceptor_.native_handle());
+  asio::co_spawn(io_, accept_loop(), asio::detached);
+}
 
 void ProxyServer::stop() {
   boost::system::error_code ignored;
@@ -75,6 +87,7 @@ asio::awaitable<void> ProxyServer::accept_loop() {
     auto [ec, socket] = co_await acceptor_.async_accept(asio::as_tuple(asio::use_awaitable));
     if (ec == asio::error::operation_aborted || !acceptor_.is_open()) break;
     if (ec) continue;  // e.g. out of descriptors for a moment: keep serving the others
+    set_cloexec(socket.native_handle());
     asio::co_spawn(io_, session(std::move(socket)), asio::detached);
   }
 }
