@@ -12,6 +12,8 @@
 #include <fcntl.h>
 #include <iostream>
 
+#include "common/stream_close.hpp"
+
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
@@ -38,20 +40,6 @@ struct Gauge {  // viewers connected, for the life of a session
   Gauge& operator=(const Gauge&) = delete;
   ProxyMetrics& m_;
 };
-
-// The end of a viewer's connection; an HTTPS one says close_notify first (bounded).
-asio::awaitable<void> close_stream(beast::tcp_stream& stream) {
-  beast::error_code ignored;
-  stream.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
-  co_return;
-}
-
-asio::awaitable<void> close_stream(beast::ssl_stream<beast::tcp_stream>& stream) {
-  beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(2));
-  co_await stream.async_shutdown(asio::as_tuple(asio::use_awaitable));
-  beast::error_code ignored;
-  beast::get_lowest_layer(stream).socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
-}
 
 }  // namespace
 

@@ -10,6 +10,7 @@
 #include <boost/beast/ssl/ssl_stream.hpp>
 
 #include "common/log.hpp"
+#include "common/stream_close.hpp"
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
@@ -79,21 +80,6 @@ std::string refusal_503(const std::string& why) {
          "\r\nContent-Type: application/json\r\nCache-Control: no-store\r\nRetry-After: 1\r\n"
          "Connection: close\r\nContent-Length: " +
          std::to_string(body.size()) + "\r\n\r\n" + body;
-}
-
-// The end of a connection: a plain one is shut down; an HTTPS one says close_notify first
-// (bounded: a peer that does not answer it is not waited for).
-asio::awaitable<void> close_stream(beast::tcp_stream& stream) {
-  beast::error_code ignored;
-  stream.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
-  co_return;
-}
-
-asio::awaitable<void> close_stream(beast::ssl_stream<beast::tcp_stream>& stream) {
-  beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(2));
-  co_await stream.async_shutdown(asio::as_tuple(asio::use_awaitable));
-  beast::error_code ignored;
-  beast::get_lowest_layer(stream).socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
 }
 
 // A read that ended because the peer went away or was too slow: no answer is due.
