@@ -239,13 +239,16 @@ boost::asio::awaitable<std::shared_ptr<HlsLiveChannel>> live_channel(const Route
                                                                      bool wait_for_segment) {
   auto ch = ctx.live ? ctx.live->channel(camera) : nullptr;
   if (!ch) throw ApiError(ApiErrc::not_found, "camera '" + camera + "' is not recording now");
+  // Draining the tap muxes its frames: media work, on the media pool like every other mux. A
+  // named lambda, not a temporary: see MediaPool::run.
+  auto pump = [&] { return ch->pump(); };
   if (!wait_for_segment) {
-    ch->pump();
+    co_await run_media(ctx.media, pump);
     co_return ch;
   }
   boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);
   const auto deadline = std::chrono::steady_clock::now() + kLiveFirstSegmentWait;
-  while (!ch->pump()) {
+  while (!(co_await run_media(ctx.media, pump))) {
     if (std::chrono::steady_clock::now() >= deadline) {
       throw ApiError(ApiErrc::unavailable, "no complete segment yet (no keyframe from the camera); retry");
     }

@@ -10,8 +10,9 @@
 // frames up to a keyframe, counted by the tap, never slowing the recording). A channel nobody
 // asked for in kLiveIdle is closed; when the recording ends the playlist gets EXT-X-ENDLIST.
 // Memory per watched camera: the window (kLiveWindow × target × rate) plus the tap's bound.
-// Thread: any network thread (one mutex per channel, one for the map). Errors: exceptions
-// (std::runtime_error from the muxer).
+// Thread: any thread (one mutex per channel, one for the map); the HLS routes call pump(), the
+// muxing, on the media pool (media_pool.hpp). Errors: exceptions (std::runtime_error from the
+// muxer).
 #include <chrono>
 #include <cstdint>
 #include <deque>
