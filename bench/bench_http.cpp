@@ -44,8 +44,22 @@ HttpTiming BenchHttp::get(const std::string& target) {
   }
 }
 
-HttpTiming BenchHttp::exchange(const std::string& target) {
-  http::request<http::empty_body> req{http::verb::get, target, 11};
+HttpTiming BenchHttp::send(const std::string& method, const std::string& target, const std::string& json_body) {
+  try {
+    return exchange(target, method, json_body);
+  } catch (const boost::system::system_error&) {
+    connect();
+    return exchange(target, method, json_body);
+  }
+}
+
+HttpTiming BenchHttp::exchange(const std::string& target, const std::string& method, const std::string& json_body) {
+  http::request<http::string_body> req{http::string_to_verb(method), target, 11};
+  if (!json_body.empty()) {
+    req.set(http::field::content_type, "application/json");
+    req.body() = json_body;
+  }
+  req.prepare_payload();
   req.set(http::field::host, host_);
   req.set(http::field::user_agent, "vigil-bench");
   if (!token_.empty()) req.set(http::field::authorization, "Bearer " + token_);

@@ -27,9 +27,11 @@ class BenchHttp {
 
   // GET TARGET on the kept-alive connection (reconnecting once if vigild closed it).
   HttpTiming get(const std::string& target);
+  // METHOD ("POST", "DELETE", ...) TARGET with JSON_BODY (none if empty), the same way.
+  HttpTiming send(const std::string& method, const std::string& target, const std::string& json_body = {});
 
  private:
-  HttpTiming exchange(const std::string& target);
+  HttpTiming exchange(const std::string& target, const std::string& method = "GET", const std::string& json_body = {});
   void connect();
 
   std::string host_, port_, token_;

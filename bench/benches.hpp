@@ -13,5 +13,6 @@ BenchReport query_bench(const BenchOptions& options);        // bench/query_benc
 BenchReport export_bench(const BenchOptions& options);       // bench/export_bench.cpp
 BenchReport crash_bench(const BenchOptions& options);        // bench/crash_bench.cpp
 BenchReport freshness_bench(const BenchOptions& options);    // bench/freshness_bench.cpp
+BenchReport rtsp_bench(const BenchOptions& options);         // bench/rtsp_bench.cpp
 
 }  // namespace vigil::bench

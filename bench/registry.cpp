@@ -22,6 +22,9 @@ const std::map<std::string, BenchEntry>& registry() {
         freshness_bench}},
       {"interactive",
        {"64 KiB interactive reads under admitted recording load vs page-cache writers", interactive_bench}},
+      {"rtsp",
+       {"K simulated RTSP cameras pulled by vigild vs MediaMTX: CPU per Gbit/s, memory per camera, add latency, gaps",
+        rtsp_bench}},
   };
   return table;
 }
