@@ -9,6 +9,8 @@
 // or ingest workers, whatever they are) per Gbit/s stored, and their proportional memory above
 // the idle server per camera; every gap in Vigil's timeline with its reason; the time until all
 // K are removed and nothing records. The farm's own CPU is measured separately.
+#include <unistd.h>
+
 #include <boost/json.hpp>
 #include <algorithm>
 #include <chrono>
@@ -58,6 +60,8 @@ struct SideResult {
   double removal_s = -1;  // -1: not all removed within the time-out
   int gaps = 0, gaps_at_removal = 0;
   std::map<std::string, int> gap_reasons;
+  std::size_t deadline_misses = 0;  // vigild's log: cycles whose IO finished late (no loss by itself)
+  std::string kept_logs;            // where vigild's logs were kept when something went wrong
   double cores_per_gbit() const { return gbit_s > 0 ? cpu_cores / gbit_s : 0; }
   double memory_per_camera_mb() const { return added ? (pss_loaded_bytes - pss_idle_bytes) / added / 1e6 : 0; }
 };
@@ -241,7 +245,17 @@ SideResult run_vigil(const RtspOptions& o, const CameraFarm& farm, const fs::pat
     sleep_s(0.1);
   }
   r.gaps_at_removal = count_gaps(nullptr) - r.gaps;
+  r.deadline_misses = count_lines(dir / "vigild.log", "msg=\"deadline missed\"");
   progress.update(0.5);
+  if (r.gaps || r.gaps_at_removal || r.removal_s < 0 || static_cast<int>(r.first_stored_s.size()) < o.cameras) {
+    // The story is in vigild's log and its recorders': keep them past the clean-up.
+    const fs::path kept = o.dir_base / ("vigil-bench-rtsp-" + std::to_string(::getpid()) + "-logs");
+    std::error_code ec;
+    fs::create_directories(kept, ec);
+    fs::copy_file(dir / "vigild.log", kept / "vigild.log", fs::copy_options::overwrite_existing, ec);
+    fs::copy(dir / "data" / "log", kept, fs::copy_options::overwrite_existing, ec);
+    if (!ec) r.kept_logs = kept.string();
+  }
   return r;
 }
 
@@ -372,10 +386,12 @@ BenchReport rtsp_bench(const BenchOptions& options) {
     reasons += (reasons.empty() ? "" : ", ") + reason + " " + std::to_string(n);
   r.notes.push_back("Vigil gaps while recording: " + std::to_string(vigil.gaps) +
                     (reasons.empty() ? "" : " (" + reasons + ")") +
-                    "; added at removal: " + std::to_string(vigil.gaps_at_removal));
+                    "; added at removal: " + std::to_string(vigil.gaps_at_removal) + "; vigild logged " +
+                    std::to_string(vigil.deadline_misses) + " deadline misses");
   if (static_cast<int>(vigil.first_stored_s.size()) < o.cameras)
     r.notes.push_back("only " + std::to_string(vigil.first_stored_s.size()) + " of " + std::to_string(o.cameras) +
                       " cameras stored a packet within " + std::to_string(static_cast<int>(o.start_timeout_s)) + " s");
+  if (!vigil.kept_logs.empty()) r.notes.push_back("vigild's and its recorders' logs: " + vigil.kept_logs);
   if (vigil.removal_s < 0 || (peer && p.removal_s < 0))
     r.notes.push_back("removal did not finish within the time-out (-1)");
   r.notes.push_back(
