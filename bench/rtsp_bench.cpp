@@ -113,6 +113,8 @@ RtspOptions parse(const BenchOptions& options) {
                                   "--mediamtx PATH --no-peer --model-check-cycles N)");
   }
   if (o.cameras < 1) throw std::invalid_argument("--cameras must be at least 1");
+  // Removal that takes a second per camera (one recorder stopped after another) is measured, not cut.
+  o.removal_timeout_s = std::max(o.removal_timeout_s, 2.0 * o.cameras);
   if (!o.mediamtx.empty() && !find_mediamtx(o.mediamtx)) {
     throw std::invalid_argument("--mediamtx " + o.mediamtx + ": not an executable");
   }
