@@ -163,9 +163,18 @@ SideResult run_vigil(const RtspOptions& o, const CameraFarm& farm, const fs::pat
   // Every camera's stream keeps its segments for the whole run (no retention): room for the
   // run at the clip's rate plus two extents each.
   const std::uint64_t extent = 16ull << 20;
-  const double run_s = o.start_timeout_s + o.warmup_s + o.window_s + o.removal_timeout_s;
+  // Recording lasts the start-up, the warm-up, the window and the removal; start-up and removal
+  // each took up to about a second per camera (issue 21). The volume file is allocated in full:
+  // refuse a run the disk cannot hold rather than fill a shared machine's disk.
+  const double run_s = 30 + o.warmup_s + o.window_s + 1.0 * o.cameras;
   const auto volume_bytes = std::max<std::uint64_t>(
       1ull << 30, static_cast<std::uint64_t>(o.cameras * (2.0 * extent + stream_bps / 8 * run_s)) + 8 * extent);
+  const auto free_bytes = fs::space(dir).available;
+  if (free_bytes < volume_bytes + (2ull << 30)) {
+    throw std::runtime_error("the volume file for " + std::to_string(o.cameras) + " cameras needs " +
+                             std::to_string(volume_bytes >> 20) + " MiB and 2 GiB spare; " + dir.string() + " has " +
+                             std::to_string(free_bytes >> 20) + " MiB free (--dir elsewhere, or fewer --cameras)");
+  }
   std::vector<std::string> args{"--volume",       (dir / "vol").string(), "--volume-size", std::to_string(volume_bytes),
                                 "--extent-bytes", std::to_string(extent), "--profile",     profile.string()};
   if (o.model_check_cycles) {
