@@ -59,7 +59,7 @@ struct SideResult {
   double farm_cores = 0;
   double removal_s = -1;  // -1: not all removed within the time-out
   int gaps = 0, gaps_at_removal = 0;
-  std::map<std::string, int> gap_reasons;
+  std::map<std::string, int> gap_reasons, removal_gap_reasons;
   std::size_t deadline_misses = 0;  // vigild's log: cycles whose IO finished late (no loss by itself)
   std::string kept_logs;            // where vigild's logs were kept when something went wrong
   double cores_per_gbit() const { return gbit_s > 0 ? cpu_cores / gbit_s : 0; }
@@ -255,7 +255,12 @@ SideResult run_vigil(const RtspOptions& o, const CameraFarm& farm, const fs::pat
     }
     sleep_s(0.1);
   }
-  r.gaps_at_removal = count_gaps(nullptr) - r.gaps;
+  std::map<std::string, int> all_reasons;
+  r.gaps_at_removal = count_gaps(&all_reasons) - r.gaps;
+  for (const auto& [reason, n] : all_reasons) {
+    const int before = r.gap_reasons.contains(reason) ? r.gap_reasons.at(reason) : 0;
+    if (n > before) r.removal_gap_reasons[reason] = n - before;
+  }
   r.deadline_misses = count_lines(dir / "vigild.log", "msg=\"deadline missed\"");
   progress.update(0.5);
   if (r.gaps || r.gaps_at_removal || r.removal_s < 0 || static_cast<int>(r.first_stored_s.size()) < o.cameras) {
@@ -264,7 +269,7 @@ SideResult run_vigil(const RtspOptions& o, const CameraFarm& farm, const fs::pat
     std::error_code ec;
     fs::create_directories(kept, ec);
     fs::copy_file(dir / "vigild.log", kept / "vigild.log", fs::copy_options::overwrite_existing, ec);
-    fs::copy(dir / "data" / "log", kept, fs::copy_options::overwrite_existing, ec);
+    fs::copy(dir / "data" / "log", kept, fs::copy_options::overwrite_existing | fs::copy_options::recursive, ec);
     if (!ec) r.kept_logs = kept.string();
   }
   return r;
@@ -392,13 +397,14 @@ BenchReport rtsp_bench(const BenchOptions& options) {
         "peer skipped: no MediaMTX binary (give --mediamtx PATH or set VIGIL_MEDIAMTX; docs/benchmarks.md says how to "
         "build it): the reference column is 0");
   }
-  std::string reasons;
-  for (const auto& [reason, n] : vigil.gap_reasons)
-    reasons += (reasons.empty() ? "" : ", ") + reason + " " + std::to_string(n);
-  r.notes.push_back("Vigil gaps while recording: " + std::to_string(vigil.gaps) +
-                    (reasons.empty() ? "" : " (" + reasons + ")") +
-                    "; added at removal: " + std::to_string(vigil.gaps_at_removal) + "; vigild logged " +
-                    std::to_string(vigil.deadline_misses) + " deadline misses");
+  auto listed = [](const std::map<std::string, int>& reasons) {
+    std::string s;
+    for (const auto& [reason, n] : reasons) s += (s.empty() ? "" : ", ") + reason + " " + std::to_string(n);
+    return s.empty() ? s : " (" + s + ")";
+  };
+  r.notes.push_back("Vigil gaps while recording: " + std::to_string(vigil.gaps) + listed(vigil.gap_reasons) +
+                    "; added at removal: " + std::to_string(vigil.gaps_at_removal) + listed(vigil.removal_gap_reasons) +
+                    "; vigild logged " + std::to_string(vigil.deadline_misses) + " deadline misses");
   if (static_cast<int>(vigil.first_stored_s.size()) < o.cameras)
     r.notes.push_back("only " + std::to_string(vigil.first_stored_s.size()) + " of " + std::to_string(o.cameras) +
                       " cameras stored a packet within " + std::to_string(static_cast<int>(o.start_timeout_s)) + " s");
