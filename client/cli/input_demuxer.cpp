@@ -38,10 +38,12 @@ InputDemuxer::InputDemuxer(const std::string& input, const std::atomic<bool>& st
   if (input.starts_with("rtsp://")) {
     av_dict_set(&opts, "rtsp_transport", "tcp", 0);
     av_dict_set(&opts, "timeout", "10000000", 0);  // socket IO timeout, microseconds: a vanished camera
-    // A camera's SDP carries its codec parameters: probing a few frames is enough, which keeps
-    // start-up fast and what libavformat buffers per camera small (an ingest worker serves many).
-    av_dict_set(&opts, "probesize", "65536", 0);          // bytes
-    av_dict_set(&opts, "analyzeduration", "1000000", 0);  // microseconds
+    // A camera's SDP usually carries its codec parameters, else its first keyframe does: a small
+    // probe (stopping once they are known, no frame-rate probing) keeps start-up fast and what
+    // libavformat buffers per camera small (an ingest worker serves many). The time limit is
+    // generous for a camera whose stream is just starting.
+    av_dict_set(&opts, "probesize", "262144", 0);         // bytes
+    av_dict_set(&opts, "analyzeduration", "5000000", 0);  // microseconds
     av_dict_set(&opts, "fpsprobesize", "0", 0);
   }
   const int open_rc = avformat_open_input(&raw, input.c_str(), nullptr, &opts);

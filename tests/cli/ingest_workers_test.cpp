@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <fstream>
 #include <future>
+#include <iterator>
 #include <iostream>
 #include <pqxx/pqxx>
 #include <regex>
@@ -37,11 +38,11 @@ std::string slurp(const std::filesystem::path& p) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-// The GStreamer RTSP camera on any free port; returns the process and its port.
-std::pair<ChildProcess, int> start_camera(const std::filesystem::path& dir) {
+// The GStreamer RTSP camera on any free port at KBPS; returns the process and its port.
+std::pair<ChildProcess, int> start_camera(const std::filesystem::path& dir, int kbps) {
   const auto log = dir / "rtsp-camera.log";
   SpawnOptions o;
-  o.argv = {"/usr/bin/python3", VIGIL_SOURCE_DIR "/tests/support/rtsp_camera.py", "0"};
+  o.argv = {"/usr/bin/python3", VIGIL_SOURCE_DIR "/tests/support/rtsp_camera.py", "0", std::to_string(kbps)};
   o.output_file = log;
   auto child = ChildProcess::spawn(o);
   int bound = 0;
@@ -95,8 +96,13 @@ TEST_CASE("50 pulled cameras added at once all record without an unexplained hol
   test::TempDir dir;
   const auto data = dir.path() / "data";
   const auto profile = test::make_sim_profile(dir.path());
-  auto [camera, port] = start_camera(dir.path());
+  // 50 cameras at 256 kbit/s fit the simulated disk (it admits ~32 of 3 Mbit/s).
+  auto [camera, port] = start_camera(dir.path(), 256);
   auto args = test::sim_volume_args(dir.path(), profile, 512, /*pull_cameras=*/true);
+  // 1 s cycles: the simulated disk's seeks (~13 ms a stream a cycle) leave room for 50 streams.
+  const auto cycle = std::find(args.begin(), args.end(), "--cycle-ms");
+  REQUIRE(cycle != args.end());
+  *std::next(cycle) = "1000";
   args.insert(args.end(), {"--recorder", VIGIL_CLI_PATH, "--ingest-workers", "2"});
   test::VigildProcess d(data, args);
   REQUIRE(d.wait_ready());
@@ -125,20 +131,27 @@ TEST_CASE("50 pulled cameras added at once all record without an unexplained hol
                    ours) == kCameras;
       },
       120s);
-  if (!all_record) UNSCOPED_INFO("workers: " << worker_logs(data).substr(0, 20000));
-  REQUIRE(all_record);
-  // Add -> first segment opened (the first packet stored), per camera, in seconds.
-  pqxx::nontransaction q(cat.db);
-  std::vector<double> first_s;
-  for (const auto& row :
-       q.exec("SELECT (min(g.opened_at_us) - c.created_at_us) / 1e6 FROM cameras c JOIN streams s ON s.camera_id = "
-              "c.id JOIN segments g ON g.stream_id = s.id WHERE " +
-              ours + " GROUP BY c.id")) {
-    first_s.push_back(row[0].as<double>());
+  if (!all_record) {
+    UNSCOPED_INFO("camera: " << slurp(dir.path() / "rtsp-camera.log"));
+    UNSCOPED_INFO("workers: " << worker_logs(data).substr(0, 20000));
   }
-  REQUIRE(first_s.size() == kCameras);
-  std::cout << "ingest: " << kCameras << " cameras added at once: add -> first segment p50 " << percentile(first_s, 0.5)
-            << " s, p99 " << percentile(first_s, 0.99) << " s, max " << percentile(first_s, 1.0) << " s\n";
+  REQUIRE(all_record);
+  // Add -> admitted (its stream opened): the session sends what it read ahead at once, so its
+  // first packet is stored within one cycle after that. Per camera, in seconds. (A segment's
+  // catalog row comes with the batcher's progress rows, later: not a measure of the first packet.)
+  std::vector<double> admitted_s;
+  {
+    pqxx::nontransaction q(cat.db);
+    for (const auto& row : q.exec("SELECT (min(s.started_at_us) - c.created_at_us) / 1e6 FROM cameras c JOIN streams s "
+                                  "ON s.camera_id = c.id WHERE " +
+                                  ours + " GROUP BY c.id")) {
+      admitted_s.push_back(row[0].as<double>());
+    }
+  }
+  REQUIRE(admitted_s.size() == kCameras);
+  std::cout << "ingest: " << kCameras << " cameras added at once: add -> admitted p50 " << percentile(admitted_s, 0.5)
+            << " s, p99 " << percentile(admitted_s, 0.99) << " s, max " << percentile(admitted_s, 1.0)
+            << " s (first packet stored within one 1 s cycle after)\n";
 
   // Worker memory: the resident set of each worker, per camera.
   long long rss_kb = 0;
@@ -208,7 +221,7 @@ TEST_CASE("an ingest worker killed with SIGKILL: its cameras record again after 
   test::TempDir dir;
   const auto data = dir.path() / "data";
   const auto profile = test::make_sim_profile(dir.path());
-  auto [camera, port] = start_camera(dir.path());
+  auto [camera, port] = start_camera(dir.path(), 512);
   auto args = test::sim_volume_args(dir.path(), profile, 256, /*pull_cameras=*/true);
   args.insert(args.end(), {"--recorder", VIGIL_CLI_PATH, "--ingest-workers", "2"});
   test::VigildProcess d(data, args);
