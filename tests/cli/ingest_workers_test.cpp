@@ -153,8 +153,9 @@ TEST_CASE("50 pulled cameras added at once all record without an unexplained hol
             << " s, p99 " << percentile(admitted_s, 0.99) << " s, max " << percentile(admitted_s, 1.0)
             << " s (first packet stored within one 1 s cycle after)\n";
 
-  // Worker memory: the resident set of each worker, per camera.
-  long long rss_kb = 0;
+  // Worker memory: the resident set of each worker, and its proportional share (shared library
+  // pages split among the processes that map them), per camera.
+  long long rss_kb = 0, pss_kb = 0;
   int workers = 0;
   const std::regex started(R"(msg="ingest worker started" worker=\d+ pid=(\d+))");
   const auto out = d.output();
@@ -166,9 +167,14 @@ TEST_CASE("50 pulled cameras added at once all record without an unexplained hol
         ++workers;
       }
     }
+    std::ifstream rollup("/proc/" + (*it)[1].str() + "/smaps_rollup");
+    for (std::string line; std::getline(rollup, line);) {
+      if (line.starts_with("Pss:")) pss_kb += std::stoll(line.substr(4));
+    }
   }
-  std::cout << "ingest: " << workers << " workers, RSS " << rss_kb / 1024 << " MiB in all, "
-            << static_cast<double>(rss_kb) / 1024 / kCameras << " MiB per camera\n";
+  std::cout << "ingest: " << workers << " workers, RSS " << rss_kb / 1024 << " MiB in all ("
+            << static_cast<double>(rss_kb) / 1024 / kCameras << " MiB per camera), PSS " << pss_kb / 1024 << " MiB ("
+            << static_cast<double>(pss_kb) / 1024 / kCameras << " MiB per camera)\n";
   CHECK(workers == 2);
 
   // Everything removed at once: every recording ends (stopped), each having sent what it read.
