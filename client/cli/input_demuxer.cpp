@@ -29,7 +29,8 @@ std::optional<std::int64_t> timestamp_of(const AVPacket& p) {
   return std::nullopt;
 }
 
-InputDemuxer::InputDemuxer(const std::string& input, const std::atomic<bool>& stop) : stop_(stop) {
+InputDemuxer::InputDemuxer(const std::string& input, const std::atomic<bool>& stop, std::ostream& log)
+    : stop_(stop), log_(log) {
   AVFormatContext* raw = avformat_alloc_context();
   if (!raw) throw std::runtime_error("out of memory");
   raw->interrupt_callback = AVIOInterruptCB{interrupt_cb, const_cast<std::atomic<bool>*>(&stop)};
@@ -37,6 +38,13 @@ InputDemuxer::InputDemuxer(const std::string& input, const std::atomic<bool>& st
   if (input.starts_with("rtsp://")) {
     av_dict_set(&opts, "rtsp_transport", "tcp", 0);
     av_dict_set(&opts, "timeout", "10000000", 0);  // socket IO timeout, microseconds: a vanished camera
+    // A camera's SDP usually carries its codec parameters, else its first keyframe does: a small
+    // probe (stopping once they are known, no frame-rate probing) keeps start-up fast and what
+    // libavformat buffers per camera small (an ingest worker serves many). The time limit is
+    // generous for a camera whose stream is just starting.
+    av_dict_set(&opts, "probesize", "262144", 0);         // bytes
+    av_dict_set(&opts, "analyzeduration", "5000000", 0);  // microseconds
+    av_dict_set(&opts, "fpsprobesize", "0", 0);
   }
   const int open_rc = avformat_open_input(&raw, input.c_str(), nullptr, &opts);
   av_dict_free(&opts);
@@ -58,7 +66,7 @@ PacketPtr InputDemuxer::read_packet() {
     if (const int rc = av_read_frame(format_.get(), pkt.get()); rc < 0) {
       // The end of a live camera stream is a lost camera, not the end of a recording.
       if ((rc != AVERROR_EOF || live_source_) && !stop_.load()) {
-        std::cerr << "vigil record: input lost: " << av_error_text(rc) << "\n";
+        log_ << "vigil record: input lost: " << av_error_text(rc) << "\n";
         lost_ = true;
       }
       break;

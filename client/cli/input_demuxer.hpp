@@ -11,6 +11,7 @@ extern "C" {
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <iostream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -32,7 +33,8 @@ struct ReadAhead {
 class InputDemuxer {
  public:
   // Opens INPUT; STOP (set by a signal) ends reading, also while libavformat waits on a network.
-  InputDemuxer(const std::string& input, const std::atomic<bool>& stop);
+  // LOG: where a lost input is reported.
+  InputDemuxer(const std::string& input, const std::atomic<bool>& stop, std::ostream& log = std::cerr);
 
   // Reads packets ahead until SPAN_S seconds of media are held (or the input ends).
   ReadAhead read_ahead(double span_s);
@@ -54,6 +56,7 @@ class InputDemuxer {
   PacketPtr read_packet();
 
   const std::atomic<bool>& stop_;
+  std::ostream& log_;
   std::unique_ptr<AVFormatContext, FormatCloser> format_;
   AVStream* video_ = nullptr;
   bool live_source_ = false, done_ = false, lost_ = false, any_read_ = false;

@@ -15,6 +15,7 @@
 
 #include "bench/bench.hpp"
 #include "client/cli/camera_command.hpp"
+#include "client/cli/ingest_command.hpp"
 #include "client/cli/play_command.hpp"
 #include "client/cli/record_command.hpp"
 #include "client/cli/token_command.hpp"
@@ -101,6 +102,9 @@ const std::map<std::string, Command>& commands() {
       {"proxy",
        {"playback proxy for many viewers: vigil proxy --upstream HOST:PORT[,...] [--listen ADDR:PORT] [--cache-mb N]",
         [](const Globals&, const auto& args) { return client::proxy_main(args); }}},
+      {"ingest",
+       {"an ingest worker of vigild's camera manager (started by vigild): vigil ingest --control-fd N",
+        [](const Globals& g, const auto& args) { return client::ingest_main(g.server, g.wire_token(), args); }}},
       {"record",
        {"record a camera or file into vigild: vigil record --stream NAME INPUT [--rate MBPS] [--duration S]",
         [](const Globals& g, const auto& args) { return client::record_main(g.server, g.wire_token(), args); }}},

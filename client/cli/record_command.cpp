@@ -135,6 +135,14 @@ proto::Envelope open_record(const RecordArgs& a, const InputDemuxer& input, doub
   return open;
 }
 
+RecordOptions session_options(const RecordArgs& a, std::ostream& log) {
+  auto o = a.session;
+  o.log = &log;
+  return o;
+}
+
+int record_input(const RecordArgs& a, const std::atomic<bool>& g_stop, std::ostream& log, std::ostream& out);
+
 }  // namespace
 
 int record_main(const std::string& server, const std::string& token, const std::vector<std::string>& args) {
@@ -157,11 +165,19 @@ int record_main(const std::string& server, const std::string& token, const std::
   a.session.token = token;
 
   catch_stop_signals();
+  return record_input(a, g_stop, std::cerr, std::cout);
+}
+
+// The recording itself, after the arguments: from opening INPUT to the last acknowledgement.
+// What it says goes to LOG (std::cerr for `vigil record`, the camera's tagged lines in an ingest
+// worker); its summary line to OUT.
+namespace {
+int record_input(const RecordArgs& a, const std::atomic<bool>& g_stop, std::ostream& log, std::ostream& out) {
   std::unique_ptr<InputDemuxer> input;
   try {
-    input = std::make_unique<InputDemuxer>(a.input, g_stop);
+    input = std::make_unique<InputDemuxer>(a.input, g_stop, log);
   } catch (const std::exception& e) {
-    std::cerr << "vigil record: " << e.what() << "\n";
+    log << "vigil record: " << e.what() << "\n";
     return exit_code::kFailed;
   }
   // When the first packet was read: with a live camera, about when it was captured.
@@ -177,17 +193,27 @@ int record_main(const std::string& server, const std::string& token, const std::
   std::optional<std::int64_t> wall_offset_us;
   if (const auto ts = input->first_timestamp()) wall_offset_us = read_start_wall_us - input->to_us(*ts);
 
-  RecorderSession session(a.session, *input, open_record(a, *input, rate_bps), wall_offset_us, g_stop);
+  RecorderSession session(session_options(a, log), *input, open_record(a, *input, rate_bps), wall_offset_us, g_stop);
   if (const int rc = session.run(); rc != exit_code::kOk) return rc;
-  if (g_stop.load()) std::cerr << "vigil record: stopped by signal\n";
-  std::cout << "recorded " << session.packets_read() << " packets of " << a.name << " as stream " << session.stream_id()
-            << "; " << session.packets_acked() << " acknowledged as durable"
-            << (session.connections() > 1 ? " (over " + std::to_string(session.connections()) + " connections)" : "")
-            << "\n";
+  if (g_stop.load()) log << "vigil record: stopped by signal\n";
+  out << "recorded " << session.packets_read() << " packets of " << a.name << " as stream " << session.stream_id()
+      << "; " << session.packets_acked() << " acknowledged as durable"
+      << (session.connections() > 1 ? " (over " + std::to_string(session.connections()) + " connections)" : "") << "\n";
   // A camera that went away is a failure for whoever restarts the recorder, even if everything
   // read from it was stored.
   if (input->lost()) return exit_code::kFailed;
   return session.packets_acked() == session.packets_read() ? exit_code::kOk : exit_code::kFailed;
+}
+}  // namespace
+
+int record_pull(const PullArgs& pull, const std::atomic<bool>& stop, std::ostream& log) {
+  RecordArgs a;
+  a.name = pull.name;
+  a.input = pull.input;
+  a.session.server = pull.server;
+  a.session.token = pull.token;
+  a.session.gap_reason = pull.gap_reason;
+  return record_input(a, stop, log, log);
 }
 
 }  // namespace vigil::client

@@ -34,7 +34,7 @@ std::optional<int> RecorderSession::connect() {
     client_ = std::make_unique<WireClient>(options_.server, std::chrono::seconds(30));
     client_->hello("vigil-record", options_.token);
   } catch (const std::exception& e) {
-    std::cerr << "vigil record: cannot reach vigild at " << options_.server << ": " << e.what() << "\n";
+    *options_.log << "vigil record: cannot reach vigild at " << options_.server << ": " << e.what() << "\n";
     return exit_code::kUnreachable;
   }
   auto* o = open_.mutable_open_record();
@@ -53,9 +53,9 @@ std::optional<int> RecorderSession::connect() {
     client_->send(open_);
     auto reply = client_->receive();
     if (reply.msg.has_refuse()) {
-      std::cerr << "vigil record: refused by admission: " << reply.msg.refuse().reason()
-                << " (largest rate that fits: " << static_cast<double>(reply.msg.refuse().largest_rate_bps()) / 1e6
-                << " Mbit/s)\n";
+      *options_.log << "vigil record: refused by admission: " << reply.msg.refuse().reason()
+                    << " (largest rate that fits: " << static_cast<double>(reply.msg.refuse().largest_rate_bps()) / 1e6
+                    << " Mbit/s)\n";
       return exit_code::kRefused;
     }
     if (!reply.msg.has_admit()) throw std::runtime_error("unexpected reply to open-record");
@@ -63,11 +63,11 @@ std::optional<int> RecorderSession::connect() {
     cycle_us_ = reply.msg.admit().cycle_us();
     buffer_bytes_ = reply.msg.admit().buffer_bytes();
     too_large_ = 0;
-    std::cerr << "vigil record: admitted as stream " << window_.stream_id() << " at "
-              << static_cast<double>(reply.msg.admit().admitted_rate_bps()) / 1e6 << " Mbit/s, cycle "
-              << static_cast<double>(reply.msg.admit().cycle_us()) / 1e3 << " ms\n";
+    *options_.log << "vigil record: admitted as stream " << window_.stream_id() << " at "
+                  << static_cast<double>(reply.msg.admit().admitted_rate_bps()) / 1e6 << " Mbit/s, cycle "
+                  << static_cast<double>(reply.msg.admit().cycle_us()) / 1e3 << " ms\n";
   } catch (const std::exception& e) {
-    std::cerr << "vigil record: " << e.what() << "\n";
+    *options_.log << "vigil record: " << e.what() << "\n";
     return exit_code::kUnreachable;
   }
   ++connections_;
@@ -77,8 +77,8 @@ std::optional<int> RecorderSession::connect() {
 // Keeps what is not acknowledged and reconnects with backoff for up to --retry-for seconds.
 // Nullopt when a new stream is open.
 std::optional<int> RecorderSession::reconnect(const std::exception& why) {
-  std::cerr << "vigil record: lost vigild (" << why.what() << "); " << window_.size()
-            << " packets kept for resending\n";
+  *options_.log << "vigil record: lost vigild (" << why.what() << "); " << window_.size()
+                << " packets kept for resending\n";
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::duration<double>(options_.retry_for_s);
   auto delay = kFirstRetry;
   std::optional<int> rc = exit_code::kUnreachable;
@@ -89,7 +89,7 @@ std::optional<int> RecorderSession::reconnect(const std::exception& why) {
     if (rc && *rc != exit_code::kUnreachable) return rc;  // refused: final
   }
   if (rc) {
-    std::cerr << "vigil record: gave up reconnecting; " << window_.size() << " packets were not stored\n";
+    *options_.log << "vigil record: gave up reconnecting; " << window_.size() << " packets were not stored\n";
     return exit_code::kFailed;
   }
   return std::nullopt;
@@ -115,7 +115,7 @@ int RecorderSession::run() {
         if (auto rc = reconnect(e)) return *rc;
         continue;
       }
-      std::cerr << "vigil record: " << e.what() << " (last acknowledged packet " << window_.acked() << ")\n";
+      *options_.log << "vigil record: " << e.what() << " (last acknowledged packet " << window_.acked() << ")\n";
       return exit_code::kFailed;
     } catch (const std::exception& e) {
       if (auto rc = reconnect(e)) return *rc;
@@ -135,11 +135,11 @@ std::optional<int> RecorderSession::reopen_for_large_frame() {
   const double old_bps = static_cast<double>(o->declared_peak_rate_bps());
   const double cycle_s = static_cast<double>(cycle_us_) / 1e6;
   const double new_bps = (static_cast<double>(frame_bytes) + kRecordHeaderBytes) * 8 / cycle_s * kLargeFrameHeadroom;
-  std::cerr << "vigil record: packet " << window_.acked_total() + 1 << " (" << frame_bytes
-            << " bytes) is larger than the stream's buffer (" << buffer_bytes_ << " bytes per cycle at "
-            << old_bps / 1e6 << " Mbit/s); re-opening at " << new_bps / 1e6 << " Mbit/s\n";
+  *options_.log << "vigil record: packet " << window_.acked_total() + 1 << " (" << frame_bytes
+                << " bytes) is larger than the stream's buffer (" << buffer_bytes_ << " bytes per cycle at "
+                << old_bps / 1e6 << " Mbit/s); re-opening at " << new_bps / 1e6 << " Mbit/s\n";
   if (frame_bytes <= reopened_for_bytes_ || new_bps <= old_bps) {
-    std::cerr << "vigil record: vigild refused a frame the re-opened stream's buffer should hold; giving up\n";
+    *options_.log << "vigil record: vigild refused a frame the re-opened stream's buffer should hold; giving up\n";
     return exit_code::kFailed;
   }
   reopened_for_bytes_ = frame_bytes;

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <iostream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,11 +21,12 @@
 namespace vigil::client {
 
 struct RecordOptions {
-  std::string server, token;  // vigild's wire address and the token for it
-  std::string gap_reason;     // why this camera's previous recording ended (may be empty)
-  double duration_s = 0;      // stop after this much media; 0: the whole input
-  double retry_for_s = 300;   // how long to keep reconnecting to a vigild that went away
-  bool fast = false;          // no real-time pacing
+  std::string server, token;       // vigild's wire address and the token for it
+  std::string gap_reason;          // why this camera's previous recording ended (may be empty)
+  double duration_s = 0;           // stop after this much media; 0: the whole input
+  double retry_for_s = 300;        // how long to keep reconnecting to a vigild that went away
+  bool fast = false;               // no real-time pacing
+  std::ostream* log = &std::cerr;  // what the session says (an ingest worker: the camera's tagged lines)
 };
 
 class RecorderSession {

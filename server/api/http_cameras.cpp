@@ -126,6 +126,7 @@ boost::asio::awaitable<HttpResponse> patch_camera(const RouteContext& ctx, const
     tx.commit();
   });
   if (!found || !cam) co_return json_error(req, http::status::not_found, "no camera named '" + name + "'");
+  if (ctx.cameras_changed) ctx.cameras_changed();
   co_return json_response(req, http::status::ok, json::serialize(camera_json(*cam, streams)));
 }
 
@@ -140,6 +141,7 @@ boost::asio::awaitable<HttpResponse> delete_camera(const RouteContext& ctx, cons
   if (outcome == catalog::Removal::none) {
     co_return json_error(req, http::status::not_found, "no camera named '" + name + "'");
   }
+  if (ctx.cameras_changed) ctx.cameras_changed();
   const bool deleted = outcome == catalog::Removal::deleted;
   json::object body{{"name", name},
                     {"result", deleted ? "deleted" : "disabled"},
@@ -196,6 +198,7 @@ boost::asio::awaitable<HttpResponse> create_camera_route(const RouteContext& ctx
     tx.commit();
   });
   if (!made) throw std::logic_error("camera '" + cam.name + "' was created but cannot be read back");
+  if (ctx.cameras_changed) ctx.cameras_changed();
   auto res = json_response(req, http::status::created, json::serialize(camera_json(*made, {})));
   res.set(http::field::location, "/api/v1/cameras/" + cam.name);
   co_return res;

@@ -3,6 +3,7 @@
 // io_context and awaits catalog work on the CatalogPool. Errors: the handler never throws;
 // whatever a route throws is answered by server/net/api_error.hpp's table (the client's
 // mistakes 4xx, the server's failures 5xx and logged).
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,9 @@ struct RouteContext {
   // The request's token's grant, set per request by check_access; null: everything (no tokens
   // checked). Routes that list many cameras filter with sees().
   const Grant* grant = nullptr;
+  // Called after the cameras' routes changed the catalog's cameras (the camera manager reads them
+  // at once instead of at its next poll); empty: nobody to tell.
+  std::function<void()> cameras_changed;
 };
 
 // The request's token may see CAMERA (always without tokens).

@@ -167,8 +167,10 @@ po::options_description cameras_options() {
                   "build tree's")("recorder-user", po::value<std::string>()->value_name("NAME"),
                                   "account the recorders run as when vigild runs as root (it must exist); default: "
                                   "vigil-recorder, created if missing")(
-      "no-camera-pull", po::bool_switch(),
-      "do not record the cameras configured in the catalog (recording clients still can)")(
+      "ingest-workers", po::value<int>()->value_name("N"),
+      "worker processes pulled cameras are spread over (each records many, up to 64, more workers beyond); "
+      "default 2")("no-camera-pull", po::bool_switch(),
+                   "do not record the cameras configured in the catalog (recording clients still can)")(
       "web-root", po::value<std::string>()->value_name("DIR"),
       "the web UI's files, served at /ui/ (read once at start); default: web/ beside vigild, or the build "
       "tree's");
@@ -263,6 +265,10 @@ void finish(const po::variables_map& vm, const RawArgs& raw, ServerConfig& cfg) 
   path("tls-cert", cfg.tls_cert);
   path("tls-key", cfg.tls_key);
   if (vm.count("recorder-user")) cfg.recorder_user = vm["recorder-user"].as<std::string>();
+  if (vm.count("ingest-workers")) {
+    cfg.ingest_workers = vm["ingest-workers"].as<int>();
+    if (cfg.ingest_workers < 1 || cfg.ingest_workers > 256) throw ConfigError("--ingest-workers must be 1 to 256");
+  }
   path("http-tls-cert", cfg.http_tls_cert);
   path("http-tls-key", cfg.http_tls_key);
   auto on = [&](const char* flag) { return vm.count(flag) && vm[flag].as<bool>(); };

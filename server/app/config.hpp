@@ -70,6 +70,8 @@ struct ServerConfig {
   // Pulled cameras' recorders run as this account when vigild runs as root; none: the default,
   // "vigil-recorder" (created if missing). A named one must exist.
   std::optional<std::string> recorder_user;
+  int ingest_workers =
+      2;  // `vigil ingest` processes pulled cameras are spread over (server/recording/camera_manager.hpp)
   // Open connections each listener (wire, HTTP) serves at once, in all and from one address.
   std::size_t max_connections = 4096;
   std::size_t max_connections_per_address = 256;

@@ -7,6 +7,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <csignal>
 #include <memory>
 #include <optional>
@@ -108,6 +109,12 @@ class Daemon {
   std::optional<WireServer> wire_;
   EndpointsFile endpoints_{cfg_.data_dir};
   std::unique_ptr<CameraManager> cameras_;  // recorders connect to the wire port
+  // Set once cameras_ exists (the HTTP routes run before it does): then the routes' camera
+  // changes wake it.
+  std::atomic<bool> cameras_ready_{false};
+  void poke_cameras() {
+    if (cameras_ready_.load(std::memory_order_acquire)) cameras_->cameras_changed();
+  }
   std::jthread stopper_;
 };
 
@@ -266,7 +273,8 @@ void Daemon::start_listeners() {
                                                                    .auth = &*auth_,
                                                                    .metrics = &metrics_,
                                                                    .live = have_disks ? &*live_hls_ : nullptr,
-                                                                   .web = &*web_}),
+                                                                   .web = &*web_,
+                                                                   .cameras_changed = [this] { poke_cameras(); }}),
                                      metrics_),
                 HttpLimits{.read_timeout = std::chrono::seconds(cfg_.http_timeout_s),
                            .connections = connection_limits()},
@@ -312,7 +320,9 @@ void Daemon::start_cameras() {
                           .recorder = cfg_.recorder ? *cfg_.recorder : default_recorder_path(),
                           .log_dir = fs::absolute(cfg_.data_dir) / "log",
                           .token = cfg_.auth ? make_recorder_token(conninfo_) : std::string(),
-                          .run_as = recorder_account(cfg_)});
+                          .run_as = recorder_account(cfg_),
+                          .ingest_workers = cfg_.ingest_workers});
+  cameras_ready_.store(true, std::memory_order_release);
   if (::geteuid() == 0)
     log::info("pulled cameras' recorders run unprivileged", {{"user", cfg_.recorder_user.value_or("vigil-recorder")}});
 }

@@ -1,6 +1,5 @@
 #include "server/recording/camera_manager.hpp"
 
-#include <fcntl.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -25,31 +24,14 @@ namespace {
 constexpr int kRecordFailed = 1, kRecordUnreachable = 3, kRecordRefused = 4;
 constexpr auto kHealthyRun = std::chrono::seconds(60);  // a run this long resets the backoff
 
-std::string last_line(const fs::path& log) {
-  auto text = tail_of_file(log, 1);
-  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
-  if (auto nl = text.rfind('\n'); nl != std::string::npos) text = text.substr(nl + 1);
-  return redact_credentials(text).substr(0, 300);  // masked before it is cut: a cut could hide the @
-}
+// The descriptor number a worker reads its commands from (vigil ingest --control-fd).
+constexpr int kControlFd = 3;
 
-// The descriptor number a recorder reads its camera URL from (vigil record --url-fd).
-constexpr int kUrlFd = 3;
-
-// A pipe holding URL, written and closed: its read end (close-on-exec here) is what a recorder
-// gets as --url-fd. The URL never appears on a command line (/proc/PID/cmdline is world-readable).
-int url_pipe(const std::string& url) {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) throw std::system_error(errno, std::generic_category(), "pipe");
-  const ssize_t n = ::write(fds[1], url.data(), url.size());
-  const int e = errno;
-  ::close(fds[1]);
-  if (n != static_cast<ssize_t>(url.size())) {
-    ::close(fds[0]);
-    throw std::system_error(n < 0 ? e : EMSGSIZE, std::generic_category(), "writing the camera URL to its pipe");
+std::string one_line_reason(std::string text) {
+  for (auto& c : text) {
+    if (c == '\n' || c == '\r') c = ' ';
   }
-  // The recorder's reads block as usual (O_NONBLOCK is the open file's: clear it).
-  ::fcntl(fds[0], F_SETFL, 0);
-  return fds[0];
+  return redact_credentials(text).substr(0, 300);  // masked before it is cut: a cut could hide the @
 }
 
 }  // namespace
@@ -78,16 +60,33 @@ std::string CameraManager::exit_reason(int status, const std::string& last) {
   }
 }
 
+std::string CameraManager::worker_death_reason(int status) {
+  if (WIFSIGNALED(status)) return "ingest worker died (signal " + std::to_string(WTERMSIG(status)) + ")";
+  return "ingest worker died (" + describe_wait_status(status) + ")";
+}
+
 CameraManager::CameraManager(CameraManagerConfig config) : config_(std::move(config)) {
   if (!fs::exists(config_.recorder)) {
     throw std::runtime_error("camera manager: the recorder " + config_.recorder.string() +
                              " does not exist (set --recorder to the `vigil` binary)");
   }
   fs::create_directories(config_.log_dir);
+  for (int i = 0; i < std::max(config_.ingest_workers, 1); ++i) {
+    workers_.push_back(std::make_unique<Worker>());
+    workers_.back()->index = i;
+  }
   thread_ = std::jthread([this](std::stop_token st) { run(st); });
 }
 
 CameraManager::~CameraManager() { stop(); }
+
+void CameraManager::cameras_changed() {
+  {
+    std::lock_guard lock(mu_);
+    changed_ = true;
+  }
+  cv_.notify_all();
+}
 
 void CameraManager::stop() {
   if (!thread_.joinable()) return;
@@ -95,7 +94,7 @@ void CameraManager::stop() {
   cv_.notify_all();
   {
     // A catalog query a hung database never answers would hold the stop for ever: after a grace,
-    // its socket is shut down, the query fails, and the thread goes on to stop the recorders.
+    // its socket is shut down, the query fails, and the thread goes on to stop the workers.
     std::unique_lock lock(mu_);
     if (!cv_.wait_for(lock, kStopGrace, [&] { return query_fd_ < 0; })) {
       log::warn("camera manager: catalog query unanswered at stop; its connection is cut");
@@ -105,46 +104,127 @@ void CameraManager::stop() {
   thread_.join();
 }
 
-void CameraManager::start(const std::string& name, Pull& p) {
-  std::vector<std::string> argv{
-      config_.recorder.string(), "--server", config_.wire, "record", "--stream", name, "--url-fd",
-      std::to_string(kUrlFd)};
-  if (!p.last_reason.empty()) {
-    argv.push_back("--gap-reason");
-    argv.push_back(p.last_reason);
+// The worker with the fewest cameras, of the first --ingest-workers; when each of those has its
+// cap, the first one with room beyond them, or a new one.
+CameraManager::Worker& CameraManager::worker_for_next_camera() {
+  Worker* best = nullptr;
+  for (auto& w : workers_) {
+    if (w->cameras.size() >= static_cast<std::size_t>(config_.cameras_per_worker)) continue;
+    if (w->index < config_.ingest_workers) {
+      if (!best || w->cameras.size() < best->cameras.size()) best = w.get();
+    } else if (!best) {
+      best = w.get();
+    }
   }
-  const auto log = config_.log_dir / ("camera-" + name + ".log");
-  int url_fd = -1;
+  if (!best) {
+    workers_.push_back(std::make_unique<Worker>());
+    workers_.back()->index = static_cast<int>(workers_.size()) - 1;
+    best = workers_.back().get();
+  }
+  if (best->control_fd < 0) spawn(*best);
+  return *best;
+}
+
+void CameraManager::spawn(Worker& w) {
+  int fds[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
+    throw std::system_error(errno, std::generic_category(), "socketpair for an ingest worker");
+  }
+  const auto log = config_.log_dir / ("ingest-worker-" + std::to_string(w.index) + ".log");
   try {
-    // Its own session: a terminal's Ctrl-C reaches vigild, which stops recorders in order.
+    // Its own session: a terminal's Ctrl-C reaches vigild, which stops workers in order.
     SpawnOptions opts;
-    opts.argv = argv;
+    opts.argv = {config_.recorder.string(), "--server", config_.wire, "ingest", "--control-fd",
+                 std::to_string(kControlFd)};
     opts.output_file = log;
     opts.run_as = config_.run_as;
-    opts.chown_output = false;  // written through the descriptor vigild opened: the recorder needs no file access
+    opts.chown_output = false;  // written through the descriptor vigild opened: the worker needs no file access
     if (!config_.token.empty()) opts.env.push_back("VIGIL_TOKEN=" + config_.token);
-    url_fd = url_pipe(p.url);
-    opts.pass_fds = {{url_fd, kUrlFd}};
-    p.child = ChildProcess::spawn(opts);
-    ::close(url_fd);
-    url_fd = -1;
-    p.running = true;
+    opts.pass_fds = {{fds[1], kControlFd}};
+    w.child = ChildProcess::spawn(opts);
+  } catch (...) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    throw;
+  }
+  ::close(fds[1]);
+  w.control_fd = fds[0];
+  ++w.generation;
+  w.reader = std::thread([this, index = w.index, gen = w.generation, fd = fds[0]] { read_worker(index, gen, fd); });
+  log::info("ingest worker started", {{"worker", w.index}, {"pid", w.child.pid()}, {"log", log.string()}});
+}
+
+// A reader thread: the worker's ended messages, then its end (the socket closes when it exits).
+void CameraManager::read_worker(int index, int generation, int fd) {
+  std::string buffer;
+  char chunk[4096];
+  for (;;) {
+    const ssize_t n = ::read(fd, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    buffer.append(chunk, static_cast<std::size_t>(n));
+    std::vector<Event> got;
+    ingest::for_each_line(buffer, [&](std::string_view line) {
+      if (auto e = ingest::parse_ended(line)) {
+        got.push_back(Event{index, generation, std::move(*e)});
+      } else {
+        log::warn("ingest worker sent something that is not a message", {{"worker", index}});
+      }
+    });
+    if (!got.empty()) {
+      {
+        std::lock_guard lock(mu_);
+        for (auto& e : got) events_.push_back(std::move(e));
+      }
+      cv_.notify_all();
+    }
+  }
+  {
+    std::lock_guard lock(mu_);
+    events_.push_back(Event{index, generation, std::nullopt});
+  }
+  cv_.notify_all();
+}
+
+bool CameraManager::send(Worker& w, const std::string& message) {
+  std::string_view rest = message;
+  while (!rest.empty()) {
+    const ssize_t n = ::send(w.control_fd, rest.data(), rest.size(), MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;  // the worker is gone: its reader reports it
+    rest.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+void CameraManager::start(const std::string& name, Pull& p) {
+  try {
+    auto* w = &worker_for_next_camera();
+    if (!send(*w, ingest::format(ingest::Start{name, p.url, p.last_reason}))) {
+      // It died before its reader said so: reaped now (its cameras start again), and once more
+      // on a fresh worker.
+      worker_gone(*w);
+      w = &worker_for_next_camera();
+      if (!send(*w, ingest::format(ingest::Start{name, p.url, p.last_reason}))) {
+        throw std::runtime_error("ingest worker " + std::to_string(w->index) + " does not take commands");
+      }
+    }
+    w->cameras.insert(name);
+    p.worker = w->index;
     p.started = std::chrono::steady_clock::now();
-    log::info("camera recorder started", {{"camera", name}, {"pid", p.child.pid()}, {"log", log.string()}});
+    log::info("camera recorder started", {{"camera", name}, {"pid", w->child.pid()}, {"worker", w->index}});
   } catch (const std::exception& e) {
-    if (url_fd >= 0) ::close(url_fd);
     p.last_reason = std::string("recorder could not start: ") + e.what();
     p.next_start = std::chrono::steady_clock::now() + config_.backoff_max;
     log::error("camera recorder could not start", {{"camera", name}, {"error", e.what()}});
   }
 }
 
-void CameraManager::reap(const std::string& name, Pull& p) {
-  if (!p.running || p.child.running()) return;
-  p.running = false;
-  const int status = p.child.wait_status().value_or(0);
+// Camera NAME's session ended for REASON: when to start it again.
+void CameraManager::ended(const std::string& name, Pull& p, const std::string& reason) {
+  p.worker = -1;
   const auto now = std::chrono::steady_clock::now();
-  p.last_reason = exit_reason(status, last_line(config_.log_dir / ("camera-" + name + ".log")));
+  p.last_reason = reason;
   p.failures = now - p.started >= kHealthyRun ? 1 : p.failures + 1;
   auto delay = config_.backoff_min * (1 << std::min(p.failures - 1, 10));
   delay = std::min(delay, config_.backoff_max);
@@ -153,16 +233,65 @@ void CameraManager::reap(const std::string& name, Pull& p) {
             {{"camera", name}, {"reason", p.last_reason}, {"retry_in_ms", delay.count()}, {"failures", p.failures}});
 }
 
-void CameraManager::reconcile(const std::map<std::string, std::string>& wanted) {
+void CameraManager::handle(const Event& e) {
+  auto& w = *workers_[static_cast<std::size_t>(e.worker)];
+  if (e.generation != w.generation) return;  // an earlier process of this worker, already reaped
+  if (!e.ended) {
+    worker_gone(w);
+    return;
+  }
+  w.cameras.erase(e.ended->name);
+  auto it = pulls_.find(e.ended->name);
+  if (it == pulls_.end() || it->second.worker != e.worker) return;
+  if (it->second.stopping) {
+    log::info("camera recorder stopped",
+              {{"camera", it->first}, {"exit_code", e.ended->exit_code}, {"last", one_line_reason(e.ended->reason)}});
+    pulls_.erase(it);  // removed, disabled or moved: reconcile() starts it afresh if still wanted
+    return;
+  }
+  ended(it->first, it->second, exit_reason(W_EXITCODE(e.ended->exit_code, 0), one_line_reason(e.ended->reason)));
+}
+
+// A worker's socket closed: it exited (or was killed). Its cameras start again elsewhere, with a
+// gap reason that names what happened.
+void CameraManager::worker_gone(Worker& w) {
+  if (w.control_fd < 0) return;
+  const int status = w.child.terminate(SIGKILL, std::chrono::seconds(5));
+  if (w.reader.joinable()) w.reader.join();
+  ::close(w.control_fd);
+  w.control_fd = -1;
+  const auto why = worker_death_reason(status);
+  log::error("ingest worker died; its cameras start again",
+             {{"worker", w.index}, {"reason", why}, {"cameras", static_cast<std::int64_t>(w.cameras.size())}});
+  for (auto& [name, p] : pulls_) {
+    if (p.worker != w.index) continue;
+    if (p.stopping) {
+      p.worker = -1;
+      continue;
+    }
+    ended(name, p, why);
+  }
+  std::erase_if(pulls_, [](const auto& kv) { return kv.second.stopping && kv.second.worker < 0; });
+  w.cameras.clear();
+}
+
+void CameraManager::reconcile() {
   const auto now = std::chrono::steady_clock::now();
+  const auto& wanted = *wanted_;
   for (auto it = pulls_.begin(); it != pulls_.end();) {
     auto w = wanted.find(it->first);
-    if (w == wanted.end() || w->second != it->second.url) {
-      // Removed, disabled or moved to another URL: stop it cleanly (a new URL starts afresh below).
-      if (it->second.running) {
+    auto& p = it->second;
+    if (!p.stopping && (w == wanted.end() || w->second != p.url)) {
+      // Removed, disabled or moved to another URL: stopped cleanly; a new URL starts once it ended.
+      if (p.worker >= 0) {
         log::info("camera recorder stopping",
                   {{"camera", it->first}, {"why", w == wanted.end() ? "removed or disabled" : "URL changed"}});
-        it->second.child.terminate(SIGTERM, std::chrono::seconds(15));
+        p.stopping = true;
+        if (send(*workers_[static_cast<std::size_t>(p.worker)], ingest::format(ingest::Stop{it->first}))) {
+          ++it;
+          continue;
+        }
+        // The worker is gone: nothing to stop.
       }
       it = pulls_.erase(it);
       continue;
@@ -172,8 +301,7 @@ void CameraManager::reconcile(const std::map<std::string, std::string>& wanted) 
   for (const auto& [name, url] : wanted) {
     auto& p = pulls_[name];
     if (p.url.empty()) p.url = url;
-    reap(name, p);
-    if (!p.running && now >= p.next_start) start(name, p);
+    if (p.worker < 0 && !p.stopping && now >= p.next_start) start(name, p);
   }
 }
 
@@ -188,48 +316,69 @@ void CameraManager::querying(int fd) {
 void CameraManager::run(std::stop_token stop) {
   std::unique_ptr<pqxx::connection> conn;
   bool warned = false;
+  auto next_poll = std::chrono::steady_clock::now();
   while (!stop.stop_requested()) {
-    std::map<std::string, std::string> wanted;
-    bool have = false;
-    try {
-      if (!conn || !conn->is_open())
-        conn = std::make_unique<pqxx::connection>(catalog::with_connect_timeout(config_.conninfo, 2));
-      querying(conn->sock());
-      pqxx::work tx(*conn);
-      for (const auto& c : catalog::list_cameras(tx)) {
-        if (c.enabled && c.url) wanted[c.name] = *c.url;
+    bool read_now = std::chrono::steady_clock::now() >= next_poll;
+    std::deque<Event> events;
+    {
+      std::lock_guard lock(mu_);
+      read_now = read_now || changed_;
+      changed_ = false;
+      events.swap(events_);
+    }
+    if (read_now) {
+      next_poll = std::chrono::steady_clock::now() + config_.poll;
+      try {
+        if (!conn || !conn->is_open())
+          conn = std::make_unique<pqxx::connection>(catalog::with_connect_timeout(config_.conninfo, 2));
+        querying(conn->sock());
+        pqxx::work tx(*conn);
+        std::map<std::string, std::string> wanted;
+        for (const auto& c : catalog::list_cameras(tx)) {
+          if (c.enabled && c.url) wanted[c.name] = *c.url;
+        }
+        tx.commit();
+        querying(-1);
+        wanted_ = std::move(wanted);
+        warned = false;
+      } catch (const std::exception& e) {
+        querying(-1);
+        conn.reset();
+        if (!warned)
+          log::warn("camera manager cannot read the catalog; keeps recorders as they are", {{"error", e.what()}});
+        warned = true;
       }
-      tx.commit();
-      querying(-1);
-      have = true;
-      warned = false;
-    } catch (const std::exception& e) {
-      querying(-1);
-      conn.reset();
-      if (!warned)
-        log::warn("camera manager cannot read the catalog; keeps recorders as they are", {{"error", e.what()}});
-      warned = true;
     }
     try {
-      if (have) {
-        reconcile(wanted);
-      } else {
-        for (auto& [name, p] : pulls_) reap(name, p);
-      }
+      for (const auto& e : events) handle(e);
+      if (wanted_) reconcile();
     } catch (const std::exception& e) {
       // Never let the manager thread die: cameras would silently stop being recorded.
       log::error("camera manager: unexpected error; retrying at the next poll", {{"error", e.what()}});
     }
+    // Sleep to the next poll, the next restart due, a change through the API or a worker's news.
+    auto wake = next_poll;
+    for (const auto& [name, p] : pulls_) {
+      if (p.worker < 0 && !p.stopping && wanted_ && wanted_->contains(name)) wake = std::min(wake, p.next_start);
+    }
     std::unique_lock lock(mu_);
-    cv_.wait_for(lock, stop, config_.poll, [] { return false; });
+    cv_.wait_until(lock, stop, wake, [&] { return changed_ || !events_.empty(); });
   }
-  // Stop every recorder: each sends what it has read and ends its stream (all at once, then
-  // wait for each).
-  for (auto& [name, p] : pulls_) {
-    if (p.running && p.child.running()) ::kill(p.child.pid(), SIGTERM);
+  stop_workers();
+}
+
+// Every worker is told to stop (SIGTERM: each stops all its cameras at once; each camera sends
+// what it read and ends its stream), all at once, then waited for.
+void CameraManager::stop_workers() {
+  for (auto& w : workers_) {
+    if (w->control_fd >= 0 && w->child.running()) ::kill(w->child.pid(), SIGTERM);
   }
-  for (auto& [name, p] : pulls_) {
-    if (p.running) p.child.terminate(SIGTERM, std::chrono::seconds(15));
+  for (auto& w : workers_) {
+    if (w->control_fd < 0) continue;
+    w->child.terminate(SIGTERM, std::chrono::seconds(15));
+    if (w->reader.joinable()) w->reader.join();
+    ::close(w->control_fd);
+    w->control_fd = -1;
   }
   pulls_.clear();
 }

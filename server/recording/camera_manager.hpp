@@ -1,28 +1,40 @@
 #pragma once
 // The camera manager (docs/protocol.md, "Pulled cameras"): every enabled camera with a URL in the
-// catalog is recorded by a `vigil record` process that vigild starts, watches and restarts — the
-// recorder pulls the camera through libavformat (RTSP over TCP by default), never decodes, and
-// records into this vigild over its own wire port like any recording client, with its client-
-// side buffer and acknowledgements. One process per camera isolates vigild from a camera or
-// demuxer that misbehaves.
-// When a recorder exits, the reason is derived from its exit code and last words (camera
-// unreachable, admission refused, ...), logged, and handed to the next recorder of that camera
-// with --gap-reason, so the outage becomes a gap with that reason once it records again.
-// Restarts back off exponentially (1 s … 30 s; reset after a minute of recording). Cameras
-// added, removed or disabled are picked up within one poll of the catalog (2 s).
-// Thread: its own (blocking catalog queries, process management); never a network or IO thread.
-// Errors: logged and retried; the constructor throws if the recorder binary is missing.
-// stop() is bounded during a database outage: a catalog query that hangs is cut after kStopGrace.
+// catalog is recorded by one of a few `vigil ingest` worker processes that vigild starts, watches
+// and restarts. A worker records many cameras, one thread each, each pulling its camera through
+// libavformat (RTSP over TCP by default), never decoding, and recording into this vigild over its
+// wire port like any recording client, with its client-side buffer and acknowledgements. Workers
+// isolate vigild from a camera or demuxer that misbehaves; a worker that dies takes only its
+// share of cameras with it, and they are started again (on a new worker) with a gap saying so.
+// Cameras are spread over --ingest-workers processes (the least loaded first); a worker serves at
+// most cameras_per_worker, beyond that more workers start. vigild tells a worker "start NAME URL
+// [GAP_REASON]" / "stop NAME" over a socket it inherits (URLs never on a command line), and the
+// worker answers "ended NAME EXIT_CODE LAST_WORDS" (common/ingest_control.hpp).
+// When a camera's session ends, the reason is derived from its exit code and last words (camera
+// unreachable, admission refused, ...), logged, and handed to its next session as the gap reason,
+// so the outage becomes a gap with that reason once it records again. Restarts back off
+// exponentially (1 s … 30 s; reset after a minute of recording). Cameras added, changed or removed
+// through the HTTP API are picked up at once (cameras_changed()); the catalog is polled every 2 s
+// besides, for changes made elsewhere. Removed cameras are stopped all at once.
+// Thread: its own (blocking catalog queries, process management), plus one reader per worker's
+// socket; never a network or IO thread. Errors: logged and retried; the constructor throws if the
+// recorder binary is missing. stop() is bounded during a database outage: a catalog query that
+// hangs is cut after kStopGrace.
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "common/child_process.hpp"
+#include "common/ingest_control.hpp"
 
 namespace vigil::server {
 
@@ -30,12 +42,14 @@ struct CameraManagerConfig {
   std::string conninfo;            // the catalog
   std::string wire;                // this vigild's wire address, HOST:PORT
   std::filesystem::path recorder;  // the `vigil` binary
-  std::filesystem::path log_dir;   // one log per camera's recorder
-  std::string token;               // the recorders' token (recorder role), in their environment
-  // The account recorders run as (vigild as root); none: vigild's own. A recorder parses what a
-  // camera sends: it gets no privilege, no descriptor of vigild's but its log (opened here, as
-  // its stdout and stderr) and the pipe its camera URL comes through (--url-fd), never argv.
+  std::filesystem::path log_dir;   // one log per ingest worker (camera-tagged lines)
+  std::string token;               // the workers' token (recorder role), in their environment
+  // The account workers run as (vigild as root); none: vigild's own. A worker parses what cameras
+  // send: it gets no privilege, no descriptor of vigild's but its log (opened here, as its stdout
+  // and stderr) and its control socket (camera URLs come through it, never argv).
   std::optional<RunAs> run_as;
+  int ingest_workers = 2;       // worker processes cameras are spread over
+  int cameras_per_worker = 64;  // beyond this on every worker, another worker starts
   std::chrono::milliseconds poll{2000};
   std::chrono::milliseconds backoff_min{1000}, backoff_max{30'000};
 };
@@ -47,36 +61,65 @@ class CameraManager {
   CameraManager(const CameraManager&) = delete;
   CameraManager& operator=(const CameraManager&) = delete;
 
-  // Stops every recorder (SIGTERM: it sends what it read and ends its stream cleanly) and the
-  // manager thread. Idempotent; blocks up to ~15 s.
+  // The catalog's cameras changed (the HTTP API): read them now instead of at the next poll.
+  // Any thread; never blocks.
+  void cameras_changed();
+
+  // Stops every worker (SIGTERM: each camera sends what it read and ends its stream, all at once)
+  // and the manager thread. Idempotent; blocks up to ~15 s.
   void stop();
 
-  // Why a recorder that exited with wait STATUS stopped, from its exit code and LAST_LINE.
+  // Why a camera's session that ended with wait STATUS stopped, from its exit code and LAST_LINE.
   static std::string exit_reason(int status, const std::string& last_line);
+  // Why every camera of a worker that exited with wait STATUS stopped.
+  static std::string worker_death_reason(int status);
 
  private:
+  struct Worker {
+    int index = 0;
+    int generation = 0;  // its process's: news of an earlier one is stale
+    ChildProcess child;
+    int control_fd = -1;            // vigild's end of the control socket; -1: not running
+    std::set<std::string> cameras;  // started on it and not ended
+    std::thread reader;             // reads its ended messages into events_
+  };
   struct Pull {
     std::string url;
-    ChildProcess child;
-    bool running = false;
+    int worker = -1;        // the worker recording it; -1: none
+    bool stopping = false;  // stop sent; its ended not yet received
     int failures = 0;
     std::chrono::steady_clock::time_point started{}, next_start{};
-    std::string last_reason;  // why the previous recorder stopped: the next one's --gap-reason
+    std::string last_reason;  // why the previous session stopped: the next one's gap reason
+  };
+  struct Event {
+    int worker = 0, generation = 0;
+    std::optional<ingest::Ended> ended;  // none: the worker's socket closed (it exited)
   };
   void run(std::stop_token stop);
-  void reconcile(const std::map<std::string, std::string>& wanted);
+  void reconcile();
   void start(const std::string& name, Pull& p);
-  void reap(const std::string& name, Pull& p);
+  void ended(const std::string& name, Pull& p, const std::string& reason);
+  void handle(const Event& e);
+  Worker& worker_for_next_camera();
+  void spawn(Worker& w);
+  void worker_gone(Worker& w);
+  bool send(Worker& w, const std::string& message);
+  void read_worker(int index, int generation, int fd);  // a reader thread
+  void stop_workers();
   // The manager thread: FD is the socket of the catalog query now running (-1: none).
   void querying(int fd);
 
   static constexpr std::chrono::milliseconds kStopGrace{1000};
 
   CameraManagerConfig config_;
-  std::map<std::string, Pull> pulls_;  // the manager thread's
+  std::optional<std::map<std::string, std::string>> wanted_;  // the catalog's, as last read
+  std::map<std::string, Pull> pulls_;                         // the manager thread's
+  std::vector<std::unique_ptr<Worker>> workers_;              // the manager thread's
   std::mutex mu_;
   std::condition_variable_any cv_;
-  int query_fd_ = -1;  // guarded by mu_: stop() shuts it down if the query hangs
+  int query_fd_ = -1;         // guarded by mu_: stop() shuts it down if the query hangs
+  bool changed_ = false;      // guarded by mu_: cameras_changed() since the last catalog read
+  std::deque<Event> events_;  // guarded by mu_: from the reader threads
   std::jthread thread_;
 };
 

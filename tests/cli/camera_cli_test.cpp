@@ -113,8 +113,10 @@ TEST_CASE("vigild records a pulled RTSP camera, across an outage, until it is re
 
   // The camera goes away: the recorder fails to reconnect (the camera manager logs why) ...
   camera.terminate(SIGTERM, 5s);
-  const auto recorder_log = data / "log" / "camera-porch.log";
-  REQUIRE(eventually([&] { return slurp(recorder_log).find("cannot open") != std::string::npos; }, 90s));
+  // Its lines are tagged with its name in its ingest worker's log (one worker: one camera).
+  const auto recorder_log = data / "log" / "ingest-worker-0.log";
+  REQUIRE(eventually(
+      [&] { return slurp(recorder_log).find("camera=porch vigil record: cannot open") != std::string::npos; }, 90s));
   CHECK_THAT(d.output(), ContainsSubstring("camera recorder stopped; retrying"));
   // ... and comes back on the same port: recording resumes in a new stream, the outage is a gap.
   auto [camera2, port2] = start_camera(dir.path(), port);

@@ -1,7 +1,8 @@
-// A pulled camera's recorder gets nothing it does not need, and its password goes nowhere: the
-// child holds descriptors 0-2 and its own connections only (none of vigild's listeners, clients
-// or files), its command line has no password (the URL comes through an inherited pipe), it runs
-// as an unprivileged account when vigild is root, and neither vigild's log nor the camera's log
+// A pulled camera's recorder (its ingest worker) gets nothing it does not need, and its password
+// goes nowhere: the worker holds descriptors 0-2, its control socket and its own connections only
+// (none of vigild's listeners, clients or files), its command line has no password (the URL comes
+// through the control socket), it runs as an unprivileged account when vigild is root, and neither
+// vigild's log nor the workers' logs
 // shows the password of a camera that fails. A real vigild and a real RTSP camera (GStreamer).
 #include <signal.h>
 #include <unistd.h>
@@ -141,11 +142,12 @@ TEST_CASE("a pulled camera's recorder: own descriptors only, no password on argv
     CHECK_FALSE(vigild_objects.contains(what));
     CHECK_FALSE(what.find("pipe:") == 0);  // the URL's pipe was read and closed
   }
-  CHECK(child_fds.size() <= 8);  // its own: two connections and what libraries keep (an epoll, ...)
+  CHECK(child_fds.size() <= 9);  // its own: the control socket, two connections per camera, what libraries keep
 
   // The command line names the camera, not its URL; the password is nowhere in it.
   const auto cmdline = proc_text(*pid, "cmdline");
-  CHECK_THAT(cmdline, ContainsSubstring("--url-fd"));
+  CHECK_THAT(cmdline, ContainsSubstring("ingest"));
+  CHECK_THAT(cmdline, ContainsSubstring("--control-fd"));
   CHECK_THAT(cmdline, !ContainsSubstring(std::string(kSecret)));
 
   // vigild runs as root here (the test does): the recorder does not.
@@ -156,17 +158,19 @@ TEST_CASE("a pulled camera's recorder: own descriptors only, no password on argv
     CHECK(uid_of(*pid) == account->uid);
   }
 
-  // The failing camera: vigild logs why, masked; so does its recorder, in the camera's log.
-  const auto broken_log = data / "log" / "camera-broken.log";
+  // The failing camera: vigild logs why, masked; so does its session, in its ingest worker's log.
+  auto worker_logs = [&] {
+    return slurp(data / "log" / "ingest-worker-0.log") + slurp(data / "log" / "ingest-worker-1.log");
+  };
   REQUIRE(eventually(
       [&] {
         return d.output().find("camera recorder stopped; retrying\" camera=broken") != std::string::npos &&
-               slurp(broken_log).find("cannot open") != std::string::npos;
+               worker_logs().find("camera=broken vigil record: cannot open") != std::string::npos;
       },
       60s));
   CHECK_THAT(d.output(), ContainsSubstring("viewer:***@127.0.0.1:1"));
-  CHECK_THAT(slurp(broken_log), ContainsSubstring("viewer:***@127.0.0.1:1"));
-  for (const auto& log : {data / "log" / "camera-broken.log", data / "log" / "camera-porch.log"}) {
+  CHECK_THAT(worker_logs(), ContainsSubstring("viewer:***@127.0.0.1:1"));
+  for (const auto& log : {data / "log" / "ingest-worker-0.log", data / "log" / "ingest-worker-1.log"}) {
     INFO(log);
     CHECK_THAT(slurp(log), !ContainsSubstring(std::string(kSecret)));
   }

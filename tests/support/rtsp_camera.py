@@ -2,8 +2,9 @@
 """A real RTSP camera for the integration tests: GStreamer's RTSP server (Debian packages
 python3-gi, gir1.2-gst-rtsp-server-1.0, gstreamer1.0-plugins-*) serving a live 25 fps H.264 test
 pattern at /cam1 (no B-frames, a keyframe per second) and /bframes (x264 asked for two B-frames;
-either way its first RTP packets reach FFmpeg without timestamps). Usage: rtsp_camera.py PORT (0: any free port). Prints
-"ready PORT" once it listens. Run with Debian's /usr/bin/python3 (it has gi)."""
+either way its first RTP packets reach FFmpeg without timestamps). Usage: rtsp_camera.py PORT [KBPS] (0: any
+free port; KBPS: x264's bitrate, default its own, 2048, e.g. lower for many cameras on a slow simulated disk).
+Prints "ready PORT" once it listens. Run with Debian's /usr/bin/python3 (it has gi)."""
 import sys
 
 import gi
@@ -16,6 +17,7 @@ Gst.init(None)
 server = GstRtspServer.RTSPServer()
 server.set_address("127.0.0.1")
 server.set_service(sys.argv[1] if len(sys.argv) > 1 else "0")
+bitrate = f"bitrate={int(sys.argv[2])} " if len(sys.argv) > 2 else ""
 
 
 def mount(path, bframes):
@@ -23,7 +25,7 @@ def mount(path, bframes):
     factory.set_shared(True)
     factory.set_launch(
         f"( videotestsrc is-live=true pattern={'smpte' if bframes == 0 else 'ball'} ! video/x-raw,width=320,height=240,framerate=25/1 "
-        f"! x264enc {'tune=zerolatency ' if bframes == 0 else ''}speed-preset={'ultrafast' if bframes == 0 else 'veryfast'} key-int-max=25 "
+        f"! x264enc {'tune=zerolatency ' if bframes == 0 else ''}speed-preset={'ultrafast' if bframes == 0 else 'veryfast'} key-int-max=25 {bitrate}"
         f"bframes={bframes} {'b-adapt=false ' if bframes else ''}! h264parse config-interval=-1 ! rtph264pay name=pay0 pt=96 )")
     server.get_mount_points().add_factory(path, factory)
 
