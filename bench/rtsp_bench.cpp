@@ -47,6 +47,10 @@ struct RtspOptions {
   std::optional<int> model_check_cycles;
 };
 
+constexpr const char* kOptionList =
+    "--cameras K --seconds S --warmup S --rate-mbps R --width W --height H --dir DIR --mediamtx PATH --no-peer "
+    "--model-check-cycles N";
+
 // What one side (Vigil or the peer) measured.
 struct SideResult {
   int added = 0;
@@ -56,6 +60,7 @@ struct SideResult {
   std::map<std::string, double> cores_by_process;
   std::map<std::string, int> processes;
   double pss_idle_bytes = 0, pss_loaded_bytes = 0;
+  std::map<std::string, double> pss_idle_by_process, pss_loaded_by_process;
   double farm_cores = 0;
   double removal_s = -1;  // -1: not all removed within the time-out
   int gaps = 0, gaps_at_removal = 0;
@@ -96,6 +101,7 @@ RtspOptions parse(const BenchOptions& options) {
       o.peer = false;
       continue;
     }
+    if (k == "--help" || k == "-h") throw std::invalid_argument("options: " + std::string(kOptionList));
     if (i + 1 >= a.size()) throw std::invalid_argument("option " + k + " needs a value");
     const auto& v = a[++i];
     if (k == "--cameras") o.cameras = std::stoi(v);
@@ -107,10 +113,7 @@ RtspOptions parse(const BenchOptions& options) {
     else if (k == "--dir") o.dir_base = v;
     else if (k == "--mediamtx") o.mediamtx = v;
     else if (k == "--model-check-cycles") o.model_check_cycles = std::stoi(v);
-    else
-      throw std::invalid_argument("unknown option " + k +
-                                  " (--cameras K --seconds S --warmup S --rate-mbps R --width W --height H --dir DIR "
-                                  "--mediamtx PATH --no-peer --model-check-cycles N)");
+    else throw std::invalid_argument("unknown option " + k + " (" + std::string(kOptionList) + ")");
   }
   if (o.cameras < 1) throw std::invalid_argument("--cameras must be at least 1");
   // Removal that takes a second per camera (one recorder stopped after another) is measured, not cut.
@@ -141,6 +144,7 @@ void measure_window(SideResult& r, int server, int farm, double window_s, Stored
   r.farm_cores = (f1.cpu_total_s() - f0.cpu_total_s()) / wall;
   r.gbit_s = (b1 - b0) * 8 / wall / 1e9;
   r.pss_loaded_bytes = s1.pss_total_bytes();
+  r.pss_loaded_by_process = s1.pss_bytes;
 }
 
 // Vigil's timeline of CAMERAS since FROM_S (Unix seconds).
@@ -184,14 +188,9 @@ SideResult run_vigil(const RtspOptions& o, const CameraFarm& farm, const fs::pat
   BenchVigild vigild(dir / "data", args, dir / "vigild.log");
   BenchHttp http(vigild.http(), dir / "data");
   sleep_s(1);  // its PostgreSQL's start-up work done: the idle baseline
-  r.pss_idle_bytes = sample_tree(vigild.pid()).pss_total_bytes();
-  // PostgreSQL starts a backend per connection as vigild opens them: its processes do not count
-  // in telling whether the cameras' processes (recorders, workers) are gone.
-  auto camera_processes = [&] {
-    const auto t = sample_tree(vigild.pid());
-    return t.process_count() - (t.processes.contains("postgres") ? t.processes.at("postgres") : 0);
-  };
-  const int idle_processes = camera_processes();
+  const auto idle = sample_tree(vigild.pid());
+  r.pss_idle_bytes = idle.pss_total_bytes();
+  r.pss_idle_by_process = idle.pss_bytes;
 
   const double from_s = unix_now_s() - 1;
   std::vector<Clock::time_point> added(static_cast<std::size_t>(o.cameras));
@@ -239,8 +238,8 @@ SideResult run_vigil(const RtspOptions& o, const CameraFarm& farm, const fs::pat
   };
   r.gaps = count_gaps(&r.gap_reasons);
 
-  // Removal: every camera deleted at once; done when no timeline says it records and the
-  // processes vigild started for them are gone.
+  // Removal: every camera deleted at once; done when no timeline says it records (every
+  // camera's recording ended; ingest workers outlive their cameras, so processes do not tell).
   const auto removing = Clock::now();
   for (int i = 0; i < o.cameras; ++i) {
     const auto res = http.send("DELETE", "/api/v1/cameras/" + camera_name(i));
@@ -249,7 +248,7 @@ SideResult run_vigil(const RtspOptions& o, const CameraFarm& farm, const fs::pat
   while (seconds_since(removing) < o.removal_timeout_s) {
     bool any = false;
     for (const auto& t : timelines(http, from_s, o.cameras)) any = any || t.at("recording").as_bool();
-    if (!any && camera_processes() <= idle_processes) {
+    if (!any) {
       r.removal_s = seconds_since(removing);
       break;
     }
@@ -321,6 +320,20 @@ SideResult run_mediamtx(const RtspOptions& o, const CameraFarm& farm, const fs::
   return r;
 }
 
+// Memory above idle per camera, by process name: what each part of a server costs per camera.
+std::string memory_breakdown(const SideResult& r) {
+  std::string s;
+  for (const auto& [name, loaded] : r.pss_loaded_by_process) {
+    const auto idle = r.pss_idle_by_process.find(name);
+    const double above = loaded - (idle == r.pss_idle_by_process.end() ? 0 : idle->second);
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%s%s %.2f", s.empty() ? "" : ", ", name.c_str(),
+                  r.added ? above / r.added / 1e6 : 0.0);
+    s += buf;
+  }
+  return s;
+}
+
 std::string breakdown(const SideResult& r) {
   std::string s;
   for (const auto& [name, cores] : r.cores_by_process) {
@@ -385,6 +398,7 @@ BenchReport rtsp_bench(const BenchOptions& options) {
                        "the farm while " + std::string(peer ? "MediaMTX" : "nobody") + " recorded", false});
 
   r.notes.push_back("Vigil's processes (cores over the window): " + breakdown(vigil));
+  r.notes.push_back("Vigil's memory per camera above idle, by process (MB): " + memory_breakdown(vigil));
   if (peer) {
     r.notes.push_back("MediaMTX's processes (cores over the window): " + breakdown(p));
     char buf[200];
