@@ -1,5 +1,7 @@
 #include "server/disks/disk_io.hpp"
 
+#include <pthread.h>
+
 #include <algorithm>
 
 #include "common/log.hpp"
@@ -75,6 +77,8 @@ DiskIoThread::DiskIoThread(OpenVolume& volume, const DiskIoConfig& config,
     metrics_->playback_share(admission_ ? config.playback_share * admission_->budget_s() / cycle_s : 0);
   }
   thread_ = std::jthread([this, priority = config.io_priority](std::stop_token st) {
+    // Named, so tools can find it (`vigil bench ingest` pins it: /proc/PID/task/*/comm).
+    pthread_setname_np(pthread_self(), "vigil-io");
     // On the IO thread itself: its priority, and its own run-queue delay (the cpu_starved cause).
     const auto outcome = apply_io_priority(priority);
     {
