@@ -189,6 +189,10 @@ void CycleScheduler::admit_arrivals() {
         Job* j = stream_job(a->id, *a->stream, std::move(io), at);
         j->first_io = true;
         head_.push_back(j);
+        // Work the cycle's prediction did not have at its start: counted in, or a start-up burst
+        // (a thousand first IOs mid-cycle) reads as a model thirty times too optimistic. (At the
+        // cycle's start the prediction is set afresh after this, first IOs included.)
+        report_.predicted_rt += predict_job(*j);
         // Many streams arriving at once (a restart, cameras reconnecting) are one sweep too:
         // the not-yet-started first IOs in C-LOOK order from the head.
         const auto first = std::find_if(head_.begin(), head_.end(), [](const Job* h) { return !h->started; });
