@@ -67,7 +67,9 @@ IoPriorityOutcome apply_io_priority(IoPriority wanted, int rt_priority, int rtti
   const std::string caps = cap_rttime(rttime_ms);
   sched_param sp{};
   sp.sched_priority = rt_priority;
-  const int rc = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+  // Reset on fork: a thread or process the IO thread happens to start (a callback's) runs at
+  // normal priority — only the IO thread itself is real-time.
+  const int rc = pthread_setschedparam(pthread_self(), SCHED_FIFO | SCHED_RESET_ON_FORK, &sp);
   if (rc != 0) {
     return {false, std::string("normal priority: SCHED_FIFO refused (") + std::strerror(rc) +
                        (rc == EPERM ? "; needs root, CAP_SYS_NICE or RLIMIT_RTPRIO ≥ " + std::to_string(rt_priority) +
