@@ -91,7 +91,7 @@ double AdmissionController::predicted_busy(std::span<const StreamDemand> set) co
     const double L = profile_.access_max_s, R_Bps = profile_.slowest_rate().Bps();
     double busy = 0;
     for (const auto& s : set) busy += L + rate_of(s).bytes_over(T) / R_Bps;
-    return busy;
+    return busy * model_scale();
   }
   Rate total;
   for (const auto& s : set) total += rate_of(s);
@@ -129,7 +129,7 @@ double AdmissionController::predicted_busy(std::span<const StreamDemand> set) co
   // The online calibration (observed over predicted stream IO time) corrects the mean curve;
   // the min curve is never made more optimistic than it was measured.
   const double k = calibration();
-  busy *= conservative ? std::max(1.0, k) : k;
+  busy *= (conservative ? std::max(1.0, k) : k) * model_scale();
   busy += measured;
   if (config_.policy != Policy::conservative) {
     // The mean curve is the mean cycle. A cycle is a sum of N IOs whose rotational delays are
@@ -205,8 +205,9 @@ Decision AdmissionController::decide_within(std::span<const StreamDemand> admitt
   const bool ok = fits(admitted, candidate, budget, &d);
   if (optimistic_) {
     d.reason =
-        "the disk model is optimistic (observed cycles slower than predicted); admission is paused until "
-        "the disk is profiled again (`vigil profile`)";
+        "the disk model is optimistic beyond what the online check recalibrates (the device is far slower than "
+        "its profile); admission is paused until the disk is profiled again (`vigil profile`) or cycles agree "
+        "with the model again";
     d.max_rate = Rate{};
     d.cause = RefuseCause::model_paused;
     return d;
@@ -218,6 +219,7 @@ Decision AdmissionController::decide_within(std::span<const StreamDemand> admitt
         << config_.cycle_s * 1000 << " ms cycle exceeds the " << d.budget_s * 1000 << " ms " << budget_name << " ("
         << policy_name(config_.policy) << " policy, " << d.streams
         << " streams); largest rate that fits: " << d.max_rate.bps() / 1e6 << " Mbit/s";
+    if (model_scale() > 1) why << " (the model is recalibrated to " << model_scale() << "x the profile)";
     d.reason = why.str();
     d.cause = RefuseCause::cycle_full;
     return d;
@@ -227,10 +229,11 @@ Decision AdmissionController::decide_within(std::span<const StreamDemand> admitt
 }
 
 storage::Nanos ProfiledServiceModel::predict(bool write, std::uint64_t, std::uint64_t bytes) const noexcept {
-  if (bytes == 0) return storage::Nanos(static_cast<std::int64_t>(profile_.access_mean_s * 1e9));
+  const double scale = scale_.load(std::memory_order_relaxed);
+  if (bytes == 0) return storage::Nanos(static_cast<std::int64_t>(profile_.access_mean_s * scale * 1e9));
   const Curve& c = write && !profile_.random_write.empty() ? profile_.random_write : profile_.random_read;
   const double rate = throughput_at(c, Which::mean, static_cast<double>(bytes));
-  return storage::Nanos(static_cast<std::int64_t>(static_cast<double>(bytes) / rate * 1e9));
+  return storage::Nanos(static_cast<std::int64_t>(static_cast<double>(bytes) / rate * scale * 1e9));
 }
 
 }  // namespace vigil::admission

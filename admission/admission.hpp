@@ -21,7 +21,7 @@
 // With mixed directions, each stream is charged on the curve of its direction:
 //     busy = Σ_i T·BR_i / P_dir(i)(S_avg),  S_avg = T·Σ BR / (N + 1)      (Eq. 3.16)
 // and admit iff busy ≤ r_RT·T — which for one direction is Eq. 3.17, ΣBR ≤ r_RT·P(S_avg).
-// Thread: const after construction except set_model_optimistic (atomic). Errors: decisions are
+// Thread: const after construction except set_model_optimistic, set_calibration, set_model_scale (atomics). Errors: decisions are
 // values; a refusal carries its reason and the largest rate that would have fitted.
 #include <atomic>
 #include <optional>
@@ -116,6 +116,11 @@ class AdmissionController {
   double calibration() const noexcept { return calibration_.load(std::memory_order_relaxed); }
   static constexpr double kMinCalibration = 0.8, kMaxCalibration = 1.25;
   bool model_optimistic() const noexcept { return optimistic_; }
+  // The recalibrated model's scale (model_scale.hpp): every prediction from the profile's curves
+  // (all policies, the analytic bound too) is multiplied by it; 1 as profiled. What running
+  // streams were measured to cost (statistical) is not: it was measured on the device as it is.
+  void set_model_scale(double s) noexcept { scale_.store(s > 1 ? s : 1.0, std::memory_order_relaxed); }
+  double model_scale() const noexcept { return scale_.load(std::memory_order_relaxed); }
 
   const DiskProfile& profile() const noexcept { return profile_; }
   const AdmissionConfig& config() const noexcept { return config_; }
@@ -129,6 +134,7 @@ class AdmissionController {
   AdmissionConfig config_;
   std::atomic<bool> optimistic_{false};
   std::atomic<double> calibration_{1.0};
+  std::atomic<double> scale_{1.0};
 };
 
 // The profile as the scheduler's slack-test model: an IO of S bytes takes S / P(S) on the mean
@@ -137,9 +143,12 @@ class ProfiledServiceModel final : public storage::ServiceModel {
  public:
   explicit ProfiledServiceModel(DiskProfile profile) : profile_(std::move(profile)) {}
   storage::Nanos predict(bool write, std::uint64_t offset, std::uint64_t bytes) const noexcept override;
+  // The recalibrated model's scale (model_scale.hpp), set by the IO thread that also predicts.
+  void set_scale(double s) noexcept { scale_.store(s > 1 ? s : 1.0, std::memory_order_relaxed); }
 
  private:
   DiskProfile profile_;
+  std::atomic<double> scale_{1.0};
 };
 
 }  // namespace vigil::admission

@@ -26,6 +26,13 @@ void ModelCalibration::observe(double predicted_s, double observed_s) noexcept {
   }
 }
 
+void ModelCalibration::reset() noexcept {
+  std::fill(predicted_.begin(), predicted_.end(), 0.0);
+  std::fill(observed_.begin(), observed_.end(), 0.0);
+  next_ = count_ = 0;
+  sum_predicted_ = sum_observed_ = 0;
+}
+
 double ModelCalibration::factor() const noexcept {
   if (count_ < min_cycles_ || sum_predicted_ <= 0) return 1.0;
   return sum_observed_ / sum_predicted_;

@@ -21,6 +21,9 @@ class ModelCalibration {
   void observe(double predicted_s, double observed_s) noexcept;
   double factor() const noexcept;  // observed / predicted over the window; 1 until enough cycles
   std::size_t cycles() const noexcept { return count_; }
+  std::size_t window() const noexcept { return predicted_.size(); }
+  // Forget every cycle seen (the model it measures was rescaled: model_scale.hpp).
+  void reset() noexcept;
 
  private:
   std::vector<double> predicted_, observed_;  // ring buffers of the window

@@ -89,7 +89,9 @@ struct SchedulerConfig {
   bool durable_last_write_chunk = true;
 };
 
-enum class MissCause { overload, interactive, slow_io, device_error };
+// cpu_starved: the IO thread waited for a CPU this cycle at least as long as the cycle was late
+// by (CycleScheduler::cpu_wait): the device was not the slow part.
+enum class MissCause { overload, interactive, slow_io, device_error, cpu_starved };
 const char* miss_cause_name(MissCause c) noexcept;
 
 struct DeadlineMiss {
@@ -105,6 +107,7 @@ struct CycleReport {
   Nanos busy{0};           // device time of all commands completed in this cycle
   Nanos rt_busy{0};        // of which stream IO (the online model check compares it with predicted_rt)
   Nanos flush_busy{0};     // of which the flush that makes durable stream writes durable (not in rt_busy)
+  Nanos cpu_wait{0};       // the IO thread's time runnable but not running (CycleScheduler::cpu_wait; 0 unmeasured)
   Nanos rt_done{0};        // when the last stream IO of the cycle finished, from the start
   Nanos slack{0};          // T − rt_done (negative: the cycle overran)
   double utilisation = 0;  // busy / T
@@ -169,6 +172,9 @@ class CycleScheduler {
   const std::map<std::uint64_t, StreamIoStats>& stream_stats() const noexcept { return io_stats_; }
   std::function<void(const CycleReport&)> on_cycle;     // after each cycle
   std::function<void(const CommandTrace&)> on_command;  // after each command completes
+  // The IO thread's cumulative run-queue delay (time runnable, waiting for a CPU), read on the IO
+  // thread; unset: not measured. A late cycle whose delay covers its lateness is cpu_starved.
+  std::function<Nanos()> cpu_wait;
 
  private:
   struct Job;
@@ -229,6 +235,9 @@ class CycleScheduler {
   std::deque<DeadlineMiss> misses_;
   void record_miss(const DeadlineMiss& m);
   MissCause miss_cause() const noexcept;
+  bool cpu_starved() const noexcept;
+  Nanos cycle_cpu_wait_{0};                  // cpu_wait() at the cycle's start
+  mutable std::optional<bool> cpu_starved_;  // decided once per cycle, at its first miss
   std::atomic<bool> stopping_{false};
   SchedulerTotals totals_;
   std::map<std::uint64_t, Nanos> start_latency_;

@@ -6,6 +6,8 @@
 #include <new>
 #include <utility>
 
+#include "storage/memory_lock.hpp"
+
 namespace vigil::storage {
 namespace {
 
@@ -78,20 +80,30 @@ AlignedBuffer::AlignedBuffer(std::size_t bytes, std::size_t alignment) : size_(b
   data_ = static_cast<std::byte*>(std::aligned_alloc(alignment, rounded));
   if (data_ == nullptr) throw std::bad_alloc();
   std::memset(data_, 0, rounded);
+  if (memory_lock::lock(data_, rounded)) locked_ = rounded;
 }
 
 AlignedBuffer::AlignedBuffer(AlignedBuffer&& other) noexcept
-    : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+    : data_(std::exchange(other.data_, nullptr)),
+      size_(std::exchange(other.size_, 0)),
+      locked_(std::exchange(other.locked_, 0)) {}
 
 AlignedBuffer& AlignedBuffer::operator=(AlignedBuffer&& other) noexcept {
   if (this != &other) {
+    if (locked_) memory_lock::unlock(data_, locked_);
     std::free(data_);
     data_ = std::exchange(other.data_, nullptr);
     size_ = std::exchange(other.size_, 0);
+    locked_ = std::exchange(other.locked_, 0);
   }
   return *this;
 }
 
-AlignedBuffer::~AlignedBuffer() { std::free(data_); }
+AlignedBuffer::~AlignedBuffer() {
+  // Unlocked before the free: the allocator may keep the pages, and a locked page it hands out
+  // again would count against RLIMIT_MEMLOCK for good.
+  if (locked_) memory_lock::unlock(data_, locked_);
+  std::free(data_);
+}
 
 }  // namespace vigil::storage

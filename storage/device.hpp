@@ -80,6 +80,7 @@ Result<void> write_many_sync(Device& dev, std::span<const IoCommand> writes) noe
 class AlignedBuffer {
  public:
   AlignedBuffer() = default;
+  // Locked in memory when storage/memory_lock.hpp is enabled (vigild's real-time IO threads).
   AlignedBuffer(std::size_t bytes, std::size_t alignment = 4096);
   AlignedBuffer(AlignedBuffer&& other) noexcept;
   AlignedBuffer& operator=(AlignedBuffer&& other) noexcept;
@@ -96,6 +97,7 @@ class AlignedBuffer {
  private:
   std::byte* data_ = nullptr;
   std::size_t size_ = 0;
+  std::size_t locked_ = 0;  // bytes mlock'ed (memory_lock.hpp), unlocked before the free
 };
 
 }  // namespace vigil::storage

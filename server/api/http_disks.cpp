@@ -9,6 +9,7 @@
 #include "catalog/camera_rows.hpp"
 #include "server/net/http_json.hpp"
 #include "server/disks/disk_set.hpp"
+#include "storage/memory_lock.hpp"
 
 namespace http = boost::beast::http;
 namespace json = boost::json;
@@ -73,6 +74,11 @@ DiskSnapshot snapshot(Disk& d) {
   live["misses"] = d.io ? d.io->misses() : 0;
   live["model_optimistic"] = d.io ? d.io->model_optimistic() : false;
   live["model_calibration"] = d.io ? d.io->model_calibration() : 1.0;
+  live["model_scale"] = d.io ? d.io->model_scale() : 1.0;  // 1: as profiled; >1: recalibrated by the online check
+  live["model_recalibrations"] = d.io ? d.io->model_recalibrations() : 0;
+  live["io_priority"] = d.io && d.io->io_realtime() ? "realtime" : "normal";
+  live["io_priority_detail"] = d.io ? d.io->io_priority_detail() : std::string();
+  live["io_buffers_locked"] = storage::memory_lock::describe(storage::memory_lock::stats());
   live["free_bytes"] =
       d.io && d.volume ? static_cast<std::int64_t>(d.io->free_extents() * d.volume->volume->extent_bytes()) : 0;
   live["no_room"] = d.no_room.load(std::memory_order_relaxed);

@@ -148,8 +148,12 @@ po::options_description disks_options(ServerConfig& cfg, RawArgs& raw) {
       "a playback paused for S seconds releases its disk share; resuming re-admits it (refused: an error, the "
       "playback stays paused); 0 = at once")(
       "model-check-cycles", po::value(&cfg.model_check_cycles)->value_name("K")->default_value(cfg.model_check_cycles),
-      "pause admission when K cycles in a row take longer than the disk profile predicts (and say to profile "
-      "again); 0 turns the check off (a profile known not to describe this device, e.g. in tests)")(
+      "when K cycles in a row take longer than the disk profile predicts, recalibrate the model from them and "
+      "go on admitting under it (a device far slower than its profile pauses admission); 0 turns the check off "
+      "(a profile known not to describe this device, e.g. in tests)")(
+      "io-priority", po::value(&cfg.io_priority)->value_name("realtime|normal")->default_value(cfg.io_priority),
+      "the disks' IO threads at real-time priority (SCHED_FIFO, capped by RLIMIT_RTTIME; IO buffers mlock'ed; "
+      "without the privilege they stay normal and say so) or at normal priority")(
       "retention-interval",
       po::value(&cfg.retention_interval_s)->value_name("S")->default_value(cfg.retention_interval_s),
       "reclaim closed segments past their camera's retention_days at least every S seconds; free space is "
@@ -238,6 +242,9 @@ void check(const ServerConfig& cfg) {
   }
   if (cfg.model_check_cycles < 0 || cfg.model_check_cycles > 1000) {
     throw ConfigError("--model-check-cycles must be between 0 (off) and 1000");
+  }
+  if (cfg.io_priority != "realtime" && cfg.io_priority != "normal") {
+    throw ConfigError("--io-priority must be realtime or normal, not '" + cfg.io_priority + "'");
   }
 }
 

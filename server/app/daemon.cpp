@@ -33,6 +33,7 @@
 #include "server/disks/disk_startup.hpp"
 #include "server/disks/retention_service.hpp"
 #include "storage/faulty_device.hpp"
+#include "storage/memory_lock.hpp"
 #include "server/media/clip_reader.hpp"
 #include "server/media/export_cache.hpp"
 #include "server/media/hls_live.hpp"
@@ -179,6 +180,9 @@ Daemon::Daemon(const ServerConfig& cfg) : cfg_(cfg), lock_(made(cfg.data_dir)) {
   // to the batcher until they stop.
   std::optional<admission::DiskProfile> given;
   if (cfg_.profile) given = load_profile_file(*cfg_.profile);
+  // Real-time IO threads get their buffers locked in memory too (storage/memory_lock.hpp).
+  const auto io_priority = cfg_.io_priority == "normal" ? IoPriority::normal : IoPriority::realtime;
+  storage::memory_lock::enable(io_priority == IoPriority::realtime);
   auto disks = start_disks(volumes_, conninfo_, *batcher_,
                            DiskIoConfig{.cycle = std::chrono::milliseconds(cfg_.cycle_ms),
                                         .chunk_bytes = cfg_.chunk_bytes,
@@ -186,7 +190,8 @@ Daemon::Daemon(const ServerConfig& cfg) : cfg_(cfg), lock_(made(cfg.data_dir)) {
                                         .policy = *admission::policy_from_name(cfg_.admission_policy),
                                         .model_check_cycles = cfg_.model_check_cycles,
                                         .overbooking = cfg_.overbooking,
-                                        .playback_share = cfg_.playback_share},
+                                        .playback_share = cfg_.playback_share,
+                                        .io_priority = io_priority},
                            given, metrics_);
   io_threads_ = std::move(disks.io_threads);
   end_streams_left_open(disks.slots, conninfo_);

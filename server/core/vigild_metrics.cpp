@@ -17,8 +17,9 @@ const std::vector<double> kUtilisationBounds = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.
 const std::vector<double> kSlackBounds = {-1, -0.1, -0.01, 0, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5};
 const std::vector<double> kLatencyBounds = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
 
-constexpr std::array<storage::MissCause, 4> kCauses = {storage::MissCause::overload, storage::MissCause::interactive,
-                                                       storage::MissCause::slow_io, storage::MissCause::device_error};
+constexpr std::array<storage::MissCause, 5> kCauses = {storage::MissCause::overload, storage::MissCause::interactive,
+                                                       storage::MissCause::slow_io, storage::MissCause::device_error,
+                                                       storage::MissCause::cpu_starved};
 constexpr std::array<const char*, 3> kRefusals = {"rate_exceeded", "out_of_order", "invalid"};
 constexpr std::array<const char*, 3> kLosses = {"rate_exceeded", "deadline_missed", "io_error"};  // CameraMetrics::Loss
 constexpr std::array<const char*, 4> kStatusClasses = {"2xx", "3xx", "4xx", "5xx"};
@@ -67,6 +68,11 @@ Metrics::Metrics()
       d_retention_failures_(
           registry_.counter("vigil_disk_retention_failures_total",
                             "Retention passes that failed (catalog or device error; retried next pass).", {"disk"})),
+      d_model_recalibrations_(registry_.counter(
+          "vigil_disk_model_recalibrations_total",
+          "Times the online model check recalibrated the disk model (raised when it tripped, lowered when the device "
+          "was faster for a whole window).",
+          {"disk"})),
       d_utilisation_(registry_.gauge("vigil_disk_last_cycle_utilisation_ratio",
                                      "Device busy time of the last cycle over the cycle length T.", {"disk"})),
       d_slack_(registry_.gauge(
@@ -109,6 +115,9 @@ Metrics::Metrics()
           registry_.gauge("vigil_disk_model_optimistic",
                           "1 while the online model check finds the profile optimistic (admission paused), else 0.",
                           {"disk"})),
+      d_model_scale_(registry_.gauge("vigil_disk_model_scale_ratio",
+                                     "The recalibrated disk model's predictions over the profile's (1: as profiled).",
+                                     {"disk"})),
       d_free_bytes_(
           registry_.gauge("vigil_disk_free_bytes", "Free space of the disk's volume (whole free extents).", {"disk"})),
       d_playback_share_(registry_.gauge(
@@ -119,6 +128,19 @@ Metrics::Metrics()
       d_playback_in_use_(
           registry_.gauge("vigil_disk_playback_share_in_use_ratio",
                           "Stream IO time per cycle the admission policy predicts for the admitted playbacks, over T.",
+                          {"disk"})),
+      d_io_realtime_(
+          registry_.gauge("vigil_disk_io_thread_realtime",
+                          "1 if the disk's IO thread runs at real-time priority (SCHED_FIFO), 0 if at normal "
+                          "priority (--io-priority normal, no privilege, or demoted by RLIMIT_RTTIME).",
+                          {"disk"})),
+      d_io_cpu_wait_(registry_.gauge(
+          "vigil_disk_io_thread_cpu_wait_seconds",
+          "Time the disk's IO thread was runnable but waiting for a CPU in the last cycle (run-queue delay).",
+          {"disk"})),
+      d_io_buffers_locked_(
+          registry_.gauge("vigil_disk_io_buffers_locked",
+                          "1 while IO buffers are locked in memory (mlock), 0 when off or RLIMIT_MEMLOCK ran out.",
                           {"disk"})),
       v_unavailable_(
           registry_.gauge("vigil_volume_unavailable",
@@ -234,6 +256,11 @@ DiskMetrics::DiskMetrics(Metrics& m, const std::string& disk)
       admitted_rate_(m.d_admitted_rate_.with({disk})),
       predicted_busy_(m.d_predicted_busy_.with({disk})),
       model_optimistic_(m.d_model_optimistic_.with({disk})),
+      model_scale_(m.d_model_scale_.with({disk})),
+      model_recalibrations_(m.d_model_recalibrations_.with({disk})),
+      io_realtime_(m.d_io_realtime_.with({disk})),
+      io_cpu_wait_(m.d_io_cpu_wait_.with({disk})),
+      io_buffers_locked_(m.d_io_buffers_locked_.with({disk})),
       playback_share_(m.d_playback_share_.with({disk})),
       playback_in_use_(m.d_playback_in_use_.with({disk})),
       reclaimed_segments_(m.d_reclaimed_segments_.with({disk})),
@@ -260,6 +287,7 @@ void DiskMetrics::configured(const storage::SchedulerConfig& config, bool profil
   depth_.set(static_cast<double>(config.depth));
   profiled_.set(profiled ? 1 : 0);
   budget_ratio_.set(admission_budget_ratio);
+  model_scale_.set(1);
 }
 
 void DiskMetrics::cycle(const storage::CycleReport& r, const storage::SchedulerTotals& t,
@@ -283,6 +311,18 @@ void DiskMetrics::cycle(const storage::CycleReport& r, const storage::SchedulerT
   other_bytes_.store(t.other_bytes);
   cycles_.store(t.cycles);  // relaxed, like the rest: a scrape may mix figures of adjacent cycles
 }
+
+void DiskMetrics::model_scale(double scale, std::uint64_t recalibrations) noexcept {
+  model_scale_.set(scale);
+  model_recalibrations_.store(recalibrations);
+}
+
+void DiskMetrics::io_thread(bool realtime, bool buffers_locked) noexcept {
+  io_realtime_.set(realtime ? 1 : 0);
+  io_buffers_locked_.set(buffers_locked ? 1 : 0);
+}
+
+void DiskMetrics::cpu_wait(double seconds) noexcept { io_cpu_wait_.set(seconds); }
 
 void DiskMetrics::reclaimed(std::uint64_t segments, std::uint64_t bytes) noexcept {
   reclaimed_segments_.inc(segments);

@@ -32,6 +32,12 @@ class DiskMetrics {
   // IO thread, after each cycle: the cycle's report and the scheduler's running totals.
   void cycle(const storage::CycleReport& r, const storage::SchedulerTotals& totals,
              const storage::PreemptibilityMeter& meter, bool model_optimistic) noexcept;
+  // IO thread, when the online check recalibrated the model: its scale and the recalibrations so far.
+  void model_scale(double scale, std::uint64_t recalibrations) noexcept;
+  // IO thread: whether it runs at real-time priority, whether the IO buffers are locked in memory
+  // (docs/scheduler.md), and the last cycle's run-queue delay (time runnable without a CPU).
+  void io_thread(bool realtime, bool buffers_locked) noexcept;
+  void cpu_wait(double seconds) noexcept;
   void miss(storage::MissCause cause) noexcept;
 
   enum class Kind { recording, playback };
@@ -53,11 +59,14 @@ class DiskMetrics {
  private:
   metrics::Counter &cycles_, &stream_ios_, &preemptions_, &interactive_, &best_effort_, &background_chunks_, &commands_,
       &stream_bytes_, &other_bytes_;
-  std::array<metrics::Counter*, 4> misses_{};  // by storage::MissCause
+  std::array<metrics::Counter*, 5> misses_{};  // by storage::MissCause
   metrics::Gauge &utilisation_, &slack_s_, &predicted_rt_s_, &observed_rt_s_, &expected_wait_s_, &longest_command_s_;
   metrics::Histogram &utilisation_hist_, &slack_hist_;
   metrics::Gauge &cycle_s_, &r_rt_, &chunk_bytes_, &depth_, &profiled_, &budget_ratio_;
   metrics::Gauge &admitted_streams_, &admitted_rate_, &predicted_busy_, &model_optimistic_;
+  metrics::Gauge& model_scale_;
+  metrics::Counter& model_recalibrations_;
+  metrics::Gauge &io_realtime_, &io_cpu_wait_, &io_buffers_locked_;
   std::array<metrics::Counter*, 4> decisions_{};  // [kind][admitted]
   metrics::Gauge &playback_share_, &playback_in_use_;
   std::array<metrics::Counter*, 2> playback_released_{};  // by Release
@@ -139,11 +148,12 @@ class Metrics {
   // Disk families.
   metrics::Family<metrics::Counter>&d_cycles_, &d_stream_ios_, &d_preemptions_, &d_interactive_, &d_best_effort_,
       &d_background_, &d_commands_, &d_stream_bytes_, &d_other_bytes_, &d_misses_, &d_decisions_, &d_playback_released_,
-      &d_reclaimed_segments_, &d_reclaimed_bytes_, &d_retention_failures_;
+      &d_reclaimed_segments_, &d_reclaimed_bytes_, &d_retention_failures_, &d_model_recalibrations_;
   metrics::Family<metrics::Gauge>&d_utilisation_, &d_slack_, &d_predicted_rt_, &d_observed_rt_, &d_expected_wait_,
       &d_longest_command_, &d_cycle_s_, &d_r_rt_, &d_chunk_bytes_, &d_depth_, &d_profiled_, &d_budget_,
-      &d_admitted_streams_, &d_admitted_rate_, &d_predicted_busy_, &d_model_optimistic_, &d_free_bytes_,
-      &d_playback_share_, &d_playback_in_use_, &v_unavailable_;
+      &d_admitted_streams_, &d_admitted_rate_, &d_predicted_busy_, &d_model_optimistic_, &d_model_scale_,
+      &d_free_bytes_, &d_playback_share_, &d_playback_in_use_, &d_io_realtime_, &d_io_cpu_wait_, &d_io_buffers_locked_,
+      &v_unavailable_;
   metrics::Family<metrics::Histogram>&d_utilisation_hist_, &d_slack_hist_;
   // Camera families.
   metrics::Family<metrics::Counter>&c_streams_, &c_packets_, &c_bytes_, &c_refused_, &c_gaps_, &c_discontinuities_,

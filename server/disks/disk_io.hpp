@@ -4,8 +4,9 @@
 // then on. With the disk's profile (docs/admission.md) the scheduler predicts IO times from the
 // profiled curve and uses the profiled chunk size, and the disk's AdmissionController decides
 // on new streams; the online model check compares every cycle's predicted and observed stream
-// IO time and pauses admission (with a warning naming `vigil profile`) when the profile has
-// become optimistic. Without a profile a flat default model is used and a warning says so.
+// IO time and, when the profile has become optimistic, recalibrates the model from the tripping
+// cycles and resumes admission under it (admission/model_scale.hpp; logged, in /metrics and
+// /api/v1/disks); only a device far slower than its profile pauses admission. Without a profile a flat default model is used and a warning says so.
 // Misses are logged per stream and cycle as they happen. With DiskMetrics, every cycle's report
 // and the scheduler's totals are published to /metrics from the IO thread (atomics only).
 // A volume whose device fails writes or flushes repeatedly (storage/guarded_device.hpp) is taken
@@ -26,8 +27,9 @@
 
 #include "admission/admission.hpp"
 #include "admission/calibration.hpp"
-#include "admission/model_check.hpp"
+#include "admission/model_scale.hpp"
 #include "server/core/vigild_metrics.hpp"
+#include "server/disks/io_thread_priority.hpp"
 #include "server/disks/volume_startup.hpp"
 #include "storage/cycle_scheduler.hpp"
 
@@ -39,10 +41,12 @@ struct DiskIoConfig {
   std::size_t depth = 2;
   double r_rt = 0.9;
   admission::Policy policy = admission::Policy::conservative;
-  int model_check_cycles = 5;  // K optimistic cycles in a row pause admission; 0: no check
+  int model_check_cycles = 5;  // K optimistic cycles in a row recalibrate the model; 0: no check
   double overbooking = 0.01;   // the mean-curve policies' accepted per-cycle overload probability
   // The playbacks' share of the real-time budget (admission/playback_share.hpp).
   double playback_share = 1.0;
+  // The IO thread's scheduling (io_thread_priority.hpp): vigild asks for realtime by default.
+  IoPriority io_priority = IoPriority::normal;
 };
 
 class DiskIoThread {
@@ -63,6 +67,9 @@ class DiskIoThread {
   bool model_optimistic() const noexcept { return admission_ && admission_->model_optimistic(); }
   // Observed / predicted stream IO time over recent cycles (1 until measured; admission/calibration.hpp).
   double model_calibration() const noexcept { return admission_ ? admission_->calibration() : 1.0; }
+  // The recalibrated model's scale (1: as profiled) and how often the online check recalibrated it.
+  double model_scale() const noexcept { return admission_ ? admission_->model_scale() : 1.0; }
+  std::uint64_t model_recalibrations() const noexcept { return recalibrations_.load(std::memory_order_relaxed); }
   DiskMetrics* metrics() const noexcept { return metrics_; }
   // What stream IO_ID was measured to cost per cycle (storage/stream_io_stats.hpp), once it ran
   // kMinMeasuredCycles cycles; any thread (a copy the IO thread refreshes every cycle).
@@ -73,11 +80,15 @@ class DiskIoThread {
   std::string failure_reason() const;
   // What the volume's streams watch (RecordingStreamOptions::volume_failing).
   const std::atomic<bool>* volume_failing_flag() const noexcept { return &volume_failed_; }
+  // Whether the IO thread runs at real-time priority, and how or why not (any thread, once started).
+  bool io_realtime() const noexcept { return io_realtime_.load(std::memory_order_acquire); }
+  std::string io_priority_detail() const;
   // Free extents of the volume as of the last cycle (any thread).
   std::uint64_t free_extents() const noexcept { return free_extents_.load(std::memory_order_relaxed); }
 
  private:
   void on_cycle(const storage::CycleReport& r);
+  void check_model(const storage::CycleReport& r);
 
   OpenVolume& volume_;
   std::string path_;
@@ -85,8 +96,10 @@ class DiskIoThread {
   storage::SteadyClock clock_;
   std::unique_ptr<storage::ServiceModel> model_;
   std::unique_ptr<admission::AdmissionController> admission_;
-  admission::ModelCheck check_{5, 0.10, 0.0};  // K and absolute floor set in the constructor
+  admission::ProfiledServiceModel* profiled_model_ = nullptr;  // model_ when profiled (rescaled with admission)
+  admission::ModelScale scale_;  // the online model check that recalibrates; set in the constructor
   bool checking_ = true;
+  std::atomic<std::uint64_t> recalibrations_{0};
   admission::ModelCalibration calibration_;  // window and noise floor set in the constructor
   std::unique_ptr<storage::CycleScheduler> scheduler_;
   mutable std::mutex measured_mu_;
@@ -95,6 +108,9 @@ class DiskIoThread {
   VolumeFailedFn on_volume_failed_;
   std::string failure_reason_;  // written once, before volume_failed_ is set (release)
   std::atomic<bool> volume_failed_{false};
+  std::atomic<bool> io_realtime_{false};
+  mutable std::mutex priority_mu_;
+  std::string io_priority_detail_;  // guarded by priority_mu_
   std::jthread thread_;
 };
 

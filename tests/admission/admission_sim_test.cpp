@@ -12,6 +12,7 @@
 
 #include "admission/admission.hpp"
 #include "admission/model_check.hpp"
+#include "admission/model_scale.hpp"
 #include "admission/profiler.hpp"
 #include "storage/cycle_scheduler.hpp"
 #include "storage/hdd_model.hpp"
@@ -183,6 +184,58 @@ TEST_CASE("a disk that slows down mid-run trips the online check and pauses admi
   CHECK(tripped_at >= 51);
   CHECK(tripped_at <= 51 + 6);
   CHECK_FALSE(adm.decide({}, {1, false, Rate::from_Bps(1e6), {}, {}}).admitted);
+}
+
+TEST_CASE("a disk that slows down mid-run is recalibrated: admission goes on, and comes back when it recovers",
+          "[admission][hdd]") {
+  const auto& p = wd_profile();
+  AdmissionController adm(p, {.policy = Policy::aggressive, .r_rt = 0.9});
+  SimDisk d;
+  ProfiledServiceModel model(p);
+  CycleScheduler sched(*d.disk, d.clock, model, {.cycle = std::chrono::seconds(1), .chunk_bytes = 256 * 1024},
+                       &d.clock);
+  // As DiskIoThread::check_model wires it: the scheduler's model and admission rescaled together.
+  ModelScale scale({.k = 5, .tolerance = 0.10, .max_scale = 8, .relax_cycles = 30});
+  std::vector<ModelScale::Event> events;
+  sched.on_cycle = [&](const CycleReport& r) {
+    const auto e =
+        scale.observe(static_cast<double>(r.predicted_rt.count()) / 1e9, static_cast<double>(r.rt_busy.count()) / 1e9);
+    if (e == ModelScale::Event::none) return;
+    events.push_back(e);
+    model.set_scale(scale.scale());
+    adm.set_model_scale(scale.scale());
+    adm.set_model_optimistic(scale.paused());
+  };
+  std::vector<std::unique_ptr<DummyStream>> streams;
+  for (int i = 0; i < 8; ++i) {
+    streams.push_back(
+        std::make_unique<DummyStream>(static_cast<std::uint64_t>(i) * 4'000'000'000ull, 1'000'000 / 4096 * 4096));
+    sched.add_stream(static_cast<std::uint64_t>(i + 1), *streams.back(), d.clock.now());
+  }
+  const StreamDemand one{1, false, Rate::from_Bps(1e6), {}, {}};
+  const std::size_t capacity = adm.max_streams(one);
+  for (int i = 0; i < 40; ++i) sched.run_cycle();
+  CHECK(events.empty());  // the profile is true: nothing to recalibrate
+  // Three times slower: the check trips and recalibrates; admission is not paused, its capacity shrinks.
+  d.slowdown->factor = 3.0;
+  for (int i = 0; i < 20; ++i) sched.run_cycle();
+  REQUIRE_FALSE(events.empty());
+  CHECK(events.front() == ModelScale::Event::rescaled);
+  CHECK_FALSE(adm.model_optimistic());
+  CHECK(scale.scale() > 1.5);
+  CHECK(scale.scale() < 8.0);
+  CHECK(adm.decide({}, one).admitted);
+  CHECK(adm.max_streams(one) < capacity * 3 / 4);
+  // The rescaled model agrees with the device: no further trips while it stays this slow.
+  const auto after_trip = events.size();
+  for (int i = 0; i < 20; ++i) sched.run_cycle();
+  CHECK(events.size() == after_trip);
+  // The device recovers: within a window the scale falls back and the capacity returns.
+  d.slowdown->factor = 1.0;
+  for (int i = 0; i < 100; ++i) sched.run_cycle();
+  CHECK(events.back() == ModelScale::Event::relaxed);
+  CHECK(scale.scale() < 1.2);
+  CHECK(adm.max_streams(one) > capacity * 3 / 4);
 }
 
 TEST_CASE("a VBR recorder above its declared peak is policed, not silently dropped", "[admission]") {

@@ -203,6 +203,13 @@ TEST_CASE("HTTP admin: cameras, streams, locks, disks, profile and decisions on 
   CHECK(disk.at("policy").as_string() == "conservative");
   CHECK(disk.at("cycles").as_int64() > 0);
   CHECK(disk.at("model_optimistic").as_bool() == false);
+  CHECK(disk.at("model_scale").as_double() == 1.0);  // as profiled: the check is off here
+  CHECK(disk.at("model_recalibrations").as_int64() == 0);
+  // Real-time where this test may (root, CAP_SYS_NICE), else normal and why; buffers locked with it.
+  const std::string io_priority(disk.at("io_priority").as_string());
+  CHECK((io_priority == "realtime" || io_priority == "normal"));
+  CHECK_FALSE(disk.at("io_priority_detail").as_string().empty());
+  CHECK(disk.at("io_buffers_locked").as_string() != "off");
   CHECK(disk.at("cycle_s").as_double() == 0.2);
   CHECK(disk.at("admitted").at("count").as_int64() == 0);
   const double empty_slack = disk.at("slack_s").as_double();

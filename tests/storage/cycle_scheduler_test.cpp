@@ -290,6 +290,35 @@ TEST_CASE("a stream IO issued in time but finishing after the cycle's end is a m
   CHECK(a.done + b.done == 4);  // the late IO still completed: its data is not lost
 }
 
+TEST_CASE("a late cycle whose lateness the IO thread spent waiting for a CPU is cpu_starved, not slow_io",
+          "[scheduler]") {
+  // The late IO of the test above (it lands 0.26 s after the deadline), with an injected reading
+  // of the IO thread's run-queue delay: 0 at the cycle's start, WAITED at every later reading.
+  auto late_cycle = [](Nanos waited) {
+    VirtualClock clock;
+    SimulatedDisk disk(clock, {.size_bytes = 64ull << 30, .block_bytes = 4096, .max_in_flight = 8, .store_data = false},
+                       std::make_unique<FixedTiming>(Nanos(0), kRate / 1e9));
+    LinearServiceModel optimistic(Nanos(0), 4 * kRate);
+    CycleScheduler sched(disk, clock, optimistic, {.chunk_bytes = 256 * MiB}, &clock);
+    SyntheticStream a(0, 120 * MiB, false), b(1ull << 30, 120 * MiB, false);
+    sched.add_stream(1, a, clock.now());
+    sched.add_stream(2, b, clock.now());
+    sched.run_cycle();
+    int readings = 0;
+    sched.cpu_wait = [&] { return readings++ == 0 ? Nanos(0) : waited; };
+    const auto r = sched.run_cycle();
+    REQUIRE(r.misses == 1);
+    CHECK(r.cpu_wait == waited);
+    return sched.misses().back().cause;
+  };
+  // Waiting 0.3 s for a CPU covers the 0.26 s it was late by: the device was not the slow part.
+  CHECK(late_cycle(300ms) == MissCause::cpu_starved);
+  // 0.1 s does not: the IO itself was slow.
+  CHECK(late_cycle(100ms) == MissCause::slow_io);
+  CHECK(late_cycle(0ms) == MissCause::slow_io);
+  CHECK(std::string(miss_cause_name(MissCause::cpu_starved)) == "cpu_starved");
+}
+
 TEST_CASE("the scheduler measures each stream's bytes and device time per cycle, and forgets removed ones",
           "[scheduler]") {
   Rig rig({.chunk_bytes = 1 * MiB});

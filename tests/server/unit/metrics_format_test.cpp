@@ -142,6 +142,10 @@ TEST_CASE("metrics: vigild's metric set is valid exposition text with HELP and T
   meter.idle(std::chrono::milliseconds(10));
   d.cycle(rep, totals, meter, false);
   d.miss(storage::MissCause::interactive);
+  d.miss(storage::MissCause::cpu_starved);
+  d.model_scale(2.5, 1);
+  d.io_thread(true, false);
+  d.cpu_wait(0.03);
   d.decision(DiskMetrics::Kind::recording, true);
   d.decision(DiskMetrics::Kind::playback, false);
   d.admitted(2, vigil::Rate::from_Bps(500'000), 0.3);
@@ -180,6 +184,12 @@ TEST_CASE("metrics: vigild's metric set is valid exposition text with HELP and T
                 {{"disk", "/srv/vigil/vol0"}, {"kind", "playback"}, {"decision", "refused"}}) == 1);
   CHECK(p.value("vigil_disk_admitted_streams", disk) == 2);
   CHECK(p.value("vigil_disk_model_optimistic", disk) == 0);
+  CHECK(p.value("vigil_disk_deadline_misses_total", {{"disk", "/srv/vigil/vol0"}, {"cause", "cpu_starved"}}) == 1);
+  CHECK(p.value("vigil_disk_model_scale_ratio", disk) == 2.5);
+  CHECK(p.value("vigil_disk_model_recalibrations_total", disk) == 1);
+  CHECK(p.value("vigil_disk_io_thread_realtime", disk) == 1);
+  CHECK(p.value("vigil_disk_io_buffers_locked", disk) == 0);
+  CHECK(p.value("vigil_disk_io_thread_cpu_wait_seconds", disk) == 0.03);
   CHECK(p.value("vigil_camera_packets_accepted_total", {{"camera", "door \"1\""}}) == 1);
   CHECK(p.value("vigil_camera_bytes_accepted_total", {{"camera", "door \"1\""}}) == 1000);
   CHECK(p.value("vigil_camera_packets_refused_total", {{"camera", "door \"1\""}, {"reason", "rate_exceeded"}}) == 1);
