@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <random>
 #include <stdexcept>
 #include <thread>
@@ -47,6 +48,7 @@ struct Params {
   std::size_t chunk = 512 * 1024;
   std::size_t depth = 2;
   fs::path dir = fs::temp_directory_path();
+  fs::path trace;  // --trace FILE: every command and every read of our phase, as CSV
 };
 
 struct Latencies {
@@ -72,7 +74,9 @@ class FullStream final : public CycleStream {
   StreamIo prepare(std::uint64_t) override {
     const std::uint64_t at = offset_ + pos_;
     pos_ = (pos_ + buf_.size()) % ring_;
-    return {.write = true, .pieces = {{at, buf_.span()}}};
+    // Durable, as a recording stream's half is: acknowledged only after the cycle's flush
+    // (docs/durability.md), so the flush's cost is in the figures as it is in vigild.
+    return {.write = true, .pieces = {{at, buf_.span()}}, .durable = true};
   }
   void finished(std::uint64_t, Result<void> r) override {
     if (!r) failed.fetch_add(1);
@@ -122,6 +126,26 @@ Latencies drive_reads(const Params& p, std::uint64_t seed, ReadFn&& read_one, Pr
   return lat;
 }
 
+// kind,class,write,durable,offset,bytes,issued_ns,completed_ns (kind: cmd, flush, read, cycle).
+void write_trace(const fs::path& file, const std::vector<CommandTrace>& commands, const std::vector<IoOutcome>& reads,
+                 const std::vector<std::pair<Nanos, Nanos>>& cycles) {
+  std::ofstream out(file);
+  out << "kind,class,write,durable,offset,bytes,start_ns,issued_ns,end_ns\n";
+  for (const auto& c : commands) {
+    out << (c.bytes == 0 ? "flush" : "cmd") << ',' << io_class_name(c.cls) << ',' << c.write << ',' << c.durable << ','
+        << c.offset << ',' << c.bytes << ',' << c.issued.count() << ',' << c.issued.count() << ','
+        << c.completed.count() << '\n';
+  }
+  for (const auto& r : reads) {
+    out << "read,interactive,0,0,0," << kReadBytes << ',' << r.arrival.count() << ',' << r.started.count() << ','
+        << r.finished.count() << '\n';
+  }
+  for (const auto& [start, rt_done] : cycles) {
+    out << "cycle,real_time,0,0,0,0," << start.count() << ',' << start.count() << ',' << (start + rt_done).count()
+        << '\n';
+  }
+}
+
 struct Phase {
   Latencies reads;
   std::uint64_t misses = 0, cycles = 0;
@@ -150,6 +174,19 @@ Phase run_ours(const Params& p, const fs::path& file, std::size_t stream_bytes, 
         std::make_unique<FullStream>(kReadRegion + static_cast<std::uint64_t>(i) * ring, ring, stream_bytes));
     sched.add_stream(static_cast<std::uint64_t>(i + 1), *streams.back());
   }
+  // The trace: what each read waited behind (commands with their issue/complete times, reads
+  // with arrival/issue/finish), all in the scheduler clock's nanoseconds.
+  std::vector<CommandTrace> commands;
+  std::vector<IoOutcome> reads;
+  std::vector<std::pair<Nanos, Nanos>> cycles;  // start, rt_done
+  if (!p.trace.empty()) {
+    commands.reserve(1 << 20);
+    reads.reserve(1 << 16);
+    sched.on_command = [&](const CommandTrace& t) {
+      if (commands.size() < commands.capacity()) commands.push_back(t);
+    };
+    sched.on_cycle = [&](const CycleReport& c) { cycles.emplace_back(c.start, c.rt_done); };
+  }
   std::jthread io([&](std::stop_token st) { sched.run(st); });
   AlignedBuffer buf(kReadBytes);
   const auto t0 = Steady::now();
@@ -162,8 +199,9 @@ Phase run_ours(const Params& p, const fs::path& file, std::size_t stream_bytes, 
         std::mutex mu;
         std::condition_variable cv;
         const auto start = Steady::now();
-        sched.submit({.cls = IoClass::interactive, .offset = off, .buf = buf.span(), .done = [&](const IoOutcome&) {
+        sched.submit({.cls = IoClass::interactive, .offset = off, .buf = buf.span(), .done = [&](const IoOutcome& o) {
                         latency = ms_since(start);
+                        if (!p.trace.empty()) reads.push_back(o);
                         std::lock_guard lock(mu);
                         done = true;
                         cv.notify_one();
@@ -175,6 +213,7 @@ Phase run_ours(const Params& p, const fs::path& file, std::size_t stream_bytes, 
       progress, step);
   io.request_stop();
   io.join();
+  if (!p.trace.empty()) write_trace(p.trace, commands, reads, cycles);
   const double s = std::chrono::duration<double>(Steady::now() - t0).count();
   out.misses = sched.totals().misses;
   out.cycles = sched.totals().cycles;
@@ -250,9 +289,11 @@ BenchReport interactive_bench(const BenchOptions& options) {
     else if (k == "--chunk-kib") p.chunk = static_cast<std::size_t>(std::stoul(v)) * 1024;
     else if (k == "--depth") p.depth = static_cast<std::size_t>(std::stoul(v));
     else if (k == "--dir") p.dir = v;
+    else if (k == "--trace") p.trace = v;
     else
-      throw std::invalid_argument("unknown option " + k +
-                                  " (--streams N --load F --nu R --seconds S --chunk-kib K --depth D --dir DIR)");
+      throw std::invalid_argument(
+          "unknown option " + k +
+          " (--streams N --load F --nu R --seconds S --chunk-kib K --depth D --dir DIR --trace FILE)");
   }
   if (options.args.size() % 2) throw std::invalid_argument("option " + options.args.back() + " needs a value");
 
