@@ -254,6 +254,19 @@ bool CycleScheduler::slack_test(const Job& request) const {
   return predicted_remaining_rt() + predict_job(request) <= left;
 }
 
+Nanos CycleScheduler::interactive_share() const {
+  return Nanos(static_cast<std::int64_t>((1.0 - config_.r_rt) * static_cast<double>(config_.cycle.count())));
+}
+
+// Admission keeps the predicted stream work within r_RT·T, so the other (1 − r_RT)·T of every
+// cycle is the interactive and best-effort share: a request that fits in what is left of it is
+// served at the next chunk boundary without the slack test. Without this, a device slower
+// today than its profile makes the slack test fail for the rest of the cycle and an operator's
+// read waits behind every remaining stream IO (hundreds of ms) instead of one chunk.
+bool CycleScheduler::within_share(const Job& request) const {
+  return interactive_used_ + be_used_ + predict_job(request) <= interactive_share();
+}
+
 CycleScheduler::Job* CycleScheduler::pick() {
   if (current_ && !current_->issued_all()) {
     // The npIO baseline: an IO's commands run back to back, nothing preempts them.
@@ -262,7 +275,9 @@ CycleScheduler::Job* CycleScheduler::pick() {
     if (current_->cls == IoClass::interactive || current_->cls == IoClass::best_effort) return current_;
   }
   if (!head_.empty()) return head_.front();
-  if (!interactive_.empty() && slack_test(*interactive_.front())) return interactive_.front();
+  if (!interactive_.empty() && (within_share(*interactive_.front()) || slack_test(*interactive_.front()))) {
+    return interactive_.front();
+  }
   // One flush for all durable writes done so far, once no more of this sweep's writes wait.
   if (!flush_wait_.empty() && !flush_job_ && !write_work_queued()) {
     flush_job_ = make_job(IoClass::real_time);
@@ -271,9 +286,8 @@ CycleScheduler::Job* CycleScheduler::pick() {
   }
   if (!rt_.empty()) return rt_.front();
   const Nanos now = clock_.now();
-  const Nanos be_share =
-      Nanos(static_cast<std::int64_t>((1.0 - config_.r_rt) * static_cast<double>(config_.cycle.count())));
-  if (!best_effort_.empty() && interactive_used_ + be_used_ < be_share && slack_test(*best_effort_.front())) {
+  if (!best_effort_.empty() && interactive_used_ + be_used_ < interactive_share() &&
+      slack_test(*best_effort_.front())) {
     return best_effort_.front();
   }
   if (!background_.empty() && rt_open_ == 0 && bg_used_ < config_.background_budget) {

@@ -10,7 +10,8 @@
 // order:
 //   1. a newly added stream's first IO (head of the queue: its start latency is one chunk
 //      plus its own IO, independent of the number of streams);
-//   2. an interactive request, if the slack test passes:
+//   2. an interactive request, if it fits in what is left of this cycle's interactive and
+//      best-effort share (1 − r_RT)·T, or else if the slack test passes:
 //        predicted(remaining stream IOs) + predicted(request) ≤ time left in the cycle
 //      (or no stream work is left); otherwise it waits for a point where it passes;
 //   3. the stream IO in progress, then the next in the sweep;
@@ -176,6 +177,8 @@ class CycleScheduler {
   void admit_arrivals();
   Job* pick();
   bool slack_test(const Job& request) const;
+  Nanos interactive_share() const;  // (1 − r_RT)·T
+  bool within_share(const Job& request) const;
   Nanos predicted_remaining_rt() const;
   Nanos predict_job(const Job& j) const;
   // Issues the next command of J (a sub-seek, after a JIT wait, or a chunk). False if the
