@@ -103,6 +103,7 @@ void CycleScheduler::remove_stream(std::uint64_t id, std::function<void()> on_id
 }
 
 void CycleScheduler::submit(IoRequest request, std::optional<Nanos> arrival) {
+  const bool interactive = request.cls == IoClass::interactive || request.cls == IoClass::real_time;
   auto a = std::make_unique<Arrival>(Arrival{Arrival::Kind::request, 0, nullptr, std::move(request)});
   {
     std::lock_guard lock(inbox_mu_);
@@ -111,6 +112,9 @@ void CycleScheduler::submit(IoRequest request, std::optional<Nanos> arrival) {
     next_arrival_ = inbox_.begin()->first.count();
   }
   inbox_cv_.notify_one();
+  // The IO thread may be blocked in poll() behind a flush or D chunks: an operator's request
+  // should not wait for them to complete before it is even seen (run_cycle gives it a slot).
+  if (interactive) device_.wake();
 }
 
 void CycleScheduler::post_task(std::function<void()> task) {
@@ -267,6 +271,24 @@ bool CycleScheduler::within_share(const Job& request) const {
   return interactive_used_ + be_used_ + predict_job(request) <= interactive_share();
 }
 
+// With D commands in flight an interactive request may take one more slot: it goes to the
+// device at once, ahead of the stream chunks not yet issued, instead of waiting for an
+// in-flight chunk or the cycle's flush to complete (a device with parallel queues — a file on
+// an SSD, a virtual disk — serves it beside them).
+CycleScheduler::Job* CycleScheduler::pick_interactive() {
+  // Not for the npIO baseline, and one interactive command at a time: the slot is for a request
+  // that arrived while the IO thread waited, not a second queue of interactive work.
+  if (!config_.preemptible || interactive_in_flight_ > 0) return nullptr;
+  if (in_flight_ > config_.depth || in_flight_ >= device_.max_in_flight()) return nullptr;  // the slot is taken
+  // Only a request not yet started (a long one, a media route's 4 MiB piece, goes on at D),
+  // and only within the interactive share: the slack test does not see the chunks in flight,
+  // so beyond the share the request waits for a chunk boundary as before.
+  if (!interactive_.empty() && !interactive_.front()->started && within_share(*interactive_.front())) {
+    return interactive_.front();
+  }
+  return nullptr;
+}
+
 CycleScheduler::Job* CycleScheduler::pick() {
   if (current_ && !current_->issued_all()) {
     // The npIO baseline: an IO's commands run back to back, nothing preempts them.
@@ -402,6 +424,7 @@ void CycleScheduler::submit_command(Job& j, bool seek) {
   if (!j.is_flush) current_ = &j;
   ++j.in_flight;
   ++in_flight_;
+  if (j.cls == IoClass::interactive) ++interactive_in_flight_;
   ++totals_.commands;
   if (!j.is_flush && j.issued_all()) {
     auto& q = queue_of(j);
@@ -420,6 +443,7 @@ void CycleScheduler::complete(Job& j, CommandTrace t, Result<std::size_t> r) {
   last_completion_ = now;
   --in_flight_;
   --j.in_flight;
+  if (j.cls == IoClass::interactive) --interactive_in_flight_;
   if (!r) {
     j.failed = true;
     j.error = r.error();
@@ -568,16 +592,14 @@ CycleReport CycleScheduler::run_cycle() {
   while (true) {
     admit_arrivals();
     if (clock_.now() >= deadline_ || (stopping_.load() && in_flight_ == 0)) break;
-    if (in_flight_ < config_.depth) {
-      if (Job* j = pick()) {
-        if (current_ && current_ != j && current_->cls == IoClass::real_time && current_->started &&
-            !current_->issued_all()) {
-          ++report_.preemptions;  // a stream IO gives way at a chunk boundary
-          ++totals_.preemptions;
-        }
-        issue(*j);
-        continue;
+    if (Job* j = in_flight_ < config_.depth ? pick() : pick_interactive()) {
+      if (current_ && current_ != j && current_->cls == IoClass::real_time && current_->started &&
+          !current_->issued_all()) {
+        ++report_.preemptions;  // a stream IO gives way at a chunk boundary
+        ++totals_.preemptions;
       }
+      issue(*j);
+      continue;
     }
     if (in_flight_ > 0) {
       device_.poll(1);

@@ -176,6 +176,7 @@ class CycleScheduler {
   struct Arrival;
   void admit_arrivals();
   Job* pick();
+  Job* pick_interactive();  // with D in flight: an interactive request's extra slot
   bool slack_test(const Job& request) const;
   Nanos interactive_share() const;  // (1 − r_RT)·T
   bool within_share(const Job& request) const;
@@ -226,6 +227,7 @@ class CycleScheduler {
   std::uint64_t head_offset_ = 0;  // where the last command ended (C-LOOK start)
   Nanos last_completion_{0};
   std::size_t in_flight_ = 0;
+  std::size_t interactive_in_flight_ = 0;  // of which interactive (pick_interactive's extra slot)
   Nanos be_used_{0}, interactive_used_{0}, bg_used_{0};
   CycleReport report_{};
   PreemptibilityMeter meter_;
