@@ -50,8 +50,9 @@ struct Params {
   std::size_t chunk = 512 * 1024;
   std::size_t depth = 2;
   fs::path dir = fs::temp_directory_path();
-  fs::path trace;        // --trace FILE: every command and every read of our phase, as CSV
-  bool realtime = true;  // --no-realtime: every thread at normal priority
+  fs::path trace;                // --trace FILE: every command and every read of our phase, as CSV
+  bool realtime = true;          // --realtime no: every thread at normal priority
+  bool dsync_last_chunk = true;  // --dsync-last-chunk no: only the cycle's flush makes writes durable
 };
 
 // vigild runs its disks' IO threads at real-time priority (docs/scheduler.md), so the bench's
@@ -184,7 +185,7 @@ Phase run_ours(const Params& p, const fs::path& file, std::size_t stream_bytes, 
                         .depth = p.depth,
                         .preemptible = true,
                         .background_budget = 0s,
-                        .durable_last_write_chunk = true});
+                        .durable_last_write_chunk = p.dsync_last_chunk});
   std::vector<std::unique_ptr<FullStream>> streams;
   for (int i = 0; i < p.streams; ++i) {
     streams.push_back(
@@ -317,10 +318,11 @@ BenchReport interactive_bench(const BenchOptions& options) {
     else if (k == "--dir") p.dir = v;
     else if (k == "--trace") p.trace = v;
     else if (k == "--realtime") p.realtime = v != "no";
+    else if (k == "--dsync-last-chunk") p.dsync_last_chunk = v != "no";
     else
       throw std::invalid_argument(
           "unknown option " + k +
-          " (--streams N --load F --nu R --seconds S --chunk-kib K --depth D --dir DIR --trace FILE --realtime yes|no)");
+          " (--streams N --load F --nu R --seconds S --chunk-kib K --depth D --dir DIR --trace FILE --realtime yes|no --dsync-last-chunk yes|no)");
   }
   if (options.args.size() % 2) throw std::invalid_argument("option " + options.args.back() + " needs a value");
 
@@ -385,6 +387,7 @@ BenchReport interactive_bench(const BenchOptions& options) {
                   {"cycle_s", 1},
                   {"chunk_bytes", p.chunk},
                   {"depth", p.depth},
+                  {"dsync_last_chunk", p.dsync_last_chunk},
                   {"reads_per_s", p.nu},
                   {"seconds_per_phase", p.seconds},
                   {"realtime_threads",

@@ -229,6 +229,7 @@ class CycleScheduler {
   std::size_t in_flight_ = 0;
   std::size_t interactive_in_flight_ = 0;  // of which interactive (pick_interactive's extra slot)
   Nanos be_used_{0}, interactive_used_{0}, bg_used_{0};
+  Nanos share_used_{0};  // predicted cost of the interactive + best-effort requests started this cycle
   CycleReport report_{};
   PreemptibilityMeter meter_;
   std::deque<DeadlineMiss> misses_;

@@ -379,5 +379,5 @@ TEST_CASE("interactive reads beyond their share wait for the slack test: a flood
   rig.sched.run_cycle();
   CHECK(rig.sched.totals().misses == 0);
   CHECK(report.stream_ios == 20u);
-  CHECK(served > 200);  // the share's worth at least (100 ms / 0.43 ms), and the slack after
+  CHECK(served >= 43);  // the share's worth at least: 100 ms / 2.3 ms predicted per read
 }
