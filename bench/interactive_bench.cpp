@@ -55,7 +55,7 @@ struct Params {
   bool dsync_last_chunk = true;  // --dsync-last-chunk no: only the cycle's flush makes writes durable
 };
 
-// vigild runs its disks' IO threads at real-time priority (docs/scheduler.md), so the bench's
+// vigild's disk IO threads are to run at real-time priority (issue [O], the iothread part), so the bench's
 // IO thread runs so too, and the thread that issues and waits for the reads does in both
 // phases alike. On a shared 2-core machine a normal-priority thread woken by a completion waits
 // for a scheduler tick (4 ms) whenever the cores are busy: the trace showed reads taking 4 ms

@@ -15,6 +15,8 @@
 //        predicted(remaining stream IOs) + predicted(request) ≤ time left in the cycle
 //      (or no stream work is left); otherwise it waits for a point where it passes;
 //   3. the stream IO in progress, then the next in the sweep;
+//      (an interactive request arriving while D commands are in flight wakes the IO thread out of
+//      poll() — Device::wake — and takes one slot beyond D, within its share: pick_interactive);
 //   4. best effort, within the (1 − r_RT)·T share and the slack test;
 //   5. background, only when this cycle's stream IOs are all done, within a per-cycle budget
 //      and only if its chunk is predicted to end before the cycle does.
