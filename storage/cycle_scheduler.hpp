@@ -10,10 +10,13 @@
 // order:
 //   1. a newly added stream's first IO (head of the queue: its start latency is one chunk
 //      plus its own IO, independent of the number of streams);
-//   2. an interactive request, if the slack test passes:
+//   2. an interactive request, if it fits in what is left of this cycle's interactive and
+//      best-effort share (1 − r_RT)·T, or else if the slack test passes:
 //        predicted(remaining stream IOs) + predicted(request) ≤ time left in the cycle
 //      (or no stream work is left); otherwise it waits for a point where it passes;
 //   3. the stream IO in progress, then the next in the sweep;
+//      (an interactive request arriving while D commands are in flight wakes the IO thread out of
+//      poll() — Device::wake — and takes one slot beyond D, within its share: pick_interactive);
 //   4. best effort, within the (1 − r_RT)·T share and the slack test;
 //   5. background, only when this cycle's stream IOs are all done, within a per-cycle budget
 //      and only if its chunk is predicted to end before the cycle does.
@@ -181,7 +184,10 @@ class CycleScheduler {
   struct Arrival;
   void admit_arrivals();
   Job* pick();
+  Job* pick_interactive();  // with D in flight: an interactive request's extra slot
   bool slack_test(const Job& request) const;
+  Nanos interactive_share() const;  // (1 − r_RT)·T
+  bool within_share(const Job& request) const;
   Nanos predicted_remaining_rt() const;
   Nanos predict_job(const Job& j) const;
   // Issues the next command of J (a sub-seek, after a JIT wait, or a chunk). False if the
@@ -229,7 +235,9 @@ class CycleScheduler {
   std::uint64_t head_offset_ = 0;  // where the last command ended (C-LOOK start)
   Nanos last_completion_{0};
   std::size_t in_flight_ = 0;
+  std::size_t interactive_in_flight_ = 0;  // of which interactive (pick_interactive's extra slot)
   Nanos be_used_{0}, interactive_used_{0}, bg_used_{0};
+  Nanos share_used_{0};  // predicted cost of the interactive + best-effort requests started this cycle
   CycleReport report_{};
   PreemptibilityMeter meter_;
   std::deque<DeadlineMiss> misses_;

@@ -56,6 +56,12 @@ class Device {
 
   virtual std::size_t in_flight() const noexcept = 0;
   virtual std::size_t max_in_flight() const noexcept = 0;
+
+  // Any thread: makes a poll() that is blocked (or the next one to block) return as soon as it
+  // can, possibly having run no callback, so the IO thread sees a request that arrived while it
+  // waited for a long command (the cycle's flush, a chunk). Default: nothing (a device whose
+  // poll never blocks on the outside world, e.g. the simulated disk in virtual time).
+  virtual void wake() noexcept {}
 };
 
 // Blocking helpers for code that is not on a cycle's hot path (recovery, fsck, tools, tests):

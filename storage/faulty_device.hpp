@@ -60,6 +60,7 @@ class FaultyDevice final : public Device {
   std::size_t poll(std::size_t min_complete) noexcept override;
   std::size_t in_flight() const noexcept override { return inner_->in_flight() + pending_.size(); }
   std::size_t max_in_flight() const noexcept override { return inner_->max_in_flight(); }
+  void wake() noexcept override { inner_->wake(); }
 
  private:
   // The rule that fails operation N of its kind, or null.

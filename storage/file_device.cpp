@@ -1,6 +1,8 @@
 #include "storage/file_device.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/file.h>
 #include <linux/fs.h>
 #include <liburing.h>
@@ -62,10 +64,24 @@ struct FileDevice::Impl {
   std::vector<std::size_t> free_slots;
   std::deque<Command> sync_queue;  // sync backend: executed in poll()
   std::size_t inflight = 0;
+  // wake(): an eventfd with a poll request in the ring (not counted in inflight), so a poll()
+  // blocked in io_uring_wait_cqe returns when another thread writes it.
+  static constexpr std::uintptr_t kWakeTag = ~std::uintptr_t{0};
+  int wake_fd = -1;
 
   ~Impl() {
     if (ring) io_uring_queue_exit(&*ring);
+    if (wake_fd >= 0) ::close(wake_fd);
     if (fd >= 0) ::close(fd);
+  }
+
+  // Re-arms the wake poll; false if the ring refused it (then wake() is a no-op).
+  bool arm_wake() noexcept {
+    io_uring_sqe* sqe = io_uring_get_sqe(&*ring);
+    if (sqe == nullptr) return false;
+    io_uring_prep_poll_add(sqe, wake_fd, POLLIN);
+    io_uring_sqe_set_data(sqe, reinterpret_cast<void*>(kWakeTag));
+    return io_uring_submit(&*ring) >= 0;
   }
 
   Result<void> check(std::uint64_t offset, std::size_t len, const void* buf) const noexcept {
@@ -148,6 +164,15 @@ struct FileDevice::Impl {
       int r = ran < min_complete ? io_uring_wait_cqe(&*ring, &cqe) : io_uring_peek_cqe(&*ring, &cqe);
       if (r == -EINTR) continue;
       if (r < 0 || cqe == nullptr) break;  // -EAGAIN from peek: nothing finished yet
+      if (reinterpret_cast<std::uintptr_t>(io_uring_cqe_get_data(cqe)) == kWakeTag) {
+        io_uring_cqe_seen(&*ring, cqe);
+        std::uint64_t n = 0;
+        while (::read(wake_fd, &n, sizeof n) < 0 && errno == EINTR) {}
+        // If the ring refuses the re-arm, later wakes are lost (the eventfd stays open: wake()
+        // may be writing it from another thread) and poll waits for completions as before.
+        if (!arm_wake()) log::warn("io_uring wake poll not re-armed", {{"device", info.name}});
+        break;  // woken: return to the caller, which looks at its requests
+      }
       const auto slot = static_cast<std::size_t>(reinterpret_cast<std::uintptr_t>(io_uring_cqe_get_data(cqe)));
       const long res = cqe->res;
       io_uring_cqe_seen(&*ring, cqe);
@@ -226,9 +251,15 @@ Result<std::unique_ptr<FileDevice>> FileDevice::open(const std::filesystem::path
 
   if (options.backend != IoBackend::sync) {
     impl->ring.emplace();  // initialised in place: the ring is never copied after setup
-    int r = io_uring_queue_init(static_cast<unsigned>(impl->max_in_flight), &*impl->ring, 0);
+    // One entry more than the commands: the wake poll.
+    int r = io_uring_queue_init(static_cast<unsigned>(impl->max_in_flight + 1), &*impl->ring, 0);
     if (r == 0) {
       impl->backend = IoBackend::io_uring;
+      impl->wake_fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+      if (impl->wake_fd >= 0 && !impl->arm_wake()) {
+        ::close(impl->wake_fd);
+        impl->wake_fd = -1;
+      }
     } else {
       impl->ring.reset();
     }
@@ -247,6 +278,13 @@ const DeviceInfo& FileDevice::info() const noexcept { return impl_->info; }
 std::size_t FileDevice::in_flight() const noexcept { return impl_->inflight; }
 std::size_t FileDevice::max_in_flight() const noexcept { return impl_->max_in_flight; }
 std::size_t FileDevice::poll(std::size_t min_complete) noexcept { return impl_->poll(min_complete); }
+
+void FileDevice::wake() noexcept {
+  // Only the eventfd is touched from the calling thread, never the ring.
+  if (impl_->wake_fd < 0) return;
+  const std::uint64_t one = 1;
+  [[maybe_unused]] const auto n = ::write(impl_->wake_fd, &one, sizeof one);
+}
 
 Result<void> FileDevice::submit_read(std::uint64_t offset, std::span<std::byte> buf, IoCallback done) noexcept {
   if (auto r = impl_->check(offset, buf.size(), buf.data()); !r) return r;

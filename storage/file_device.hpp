@@ -43,6 +43,7 @@ class FileDevice final : public Device {
   std::size_t poll(std::size_t min_complete) noexcept override;
   std::size_t in_flight() const noexcept override;
   std::size_t max_in_flight() const noexcept override;
+  void wake() noexcept override;  // an eventfd the ring polls (io_uring backend)
 
   struct Impl;  // backend state (file_device.cpp)
   explicit FileDevice(std::unique_ptr<Impl> impl) noexcept;

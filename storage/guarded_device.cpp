@@ -69,8 +69,11 @@ std::size_t GuardedDevice::poll(std::size_t min_complete) noexcept {
   // A retried write's first completion runs no caller callback: keep polling until MIN_COMPLETE
   // of the callers' callbacks ran (or nothing is left in flight).
   const std::size_t start = delivered_;
-  inner_->poll(min_complete);
-  while (delivered_ - start < min_complete && inner_->in_flight() > 0) inner_->poll(1);
+  // An inner poll that ran nothing although asked to block was woken (wake()): return too.
+  std::size_t ran = inner_->poll(min_complete);
+  while (ran > 0 && delivered_ - start < min_complete && inner_->in_flight() > 0) {
+    ran = inner_->poll(1);
+  }
   return delivered_ - start;
 }
 

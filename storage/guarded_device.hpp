@@ -41,6 +41,7 @@ class GuardedDevice final : public Device {
   std::size_t poll(std::size_t min_complete) noexcept override;
   std::size_t in_flight() const noexcept override { return inner_->in_flight(); }
   std::size_t max_in_flight() const noexcept override { return inner_->max_in_flight(); }
+  void wake() noexcept override { inner_->wake(); }
 
  private:
   void outcome(bool ok) noexcept;
