@@ -11,6 +11,7 @@ extern "C" {
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -36,8 +37,16 @@ class InputDemuxer {
 
   // Reads packets ahead until SPAN_S seconds of media are held (or the input ends).
   ReadAhead read_ahead(double span_s);
+  // Reads packets ahead, at least one, until ENOUGH(packet) says so (or the input ends).
+  void read_ahead_until(const std::function<bool(const AVPacket&)>& enough);
   // The next video packet (read-ahead ones first); null at the end of the input.
   PacketPtr next();
+  // From any thread: the read under way (a live camera waiting for its next packet) and every
+  // later one end now, as with STOP; next() returns null.
+  void interrupt() { interrupted_.store(true); }
+  bool live() const { return live_source_; }  // a network source: it does not wait for the recorder
+  // The bitrate the input advertises (an RTSP camera's SDP b=AS, a file's average), bits/s; 0: unknown.
+  double advertised_bps() const;
 
   void describe(proto::CodecParameters& codec) const;
   std::int64_t to_us(std::int64_t ts) const;  // a timestamp in the stream's time base, in us
@@ -52,8 +61,10 @@ class InputDemuxer {
     void operator()(AVFormatContext* c) const { avformat_close_input(&c); }
   };
   PacketPtr read_packet();
+  static int on_interrupt(void* self);
 
   const std::atomic<bool>& stop_;
+  std::atomic<bool> interrupted_{false};
   std::unique_ptr<AVFormatContext, FormatCloser> format_;
   AVStream* video_ = nullptr;
   bool live_source_ = false, done_ = false, lost_ = false, any_read_ = false;
