@@ -19,7 +19,7 @@ constexpr double kRecordHeaderBytes = 56;  // what each packet costs in the buff
 constexpr double kLargeFrameHeadroom = 1.5;
 // The reader's queue (live_reader.hpp): this much media at the declared rate, within bounds —
 // enough to ride out a policed cycle or two, small enough for many cameras per process.
-constexpr double kQueueS = 2.0;
+constexpr double kQueueS = 1.5;
 constexpr double kMinQueueBytes = 256 * 1024;
 constexpr double kMaxQueueBytes = 8 * 1024 * 1024;
 
@@ -104,10 +104,10 @@ std::optional<int> RecorderSession::reconnect(const std::exception& why) {
 int RecorderSession::run() {
   // Reading starts before vigild answers: a camera is never held up by the recorder.
   const double rate_bps = static_cast<double>(open_.open_record().declared_peak_rate_bps());
-  reader_ = std::make_unique<LiveReader>(input_,
-                                         static_cast<std::size_t>(
-                                             std::clamp(rate_bps / 8 * kQueueS, kMinQueueBytes, kMaxQueueBytes)),
-                                         input_.live() || options_.as_live, options_.as_live && !options_.fast);
+  // The window holds as much again: a policed recorder's backlog waits in the reader's queue.
+  window_cap_bytes_ = static_cast<std::size_t>(std::clamp(rate_bps / 8 * kQueueS, kMinQueueBytes, kMaxQueueBytes));
+  reader_ = std::make_unique<LiveReader>(input_, window_cap_bytes_, input_.live() || options_.as_live,
+                                         options_.as_live && !options_.fast);
   const int rc = record();
   reader_.reset();  // the input is the caller's again (lost(), the next session)
   return rc;
@@ -170,18 +170,30 @@ std::optional<int> RecorderSession::reopen_for_large_frame() {
 // what came before it is durable.
 void RecorderSession::send_everything() {
   while (more_input_ || !window_.all_sent()) {
-    pace(read_burst());
-    for (const auto* p : window_.unsent()) client_->queue(p->env, p->payload);
-    window_.mark_sent();
-    const bool reported = queue_losses();
-    client_->flush();
-    if (reported) losses_.clear();  // written (a connection lost before they arrive loses the reports, not media)
-    std::uint64_t first_refused = take_replies(false);
-    // Policed, or everything is sent: a ping as barrier — every refusal of what was sent arrives
-    // before its pong — so nothing refused goes unnoticed before the end.
-    if (first_refused || !more_input_) {
-      const auto more_refused = take_replies(true);
-      if (more_refused && (!first_refused || more_refused < first_refused)) first_refused = more_refused;
+    std::uint64_t first_refused = 0;
+    if (window_.payload_bytes() >= window_cap_bytes_ && window_.all_sent()) {
+      // Policed and behind: the backlog waits in the reader's queue (where a live source's excess
+      // is dropped and reported), not in the window. Every answer to what was sent first (a
+      // barrier: no refusal comes after it), then the next acknowledgement makes room.
+      first_refused = take_replies(true);
+      if (!first_refused) {
+        if (window_.payload_bytes() >= window_cap_bytes_) take(client_->receive());
+        continue;
+      }
+    } else {
+      pace(read_burst());
+      for (const auto* p : window_.unsent()) client_->queue(p->env, p->payload);
+      window_.mark_sent();
+      const bool reported = queue_losses();
+      client_->flush();
+      if (reported) losses_.clear();  // written (a connection lost before they arrive loses the reports, not media)
+      first_refused = take_replies(false);
+      // Policed, or everything is sent: a ping as barrier — every refusal of what was sent arrives
+      // before its pong — so nothing refused goes unnoticed before the end.
+      if (first_refused || !more_input_) {
+        const auto more_refused = take_replies(true);
+        if (more_refused && (!first_refused || more_refused < first_refused)) first_refused = more_refused;
+      }
     }
     if (too_large_ && too_large_ == first_refused) return;  // waiting would not help: run() re-opens
     too_large_ = 0;
@@ -199,7 +211,7 @@ void RecorderSession::send_everything() {
 // when nothing was read).
 double RecorderSession::read_burst() {
   double burst_end_s = -1;
-  while (more_input_) {
+  while (more_input_ && window_.payload_bytes() < window_cap_bytes_) {
     auto p = reader_->next();
     const auto ts = p ? timestamp_of(*p) : std::nullopt;
     if (ts && !media_t0_) media_t0_ = ts;

@@ -87,6 +87,7 @@ class RecorderSession {
   std::unique_ptr<LiveReader> reader_;  // reads the input on its own thread during run()
   std::vector<Loss> losses_;            // found by the reader, not sent yet
   std::uint64_t packets_dropped_ = 0;
+  std::size_t window_cap_bytes_ = 0;  // the window holds at most about this much (then the reader's queue does)
   bool told_dropping_ = false;
 };
 

@@ -101,8 +101,11 @@ TEST_CASE("a camera above its admitted rate that cannot be re-admitted: every dr
   test::open_admitted(filler1, "filler1", largest / 2);
   const auto second = largest_new_rate(d);
   const auto per_stream = largest / 2 > second ? largest / 2 - second : 0;  // a stream's fixed cost, as rate
-  REQUIRE(second > per_stream + 1'000'000);
-  test::open_admitted(filler2, "filler2", second - per_stream - 1'000'000);
+  // Not quite linear (buffers are whole blocks): 1.6 Mbit/s left this way is ~1 Mbit/s of room on
+  // the simulated WD400BB (deterministic: the profile and the admitted set decide it, not the machine).
+  constexpr std::uint64_t kLeftBps = 1'600'000;
+  REQUIRE(second > per_stream + kLeftBps);
+  test::open_admitted(filler2, "filler2", second - per_stream - kLeftBps);
   const auto room = largest_new_rate(d);
   INFO("room for a new recording: " << room << " bit/s");
   REQUIRE(room >= 550'000);
@@ -141,7 +144,7 @@ TEST_CASE("a camera above its admitted rate that cannot be re-admitted: every dr
     unsigned long long f = 0, b = 0;
     REQUIRE(std::sscanf(detail.c_str(), "%llu frames (%llu payload bytes) dropped by the recorder", &f, &b) == 2);
     CHECK(static_cast<std::int64_t>(f) * kFrameUs == g.at("end_us").as_int64() - g.at("start_us").as_int64());
-    CHECK(b > f * 6'000);
+    CHECK(b > f * 5'000);  // noise frames are 6.3–9.1 KB
     frames += f;
     ++gaps;
   }
@@ -165,9 +168,9 @@ TEST_CASE("a hole in the camera's timestamps is a source_loss gap over exactly t
   test::VigildProcess d(dir.path() / "data", test::sim_volume_args(dir.path(), profile));
   REQUIRE(d.wait_ready());
 
-  auto rec =
-      test::run_to_exit(VIGIL_CLI_PATH, {"--server", d.wire(), "record", "--stream", "holed", clip.string(), "--fast"},
-                        dir.path() / "rec.log");
+  // Paced at real time: the timeline ends at the query's now, and the hole must be behind it.
+  auto rec = test::run_to_exit(VIGIL_CLI_PATH, {"--server", d.wire(), "record", "--stream", "holed", clip.string()},
+                               dir.path() / "rec.log");
   INFO(rec.output);
   REQUIRE(rec.status == 0);
   CHECK_THAT(rec.output, ContainsSubstring("recorded 150 packets of holed"));
