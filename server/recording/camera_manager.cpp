@@ -109,6 +109,11 @@ void CameraManager::start(const std::string& name, Pull& p) {
   std::vector<std::string> argv{
       config_.recorder.string(), "--server", config_.wire, "record", "--stream", name, "--url-fd",
       std::to_string(kUrlFd)};
+  if (const auto rate = rates_.find(name); rate != rates_.end()) {
+    // The operator's rate, declared as given (client/cli/rate_policy.hpp), in the recorder's Mbit/s.
+    argv.push_back("--rate");
+    argv.push_back(std::to_string(static_cast<double>(rate->second) / 1e6));
+  }
   if (!p.last_reason.empty()) {
     argv.push_back("--gap-reason");
     argv.push_back(p.last_reason);
@@ -196,8 +201,10 @@ void CameraManager::run(std::stop_token stop) {
         conn = std::make_unique<pqxx::connection>(catalog::with_connect_timeout(config_.conninfo, 2));
       querying(conn->sock());
       pqxx::work tx(*conn);
+      rates_.clear();
       for (const auto& c : catalog::list_cameras(tx)) {
         if (c.enabled && c.url) wanted[c.name] = *c.url;
+        if (c.enabled && c.url && c.declared_rate_bps) rates_[c.name] = *c.declared_rate_bps;
       }
       tx.commit();
       querying(-1);

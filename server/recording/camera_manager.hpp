@@ -73,7 +73,8 @@ class CameraManager {
   static constexpr std::chrono::milliseconds kStopGrace{1000};
 
   CameraManagerConfig config_;
-  std::map<std::string, Pull> pulls_;  // the manager thread's
+  std::map<std::string, Pull> pulls_;          // the manager thread's
+  std::map<std::string, std::int64_t> rates_;  // the manager thread's: cameras' declared_rate_bps, when set
   std::mutex mu_;
   std::condition_variable_any cv_;
   int query_fd_ = -1;  // guarded by mu_: stop() shuts it down if the query hangs

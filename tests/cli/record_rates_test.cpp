@@ -8,12 +8,15 @@
 //   frames'), and /metrics counts the same frames and gaps.
 // - A clip with a 2 s hole in its timestamps (frames the camera never delivered): one source_loss
 //   gap over exactly that hole, in the timeline and /metrics.
+// - A pulled camera's rate given by the operator (`vigil camera add --rate`, the API's
+//   declared_rate_bps) reaches its recorder and is what the stream declares.
 // Deterministic: the disk's room is measured (largest admissible rates), not assumed; drops follow
 // from 400 frames at 2.7× the admitted rate against a 256 KiB queue, whatever the machine's speed,
 // and only the recorder's own account of what it dropped is compared with vigild's.
 #include <boost/json.hpp>
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
+#include <pqxx/pqxx>
 #include <cstdio>
 #include <regex>
 #include <string>
@@ -197,4 +200,54 @@ TEST_CASE("a hole in the camera's timestamps is a source_loss gap over exactly t
   const auto prom = metrics(d);
   CHECK(prom.value("vigil_gaps_total", {{"reason", "source_loss"}}) == 1);
   CHECK(prom.value("vigil_camera_lost_frames_total", {{"camera", "holed"}, {"reason", "source_loss"}}) == 50);
+}
+
+TEST_CASE("a pulled camera's declared rate is the operator's: camera add --rate, the API, its recorder",
+          "[record][cli][rates][camera]") {
+  test::TempDir dir;
+  const auto clip = ffmpeg_clip(dir.path(), "gate.mp4", {"-t", "4"});
+  const auto profile = test::make_sim_profile(dir.path());
+  const auto data = dir.path() / "data";
+  test::VigildProcess d(data, test::sim_volume_args(dir.path(), profile, 128, /*pull_cameras=*/true));
+  REQUIRE(d.wait_ready());
+  auto cli = [&](std::vector<std::string> args, const std::string& log) {
+    return test::run_to_exit(VIGIL_CLI_PATH, std::move(args), dir.path() / log);
+  };
+  CHECK(cli({"camera", "add", "gate", "file://" + clip.string(), "--rate", "0.01", "--data", data.string()}, "bad.log")
+            .status == 2);
+  auto add =
+      cli({"camera", "add", "gate", "file://" + clip.string(), "--rate", "2.5", "--data", data.string()}, "add.log");
+  INFO(add.output);
+  REQUIRE(add.status == 0);
+  auto shown = test::http_request(d.http(), "GET", "/api/v1/cameras/gate");
+  REQUIRE(shown.status == 200);
+  CHECK(json::parse(shown.body).at("declared_rate_bps").to_number<std::int64_t>() == 2'500'000);
+
+  // The camera manager hands it to the camera's recorder, which declares it as given.
+  pqxx::connection db("host=" + (data / "pg" / "run").string() + " port=5432 user=vigil dbname=vigil");
+  std::int64_t declared = 0;
+  INFO(d.output());
+  REQUIRE(test::eventually([&] {
+    pqxx::nontransaction q(db);
+    const auto r = q.exec(
+        "SELECT s.declared_rate_bps FROM streams s JOIN cameras c ON c.id = s.camera_id WHERE c.name = 'gate' "
+        "ORDER BY s.id LIMIT 1");
+    if (r.empty()) return false;
+    declared = r[0][0].as<std::int64_t>();
+    return true;
+  }));
+  CHECK(declared == 2'500'000);
+
+  // Cleared: null again, and the API says so.
+  auto patch = [&](const std::string& body) {
+    return test::http_request(d.http(), "PATCH", "/api/v1/cameras/gate",
+                              "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+                                  "\r\n",
+                              body);
+  };
+  auto cleared = patch(R"({"declared_rate_bps": null})");
+  CHECK(cleared.status == 200);
+  CHECK(json::parse(cleared.body).at("declared_rate_bps").is_null());
+  auto bad = patch(R"({"declared_rate_bps": 10})");
+  CHECK(bad.status == 400);
 }
