@@ -1,9 +1,9 @@
 #pragma once
 // The recorder's input: INPUT (a file, an rtsp:// camera, anything libavformat opens) demuxed,
 // never decoded, to the packets of its best video stream, with that stream's codec parameters
-// for open-record. The first seconds are read ahead once, to measure the rate when none is
-// declared; next() hands them out first.
-// Thread: the recorder's. Errors: the constructor throws std::runtime_error naming the input and
+// for open-record. The first packets are read ahead once, to measure the rate when none is
+// declared (rate_policy.hpp); next() hands them out first.
+// Thread: the recorder's (or its reader thread, live_reader.hpp); interrupt() from any thread. Errors: the constructor throws std::runtime_error naming the input and
 // the reason; next() returns null at the end, and lost() tells a lost source from an end.
 extern "C" {
 #include <libavformat/avformat.h>
