@@ -19,6 +19,9 @@
 namespace vigil::catalog {
 
 inline constexpr int kMaxRetentionDays = 36500;
+// A pulled camera's declared rate (cameras.declared_rate_bps), bits per second.
+inline constexpr std::int64_t kMinDeclaredRateBps = 64'000;
+inline constexpr std::int64_t kMaxDeclaredRateBps = 10'000'000'000;
 
 struct CameraDetails {
   std::int64_t id = 0;
@@ -26,6 +29,7 @@ struct CameraDetails {
   std::optional<std::string> url, substream_url;  // raw: may carry credentials (callers redact)
   bool enabled = true;
   std::optional<int> retention_days;
+  std::optional<std::int64_t> declared_rate_bps;  // the operator's rate for a pulled camera (schema 0007)
   std::int64_t created_at_us = 0;
   std::string state;             // of its newest stream; "never recorded" without one
   std::int64_t streams = 0;      // how many streams it has
@@ -37,6 +41,7 @@ struct NewCamera {
   std::optional<std::string> url{}, substream_url{};  // no URL: pushed by a recording client
   bool enabled = true;
   std::optional<int> retention_days{};
+  std::optional<std::int64_t> declared_rate_bps{};
 };
 
 // A settings change; an empty optional leaves the setting as it is.
@@ -44,6 +49,7 @@ struct CameraChange {
   std::optional<bool> enabled;
   std::optional<std::optional<std::string>> url, substream_url;  // inner nullopt: clear
   std::optional<std::optional<int>> retention_days;              // inner nullopt: clear
+  std::optional<std::optional<std::int64_t>> declared_rate_bps;  // inner nullopt: clear
 };
 
 struct StreamInfo {

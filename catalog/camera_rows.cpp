@@ -50,8 +50,8 @@ std::int64_t add_camera(pqxx::work& tx, const std::string& name, const std::stri
 std::vector<CameraRow> list_cameras(pqxx::work& tx) {
   std::vector<CameraRow> out;
   const auto rows = tx.exec(
-      "SELECT c.id, c.name, c.url, c.substream_url, c.enabled, s.state, COALESCE(s.ended_at_us, 0) "
-      "FROM cameras c LEFT JOIN LATERAL (SELECT state, ended_at_us FROM streams WHERE camera_id = c.id "
+      "SELECT c.id, c.name, c.url, c.substream_url, c.enabled, s.state, COALESCE(s.ended_at_us, 0), "
+      "c.declared_rate_bps FROM cameras c LEFT JOIN LATERAL (SELECT state, ended_at_us FROM streams WHERE camera_id = c.id "
       "ORDER BY started_at_us DESC, id DESC LIMIT 1) s ON true ORDER BY c.name");
   for (const auto& r : rows) {
     CameraRow c;
@@ -62,6 +62,7 @@ std::vector<CameraRow> list_cameras(pqxx::work& tx) {
     c.enabled = r[4].as<bool>();
     if (!r[5].is_null()) c.last_stream_state = r[5].as<std::string>();
     c.last_end_us = r[6].as<std::int64_t>();
+    if (!r[7].is_null()) c.declared_rate_bps = r[7].as<std::int64_t>();
     out.push_back(std::move(c));
   }
   return out;

@@ -17,6 +17,7 @@ struct CameraRow {
   std::int64_t id = 0;
   std::string name;
   std::optional<std::string> url, substream_url;  // no URL: pushed by a recording client
+  std::optional<std::int64_t> declared_rate_bps;  // the operator's rate (schema 0007); none: measured
   bool enabled = true;
   std::string last_stream_state;  // of its newest stream: recording, stopped, interrupted; empty: none
   std::int64_t last_end_us = 0;   // when its newest stream ended (0: still recording or none)

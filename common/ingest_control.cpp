@@ -38,7 +38,9 @@ std::string with_tail(std::string head, std::string_view tail) {
 
 }  // namespace
 
-std::string format(const Start& m) { return with_tail("start " + m.name + " " + m.url, m.gap_reason); }
+std::string format(const Start& m) {
+  return with_tail("start " + m.name + " " + m.url + " " + std::to_string(m.rate_bps), m.gap_reason);
+}
 std::string format(const Stop& m) { return "stop " + m.name + "\n"; }
 std::string format(const Ended& m) {
   return with_tail("ended " + m.name + " " + std::to_string(m.exit_code), m.reason);
@@ -51,8 +53,11 @@ std::optional<Command> parse_command(std::string_view line) {
     Start s;
     s.name = take_word(line);
     s.url = take_word(line);
+    const auto rate = take_word(line);
     s.gap_reason = line;
     if (!is_word(s.name) || !is_word(s.url)) return std::nullopt;
+    const auto [end, ec] = std::from_chars(rate.data(), rate.data() + rate.size(), s.rate_bps);
+    if (rate.empty() || ec != std::errc() || end != rate.data() + rate.size() || s.rate_bps < 0) return std::nullopt;
     c.start = std::move(s);
   } else if (verb == "stop") {
     if (!is_word(line)) return std::nullopt;  // the name, and nothing after it

@@ -2,12 +2,15 @@
 // The control messages between vigild's camera manager and a `vigil ingest` worker (docs/
 // protocol.md, "Pulled cameras"): one line each over the socket the worker inherits, so a camera
 // URL with its password never appears on a command line.
-//   vigild -> worker   start NAME URL [GAP_REASON]   record camera NAME from URL
+//   vigild -> worker   start NAME URL RATE_BPS [GAP_REASON]
+//                                                 record camera NAME from URL, declared at RATE_BPS
+//                                                 (the camera's declared_rate_bps; 0: from the stream)
 //                      stop NAME                     stop reading it, send what was read, end its stream
 //   worker -> vigild   ended NAME EXIT_CODE [REASON] its session ended (exit codes as `vigil record`'s)
 // NAME is a catalog camera name and URL has no spaces (both checked by the catalog); GAP_REASON
 // and REASON are the rest of the line, any newline in them written as a space.
 // Pure functions; any thread. Errors: parse returns nullopt for a line that is not a message.
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,6 +19,7 @@ namespace vigil::ingest {
 
 struct Start {
   std::string name, url, gap_reason;
+  std::int64_t rate_bps = 0;  // the operator's declared rate (cameras.declared_rate_bps); 0: none
 };
 struct Stop {
   std::string name;

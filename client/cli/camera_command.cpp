@@ -19,7 +19,7 @@ namespace {
 
 constexpr CommandHelp kHelp{
     "vigil camera",
-    "Usage: vigil [--token TOKEN] camera add NAME URL [--substream URL] [--data DIR | --http HOST:PORT]\n"
+    "Usage: vigil [--token TOKEN] camera add NAME URL [--substream URL] [--rate MBPS] [--data DIR | --http HOST:PORT]\n"
     "       vigil [--token TOKEN] camera list [--data DIR | --http HOST:PORT]\n"
     "       vigil [--token TOKEN] camera remove NAME [--data DIR | --http HOST:PORT]\n\n"
     "Cameras vigild records by pulling them (RTSP over TCP, without decoding): vigild picks up a change\n"
@@ -47,15 +47,18 @@ std::string path_segment(const std::string& name) {
   return out;
 }
 
-int add_camera(HttpClient& api, const std::string& name, const std::string& url, const std::string& substream) {
+int add_camera(HttpClient& api, const std::string& name, const std::string& url, const std::string& substream,
+               double rate_mbps) {
   json::object body{{"name", name}, {"url", url}};
   if (!substream.empty()) body["substream_url"] = substream;
+  if (rate_mbps > 0) body["declared_rate_bps"] = static_cast<std::int64_t>(rate_mbps * 1e6);
   auto answer = api.request(http::verb::post, "/api/v1/cameras", json::serialize(body));
   if (answer.status == 409) {
     // It exists: what `add` always did then, set its URLs and enable it.
     body.erase("name");
     body["substream_url"] = substream.empty() ? json::value(nullptr) : json::value(substream);
     body["enabled"] = true;
+    if (rate_mbps <= 0) body["declared_rate_bps"] = nullptr;
     answer = api.request(http::verb::patch, "/api/v1/cameras/" + path_segment(name), json::serialize(body));
   }
   if (answer.status != 200 && answer.status != 201) return exit_for_answer(kHelp.command, answer);
@@ -102,10 +105,14 @@ int list_cameras(HttpClient& api) {
 int camera_main(const std::string& token, const std::vector<std::string>& args) {
   VigildApiOptions where;
   std::string substream;
+  double rate_mbps = 0;
   po::options_description options("Options");
   add_vigild_api_options(options, where);
   options.add_options()("substream", po::value(&substream)->value_name("URL"),
-                        "add: the camera's lower-rate stream (thumbnails, previews)");
+                        "add: the camera's lower-rate stream (thumbnails, previews)")(
+      "rate", po::value(&rate_mbps)->value_name("MBPS"),
+      "add: the camera's rate in Mbit/s, declared to admission as given (default: what the camera advertises, "
+      "else its first GOP measured, with a margin)");
   std::vector<std::string> words;
   if (auto rc = parse_command_line(args, options, kHelp, &words, 3)) return *rc;
   const std::string verb = words.empty() ? "" : words[0];
@@ -113,9 +120,12 @@ int camera_main(const std::string& token, const std::vector<std::string>& args) 
   if (want == 0) return usage_error(kHelp, "say add, list or remove");
   if (words.size() != want) return usage_error(kHelp, verb + " takes " + std::to_string(want - 1) + " argument(s)");
   if (!substream.empty() && verb != "add") return usage_error(kHelp, "--substream goes with add");
+  if (rate_mbps != 0 && (verb != "add" || rate_mbps < 0.064)) {
+    return usage_error(kHelp, "--rate goes with add and is at least 0.064 (Mbit/s)");
+  }
   try {
     auto api = connect_vigild_api(where, token);
-    if (verb == "add") return add_camera(api, words[1], words[2], substream);
+    if (verb == "add") return add_camera(api, words[1], words[2], substream, rate_mbps);
     if (verb == "remove") return remove_camera(api, words[1]);
     return list_cameras(api);
   } catch (const VigildUnreachable& e) {

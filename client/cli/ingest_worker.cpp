@@ -107,7 +107,8 @@ void IngestWorker::send(const std::string& message) {
   }
 }
 
-void IngestWorker::start(const std::string& name, const std::string& url, const std::string& gap_reason) {
+void IngestWorker::start(const ingest::Start& m) {
+  const auto& name = m.name;
   if (cameras_.contains(name)) {
     // The manager never starts a camera twice; if it did, the running session goes on.
     send(ingest::format(ingest::Ended{name, exit_code::kUsage, "already recording in this worker"}));
@@ -115,7 +116,7 @@ void IngestWorker::start(const std::string& name, const std::string& url, const 
   }
   auto cam = std::make_unique<Camera>(name);
   auto* c = cam.get();
-  PullArgs pull{server_, token_, name, url, gap_reason};
+  PullArgs pull{server_, token_, name, m.url, m.gap_reason, static_cast<double>(m.rate_bps)};
   c->thread = std::thread([this, c, pull = std::move(pull)] {
     t_camera = &c->name;
     int rc = exit_code::kFailed;
@@ -137,7 +138,7 @@ void IngestWorker::handle(std::string_view line) {
     write_tagged("-", "vigil ingest: not a control message: " + std::string(line.substr(0, 100)));
     return;
   }
-  if (cmd->start) start(cmd->start->name, cmd->start->url, cmd->start->gap_reason);
+  if (cmd->start) start(*cmd->start);
   if (cmd->stop) {
     if (auto it = cameras_.find(cmd->stop->name); it != cameras_.end()) {
       it->second->stop.store(true);

@@ -14,6 +14,8 @@
 #include <mutex>
 #include <string>
 
+#include "common/ingest_control.hpp"
+
 namespace vigil::client {
 
 class IngestWorker {
@@ -31,7 +33,7 @@ class IngestWorker {
  private:
   struct Camera;
   void handle(std::string_view line);
-  void start(const std::string& name, const std::string& url, const std::string& gap_reason);
+  void start(const ingest::Start& m);
   void send(const std::string& message);  // to vigild; any thread
   void reap(bool all);
 

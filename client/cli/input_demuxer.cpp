@@ -12,9 +12,6 @@ extern "C" {
 namespace vigil::client {
 namespace {
 
-// libavformat polls this while it waits on the network: a stop is not held up by a silent camera.
-int interrupt_cb(void* stop) { return static_cast<const std::atomic<bool>*>(stop)->load() ? 1 : 0; }
-
 std::string av_error_text(int rc) {
   char err[256];
   av_strerror(rc, err, sizeof err);
@@ -22,6 +19,12 @@ std::string av_error_text(int rc) {
 }
 
 }  // namespace
+
+// libavformat polls this while it waits on the network: a stop is not held up by a silent camera.
+int InputDemuxer::on_interrupt(void* self) {
+  const auto* d = static_cast<const InputDemuxer*>(self);
+  return d->stop_.load() || d->interrupted_.load() ? 1 : 0;
+}
 
 std::optional<std::int64_t> timestamp_of(const AVPacket& p) {
   if (p.pts != AV_NOPTS_VALUE) return p.pts;
@@ -33,7 +36,7 @@ InputDemuxer::InputDemuxer(const std::string& input, const std::atomic<bool>& st
     : stop_(stop), log_(log) {
   AVFormatContext* raw = avformat_alloc_context();
   if (!raw) throw std::runtime_error("out of memory");
-  raw->interrupt_callback = AVIOInterruptCB{interrupt_cb, const_cast<std::atomic<bool>*>(&stop)};
+  raw->interrupt_callback = AVIOInterruptCB{on_interrupt, this};
   AVDictionary* opts = nullptr;
   if (input.starts_with("rtsp://")) {
     av_dict_set(&opts, "rtsp_transport", "tcp", 0);
@@ -62,10 +65,10 @@ InputDemuxer::InputDemuxer(const std::string& input, const std::atomic<bool>& st
 PacketPtr InputDemuxer::read_packet() {
   while (!done_) {
     PacketPtr pkt(av_packet_alloc());
-    if (stop_.load()) break;
+    if (stop_.load() || interrupted_.load()) break;
     if (const int rc = av_read_frame(format_.get(), pkt.get()); rc < 0) {
       // The end of a live camera stream is a lost camera, not the end of a recording.
-      if ((rc != AVERROR_EOF || live_source_) && !stop_.load()) {
+      if ((rc != AVERROR_EOF || live_source_) && !stop_.load() && !interrupted_.load()) {
         log_ << "vigil record: input lost: " << av_error_text(rc) << "\n";
         lost_ = true;
       }
@@ -97,6 +100,23 @@ ReadAhead InputDemuxer::read_ahead(double span_s) {
     ahead_.push_back(std::move(p));
   }
   return r;
+}
+
+void InputDemuxer::read_ahead_until(const std::function<bool(const AVPacket&)>& enough) {
+  for (;;) {
+    auto p = read_packet();
+    if (!p) break;
+    const bool done = enough(*p);
+    ahead_.push_back(std::move(p));
+    if (done) break;
+  }
+}
+
+double InputDemuxer::advertised_bps() const {
+  // RTSP: the SDP's b=AS (kbit/s) lands in the stream's bit_rate; some demuxers give only the whole input's.
+  if (video_->codecpar->bit_rate > 0) return static_cast<double>(video_->codecpar->bit_rate);
+  if (format_->nb_streams == 1 && format_->bit_rate > 0) return static_cast<double>(format_->bit_rate);
+  return 0;
 }
 
 PacketPtr InputDemuxer::next() {

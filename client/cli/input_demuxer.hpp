@@ -1,9 +1,9 @@
 #pragma once
 // The recorder's input: INPUT (a file, an rtsp:// camera, anything libavformat opens) demuxed,
 // never decoded, to the packets of its best video stream, with that stream's codec parameters
-// for open-record. The first seconds are read ahead once, to measure the rate when none is
-// declared; next() hands them out first.
-// Thread: the recorder's. Errors: the constructor throws std::runtime_error naming the input and
+// for open-record. The first packets are read ahead once, to measure the rate when none is
+// declared (rate_policy.hpp); next() hands them out first.
+// Thread: the recorder's (or its reader thread, live_reader.hpp); interrupt() from any thread. Errors: the constructor throws std::runtime_error naming the input and
 // the reason; next() returns null at the end, and lost() tells a lost source from an end.
 extern "C" {
 #include <libavformat/avformat.h>
@@ -12,6 +12,7 @@ extern "C" {
 #include <cstdint>
 #include <deque>
 #include <iostream>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -38,8 +39,16 @@ class InputDemuxer {
 
   // Reads packets ahead until SPAN_S seconds of media are held (or the input ends).
   ReadAhead read_ahead(double span_s);
+  // Reads packets ahead, at least one, until ENOUGH(packet) says so (or the input ends).
+  void read_ahead_until(const std::function<bool(const AVPacket&)>& enough);
   // The next video packet (read-ahead ones first); null at the end of the input.
   PacketPtr next();
+  // From any thread: the read under way (a live camera waiting for its next packet) and every
+  // later one end now, as with STOP; next() returns null.
+  void interrupt() { interrupted_.store(true); }
+  bool live() const { return live_source_; }  // a network source: it does not wait for the recorder
+  // The bitrate the input advertises (an RTSP camera's SDP b=AS, a file's average), bits/s; 0: unknown.
+  double advertised_bps() const;
 
   void describe(proto::CodecParameters& codec) const;
   std::int64_t to_us(std::int64_t ts) const;  // a timestamp in the stream's time base, in us
@@ -54,9 +63,11 @@ class InputDemuxer {
     void operator()(AVFormatContext* c) const { avformat_close_input(&c); }
   };
   PacketPtr read_packet();
+  static int on_interrupt(void* self);
 
   const std::atomic<bool>& stop_;
   std::ostream& log_;
+  std::atomic<bool> interrupted_{false};
   std::unique_ptr<AVFormatContext, FormatCloser> format_;
   AVStream* video_ = nullptr;
   bool live_source_ = false, done_ = false, lost_ = false, any_read_ = false;

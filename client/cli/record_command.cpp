@@ -17,10 +17,10 @@ extern "C" {
 #include <iostream>
 
 #include "client/cli/input_demuxer.hpp"
+#include "client/cli/rate_policy.hpp"
 #include "client/cli/recorder_session.hpp"
 #include "common/command_line.hpp"
 #include "common/exit_codes.hpp"
-#include "common/rate.hpp"
 #include "common/redact.hpp"
 
 namespace po = boost::program_options;
@@ -36,16 +36,15 @@ constexpr CommandHelp kHelp{
     "decoding: codec parameters and packets of its video stream go over the wire protocol, paced at\n"
     "real time. Packets are kept until vigild acknowledges them as durable; packets refused for\n"
     "exceeding the admitted rate are sent again after the next acknowledgement.\n"
+    "A camera (rtsp://, or --as-live) is read on its own thread and never made to wait: what vigild does\n"
+    "not take in time beyond a 1.5 s queue is dropped up to the next keyframe and recorded as a\n"
+    "rate_exceeded gap; a hole in its timestamps is recorded as a source_loss gap.\n"
     "SIGINT/SIGTERM stop reading the input; what was read is still sent and acknowledged.\n"
     "rtsp:// inputs use TCP and give up after 10 s without data.\n"
     "A camera URL with a password is better passed with --url-fd than as INPUT: a command line is\n"
     "readable by every local user (/proc/PID/cmdline). Passwords are masked in everything printed.\n",
     "\nExit: 0 every packet acknowledged, 1 failed, 2 usage, 3 server unreachable, 4 refused by admission\n"
     "(the reason and the largest rate that would fit are printed).\n"};
-
-constexpr double kMeasureSpanS = 2.0;      // read ahead to measure the rate when none is declared
-constexpr double kMinRateBps = 64e3;       // a measured rate is at least this
-constexpr double kMeasuredHeadroom = 1.5;  // record headers, and VBR above the average
 
 // Set by SIGINT/SIGTERM: stop reading the input, finish sending, exit.
 std::atomic<bool> g_stop{false};
@@ -63,10 +62,14 @@ po::options_description record_options(RecordArgs& a) {
   o.add_options()                                                                                        //
       ("stream", po::value(&a.name)->value_name("NAME"), "camera/stream name (letters, digits, . _ -)")  //
       ("rate", po::value(&a.rate_mbps)->value_name("MBPS"),
-       "declared rate in Mbit/s (default: measured over the first 2 s of INPUT)")                       //
+       "declared rate in Mbit/s (default: the rate INPUT advertises, else its first GOP measured, with a "
+       "margin)")                                                                                       //
       ("duration", po::value(&a.session.duration_s)->value_name("S"), "stop after S seconds of media")  //
       ("fast", po::bool_switch(&a.session.fast),
        "do not pace at real time (files only; vigild still polices the rate)")  //
+      ("as-live", po::bool_switch(&a.session.as_live),
+       "read INPUT as a camera is read: at real time, never waiting for vigild; what vigild does not take "
+       "in time is dropped as rate_exceeded gaps (tests, demos)")  //
       ("retry-for", po::value(&a.session.retry_for_s)->value_name("S")->default_value(a.session.retry_for_s),
        "when vigild goes away, reconnect (backoff 1 s to 30 s) for up to S seconds and resend everything not "
        "acknowledged")  //
@@ -182,12 +185,19 @@ int record_input(const RecordArgs& a, const std::atomic<bool>& g_stop, std::ostr
   }
   // When the first packet was read: with a live camera, about when it was captured.
   const std::int64_t read_start_wall_us = wall_now_us();
-  const auto ahead = input->read_ahead(kMeasureSpanS);
-  double rate_bps = a.rate_mbps * 1e6;
-  if (rate_bps <= 0) {
-    rate_bps = std::max(kMinRateBps,
-                        Rate::from_bytes_over(ahead.bytes, std::max(ahead.span_s, 0.5)).bps() * kMeasuredHeadroom);
-  }
+  // The declared rate from what is known (rate_policy.hpp); a GOP is read ahead only when the
+  // input says nothing of its rate (and at least one packet, for the recorder's clock).
+  RateEvidence evidence{.override_bps = a.rate_mbps * 1e6, .advertised_bps = input->advertised_bps()};
+  if (evidence.override_bps <= 0 && evidence.advertised_bps <= 0) evidence.measured.emplace();
+  input->read_ahead_until([&](const AVPacket& p) {
+    if (!evidence.measured) return true;
+    const auto ts = timestamp_of(p);
+    return evidence.measured->packet(ts ? std::optional(static_cast<double>(*ts) * input->time_base_s()) : std::nullopt,
+                                     p.size, (p.flags & AV_PKT_FLAG_KEY) != 0);
+  });
+  const auto declared = declared_rate(evidence);
+  const double rate_bps = declared.bps;
+  log << "vigil record: declaring " << rate_bps / 1e6 << " Mbit/s (" << declared.basis << ")\n";
   // The recorder's clock for every packet: wall = pts + offset, pinned at the first packet read,
   // so packets resent after a reconnect keep the time they were captured.
   std::optional<std::int64_t> wall_offset_us;
@@ -199,6 +209,9 @@ int record_input(const RecordArgs& a, const std::atomic<bool>& g_stop, std::ostr
   out << "recorded " << session.packets_read() << " packets of " << a.name << " as stream " << session.stream_id()
       << "; " << session.packets_acked() << " acknowledged as durable"
       << (session.connections() > 1 ? " (over " + std::to_string(session.connections()) + " connections)" : "") << "\n";
+  if (session.packets_dropped() > 0) {
+    out << session.packets_dropped() << " packets dropped above the admitted rate (rate_exceeded gaps)\n";
+  }
   // A camera that went away is a failure for whoever restarts the recorder, even if everything
   // read from it was stored.
   if (input->lost()) return exit_code::kFailed;
@@ -213,6 +226,7 @@ int record_pull(const PullArgs& pull, const std::atomic<bool>& stop, std::ostrea
   a.session.server = pull.server;
   a.session.token = pull.token;
   a.session.gap_reason = pull.gap_reason;
+  a.rate_mbps = pull.rate_bps / 1e6;
   return record_input(a, stop, log, log);
 }
 

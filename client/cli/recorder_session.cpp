@@ -1,5 +1,6 @@
 #include "client/cli/recorder_session.hpp"
 
+#include <algorithm>
 #include <iostream>
 #include <thread>
 
@@ -16,6 +17,11 @@ constexpr double kRecordHeaderBytes = 56;  // what each packet costs in the buff
 // A re-open's buffer holds the large frame and the frames around it in its cycle, not the frame
 // alone: else the next cycle's policing refuses what follows it.
 constexpr double kLargeFrameHeadroom = 1.5;
+// The reader's queue (live_reader.hpp): this much media at the declared rate, within bounds —
+// enough to ride out a policed cycle or two, small enough for many cameras per process.
+constexpr double kQueueS = 1.5;
+constexpr double kMinQueueBytes = 256 * 1024;
+constexpr double kMaxQueueBytes = 8 * 1024 * 1024;
 
 }  // namespace
 
@@ -96,6 +102,18 @@ std::optional<int> RecorderSession::reconnect(const std::exception& why) {
 }
 
 int RecorderSession::run() {
+  // Reading starts before vigild answers: a camera is never held up by the recorder.
+  const double rate_bps = static_cast<double>(open_.open_record().declared_peak_rate_bps());
+  // The window holds as much again: a policed recorder's backlog waits in the reader's queue.
+  window_cap_bytes_ = static_cast<std::size_t>(std::clamp(rate_bps / 8 * kQueueS, kMinQueueBytes, kMaxQueueBytes));
+  reader_ = std::make_unique<LiveReader>(input_, window_cap_bytes_, input_.live() || options_.as_live,
+                                         options_.as_live && !options_.fast);
+  const int rc = record();
+  reader_.reset();  // the input is the caller's again (lost(), the next session)
+  return rc;
+}
+
+int RecorderSession::record() {
   if (auto rc = connect()) return *rc;
   started_ = std::chrono::steady_clock::now();
   for (;;) {
@@ -152,16 +170,30 @@ std::optional<int> RecorderSession::reopen_for_large_frame() {
 // what came before it is durable.
 void RecorderSession::send_everything() {
   while (more_input_ || !window_.all_sent()) {
-    pace(read_burst());
-    for (const auto* p : window_.unsent()) client_->queue(p->env, p->payload);
-    window_.mark_sent();
-    client_->flush();
-    std::uint64_t first_refused = take_replies(false);
-    // Policed, or everything is sent: a ping as barrier — every refusal of what was sent arrives
-    // before its pong — so nothing refused goes unnoticed before the end.
-    if (first_refused || !more_input_) {
-      const auto more_refused = take_replies(true);
-      if (more_refused && (!first_refused || more_refused < first_refused)) first_refused = more_refused;
+    std::uint64_t first_refused = 0;
+    if (window_.payload_bytes() >= window_cap_bytes_ && window_.all_sent()) {
+      // Policed and behind: the backlog waits in the reader's queue (where a live source's excess
+      // is dropped and reported), not in the window. Every answer to what was sent first (a
+      // barrier: no refusal comes after it), then the next acknowledgement makes room.
+      first_refused = take_replies(true);
+      if (!first_refused) {
+        if (window_.payload_bytes() >= window_cap_bytes_) take(client_->receive());
+        continue;
+      }
+    } else {
+      pace(read_burst());
+      for (const auto* p : window_.unsent()) client_->queue(p->env, p->payload);
+      window_.mark_sent();
+      const bool reported = queue_losses();
+      client_->flush();
+      if (reported) losses_.clear();  // written (a connection lost before they arrive loses the reports, not media)
+      first_refused = take_replies(false);
+      // Policed, or everything is sent: a ping as barrier — every refusal of what was sent arrives
+      // before its pong — so nothing refused goes unnoticed before the end.
+      if (first_refused || !more_input_) {
+        const auto more_refused = take_replies(true);
+        if (more_refused && (!first_refused || more_refused < first_refused)) first_refused = more_refused;
+      }
     }
     if (too_large_ && too_large_ == first_refused) return;  // waiting would not help: run() re-opens
     too_large_ = 0;
@@ -179,8 +211,8 @@ void RecorderSession::send_everything() {
 // when nothing was read).
 double RecorderSession::read_burst() {
   double burst_end_s = -1;
-  while (more_input_) {
-    auto p = input_.next();
+  while (more_input_ && window_.payload_bytes() < window_cap_bytes_) {
+    auto p = reader_->next();
     const auto ts = p ? timestamp_of(*p) : std::nullopt;
     if (ts && !media_t0_) media_t0_ = ts;
     const double at_s = ts ? static_cast<double>(*ts - *media_t0_) * input_.time_base_s() : 0;
@@ -194,6 +226,39 @@ double RecorderSession::read_burst() {
     if (at_s >= burst_end_s) break;
   }
   return burst_end_s;
+}
+
+// The reader's losses, as MediaLoss reports after the packets just queued: vigild places them on
+// the stream's clock, which its first packet pins. Whether any were queued.
+bool RecorderSession::queue_losses() {
+  for (auto& l : reader_->take_losses()) {
+    if (l.reason == Loss::Reason::rate_exceeded) {
+      packets_dropped_ += l.packets;
+      if (!told_dropping_) {
+        told_dropping_ = true;
+        *options_.log << "vigil record: the source sends more than vigild takes at the admitted rate; dropping to "
+                         "the next keyframe while the queue is full (rate_exceeded gaps)\n";
+      }
+    } else {
+      *options_.log << "vigil record: the source skipped " << input_.to_us(l.to_ts - l.from_ts) / 1000
+                    << " ms of media (a source_loss gap)\n";
+    }
+    losses_.push_back(l);
+  }
+  if (losses_.empty() || window_.last_sent() == 0) return false;
+  for (const auto& l : losses_) {
+    proto::Envelope env;
+    auto* m = env.mutable_media_loss();
+    m->set_stream_id(window_.stream_id());
+    m->set_reason(l.reason == Loss::Reason::rate_exceeded ? proto::MEDIA_LOSS_REASON_RATE_EXCEEDED
+                                                          : proto::MEDIA_LOSS_REASON_SOURCE_LOSS);
+    m->set_from_pts(l.from_ts);
+    m->set_to_pts(l.to_ts);
+    m->set_packets(l.packets);
+    m->set_payload_bytes(l.payload_bytes);
+    client_->queue(env);
+  }
+  return true;
 }
 
 // Real-time pacing: media is not sent before its time.

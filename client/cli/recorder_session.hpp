@@ -3,7 +3,10 @@
 // the input's packets paced at real time in bursts, take durable acknowledgements and rate
 // refusals, end the stream, and — when vigild goes away — reconnect with backoff and send what
 // the unacked window still holds in a new stream. A frame larger than the stream's buffer half
-// re-opens it, once per such frame, at a declared rate whose buffer holds it.
+// re-opens it, once per such frame, at a declared rate whose buffer holds it. The input is read on
+// its own thread (live_reader.hpp), so a camera is never held back while the recorder waits on
+// vigild; what it drops above the admitted rate, and the holes its source left, go to vigild as
+// MediaLoss reports (gaps).
 // Thread: the recorder's. Errors: run() returns an exit code (common/exit_codes.hpp) and prints
 // why; nothing escapes it.
 #include <atomic>
@@ -13,8 +16,10 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "client/cli/input_demuxer.hpp"
+#include "client/cli/live_reader.hpp"
 #include "client/wire/unacked_window.hpp"
 #include "client/wire/wire_client.hpp"
 
@@ -26,6 +31,7 @@ struct RecordOptions {
   double duration_s = 0;           // stop after this much media; 0: the whole input
   double retry_for_s = 300;        // how long to keep reconnecting to a vigild that went away
   bool fast = false;               // no real-time pacing
+  bool as_live = false;            // read the input as a camera: at real time, never waiting for vigild (tests)
   std::ostream* log = &std::cerr;  // what the session says (an ingest worker: the camera's tagged lines)
 };
 
@@ -40,6 +46,9 @@ class RecorderSession {
   int run();
 
   std::uint64_t packets_read() const { return packets_read_; }
+  // Packets a live source sent beyond what vigild took and the recorder's queue held: dropped
+  // and reported as rate_exceeded gaps (live_reader.hpp).
+  std::uint64_t packets_dropped() const { return packets_dropped_; }
   std::uint64_t packets_acked() const { return window_.acked_total(); }
   // The same, from any thread while run() goes on (a test or a progress display).
   std::uint64_t packets_acked_now() const { return acked_now_.load(std::memory_order_acquire); }
@@ -47,6 +56,7 @@ class RecorderSession {
   int connections() const { return connections_; }
 
  private:
+  int record();  // run() with the reader started
   std::optional<int> connect();
   std::optional<int> reconnect(const std::exception& why);
   std::optional<int> reopen_for_large_frame();
@@ -54,6 +64,7 @@ class RecorderSession {
   double read_burst();
   void pace(double burst_end_s) const;
   std::uint64_t take_replies(bool wait_for_barrier);
+  bool queue_losses();
   void take(const Received& reply);
   void finish_stream();
   PendingPacket to_pending(const AVPacket& p) const;
@@ -75,6 +86,11 @@ class RecorderSession {
   std::uint64_t reopened_for_bytes_ = 0;  // the largest frame a re-open was for
   std::string reopen_reason_;             // the gap reason of the next open, when it is a re-open
   std::atomic<std::uint64_t> acked_now_{0};
+  std::unique_ptr<LiveReader> reader_;  // reads the input on its own thread during run()
+  std::vector<Loss> losses_;            // found by the reader, not sent yet
+  std::uint64_t packets_dropped_ = 0;
+  std::size_t window_cap_bytes_ = 0;  // the window holds at most about this much (then the reader's queue does)
+  bool told_dropping_ = false;
 };
 
 }  // namespace vigil::client

@@ -8,12 +8,14 @@ void UnackedWindow::push(PendingPacket packet) {
   auto* m = packet.env.mutable_media_packet();
   m->set_stream_id(stream_id_);
   m->set_sequence(next_sequence_++);
+  payload_bytes_ += packet.payload.size();
   packets_.push_back(std::move(packet));
 }
 
 void UnackedWindow::acknowledge(std::uint64_t last_sequence) {
   acked_ = std::max(acked_, last_sequence);
   while (!packets_.empty() && first_sequence_ <= acked_) {
+    payload_bytes_ -= packets_.front().payload.size();
     packets_.pop_front();
     ++first_sequence_;
   }

@@ -39,6 +39,7 @@ class UnackedWindow {
 
   bool empty() const { return packets_.empty(); }
   std::size_t size() const { return packets_.size(); }
+  std::size_t payload_bytes() const { return payload_bytes_; }     // of the packets held
   const PendingPacket& front() const { return packets_.front(); }  // REQUIRES: !empty()
   bool all_sent() const { return sent_upto_ + 1 >= next_sequence_; }
   std::uint64_t last_sent() const { return sent_upto_; }
@@ -54,6 +55,7 @@ class UnackedWindow {
   std::uint64_t sent_upto_ = 0;
   std::uint64_t acked_ = 0;
   std::uint64_t acked_before_ = 0;  // acknowledged in earlier streams
+  std::size_t payload_bytes_ = 0;
 };
 
 }  // namespace vigil::client

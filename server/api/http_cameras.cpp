@@ -73,6 +73,8 @@ json::object camera_json(const catalog::CameraDetails& c, const std::vector<cata
                       {"substream_url",
                        c.substream_url ? json::value(redact_url(*c.substream_url)) : json::value(nullptr)},
                       {"retention_days", c.retention_days ? json::value(*c.retention_days) : json::value(nullptr)},
+                      {"declared_rate_bps",
+                       c.declared_rate_bps ? json::value(*c.declared_rate_bps) : json::value(nullptr)},
                       {"created_at_us", c.created_at_us},
                       {"state", c.state},
                       {"last_end_us", c.last_end_us},
@@ -95,10 +97,18 @@ boost::asio::awaitable<HttpResponse> get_camera(const RouteContext& ctx, const H
 
 boost::asio::awaitable<HttpResponse> patch_camera(const RouteContext& ctx, const HttpRequest& req,
                                                   const std::string& name) {
-  const auto body = json_object_body(req, {"enabled", "url", "substream_url", "retention_days"});
-  if (body.empty()) throw BadRequest("nothing to change: give enabled, url, substream_url or retention_days");
+  const auto body = json_object_body(req, {"enabled", "url", "substream_url", "retention_days", "declared_rate_bps"});
+  if (body.empty()) {
+    throw BadRequest("nothing to change: give enabled, url, substream_url, retention_days or declared_rate_bps");
+  }
   catalog::CameraChange change;
   change.enabled = bool_field(body, "enabled");
+  if (is_null_field(body, "declared_rate_bps")) {
+    change.declared_rate_bps = std::optional<std::int64_t>();
+  } else if (auto r =
+                 int_field(body, "declared_rate_bps", catalog::kMinDeclaredRateBps, catalog::kMaxDeclaredRateBps)) {
+    change.declared_rate_bps = *r;
+  }
   if (is_null_field(body, "url")) {
     change.url = std::optional<std::string>();
   } else if (auto u = checked_url(body, "url")) {
@@ -176,7 +186,8 @@ boost::asio::awaitable<HttpResponse> list_streams(const RouteContext& ctx, const
 boost::asio::awaitable<HttpResponse> create_camera_route(const RouteContext& ctx, const HttpRequest& req,
                                                          const QueryParams& q) {
   allow_params(q, {});
-  const auto body = json_object_body(req, {"name", "url", "substream_url", "enabled", "retention_days"});
+  const auto body =
+      json_object_body(req, {"name", "url", "substream_url", "enabled", "retention_days", "declared_rate_bps"});
   catalog::NewCamera cam;
   const auto name = string_field(body, "name", 64);
   if (!name) throw BadRequest("field 'name' is required");
@@ -185,6 +196,10 @@ boost::asio::awaitable<HttpResponse> create_camera_route(const RouteContext& ctx
   if (!is_null_field(body, "substream_url")) cam.substream_url = checked_url(body, "substream_url");
   if (cam.substream_url && !cam.url) throw BadRequest("field 'substream_url' needs a 'url'");
   cam.enabled = bool_field(body, "enabled").value_or(true);
+  if (!is_null_field(body, "declared_rate_bps")) {
+    cam.declared_rate_bps =
+        int_field(body, "declared_rate_bps", catalog::kMinDeclaredRateBps, catalog::kMaxDeclaredRateBps);
+  }
   if (!is_null_field(body, "retention_days")) {
     if (auto d = int_field(body, "retention_days", 1, catalog::kMaxRetentionDays))
       cam.retention_days = static_cast<int>(*d);

@@ -21,7 +21,8 @@ constexpr std::array<storage::MissCause, 5> kCauses = {storage::MissCause::overl
                                                        storage::MissCause::slow_io, storage::MissCause::device_error,
                                                        storage::MissCause::cpu_starved};
 constexpr std::array<const char*, 3> kRefusals = {"rate_exceeded", "out_of_order", "invalid"};
-constexpr std::array<const char*, 3> kLosses = {"rate_exceeded", "deadline_missed", "io_error"};  // CameraMetrics::Loss
+constexpr std::array<const char*, 4> kLosses = {"rate_exceeded", "deadline_missed", "io_error",
+                                                "source_loss"};  // CameraMetrics::Loss
 constexpr std::array<const char*, 4> kStatusClasses = {"2xx", "3xx", "4xx", "5xx"};
 
 }  // namespace
@@ -170,7 +171,8 @@ Metrics::Metrics()
                                            {"camera"})),
       c_lost_frames_(registry_.counter("vigil_camera_lost_frames_total",
                                        "Media packets refused and never stored (each in a gap with this reason): "
-                                       "rate_exceeded, deadline_missed, io_error.",
+                                       "rate_exceeded, deadline_missed, io_error; and those the recorder dropped "
+                                       "(rate_exceeded) or its source never delivered (source_loss).",
                                        {"camera", "reason"})),
       c_lost_bytes_(registry_.counter("vigil_camera_lost_bytes_total",
                                       "Payload bytes of the media packets refused and never stored, by reason.",
@@ -183,6 +185,11 @@ Metrics::Metrics()
           "vigil_camera_recording_rate_bytes_per_second",
           "Measured rate: payload bytes accepted per second, over the time since the previous sample (at least 1 s).",
           {"camera"})),
+      gaps_by_reason_(registry_.counter("vigil_gaps_total",
+                                        "Gaps recorded in the cameras' recordings, by reason: source_lost (the "
+                                        "recorder reconnected), source_stalled, source_loss (the source never "
+                                        "delivered the media), rate_exceeded, deadline_missed, io_error, other.",
+                                        {"reason"})),
       http_(registry_.histogram("vigil_http_request_duration_seconds",
                                 "HTTP request handling time, by route (a fixed set of names) and status class.",
                                 kLatencyBounds, {"route", "status"})),
@@ -195,6 +202,9 @@ Metrics::Metrics()
       catalog_wait_(catalog_wait_family_.with({})),
       catalog_ok_(catalog_job_family_.with({"ok"})),
       catalog_failed_(catalog_job_family_.with({"error"})) {
+  for (std::size_t g = 0; g < kGapReasons.size(); ++g) {
+    gaps_by_reason_series_[g] = &gaps_by_reason_.with({std::string(kGapReasons[g])});
+  }
   for (std::size_t r = 0; r < kHttpRoutes.size(); ++r) {
     for (std::size_t s = 0; s < kStatusClasses.size(); ++s) {
       http_series_[r][s] = &http_.with({std::string(kHttpRoutes[r]), kStatusClasses[s]});
@@ -219,6 +229,12 @@ CameraMetrics& Metrics::camera(const std::string& name) {
   auto& slot = cameras_[name];
   if (!slot) slot = std::make_unique<CameraMetrics>(*this, name);
   return *slot;
+}
+
+void Metrics::gap(std::string_view reason) noexcept {
+  std::size_t g = std::find(kGapReasons.begin(), kGapReasons.end(), reason) - kGapReasons.begin();
+  if (g == kGapReasons.size()) g = kGapReasons.size() - 1;  // "other"
+  gaps_by_reason_series_[g]->inc();
 }
 
 void Metrics::http_request(std::string_view route, unsigned status, double seconds) noexcept {
@@ -362,6 +378,7 @@ CameraMetrics::CameraMetrics(Metrics& m, const std::string& camera)
       bytes_(m.c_bytes_.with({camera})),
       gaps_(m.c_gaps_.with({camera})),
       discontinuities_(m.c_discontinuities_.with({camera})),
+      node_(m),
       recording_(m.c_recording_.with({camera})),
       admitted_rate_(m.c_admitted_rate_.with({camera})),
       rate_(m.c_rate_.with({camera})) {
@@ -397,7 +414,10 @@ void CameraMetrics::packet(std::size_t payload_bytes) noexcept {
 }
 
 void CameraMetrics::refused(Refusal why) noexcept { refused_[static_cast<std::size_t>(why)]->inc(); }
-void CameraMetrics::gap() noexcept { gaps_.inc(); }
+void CameraMetrics::gap(std::string_view reason) noexcept {
+  gaps_.inc();
+  node_.gap(reason);
+}
 void CameraMetrics::lost(Loss why, std::uint64_t frames, std::uint64_t payload_bytes) noexcept {
   lost_frames_[static_cast<std::size_t>(why)]->inc(frames);
   lost_bytes_[static_cast<std::size_t>(why)]->inc(payload_bytes);

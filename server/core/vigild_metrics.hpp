@@ -85,9 +85,13 @@ class CameraMetrics {
   void packet(std::size_t payload_bytes) noexcept;
   enum class Refusal { rate_exceeded, out_of_order, invalid };
   void refused(Refusal why) noexcept;
-  void gap() noexcept;
-  // Frames refused and never stored (a gap with this reason: server/recording/refused_run.hpp).
-  enum class Loss { rate_exceeded, deadline_missed, io_error };
+  // A gap recorded in the camera's recording, REASON one of kGapReasons (others count as "other"):
+  // the camera's gap counter and vigild's gaps by reason.
+  void gap(std::string_view reason) noexcept;
+  // Frames refused and never stored (a gap with this reason: server/recording/refused_run.hpp),
+  // or that the recorder reported it dropped (rate_exceeded) or its source never delivered
+  // (source_loss; FRAMES 0 when unknown): proto MediaLoss.
+  enum class Loss { rate_exceeded, deadline_missed, io_error, source_loss };
   void lost(Loss why, std::uint64_t frames, std::uint64_t payload_bytes) noexcept;
   void discontinuity() noexcept;
 
@@ -97,7 +101,9 @@ class CameraMetrics {
 
  private:
   metrics::Counter &streams_, &packets_, &bytes_, &gaps_, &discontinuities_;
-  std::array<metrics::Counter*, 3> refused_{}, lost_frames_{}, lost_bytes_{};
+  std::array<metrics::Counter*, 3> refused_{};
+  std::array<metrics::Counter*, 4> lost_frames_{}, lost_bytes_{};
+  Metrics& node_;  // vigild's gaps by reason
   metrics::Gauge &recording_, &admitted_rate_, &rate_;
   std::mutex rate_mu_;  // sampling state; never taken on the packet path
   std::uint64_t last_bytes_ = 0;
@@ -121,6 +127,12 @@ inline constexpr std::array<std::string_view, 14> kHttpRoutes = {"healthz",
                                                                  "event",
                                                                  "other"};
 
+// The reasons of gaps vigild records (the catalog's gaps.reason values a recording produces),
+// the `reason` label of vigil_gaps_total.
+inline constexpr std::array<std::string_view, 7> kGapReasons = {"source_lost",   "source_stalled",  "source_loss",
+                                                                "rate_exceeded", "deadline_missed", "io_error",
+                                                                "other"};
+
 class Metrics {
  public:
   Metrics();
@@ -136,6 +148,8 @@ class Metrics {
   // ROUTE must be one of kHttpRoutes (others count as "other"). Lock-free.
   void http_request(std::string_view route, unsigned status, double seconds) noexcept;
   metrics::Histogram& catalog_wait() noexcept { return catalog_wait_; }
+  // A gap of REASON recorded in some camera's recording (kGapReasons; others count as "other"). Lock-free.
+  void gap(std::string_view reason) noexcept;
   metrics::Histogram& catalog_job(bool ok) noexcept { return ok ? catalog_ok_ : catalog_failed_; }
 
   std::string render() const { return registry_.render(); }
@@ -159,6 +173,8 @@ class Metrics {
   metrics::Family<metrics::Counter>&c_streams_, &c_packets_, &c_bytes_, &c_refused_, &c_gaps_, &c_discontinuities_,
       &c_lost_frames_, &c_lost_bytes_;
   metrics::Family<metrics::Gauge>&c_recording_, &c_admitted_rate_, &c_rate_;
+  metrics::Family<metrics::Counter>& gaps_by_reason_;
+  std::array<metrics::Counter*, kGapReasons.size()> gaps_by_reason_series_{};
   // HTTP and catalog.
   metrics::Family<metrics::Histogram>& http_;
   std::array<std::array<metrics::Histogram*, 4>, kHttpRoutes.size()> http_series_{};  // [route][2xx..5xx]

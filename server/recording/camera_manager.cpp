@@ -197,15 +197,22 @@ bool CameraManager::send(Worker& w, const std::string& message) {
   return true;
 }
 
+// The start message of camera NAME: its URL, the operator's declared rate when set (the
+// recorder declares it as given: client/cli/rate_policy.hpp), and why its last recording ended.
+ingest::Start CameraManager::start_message(const std::string& name, const Pull& p) const {
+  const auto rate = rates_.find(name);
+  return ingest::Start{name, p.url, p.last_reason, rate == rates_.end() ? 0 : rate->second};
+}
+
 void CameraManager::start(const std::string& name, Pull& p) {
   try {
     auto* w = &worker_for_next_camera();
-    if (!send(*w, ingest::format(ingest::Start{name, p.url, p.last_reason}))) {
+    if (!send(*w, ingest::format(start_message(name, p)))) {
       // It died before its reader said so: reaped now (its cameras start again), and once more
       // on a fresh worker.
       worker_gone(*w);
       w = &worker_for_next_camera();
-      if (!send(*w, ingest::format(ingest::Start{name, p.url, p.last_reason}))) {
+      if (!send(*w, ingest::format(start_message(name, p)))) {
         throw std::runtime_error("ingest worker " + std::to_string(w->index) + " does not take commands");
       }
     }
@@ -334,12 +341,15 @@ void CameraManager::run(std::stop_token stop) {
         querying(conn->sock());
         pqxx::work tx(*conn);
         std::map<std::string, std::string> wanted;
+        std::map<std::string, std::int64_t> rates;
         for (const auto& c : catalog::list_cameras(tx)) {
           if (c.enabled && c.url) wanted[c.name] = *c.url;
+          if (c.enabled && c.url && c.declared_rate_bps) rates[c.name] = *c.declared_rate_bps;
         }
         tx.commit();
         querying(-1);
         wanted_ = std::move(wanted);
+        rates_ = std::move(rates);
         warned = false;
       } catch (const std::exception& e) {
         querying(-1);

@@ -98,6 +98,7 @@ class CameraManager {
   void run(std::stop_token stop);
   void reconcile();
   void start(const std::string& name, Pull& p);
+  ingest::Start start_message(const std::string& name, const Pull& p) const;
   void ended(const std::string& name, Pull& p, const std::string& reason);
   void handle(const Event& e);
   Worker& worker_for_next_camera();
@@ -113,8 +114,9 @@ class CameraManager {
 
   CameraManagerConfig config_;
   std::optional<std::map<std::string, std::string>> wanted_;  // the catalog's, as last read
-  std::map<std::string, Pull> pulls_;                         // the manager thread's
-  std::vector<std::unique_ptr<Worker>> workers_;              // the manager thread's
+  std::map<std::string, std::int64_t> rates_;     // the manager thread's: cameras' declared_rate_bps, when set
+  std::map<std::string, Pull> pulls_;             // the manager thread's
+  std::vector<std::unique_ptr<Worker>> workers_;  // the manager thread's
   std::mutex mu_;
   std::condition_variable_any cv_;
   int query_fd_ = -1;         // guarded by mu_: stop() shuts it down if the query hangs

@@ -29,6 +29,9 @@ std::int64_t now_us() {
 // longer than 10 s without closing its connection is treated as having restarted its clock.
 constexpr std::int64_t kMaxBackwardsUs = 1'000'000;
 constexpr std::int64_t kMaxForwardUs = 10'000'000;
+// A recorder's MediaLoss spans at most this: a longer hole is a lost camera (its recorder ends,
+// and the camera's reconnect gap covers it), not a report.
+constexpr std::int64_t kMaxMediaLossUs = 3'600'000'000;
 // A recorder's clock further than this from ours is not trusted for timestamps.
 constexpr std::int64_t kMaxClockSkewUs = 3'600'000'000;
 // Re-admission: a source is re-admitted when it sent this much more than its admitted rate over
@@ -192,7 +195,7 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
   r->name = req.stream_name();
   if (metrics_) {
     r->camera = &metrics_->camera(req.stream_name());
-    if (gap) r->camera->gap();
+    if (gap) r->camera->gap("source_lost");
     r->camera->stream_started(demand.peak_rate);
   }
   const auto& sched_cfg = chosen->io->scheduler().config();
@@ -379,17 +382,44 @@ Result<void> RecordingService::packet(Recording& r, const proto::MediaPacket& m,
   return {};
 }
 
+Result<void> RecordingService::media_loss(Recording& r, const proto::MediaLoss& m) {
+  const auto to_us = [&](std::int64_t t) { return t * r.time_num * 1'000'000 / r.time_den; };
+  const bool dropped = m.reason() == proto::MEDIA_LOSS_REASON_RATE_EXCEEDED;
+  if (!dropped && m.reason() != proto::MEDIA_LOSS_REASON_SOURCE_LOSS) return errc::invalid_argument;
+  const std::int64_t span_us = to_us(m.to_pts()) - to_us(m.from_pts());
+  if (span_us <= 0 || span_us > kMaxMediaLossUs) return errc::invalid_argument;
+  // On the recording's clock, as its packets are; a loss reported before any packet pins it as
+  // a first packet would.
+  if (!r.have_offset) {
+    r.wall_offset_us = (r.first_wall_us ? r.first_wall_us : now_us()) - to_us(m.from_pts());
+    r.have_offset = true;
+  }
+  const LostRun run{.reason = dropped ? LossReason::rate_exceeded : LossReason::source_loss,
+                    .start_us = to_us(m.from_pts()) + r.wall_offset_us,
+                    .end_us = to_us(m.to_pts()) + r.wall_offset_us,
+                    .frames = m.packets(),
+                    .payload_bytes = m.payload_bytes(),
+                    .reported = true};
+  if (dropped) {
+    r.offered.dropped(run.start_us, run.end_us, static_cast<std::size_t>(m.payload_bytes()));
+    if (auto window = r.offered.take()) maybe_readmit(r, *window);
+  }
+  report_lost(r, {run});
+  return {};
+}
+
 void RecordingService::report_lost(Recording& r, const std::vector<LostRun>& runs) {
   for (const auto& run : runs) {
     if (r.camera) {
       r.camera->lost(static_cast<CameraMetrics::Loss>(run.reason), run.frames, run.payload_bytes);
-      r.camera->gap();
+      r.camera->gap(loss_reason_name(run.reason));
     }
     auto detail = lost_run_detail(run, r.demand.peak_rate.bps());
     // One warning per recording and reason's first run: a policed source may lose a run every cycle.
     if (!r.lost_logged[static_cast<std::size_t>(run.reason)]) {
       r.lost_logged[static_cast<std::size_t>(run.reason)] = true;
-      log::warn("media packets refused and never stored: a gap (further ones are counted, not logged)",
+      log::warn(run.reported ? "media the recorder never sent: a gap (further ones are counted, not logged)"
+                             : "media packets refused and never stored: a gap (further ones are counted, not logged)",
                 {{"stream", r.stream_id},
                  {"name", r.name},
                  {"reason", std::string(loss_reason_name(run.reason))},
@@ -416,7 +446,7 @@ std::optional<std::pair<std::string, std::string>> RecordingService::report_unwr
   }
   if (r.camera) {
     r.camera->lost(static_cast<CameraMetrics::Loss>(lost.reason), lost.frames, lost.payload_bytes);
-    r.camera->gap();
+    r.camera->gap(loss_reason_name(lost.reason));
   }
   std::string detail = std::to_string(lost.frames) + " frames (" + std::to_string(lost.payload_bytes) +
                        " payload bytes) taken but never written when the recording ended: " +
@@ -512,7 +542,8 @@ asio::awaitable<void> RecordingService::close(const std::shared_ptr<Recording>& 
   disks_.release(*disk, demand_id);
   if (r->camera) {
     r->camera->stream_ended(r->demand.peak_rate);
-    if (ending == Ending::stalled || disk_failed) r->camera->gap();
+    if (disk_failed) r->camera->gap("io_error");
+    else if (ending == Ending::stalled) r->camera->gap("source_stalled");
   }
   // On the IO thread once the stream's last IO is done: its last segment and its end.
   disk->io->scheduler().remove_stream(r->stream_id, [batcher = &batcher_, recent = &disks_.recent(), r, disk, volume_id,

@@ -85,6 +85,10 @@ class RecordingService {
   // invalid_argument (sequence out of order), io_error (the stream's disk failed: nothing more is
   // taken; Recording::durable is final).
   Result<void> packet(Recording& r, const proto::MediaPacket& m, std::span<const std::byte> payload);
+  // Media the recorder will never send (proto MediaLoss: dropped above the admitted rate, or never
+  // delivered by its source): a gap of that reason at its media time, counted; rate_exceeded drops
+  // count as offered (re-admission). invalid_argument: no such reason, an empty or over-long span.
+  Result<void> media_loss(Recording& r, const proto::MediaLoss& m);
   // How a recording ended, for its stream's state and the gap that follows it.
   enum class Ending {
     clean,  // the client ended at a frame boundary: 'stopped' if all it sent became durable

@@ -57,6 +57,17 @@ void RefusedRuns::end_run(std::vector<LostRun>& ended) {
 }
 
 std::string lost_run_detail(const LostRun& run, double admitted_bps) {
+  const std::string rate = "; admitted rate " + std::to_string(static_cast<std::uint64_t>(admitted_bps)) + " bit/s";
+  if (run.reason == LossReason::source_loss) {
+    return "the source never delivered this media (a hole in its timestamps, reported by the recorder)" +
+           (run.frames ? "; about " + std::to_string(run.frames) + " frames" : std::string());
+  }
+  if (run.reported) {
+    return std::to_string(run.frames) + " frames (" + std::to_string(run.payload_bytes) +
+           " payload bytes) dropped by the recorder: its source stays above the admitted rate and re-admission "
+           "did not fit, so it kept reading the camera and gave these up" +
+           rate;
+  }
   std::string why;
   switch (run.reason) {
     case LossReason::rate_exceeded: why = "the sender sent more than its admitted rate in a cycle"; break;
@@ -68,10 +79,10 @@ std::string lost_run_detail(const LostRun& run, double admitted_bps) {
     case LossReason::io_error:
       why = "the stream's segment could not be started or extended on its volume (full or failing)";
       break;
+    case LossReason::source_loss: break;  // above
   }
   return std::to_string(run.frames) + " frames (" + std::to_string(run.payload_bytes) +
-         " payload bytes) refused and never stored: " + why + "; admitted rate " +
-         std::to_string(static_cast<std::uint64_t>(admitted_bps)) + " bit/s";
+         " payload bytes) refused and never stored: " + why + rate;
 }
 
 }  // namespace vigil::server

@@ -27,8 +27,11 @@
 
 namespace vigil::server {
 
-enum class LossReason : std::uint8_t { rate_exceeded, deadline_missed, io_error };
-inline constexpr std::array<std::string_view, 3> kLossReasons = {"rate_exceeded", "deadline_missed", "io_error"};
+// source_loss is never a refusal: it is what a recorder reports its source never delivered
+// (proto MediaLoss), recorded through the same gap path.
+enum class LossReason : std::uint8_t { rate_exceeded, deadline_missed, io_error, source_loss };
+inline constexpr std::array<std::string_view, 4> kLossReasons = {"rate_exceeded", "deadline_missed", "io_error",
+                                                                 "source_loss"};
 inline std::string_view loss_reason_name(LossReason r) noexcept { return kLossReasons[static_cast<std::size_t>(r)]; }
 
 // What tells a resent frame from another one: what its sender says about it (its own
@@ -52,6 +55,7 @@ struct LostRun {
   LossReason reason = LossReason::rate_exceeded;
   std::int64_t start_us = 0, end_us = 0;
   std::uint64_t frames = 0, payload_bytes = 0;
+  bool reported = false;  // the sender reported it (MediaLoss): it dropped the frames, or never had them
 };
 
 class RefusedRuns {

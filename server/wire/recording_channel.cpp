@@ -36,6 +36,14 @@ std::optional<proto::Envelope> RecordingChannel::packet(const proto::MediaPacket
   return err;
 }
 
+std::optional<proto::Envelope> RecordingChannel::media_loss(const proto::MediaLoss& loss) {
+  if (recording_ && loss.stream_id() == recording_->stream_id && service_.media_loss(*recording_, loss)) {
+    return std::nullopt;
+  }
+  return proto::make_error(errc::invalid_argument,
+                           "media-loss refused: no such stream, an unknown reason, or an empty or over-long span");
+}
+
 bool RecordingChannel::ends(const proto::EndRecord& end) const noexcept {
   return recording_ && end.stream_id() == recording_->stream_id;
 }

@@ -33,6 +33,9 @@ class RecordingChannel {
   // Nothing when PACKET was accepted or the recording has failed (failed(); the session's writer
   // sends failure()), else the Error to send back (with its sequence).
   std::optional<proto::Envelope> packet(const proto::MediaPacket& packet, std::span<const std::byte> payload);
+  // A MediaLoss of this session's recording: a gap (RecordingService::media_loss). Nothing, or
+  // the Error to send back (INVALID_ARGUMENT, related_sequence 0) when it is not a valid report.
+  std::optional<proto::Envelope> media_loss(const proto::MediaLoss& loss);
   // Whether END ends this session's recording.
   bool ends(const proto::EndRecord& end) const noexcept;
   // The DurableAck due now: the newest durable sequence, if not acknowledged yet.

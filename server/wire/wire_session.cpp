@@ -401,6 +401,10 @@ asio::awaitable<bool> WireSession<Stream>::dispatch(const proto::Frame& frame, b
     if (auto refused = recording_->packet(msg.media_packet(), frame.payload)) queue(*refused);
     co_return !recording_->failed();  // a failed recording's Error ends the session
   }
+  if (recording_ && msg.has_media_loss()) {
+    if (auto refused = recording_->media_loss(msg.media_loss())) queue(*refused);
+    co_return true;
+  }
   if (recording_ && msg.has_end_record() && recording_->ends(msg.end_record())) {
     clean_end = true;  // the client's explicit end (what a TCP half-close says)
     co_return false;

@@ -20,7 +20,7 @@ std::string without_newline(std::string s) {
 
 TEST_CASE("start and stop round-trip, the gap reason as the rest of the line", "[ingest][unit]") {
   const auto line = without_newline(
-      format(Start{"porch", "rtsp://u:p@10.0.0.7:554/s?a=1", "ingest worker died (signal 9)\nsecond line"}));
+      format(Start{"porch", "rtsp://u:p@10.0.0.7:554/s?a=1", "ingest worker died (signal 9)\nsecond line", 4'000'000}));
   CHECK(line.find('\n') == std::string::npos);
   const auto c = parse_command(line);
   REQUIRE(c);
@@ -29,11 +29,13 @@ TEST_CASE("start and stop round-trip, the gap reason as the rest of the line", "
   CHECK(c->start->name == "porch");
   CHECK(c->start->url == "rtsp://u:p@10.0.0.7:554/s?a=1");
   CHECK(c->start->gap_reason == "ingest worker died (signal 9) second line");
+  CHECK(c->start->rate_bps == 4'000'000);
 
   const auto no_reason = parse_command(without_newline(format(Start{"yard", "rtsp://h/x", ""})));
   REQUIRE(no_reason);
   REQUIRE(no_reason->start);
   CHECK(no_reason->start->gap_reason.empty());
+  CHECK(no_reason->start->rate_bps == 0);
 
   const auto s = parse_command(without_newline(format(Stop{"porch"})));
   REQUIRE(s);
@@ -55,8 +57,9 @@ TEST_CASE("ended round-trips its exit code and last words", "[ingest][unit]") {
 }
 
 TEST_CASE("lines that are not messages are refused", "[ingest][unit]") {
-  for (const char* line : {"", "start", "start porch", "start  rtsp://h/x", "stop", "stop porch extra", "stop porch ",
-                           "begin porch rtsp://h/x", "STOP porch"}) {
+  for (const char* line : {"", "start", "start porch", "start  rtsp://h/x", "start porch rtsp://h/x",
+                           "start porch rtsp://h/x x", "start porch rtsp://h/x -5", "stop", "stop porch extra",
+                           "stop porch ", "begin porch rtsp://h/x", "STOP porch"}) {
     INFO('"' << line << '"');
     CHECK_FALSE(parse_command(line));
   }
