@@ -102,6 +102,12 @@ ReadAhead InputDemuxer::read_ahead(double span_s) {
   return r;
 }
 
+std::size_t InputDemuxer::ahead_bytes() const {
+  std::size_t bytes = 0;
+  for (const auto& p : ahead_) bytes += static_cast<std::size_t>(p->size);
+  return bytes;
+}
+
 void InputDemuxer::read_ahead_until(const std::function<bool(const AVPacket&)>& enough) {
   for (;;) {
     auto p = read_packet();
@@ -113,6 +119,10 @@ void InputDemuxer::read_ahead_until(const std::function<bool(const AVPacket&)>& 
 }
 
 double InputDemuxer::advertised_bps() const {
+  // A file's figure is its average over the whole file, which says nothing of the peaks a
+  // cycle's buffer must hold (a keyframe is many average frames); its first GOP is read ahead at
+  // once instead. Only a live source's advertised rate (its encoder's setting) is evidence.
+  if (!live_source_) return 0;
   // RTSP: the SDP's b=AS (kbit/s) lands in the stream's bit_rate; some demuxers give only the whole input's.
   if (video_->codecpar->bit_rate > 0) return static_cast<double>(video_->codecpar->bit_rate);
   if (format_->nb_streams == 1 && format_->bit_rate > 0) return static_cast<double>(format_->bit_rate);

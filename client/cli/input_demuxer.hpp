@@ -9,6 +9,7 @@ extern "C" {
 #include <libavformat/avformat.h>
 }
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <iostream>
@@ -41,13 +42,15 @@ class InputDemuxer {
   ReadAhead read_ahead(double span_s);
   // Reads packets ahead, at least one, until ENOUGH(packet) says so (or the input ends).
   void read_ahead_until(const std::function<bool(const AVPacket&)>& enough);
+  // Payload bytes read ahead and not yet handed out by next().
+  std::size_t ahead_bytes() const;
   // The next video packet (read-ahead ones first); null at the end of the input.
   PacketPtr next();
   // From any thread: the read under way (a live camera waiting for its next packet) and every
   // later one end now, as with STOP; next() returns null.
   void interrupt() { interrupted_.store(true); }
   bool live() const { return live_source_; }  // a network source: it does not wait for the recorder
-  // The bitrate the input advertises (an RTSP camera's SDP b=AS, a file's average), bits/s; 0: unknown.
+  // The bitrate a live input advertises (an RTSP camera's SDP b=AS), bits/s; 0: unknown or a file.
   double advertised_bps() const;
 
   void describe(proto::CodecParameters& codec) const;

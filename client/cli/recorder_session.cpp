@@ -105,7 +105,11 @@ int RecorderSession::run() {
   // Reading starts before vigild answers: a camera is never held up by the recorder.
   const double rate_bps = static_cast<double>(open_.open_record().declared_peak_rate_bps());
   // The window holds as much again: a policed recorder's backlog waits in the reader's queue.
-  window_cap_bytes_ = static_cast<std::size_t>(std::clamp(rate_bps / 8 * kQueueS, kMinQueueBytes, kMaxQueueBytes));
+  // Both hold what was read ahead to measure the rate besides: that backlog of the start (with
+  // what arrives while vigild admits the stream) drains at the declared rate's margin, and must
+  // not be dropped as "above the admitted rate" on the way.
+  window_cap_bytes_ = static_cast<std::size_t>(std::clamp(rate_bps / 8 * kQueueS, kMinQueueBytes, kMaxQueueBytes)) +
+                      input_.ahead_bytes();
   reader_ = std::make_unique<LiveReader>(input_, window_cap_bytes_, input_.live() || options_.as_live,
                                          options_.as_live && !options_.fast);
   const int rc = record();
@@ -262,8 +266,12 @@ bool RecorderSession::queue_losses() {
 }
 
 // Real-time pacing: media is not sent before its time.
+// A live source (a camera, or a file read `--as-live`, which the reader paces) paces itself: the
+// recorder sends what it has at once, so the backlog of its start (the rate measurement, the
+// connection, admission) drains at the admitted rate's margin instead of staying behind for
+// good, where it would fill the reader's queue and be dropped.
 void RecorderSession::pace(double burst_end_s) const {
-  if (options_.fast || burst_end_s <= 0) return;
+  if (options_.fast || input_.live() || options_.as_live || burst_end_s <= 0) return;
   std::this_thread::sleep_until(started_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                                std::chrono::duration<double>(burst_end_s - kBurstS)));
 }

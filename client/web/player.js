@@ -23,9 +23,14 @@ function setMode(m, label) {
   $('mode').classList.toggle('trick', m === 'trick');
 }
 
-function attach(video, url, onFatal) {
+// FROM_START: play from the playlist's first segment. A recorded range that reaches the open
+// segment is an EVENT playlist, which hls.js would otherwise start near its end, as if live: the
+// operator asked for the moment clicked, not for a few seconds before now.
+function attach(video, url, onFatal, fromStart = false) {
   if (window.Hls && Hls.isSupported()) {
-    const hls = new Hls({ enableWorker: true, lowLatencyMode: false, backBufferLength: 60 });
+    const config = { enableWorker: true, lowLatencyMode: false, backBufferLength: 60 };
+    if (fromStart) config.startPosition = 0;
+    const hls = new Hls(config);
     hls.on(Hls.Events.ERROR, (_, data) => {
       if (data.fatal) onFatal(`${data.type}: ${data.details}${data.response ? ' (HTTP ' + data.response.code + ')' : ''}`);
     });
@@ -56,7 +61,7 @@ function playRecorded(fromMs, toMs) {
   state.playFromMs = start;
   const url = mediaUrl(`${camPath(state.camera)}/hls.m3u8`, { from: at(start), to: at(end) });
   const v = $('video');
-  state.hls = attach(v, url, playerError);
+  state.hls = attach(v, url, playerError, true);
   v.playbackRate = Number($('speed').value);
   v.play().catch(() => {});
   setMode('recorded');

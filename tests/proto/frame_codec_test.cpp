@@ -159,6 +159,15 @@ std::vector<Envelope> every_message() {
     g->set_reason("corruption");
   });
   add([](Envelope& e) { e.mutable_end_record()->set_stream_id(9); });
+  add([](Envelope& e) {
+    auto* m = e.mutable_media_loss();
+    m->set_stream_id(9);
+    m->set_reason(MEDIA_LOSS_REASON_RATE_EXCEEDED);
+    m->set_payload_bytes(51'200);
+    m->set_from_pts(90'000);
+    m->set_to_pts(180'000);
+    m->set_packets(25);
+  });
   return all;
 }
 
