@@ -54,8 +54,9 @@ for t in "${targets[@]}"; do
   start=$(date +%s)
   rc=0
   # -timeout: one input taking seconds is a finding (a hang on hostile input); -rss_limit_mb:
-  # so is one that makes the process grow past 2 GiB.
-  "build/fuzz/tests/fuzz/${t}_fuzz" "${limit[@]}" -max_len="${max_len[$t]}" -timeout=10 -rss_limit_mb=2048 \
+  # so is one that makes the process grow past 2 GiB. FUZZ_TIMEOUT raises the timeout for a long
+  # run at low priority beside builds, where a starved process is not a hang.
+  "build/fuzz/tests/fuzz/${t}_fuzz" "${limit[@]}" -max_len="${max_len[$t]}" -timeout="${FUZZ_TIMEOUT:-10}" -rss_limit_mb=2048 \
     -print_final_stats=1 -artifact_prefix="$artifacts" \
     "$work" "tests/fuzz/corpus/$t" "tests/fuzz/regressions/$t" >"$log" 2>&1 || rc=$?
   elapsed=$(( $(date +%s) - start ))

@@ -13,6 +13,7 @@ extern "C" {
 #include <streambuf>
 #include <thread>
 
+#include "client/cli/av_log_line.hpp"
 #include "client/cli/record_command.hpp"
 #include "common/exit_codes.hpp"
 #include "common/ingest_control.hpp"
@@ -33,17 +34,8 @@ void write_tagged(const std::string& name, std::string_view line) {
 }
 
 void tagging_av_log(void* avcl, int level, const char* fmt, va_list args) {
-  if (level > av_log_get_level()) return;
-  char line[1024];
-  int print_prefix = 1;
-  va_list copy;
-  va_copy(copy, args);
-  av_log_format_line2(avcl, level, fmt, copy, line, sizeof line, &print_prefix);
-  va_end(copy);
-  std::string_view text(line);
-  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.remove_suffix(1);
-  if (text.empty()) return;
-  write_tagged(t_camera ? *t_camera : std::string("-"), text);
+  if (const auto text = av_log_line(avcl, level, fmt, args))
+    write_tagged(t_camera ? *t_camera : std::string("-"), *text);
 }
 
 // One camera's log: an ostream whose lines are tagged with its name.

@@ -16,6 +16,7 @@ extern "C" {
 #include <cstring>
 #include <iostream>
 
+#include "client/cli/av_log_line.hpp"
 #include "client/cli/input_demuxer.hpp"
 #include "client/cli/rate_policy.hpp"
 #include "client/cli/recorder_session.hpp"
@@ -103,14 +104,9 @@ std::string read_input_from_fd(int fd) {
 // FFmpeg's own messages (to stderr, i.e. the camera's log under vigild) with URL passwords
 // masked: a demuxer may quote the URL it was given.
 void redacting_av_log(void* avcl, int level, const char* fmt, va_list args) {
-  if (level > av_log_get_level()) return;
-  char line[1024];
-  int print_prefix = 1;
-  va_list copy;
-  va_copy(copy, args);
-  av_log_format_line2(avcl, level, fmt, copy, line, sizeof line, &print_prefix);
-  va_end(copy);
-  const auto text = redact_credentials(line);
+  const auto line = av_log_line(avcl, level, fmt, args);
+  if (!line) return;
+  const auto text = redact_credentials(*line) + "\n";
   [[maybe_unused]] auto n = ::write(STDERR_FILENO, text.data(), text.size());
 }
 

@@ -15,6 +15,7 @@
 #include "tests/support/eventually.hpp"
 #include "tests/support/media_fixture.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/rtsp_camera_process.hpp"
 #include "tests/support/vigild_process.hpp"
 
 using Catch::Matchers::ContainsSubstring;
@@ -29,34 +30,13 @@ std::string slurp(const std::filesystem::path& p) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-// The GStreamer RTSP camera on PORT (0: any); returns the process and its port.
-std::pair<ChildProcess, int> start_camera(const std::filesystem::path& dir, int port) {
-  const auto log = dir / ("camera-" + std::to_string(port) + "-" +
-                          std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()) + ".log");
-  SpawnOptions o;
-  o.argv = {"/usr/bin/python3", VIGIL_SOURCE_DIR "/tests/support/rtsp_camera.py", std::to_string(port)};
-  o.output_file = log;
-  auto child = ChildProcess::spawn(o);
-  int bound = 0;
-  REQUIRE(eventually(
-      [&] {
-        const auto text = slurp(log);
-        const auto at = text.find("ready ");
-        if (at == std::string::npos) return false;
-        bound = std::stoi(text.substr(at + 6));
-        return true;
-      },
-      30s));
-  return {std::move(child), bound};
-}
-
 }  // namespace
 
 TEST_CASE("vigild records a pulled RTSP camera, across an outage, until it is removed", "[camera][cli][rtsp]") {
   test::TempDir dir;
   const auto data = dir.path() / "data";
   const auto profile = test::make_sim_profile(dir.path());
-  auto [camera, port] = start_camera(dir.path(), 0);
+  [[maybe_unused]] auto [camera, port, camera_log] = test::start_rtsp_camera(dir.path());
   test::VigildProcess d(data, {"--volume", (dir.path() / "vol").string(), "--volume-size", std::to_string(256 << 20),
                                "--extent-bytes", std::to_string(4 << 20), "--profile", profile.string(), "--cycle-ms",
                                "200", "--model-check-cycles", "0", "--recorder", VIGIL_CLI_PATH,
@@ -119,7 +99,7 @@ TEST_CASE("vigild records a pulled RTSP camera, across an outage, until it is re
       [&] { return slurp(recorder_log).find("camera=porch vigil record: cannot open") != std::string::npos; }, 90s));
   CHECK_THAT(d.output(), ContainsSubstring("camera recorder stopped; retrying"));
   // ... and comes back on the same port: recording resumes in a new stream, the outage is a gap.
-  auto [camera2, port2] = start_camera(dir.path(), port);
+  [[maybe_unused]] auto [camera2, port2, camera2_log] = test::start_rtsp_camera(dir.path(), port);
   REQUIRE(port2 == port);
   const bool resumed =
       eventually([&] { return std::stoi(scalar(streams_of_porch)) >= 2 && scalar(newest_state) == "recording"; }, 90s);
@@ -187,7 +167,7 @@ TEST_CASE(
   test::TempDir dir;
   const auto data = dir.path() / "data";
   const auto profile = test::make_sim_profile(dir.path());
-  auto [camera, port] = start_camera(dir.path(), 0);
+  [[maybe_unused]] auto [camera, port, camera_log] = test::start_rtsp_camera(dir.path());
   auto args = test::sim_volume_args(dir.path(), profile, 256, /*pull_cameras=*/true);
   args.insert(args.end(), {"--recorder", VIGIL_CLI_PATH});
   auto d = std::make_unique<test::VigildProcess>(data, args);

@@ -24,6 +24,7 @@
 #include "tests/support/http_client.hpp"
 #include "tests/support/media_fixture.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/rtsp_camera_process.hpp"
 #include "tests/support/vigild_process.hpp"
 
 using Catch::Matchers::ContainsSubstring;
@@ -36,26 +37,6 @@ namespace {
 std::string slurp(const std::filesystem::path& p) {
   std::ifstream in(p);
   return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-// The GStreamer RTSP camera on any free port at KBPS; returns the process and its port.
-std::pair<ChildProcess, int> start_camera(const std::filesystem::path& dir, int kbps) {
-  const auto log = dir / "rtsp-camera.log";
-  SpawnOptions o;
-  o.argv = {"/usr/bin/python3", VIGIL_SOURCE_DIR "/tests/support/rtsp_camera.py", "0", std::to_string(kbps)};
-  o.output_file = log;
-  auto child = ChildProcess::spawn(o);
-  int bound = 0;
-  REQUIRE(eventually(
-      [&] {
-        const auto text = slurp(log);
-        const auto at = text.find("ready ");
-        if (at == std::string::npos) return false;
-        bound = std::stoi(text.substr(at + 6));
-        return true;
-      },
-      30s));
-  return {std::move(child), bound};
 }
 
 // Every ingest worker's log in DATA/log, joined.
@@ -97,7 +78,7 @@ TEST_CASE("50 pulled cameras added at once all record without an unexplained hol
   const auto data = dir.path() / "data";
   const auto profile = test::make_sim_profile(dir.path());
   // 50 cameras at 256 kbit/s fit the simulated disk (it admits ~32 of 3 Mbit/s).
-  auto [camera, port] = start_camera(dir.path(), 256);
+  [[maybe_unused]] auto [camera, port, camera_log] = test::start_rtsp_camera(dir.path(), 0, 256);
   auto args = test::sim_volume_args(dir.path(), profile, 512, /*pull_cameras=*/true);
   // 1 s cycles: the simulated disk's seeks (~13 ms a stream a cycle) leave room for 50 streams.
   const auto cycle = std::find(args.begin(), args.end(), "--cycle-ms");
@@ -132,7 +113,7 @@ TEST_CASE("50 pulled cameras added at once all record without an unexplained hol
       },
       120s);
   if (!all_record) {
-    UNSCOPED_INFO("camera: " << slurp(dir.path() / "rtsp-camera.log"));
+    UNSCOPED_INFO("camera: " << slurp(camera_log));
     UNSCOPED_INFO("workers: " << worker_logs(data).substr(0, 20000));
   }
   REQUIRE(all_record);
@@ -227,7 +208,7 @@ TEST_CASE("an ingest worker killed with SIGKILL: its cameras record again after 
   test::TempDir dir;
   const auto data = dir.path() / "data";
   const auto profile = test::make_sim_profile(dir.path());
-  auto [camera, port] = start_camera(dir.path(), 512);
+  [[maybe_unused]] auto [camera, port, camera_log] = test::start_rtsp_camera(dir.path(), 0, 512);
   auto args = test::sim_volume_args(dir.path(), profile, 256, /*pull_cameras=*/true);
   args.insert(args.end(), {"--recorder", VIGIL_CLI_PATH, "--ingest-workers", "2"});
   test::VigildProcess d(data, args);

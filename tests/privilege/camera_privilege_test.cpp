@@ -19,6 +19,7 @@
 #include "tests/support/eventually.hpp"
 #include "tests/support/media_fixture.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/rtsp_camera_process.hpp"
 #include "tests/support/vigild_process.hpp"
 
 using Catch::Matchers::ContainsSubstring;
@@ -33,26 +34,6 @@ constexpr std::string_view kSecret = "s3cr3t-Pa55";
 std::string slurp(const std::filesystem::path& p) {
   std::ifstream in(p);
   return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-// The GStreamer RTSP camera on any free port (as in camera_cli_test.cpp); the process and its port.
-std::pair<ChildProcess, int> start_camera(const std::filesystem::path& dir) {
-  const auto log = dir / "rtsp-camera.log";
-  SpawnOptions o;
-  o.argv = {"/usr/bin/python3", VIGIL_SOURCE_DIR "/tests/support/rtsp_camera.py", "0"};
-  o.output_file = log;
-  auto child = ChildProcess::spawn(o);
-  int bound = 0;
-  REQUIRE(eventually(
-      [&] {
-        const auto text = slurp(log);
-        const auto at = text.find("ready ");
-        if (at == std::string::npos) return false;
-        bound = std::stoi(text.substr(at + 6));
-        return true;
-      },
-      30s));
-  return {std::move(child), bound};
 }
 
 // What each open descriptor of PID (from 3 up: 0-2 are stdin, the log and the log) refers to:
@@ -100,7 +81,7 @@ TEST_CASE("a pulled camera's recorder: own descriptors only, no password on argv
   test::TempDir dir;
   const auto data = dir.path() / "data";
   const auto profile = test::make_sim_profile(dir.path());
-  auto [camera, port] = start_camera(dir.path());
+  [[maybe_unused]] auto [camera, port, camera_log] = test::start_rtsp_camera(dir.path());
   auto args = test::sim_volume_args(dir.path(), profile, 256, /*pull_cameras=*/true);
   args.insert(args.end(), {"--recorder", VIGIL_CLI_PATH});
   test::VigildProcess d(data, args);
