@@ -25,10 +25,11 @@ DIRECT = {
     "server/api": ["server/media", "server/recording", "server/playback", "server/net"],
     "server/app": ["server/api", "server/wire"],
     "client/wire": ["proto", "common"],
+    "client/rtsp": ["common"],
     "client/proxy": ["client/wire"],
     "bench": ["client/wire", "catalog"],
     "client/tools": ["catalog"],
-    "client/cli": ["client/tools", "client/proxy", "bench"],
+    "client/cli": ["client/tools", "client/proxy", "client/rtsp", "bench"],
 }
 # admission sees only these of storage/ (ARCHITECTURE.md): the device and the service model.
 NARROW = {"admission": {"storage": {"device.hpp", "service_model.hpp", "clock.hpp", "hdd_model.hpp",

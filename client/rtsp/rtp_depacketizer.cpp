@@ -1,0 +1,1 @@
+#include "client/rtsp/rtp_depacketizer.hpp"

@@ -1,0 +1,1 @@
+#include "client/rtsp/rtsp_message.hpp"
