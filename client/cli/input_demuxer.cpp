@@ -4,7 +4,10 @@ extern "C" {
 #include <libavcodec/avcodec.h>
 #include <libavutil/avutil.h>
 }
+#include <cstdlib>
 #include <iostream>
+#include <mutex>
+#include <set>
 #include <stdexcept>
 
 #include "common/redact.hpp"
@@ -16,6 +19,19 @@ std::string av_error_text(int rc) {
   char err[256];
   av_strerror(rc, err, sizeof err);
   return err;
+}
+
+// Cameras of this process whose frames turned out to be reordered: read with libavformat.
+std::mutex reordered_mu;
+std::set<std::string> reordered_inputs;  // guarded by reordered_mu
+
+bool buffered_rtsp(const std::string& input) {
+  if (!input.starts_with("rtsp://")) return false;
+  if (const char* client = std::getenv("VIGIL_RTSP_CLIENT"); client && std::string_view(client) == "libavformat") {
+    return false;
+  }
+  const std::lock_guard lock(reordered_mu);
+  return !reordered_inputs.contains(input);
 }
 
 }  // namespace
@@ -33,7 +49,18 @@ std::optional<std::int64_t> timestamp_of(const AVPacket& p) {
 }
 
 InputDemuxer::InputDemuxer(const std::string& input, const std::atomic<bool>& stop, std::ostream& log)
-    : stop_(stop), log_(log) {
+    : stop_(stop), log_(log), input_(input) {
+  live_source_ = input.find("://") != std::string::npos && !input.starts_with("file://");
+  if (buffered_rtsp(input)) {
+    try {
+      rtsp_ = std::make_unique<RtspInput>(input, stop_, interrupted_);
+      codecpar_ = &rtsp_->codecpar();
+      time_base_ = AVRational{1, rtsp_->clock_rate_hz()};
+      return;
+    } catch (const rtsp::UnsupportedStream& e) {
+      log_ << "vigil record: " << e.what() << "; reading it with libavformat\n";
+    }
+  }
   AVFormatContext* raw = avformat_alloc_context();
   if (!raw) throw std::runtime_error("out of memory");
   raw->interrupt_callback = AVIOInterruptCB{on_interrupt, this};
@@ -59,31 +86,56 @@ InputDemuxer::InputDemuxer(const std::string& input, const std::atomic<bool>& st
   const int index = av_find_best_stream(format_.get(), AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
   if (index < 0) throw std::runtime_error(redact_credentials(input) + " has no video stream");
   video_ = format_->streams[index];
-  live_source_ = input.find("://") != std::string::npos && !input.starts_with("file://");
+  codecpar_ = video_->codecpar;
+  time_base_ = video_->time_base;
 }
 
-PacketPtr InputDemuxer::read_packet() {
-  while (!done_) {
+PacketPtr InputDemuxer::read_rtsp_packet() {
+  if (auto p = rtsp_->next()) return p;
+  if (!stop_.load() && !interrupted_.load()) {
+    log_ << "vigil record: input lost: " << rtsp_->error() << "\n";
+    lost_ = true;
+    if (rtsp_->reordered()) {
+      log_ << "vigil record: reading this camera with libavformat from its next connection\n";
+      const std::lock_guard lock(reordered_mu);
+      reordered_inputs.insert(input_);
+    }
+  }
+  return nullptr;
+}
+
+PacketPtr InputDemuxer::read_libav_packet() {
+  for (;;) {
     PacketPtr pkt(av_packet_alloc());
-    if (stop_.load() || interrupted_.load()) break;
     if (const int rc = av_read_frame(format_.get(), pkt.get()); rc < 0) {
       // The end of a live camera stream is a lost camera, not the end of a recording.
       if ((rc != AVERROR_EOF || live_source_) && !stop_.load() && !interrupted_.load()) {
         log_ << "vigil record: input lost: " << av_error_text(rc) << "\n";
         lost_ = true;
       }
-      break;
+      return nullptr;
     }
-    if (pkt->stream_index != video_->index) continue;
-    if (!any_read_) {
-      any_read_ = true;
-      first_ts_ = timestamp_of(*pkt);
-      if (pkt->pts != AV_NOPTS_VALUE) first_pts_ = pkt->pts;
-    }
-    return pkt;
+    if (pkt->stream_index == video_->index) return pkt;
+    if (stop_.load() || interrupted_.load()) return nullptr;
   }
-  done_ = true;
-  return nullptr;
+}
+
+PacketPtr InputDemuxer::read_packet() {
+  if (done_ || stop_.load() || interrupted_.load()) {
+    done_ = true;
+    return nullptr;
+  }
+  PacketPtr pkt = rtsp_ ? read_rtsp_packet() : read_libav_packet();
+  if (!pkt) {
+    done_ = true;
+    return nullptr;
+  }
+  if (!any_read_) {
+    any_read_ = true;
+    first_ts_ = timestamp_of(*pkt);
+    if (pkt->pts != AV_NOPTS_VALUE) first_pts_ = pkt->pts;
+  }
+  return pkt;
 }
 
 ReadAhead InputDemuxer::read_ahead(double span_s) {
@@ -123,6 +175,7 @@ double InputDemuxer::advertised_bps() const {
   // cycle's buffer must hold (a keyframe is many average frames); its first GOP is read ahead at
   // once instead. Only a live source's advertised rate (its encoder's setting) is evidence.
   if (!live_source_) return 0;
+  if (rtsp_) return rtsp_->advertised_bps();
   // RTSP: the SDP's b=AS (kbit/s) lands in the stream's bit_rate; some demuxers give only the whole input's.
   if (video_->codecpar->bit_rate > 0) return static_cast<double>(video_->codecpar->bit_rate);
   if (format_->nb_streams == 1 && format_->bit_rate > 0) return static_cast<double>(format_->bit_rate);
@@ -137,18 +190,18 @@ PacketPtr InputDemuxer::next() {
 }
 
 void InputDemuxer::describe(proto::CodecParameters& c) const {
-  const AVCodecParameters* par = video_->codecpar;
+  const AVCodecParameters* par = codecpar_;
   c.set_codec_name(avcodec_get_name(par->codec_id));
   c.set_codec_id(par->codec_id);
   c.set_width(par->width);
   c.set_height(par->height);
-  c.set_time_base_num(video_->time_base.num);
-  c.set_time_base_den(video_->time_base.den);
+  c.set_time_base_num(time_base_.num);
+  c.set_time_base_den(time_base_.den);
   if (par->extradata_size > 0) c.set_extradata(par->extradata, static_cast<std::size_t>(par->extradata_size));
   c.set_bit_rate(par->bit_rate);
 }
 
-double InputDemuxer::time_base_s() const { return av_q2d(video_->time_base); }
+double InputDemuxer::time_base_s() const { return av_q2d(time_base_); }
 
 std::int64_t InputDemuxer::to_us(std::int64_t ts) const {
   return static_cast<std::int64_t>(static_cast<double>(ts) * time_base_s() * 1e6);

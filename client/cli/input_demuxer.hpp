@@ -1,7 +1,9 @@
 #pragma once
 // The recorder's input: INPUT (a file, an rtsp:// camera, anything libavformat opens) demuxed,
 // never decoded, to the packets of its best video stream, with that stream's codec parameters
-// for open-record. The first packets are read ahead once, to measure the rate when none is
+// for open-record. An rtsp:// camera with H.264 or H.265 over TCP is read by the buffered RTSP
+// session (rtsp_input.hpp) unless VIGIL_RTSP_CLIENT=libavformat is set or the camera's frames
+// are reordered (then libavformat from the next connection on); anything else by libavformat. The first packets are read ahead once, to measure the rate when none is
 // declared (rate_policy.hpp); next() hands them out first.
 // Thread: the recorder's (or its reader thread, live_reader.hpp); interrupt() from any thread. Errors: the constructor throws std::runtime_error naming the input and
 // the reason; next() returns null at the end, and lost() tells a lost source from an end.
@@ -18,14 +20,11 @@ extern "C" {
 #include <optional>
 #include <string>
 
+#include "client/cli/packet.hpp"
+#include "client/cli/rtsp_input.hpp"
 #include "proto/vigil.pb.h"
 
 namespace vigil::client {
-
-struct PacketFree {
-  void operator()(AVPacket* p) const { av_packet_free(&p); }
-};
-using PacketPtr = std::unique_ptr<AVPacket, PacketFree>;
 
 struct ReadAhead {
   double bytes = 0;
@@ -60,19 +59,27 @@ class InputDemuxer {
   std::optional<std::int64_t> first_timestamp() const { return first_ts_; }
   std::optional<std::int64_t> first_pts() const { return first_pts_; }
   bool lost() const { return lost_; }  // the source failed or a live one ended
+  // Which reader: "rtsp" (the buffered session) or "libavformat".
+  const char* reader() const { return rtsp_ ? "rtsp" : "libavformat"; }
 
  private:
   struct FormatCloser {
     void operator()(AVFormatContext* c) const { avformat_close_input(&c); }
   };
   PacketPtr read_packet();
+  PacketPtr read_rtsp_packet();
+  PacketPtr read_libav_packet();
   static int on_interrupt(void* self);
 
   const std::atomic<bool>& stop_;
   std::ostream& log_;
   std::atomic<bool> interrupted_{false};
   std::unique_ptr<AVFormatContext, FormatCloser> format_;
-  AVStream* video_ = nullptr;
+  AVStream* video_ = nullptr;            // libavformat's reader
+  std::unique_ptr<RtspInput> rtsp_;      // or the buffered RTSP session's
+  const AVCodecParameters* codecpar_ = nullptr;  // either one's
+  AVRational time_base_{1, 1};
+  std::string input_;
   bool live_source_ = false, done_ = false, lost_ = false, any_read_ = false;
   std::deque<PacketPtr> ahead_;
   std::optional<std::int64_t> first_ts_, first_pts_;

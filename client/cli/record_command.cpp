@@ -179,6 +179,12 @@ int record_input(const RecordArgs& a, const std::atomic<bool>& g_stop, std::ostr
     log << "vigil record: " << e.what() << "\n";
     return exit_code::kFailed;
   }
+  {
+    proto::CodecParameters codec;
+    input->describe(codec);
+    log << "vigil record: reading " << codec.codec_name() << " " << codec.width() << "x" << codec.height() << " with "
+        << input->reader() << "\n";
+  }
   // When the first packet was read: with a live camera, about when it was captured.
   const std::int64_t read_start_wall_us = wall_now_us();
   // The declared rate from what is known (rate_policy.hpp); a GOP is read ahead only when the

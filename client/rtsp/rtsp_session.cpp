@@ -1,1 +1,285 @@
-#include "client/rtsp/rtsp_message.hpp"
+#include "client/rtsp/rtsp_session.hpp"
+
+#include <netdb.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <stdexcept>
+
+#include "common/redact.hpp"
+
+namespace vigil::client::rtsp {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// "a-b" of a Transport header's interleaved= (the RTP channel is a).
+std::optional<int> interleaved_channel(std::string_view transport) {
+  const auto at = transport.find("interleaved=");
+  if (at == std::string_view::npos) return std::nullopt;
+  const auto digits = transport.substr(at + 12);
+  int channel = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), channel);
+  if (ec != std::errc() || channel < 0 || channel > 255) return std::nullopt;
+  return channel;
+}
+
+}  // namespace
+
+RtspSession::RtspSession(const std::string& url, const std::atomic<bool>& stop, const std::atomic<bool>& interrupted,
+                         std::chrono::milliseconds io_timeout)
+    : stop_(stop), interrupted_(interrupted), io_timeout_(io_timeout), buffer_(kReadBytes) {
+  std::string why;
+  auto parsed = parse_rtsp_url(url, why);
+  if (!parsed) throw std::runtime_error("cannot open " + redact_credentials(url) + ": " + why);
+  url_ = std::move(*parsed);
+  try {
+    connect_to(url_);
+    const RtspMessage described = transact("DESCRIBE", url_.without_credentials, "Accept: application/sdp\r\n");
+    auto video = parse_sdp_video(described.body, why);
+    if (!video) throw UnsupportedStream(redact_credentials(url_.without_credentials) + ": " + why);
+    video_ = std::move(*video);
+    std::string base = url_.without_credentials;
+    if (const auto b = described.header("content-base")) base = std::string(*b);
+    const RtspMessage set_up = transact("SETUP", resolve_control(base, video_.control),
+                                        "Transport: RTP/AVP/TCP;unicast;interleaved=0-1\r\n");
+    if (const auto transport = set_up.header("transport")) {
+      if (transport->find("TCP") == std::string_view::npos && transport->find("tcp") == std::string_view::npos) {
+        throw UnsupportedStream(redact_credentials(url_.without_credentials) + ": RTP over UDP only (Transport: " +
+                                std::string(*transport) + ")");
+      }
+      rtp_channel_ = interleaved_channel(*transport).value_or(0);
+    }
+    const auto session = set_up.header("session");
+    if (!session) fail("SETUP answered without a Session header");
+    // "id;timeout=60": a keep-alive every half timeout keeps the session (60 s when unsaid).
+    const std::string_view s = *session;
+    session_id_ = std::string(s.substr(0, s.find(';')));
+    if (const auto t = s.find("timeout="); t != std::string_view::npos) {
+      int seconds = 0;
+      const auto digits = s.substr(t + 8);
+      std::from_chars(digits.data(), digits.data() + digits.size(), seconds);
+      if (seconds >= 2) keep_alive_every_ = std::chrono::seconds(seconds / 2);
+    }
+    depacketizer_.emplace(video_.codec, video_.payload_type);
+    play_uri_ = base;
+    transact("PLAY", play_uri_, "Session: " + session_id_ + "\r\nRange: npt=0.000-\r\n");
+    last_keep_alive_ = Clock::now();
+  } catch (...) {
+    if (fd_ >= 0) ::close(fd_);
+    throw;
+  }
+}
+
+RtspSession::~RtspSession() {
+  if (fd_ < 0) return;
+  if (!session_id_.empty()) {
+    // Best effort, never waiting: the camera frees the session at once instead of at its timeout.
+    const std::string bye = request("TEARDOWN", play_uri_, ++cseq_, "Session: " + session_id_ + "\r\n");
+    [[maybe_unused]] const auto sent = ::send(fd_, bye.data(), bye.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  }
+  ::close(fd_);
+}
+
+void RtspSession::fail(const std::string& why) const {
+  throw std::runtime_error("cannot open " + redact_credentials(url_.without_credentials) + ": " + why);
+}
+
+void RtspSession::connect_to(const RtspUrl& url) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (const int rc = ::getaddrinfo(url.host.c_str(), std::to_string(url.port).c_str(), &hints, &found); rc != 0) {
+    fail(std::string("cannot resolve ") + url.host + ": " + gai_strerror(rc));
+  }
+  std::string last_error = "no address";
+  for (const addrinfo* a = found; a && fd_ < 0; a = a->ai_next) {
+    const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
+    if (fd < 0) continue;
+    int rc = ::connect(fd, a->ai_addr, a->ai_addrlen);
+    if (rc != 0 && errno == EINPROGRESS) {
+      const auto deadline = Clock::now() + io_timeout_;
+      pollfd p{fd, POLLOUT, 0};
+      while ((rc = ::poll(&p, 1, static_cast<int>(kPollSlice.count()))) == 0 && !stopping() && Clock::now() < deadline) {
+      }
+      int error = rc > 0 ? 0 : ETIMEDOUT;
+      socklen_t length = sizeof error;
+      if (rc > 0) ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length);
+      rc = error == 0 ? 0 : -1;
+      errno = error;
+    }
+    if (rc == 0) {
+      fd_ = fd;
+    } else {
+      last_error = std::strerror(errno);
+      ::close(fd);
+    }
+  }
+  ::freeaddrinfo(found);
+  if (stopping()) fail("stopped");
+  if (fd_ < 0) fail("cannot connect to " + url.host + ":" + std::to_string(url.port) + ": " + last_error);
+}
+
+void RtspSession::send_all(const std::string& bytes) {
+  std::size_t sent = 0;
+  const auto deadline = Clock::now() + io_timeout_;
+  while (sent < bytes.size()) {
+    const auto n = ::send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+    if (n > 0) {
+      sent += static_cast<std::size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) fail(std::strerror(errno));
+    if (stopping() || Clock::now() >= deadline) fail("the camera does not take our request");
+    pollfd p{fd_, POLLOUT, 0};
+    ::poll(&p, 1, static_cast<int>(kPollSlice.count()));
+  }
+}
+
+bool RtspSession::receive() {
+  if (begin_ > 0) {  // keep the unparsed tail at the front: the buffer never grows past one read
+    std::memmove(buffer_.data(), buffer_.data() + begin_, end_ - begin_);
+    end_ -= begin_;
+    begin_ = 0;
+  }
+  if (end_ == buffer_.size()) buffer_.resize(buffer_.size() * 2);  // one frame larger than the buffer
+  const auto deadline = Clock::now() + io_timeout_;
+  for (;;) {
+    const auto n = ::recv(fd_, buffer_.data() + end_, buffer_.size() - end_, 0);
+    if (n > 0) {
+      end_ += static_cast<std::size_t>(n);
+      return true;
+    }
+    if (n == 0) {
+      error_ = "the camera closed the connection";
+      return false;
+    }
+    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+      error_ = std::strerror(errno);
+      return false;
+    }
+    if (stopping()) return false;
+    if (Clock::now() >= deadline) {
+      error_ = "no data from the camera for " + std::to_string(io_timeout_.count()) + " ms";
+      return false;
+    }
+    pollfd p{fd_, POLLIN, 0};
+    ::poll(&p, 1, static_cast<int>(kPollSlice.count()));
+  }
+}
+
+bool RtspSession::drain_buffer(std::vector<AccessUnit>* out, std::optional<RtspMessage>* message) {
+  while (begin_ < end_) {
+    const std::uint8_t* at = buffer_.data() + begin_;
+    const std::size_t available = end_ - begin_;
+    if (at[0] == '$') {  // '$', channel, 16-bit length, the RTP (or RTCP) packet
+      if (available < 4) return true;
+      const std::size_t length = (std::size_t{at[2]} << 8) | at[3];
+      if (available < 4 + length) {
+        if (4 + length > buffer_.size()) buffer_.resize(4 + length);
+        return true;
+      }
+      if (at[1] == rtp_channel_ && depacketizer_ && out) depacketizer_->push({at + 4, length}, *out);
+      begin_ += 4 + length;
+      continue;
+    }
+    if (std::isalpha(at[0])) {  // a message: our keep-alive's answer, or a request of the camera's
+      std::string why;
+      auto m = parse_message({reinterpret_cast<const char*>(at), available}, why);
+      if (!m) {
+        if (!why.empty()) {
+          error_ = "the camera sent a malformed message: " + why;
+          return false;
+        }
+        if (available > kMaxHeadBytes + kMaxBodyBytes) {
+          error_ = "the camera sent a message larger than " + std::to_string(kMaxHeadBytes + kMaxBodyBytes) + " bytes";
+          return false;
+        }
+        return true;
+      }
+      begin_ += m->consumed_bytes;
+      if (message) {
+        *message = std::move(m);
+        return true;
+      }
+      continue;
+    }
+    ++begin_;  // between frames, a byte that starts nothing: skip to the next frame
+  }
+  return true;
+}
+
+std::optional<RtspMessage> RtspSession::next_message() {
+  for (;;) {
+    std::optional<RtspMessage> m;
+    if (!drain_buffer(nullptr, &m)) fail(error_);
+    if (m) return m;
+    if (!receive()) fail(error_.empty() ? "stopped" : error_);
+  }
+}
+
+RtspMessage RtspSession::transact(const std::string& method, const std::string& uri, const std::string& extra_headers) {
+  for (int attempt = 0;; ++attempt) {
+    std::string headers = extra_headers;
+    if (challenge_) {
+      if (auto value = authorization(*challenge_, url_.user, url_.password, method, uri)) {
+        headers += "Authorization: " + *value + "\r\n";
+      }
+    }
+    const int cseq = ++cseq_;
+    send_all(request(method, uri, cseq, headers));
+    for (;;) {
+      RtspMessage m = *next_message();
+      if (!m.is_response) continue;  // the camera's own request: nothing we serve
+      const auto their_cseq = m.header("cseq");
+      if (their_cseq && *their_cseq != std::to_string(cseq)) continue;  // an older request's answer
+      if (m.status == 401 && attempt == 0 && !url_.user.empty()) {
+        challenge_ = std::move(m);
+        break;
+      }
+      if (m.status == 401) fail(url_.user.empty() ? "the camera wants credentials (401)" : "the camera refused the credentials (401)");
+      if (m.status == 461) throw UnsupportedStream(method + " answered 461 Unsupported Transport (no RTP over TCP)");
+      if (m.status < 200 || m.status >= 300) {
+        fail(method + " answered " + std::to_string(m.status) + " " + m.reason);
+      }
+      return m;
+    }
+  }
+}
+
+void RtspSession::keep_alive() {
+  std::string headers = "Session: " + session_id_ + "\r\n";
+  if (challenge_) {
+    if (auto value = authorization(*challenge_, url_.user, url_.password, "OPTIONS", play_uri_)) {
+      headers += "Authorization: " + *value + "\r\n";
+    }
+  }
+  // OPTIONS: every camera answers it; its answer arrives among the media and is skipped.
+  send_all(request("OPTIONS", play_uri_, ++cseq_, headers));
+  last_keep_alive_ = Clock::now();
+}
+
+bool RtspSession::read(std::vector<AccessUnit>& out) {
+  const std::size_t before = out.size();
+  for (;;) {
+    if (!drain_buffer(&out, nullptr)) return false;
+    if (out.size() > before) return true;
+    if (Clock::now() - last_keep_alive_ >= keep_alive_every_) {
+      try {
+        keep_alive();
+      } catch (const std::exception& e) {
+        error_ = e.what();
+        return false;
+      }
+    }
+    if (!receive()) return false;
+  }
+}
+
+}  // namespace vigil::client::rtsp

@@ -2,8 +2,9 @@
 """A real RTSP camera for the integration tests: GStreamer's RTSP server (Debian packages
 python3-gi, gir1.2-gst-rtsp-server-1.0, gstreamer1.0-plugins-*) serving a live 25 fps H.264 test
 pattern at /cam1 (no B-frames, a keyframe per second) and /bframes (x264 asked for two B-frames;
-either way its first RTP packets reach FFmpeg without timestamps). Usage: rtsp_camera.py PORT [KBPS] (0: any
-free port; KBPS: x264's bitrate, default its own, 2048, e.g. lower for many cameras on a slow simulated disk).
+either way its first RTP packets reach FFmpeg without timestamps). Usage: rtsp_camera.py PORT [KBPS [USER:PASSWORD]] (0: any
+free port; KBPS: x264's bitrate, 0 or absent for its own, 2048, e.g. lower for many cameras on a slow simulated
+disk; USER:PASSWORD: every mount asks for these credentials with HTTP Digest, as most IP cameras do).
 Prints "ready PORT" once it listens. Run with Debian's /usr/bin/python3 (it has gi)."""
 import sys
 
@@ -11,13 +12,22 @@ import gi
 
 gi.require_version("Gst", "1.0")
 gi.require_version("GstRtspServer", "1.0")
-from gi.repository import GLib, Gst, GstRtspServer  # noqa: E402
+gi.require_version("GstRtsp", "1.0")
+from gi.repository import GLib, Gst, GstRtsp, GstRtspServer  # noqa: E402
 
 Gst.init(None)
 server = GstRtspServer.RTSPServer()
 server.set_address("127.0.0.1")
 server.set_service(sys.argv[1] if len(sys.argv) > 1 else "0")
-bitrate = f"bitrate={int(sys.argv[2])} " if len(sys.argv) > 2 else ""
+bitrate = f"bitrate={int(sys.argv[2])} " if len(sys.argv) > 2 and int(sys.argv[2]) > 0 else ""
+credentials = sys.argv[3].split(":", 1) if len(sys.argv) > 3 else None
+if credentials:
+    auth = GstRtspServer.RTSPAuth()
+    auth.set_supported_methods(GstRtsp.RTSPAuthMethod.DIGEST)
+    token = GstRtspServer.RTSPToken()
+    token.set_string("media.factory.role", "viewer")
+    auth.add_digest(credentials[0], credentials[1], token)
+    server.set_auth(auth)
 
 
 def mount(path, bframes):
@@ -27,6 +37,11 @@ def mount(path, bframes):
         f"( videotestsrc is-live=true pattern={'smpte' if bframes == 0 else 'ball'} ! video/x-raw,width=320,height=240,framerate=25/1 "
         f"! x264enc {'tune=zerolatency ' if bframes == 0 else ''}speed-preset={'ultrafast' if bframes == 0 else 'veryfast'} key-int-max=25 {bitrate}"
         f"bframes={bframes} {'b-adapt=false ' if bframes else ''}! h264parse config-interval=-1 ! rtph264pay name=pay0 pt=96 )")
+    if credentials:
+        permissions = GstRtspServer.RTSPPermissions()
+        permissions.add_permission_for_role("viewer", "media.factory.access", True)
+        permissions.add_permission_for_role("viewer", "media.factory.construct", True)
+        factory.set_permissions(permissions)
     server.get_mount_points().add_factory(path, factory)
 
 

@@ -11,7 +11,7 @@
 
 namespace vigil::test {
 
-RtspCamera start_rtsp_camera(const std::filesystem::path& dir, int port, int kbps) {
+RtspCamera start_rtsp_camera(const std::filesystem::path& dir, int port, int kbps, const std::string& credentials) {
   using namespace std::chrono_literals;
   RtspCamera camera;
   // A log per start: a restarted camera's "ready" line must be its own.
@@ -19,7 +19,8 @@ RtspCamera start_rtsp_camera(const std::filesystem::path& dir, int port, int kbp
                       std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()) + ".log");
   SpawnOptions o;
   o.argv = {"/usr/bin/python3", VIGIL_SOURCE_DIR "/tests/support/rtsp_camera.py", std::to_string(port)};
-  if (kbps > 0) o.argv.push_back(std::to_string(kbps));
+  if (kbps > 0 || !credentials.empty()) o.argv.push_back(std::to_string(kbps));
+  if (!credentials.empty()) o.argv.push_back(credentials);
   o.output_file = camera.log;
   camera.process = ChildProcess::spawn(o);
   REQUIRE(eventually(

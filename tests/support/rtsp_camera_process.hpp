@@ -3,6 +3,7 @@
 // server, a live 25 fps H.264 test pattern at /cam1 and /bframes) as a child process.
 // Errors: Catch2 assertions (the camera not listening within 30 s fails the test).
 #include <filesystem>
+#include <string>
 
 #include "common/child_process.hpp"
 
@@ -16,6 +17,8 @@ struct RtspCamera {
 
 // Starts the camera on PORT (0: any free port; a port again: the same camera restarted) at KBPS
 // (0: the encoder's default), its output in a log of its own under DIR; returns once it listens.
-RtspCamera start_rtsp_camera(const std::filesystem::path& dir, int port = 0, int kbps = 0);
+// CREDENTIALS ("user:password"): the camera asks for them with HTTP Digest.
+RtspCamera start_rtsp_camera(const std::filesystem::path& dir, int port = 0, int kbps = 0,
+                             const std::string& credentials = "");
 
 }  // namespace vigil::test

@@ -1,0 +1,149 @@
+#include "client/cli/rtsp_input.hpp"
+
+extern "C" {
+#include <libavcodec/avcodec.h>
+}
+#include <stdexcept>
+
+namespace vigil::client {
+namespace {
+
+constexpr std::size_t kStartCodeBytes = 4;
+
+// The parameter-set NAL units (H.264 SPS/PPS, H.265 VPS/SPS/PPS) of an Annex B access unit, in
+// Annex B: the extradata of a camera whose SDP does not carry them.
+std::vector<std::uint8_t> parameter_sets(rtsp::VideoCodec codec, const std::vector<std::uint8_t>& annexb) {
+  std::vector<std::uint8_t> out;
+  std::size_t at = 0;
+  const auto next_start = [&](std::size_t from) {
+    for (std::size_t i = from; i + kStartCodeBytes <= annexb.size(); ++i) {
+      if (annexb[i] == 0 && annexb[i + 1] == 0 && annexb[i + 2] == 0 && annexb[i + 3] == 1) return i;
+    }
+    return annexb.size();
+  };
+  at = next_start(0);
+  while (at < annexb.size()) {
+    const std::size_t nal = at + kStartCodeBytes;
+    const std::size_t end = next_start(nal);
+    if (nal < end) {
+      const int type = codec == rtsp::VideoCodec::h264 ? (annexb[nal] & 0x1f) : ((annexb[nal] >> 1) & 0x3f);
+      const bool wanted = codec == rtsp::VideoCodec::h264 ? (type == 7 || type == 8) : (type >= 32 && type <= 34);
+      if (wanted) out.insert(out.end(), annexb.begin() + static_cast<std::ptrdiff_t>(at), annexb.begin() + static_cast<std::ptrdiff_t>(end));
+    }
+    at = end;
+  }
+  return out;
+}
+
+// The picture size from the parameter sets and one access unit, by libavcodec's parser (no
+// decoder: nothing per camera but the parser's few KiB, and only now).
+void read_picture_size(AVCodecParameters& par, const std::vector<std::uint8_t>& unit) {
+  AVCodecParserContext* parser = av_parser_init(par.codec_id);
+  AVCodecContext* context = avcodec_alloc_context3(nullptr);
+  if (parser && context) {
+    parser->flags |= PARSER_FLAG_COMPLETE_FRAMES;
+    std::vector<std::uint8_t> bytes(par.extradata, par.extradata + par.extradata_size);
+    bytes.insert(bytes.end(), unit.begin(), unit.end());
+    bytes.resize(bytes.size() + AV_INPUT_BUFFER_PADDING_SIZE, 0);
+    std::uint8_t* out = nullptr;
+    int out_bytes = 0;
+    av_parser_parse2(parser, context, &out, &out_bytes, bytes.data(),
+                     static_cast<int>(bytes.size() - AV_INPUT_BUFFER_PADDING_SIZE), AV_NOPTS_VALUE, AV_NOPTS_VALUE, 0);
+    par.width = parser->width > 0 ? parser->width : context->width;
+    par.height = parser->height > 0 ? parser->height : context->height;
+  }
+  av_parser_close(parser);
+  avcodec_free_context(&context);
+}
+
+void free_vector(void* opaque, std::uint8_t*) { delete static_cast<std::vector<std::uint8_t>*>(opaque); }
+
+}  // namespace
+
+RtspInput::RtspInput(const std::string& url, const std::atomic<bool>& stop, const std::atomic<bool>& interrupted)
+    : session_(url, stop, interrupted), codecpar_(avcodec_parameters_alloc()) {
+  if (!codecpar_) throw std::runtime_error("out of memory");
+  const auto& video = session_.video();
+  codecpar_->codec_type = AVMEDIA_TYPE_VIDEO;
+  codecpar_->codec_id = video.codec == rtsp::VideoCodec::h264 ? AV_CODEC_ID_H264 : AV_CODEC_ID_HEVC;
+  codecpar_->bit_rate = video.bandwidth_bps;
+  std::vector<std::uint8_t> sets = video.parameter_sets;
+  // Without parameter sets in the SDP, nothing before the first keyframe can be decoded: wait
+  // for it (a GOP at most) and take them from it.
+  for (;;) {
+    if (!fill()) {
+      avcodec_parameters_free(&codecpar_);
+      throw std::runtime_error("no video from the camera: " + (error_.empty() ? std::string("stopped") : error_));
+    }
+    if (!sets.empty()) break;
+    if (pending_.front().keyframe) {
+      sets = parameter_sets(video.codec, pending_.front().annexb);
+      break;
+    }
+    pending_.pop_front();
+  }
+  codecpar_->extradata = static_cast<std::uint8_t*>(av_mallocz(sets.size() + AV_INPUT_BUFFER_PADDING_SIZE));
+  if (!codecpar_->extradata) {
+    avcodec_parameters_free(&codecpar_);
+    throw std::runtime_error("out of memory");
+  }
+  std::copy(sets.begin(), sets.end(), codecpar_->extradata);
+  codecpar_->extradata_size = static_cast<int>(sets.size());
+  read_picture_size(*codecpar_, pending_.front().annexb);
+}
+
+RtspInput::~RtspInput() { avcodec_parameters_free(&codecpar_); }
+
+bool RtspInput::fill() {
+  while (pending_.empty()) {
+    read_.clear();
+    if (!session_.read(read_)) {
+      error_ = session_.error();
+      return false;
+    }
+    for (auto& unit : read_) pending_.push_back(std::move(unit));
+  }
+  return true;
+}
+
+PacketPtr RtspInput::to_packet(rtsp::AccessUnit& unit) {
+  if (!first_ts_) first_ts_ = unit.timestamp;
+  const std::int64_t pts = unit.timestamp - *first_ts_;
+  // The payload moves into the packet's buffer, not copied: the vector is freed with the packet.
+  auto* payload = new std::vector<std::uint8_t>(std::move(unit.annexb));
+  const std::size_t size = payload->size();
+  payload->resize(size + AV_INPUT_BUFFER_PADDING_SIZE, 0);
+  AVBufferRef* buffer = av_buffer_create(payload->data(), payload->size(), free_vector, payload, 0);
+  PacketPtr p(av_packet_alloc());
+  if (!buffer || !p) {
+    if (buffer) {
+      av_buffer_unref(&buffer);
+    } else {
+      delete payload;
+    }
+    throw std::runtime_error("out of memory");
+  }
+  p->buf = buffer;
+  p->data = buffer->data;
+  p->size = static_cast<int>(size);
+  p->pts = pts;
+  p->dts = pts;
+  if (unit.keyframe) p->flags |= AV_PKT_FLAG_KEY;
+  last_pts_ = pts;
+  return p;
+}
+
+PacketPtr RtspInput::next() {
+  if (reordered_ || !fill()) return nullptr;
+  auto& unit = pending_.front();
+  if (first_ts_ && unit.timestamp - *first_ts_ < last_pts_) {
+    reordered_ = true;
+    error_ = "its frames are reordered (B-frames)";
+    return nullptr;
+  }
+  auto p = to_packet(unit);
+  pending_.pop_front();
+  return p;
+}
+
+}  // namespace vigil::client

@@ -1,0 +1,56 @@
+#pragma once
+// A pulled camera read with the buffered RTSP session (client/rtsp): its access units as packets
+// for the recorder, and the codec parameters open-record needs. The first access unit is read at
+// open (the picture size comes from its parameter sets, with no decoder: libavcodec's parser).
+// Timestamps are the RTP clock from the first access unit (pts = dts). A stream whose frames
+// turn out to be reordered (B-frames: a pts before the previous one) ends with reordered() set,
+// before that frame is handed out: its decode times cannot be told from RTP alone, and the
+// recorder reads it with libavformat from the next connection on (input_demuxer.hpp).
+// Thread: one owner; INTERRUPTED from any thread. Errors: the constructor throws
+// std::runtime_error (rtsp::UnsupportedStream: read it another way); next() returns null at the
+// end, error() saying why.
+extern "C" {
+#include <libavcodec/codec_par.h>
+}
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "client/cli/packet.hpp"
+#include "client/rtsp/rtsp_session.hpp"
+
+namespace vigil::client {
+
+class RtspInput {
+ public:
+  RtspInput(const std::string& url, const std::atomic<bool>& stop, const std::atomic<bool>& interrupted);
+  ~RtspInput();
+  RtspInput(const RtspInput&) = delete;
+  RtspInput& operator=(const RtspInput&) = delete;
+
+  PacketPtr next();
+  const AVCodecParameters& codecpar() const { return *codecpar_; }
+  int clock_rate_hz() const { return session_.video().clock_rate_hz; }
+  double advertised_bps() const { return static_cast<double>(session_.video().bandwidth_bps); }
+  const std::string& error() const { return error_; }
+  bool reordered() const { return reordered_; }
+
+ private:
+  bool fill();  // reads until an access unit is pending; false at the end
+  PacketPtr to_packet(rtsp::AccessUnit& unit);
+
+  rtsp::RtspSession session_;
+  AVCodecParameters* codecpar_ = nullptr;
+  std::deque<rtsp::AccessUnit> pending_;
+  std::vector<rtsp::AccessUnit> read_;
+  std::optional<std::int64_t> first_ts_;
+  std::int64_t last_pts_ = 0;
+  bool reordered_ = false;
+  std::string error_;
+};
+
+}  // namespace vigil::client
