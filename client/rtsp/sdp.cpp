@@ -1,1 +1,266 @@
 #include "client/rtsp/sdp.hpp"
+
+#include <array>
+#include <charconv>
+#include <limits>
+
+namespace vigil::client::rtsp {
+namespace {
+
+constexpr std::string_view kWhitespace = " \t";
+// A bandwidth above this (1 Tbit/s) is not a camera's: read as absent rather than trusted.
+constexpr std::int64_t kMaxBandwidthBps = 1'000'000'000'000;
+constexpr int kMaxClockRateHz = 10'000'000;
+
+std::string_view trim(std::string_view s) {
+  const auto first = s.find_first_not_of(kWhitespace);
+  if (first == std::string_view::npos) return {};
+  const auto last = s.find_last_not_of(kWhitespace);
+  return s.substr(first, last - first + 1);
+}
+
+bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    auto lower = [](char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; };
+    if (lower(a[i]) != lower(b[i])) return false;
+  }
+  return true;
+}
+
+template <typename Int>
+std::optional<Int> parse_int(std::string_view s) {
+  s = trim(s);
+  Int v{};
+  const auto* end = s.data() + s.size();
+  const auto [ptr, ec] = std::from_chars(s.data(), end, v);
+  if (s.empty() || ec != std::errc{} || ptr != end) return std::nullopt;
+  return v;
+}
+
+// Standard base64 (RFC 4648 §4). Padding is optional (some cameras leave it out) but, where
+// present, only at the end and only as much as the last group needs. nullopt for anything else.
+std::optional<std::vector<std::uint8_t>> decode_base64(std::string_view text) {
+  static constexpr auto kTable = [] {
+    std::array<std::int8_t, 256> t{};
+    t.fill(-1);
+    constexpr std::string_view alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    for (std::size_t i = 0; i < alphabet.size(); ++i)
+      t[static_cast<unsigned char>(alphabet[i])] = static_cast<std::int8_t>(i);
+    return t;
+  }();
+  text = trim(text);
+  std::size_t pad = 0;
+  while (!text.empty() && text.back() == '=' && pad < 2) {
+    text.remove_suffix(1);
+    ++pad;
+  }
+  // Sextets left in the last group: 0 (none), 2 (one byte), 3 (two bytes); 1 cannot be.
+  const std::size_t tail = text.size() % 4;
+  if (tail == 1) return std::nullopt;
+  if (pad != 0 && pad != (4 - tail) % 4) return std::nullopt;
+  std::vector<std::uint8_t> out;
+  out.reserve(text.size() / 4 * 3 + 2);
+  std::uint32_t acc = 0;
+  int bits = 0;
+  for (const char c : text) {
+    const int v = kTable[static_cast<unsigned char>(c)];
+    if (v < 0) return std::nullopt;  // '=' inside, whitespace, URL-safe alphabet: not ours
+    acc = (acc << 6) | static_cast<std::uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<std::uint8_t>(acc >> bits));
+      acc &= (1u << bits) - 1;
+    }
+  }
+  return out;
+}
+
+// Each comma-separated base64 parameter set of VALUE appended to OUT after a 4-byte start code.
+// An entry that is not base64 is left out (the stream carries its parameter sets in band too;
+// a camera's typo in an optional attribute is no reason to refuse its video).
+void append_parameter_sets(std::string_view value, std::vector<std::uint8_t>& out) {
+  while (!value.empty()) {
+    const auto comma = value.find(',');
+    const auto item = value.substr(0, comma);
+    value = comma == std::string_view::npos ? std::string_view{} : value.substr(comma + 1);
+    auto nal = decode_base64(item);
+    if (!nal || nal->empty()) continue;
+    out.insert(out.end(), {0, 0, 0, 1});
+    out.insert(out.end(), nal->begin(), nal->end());
+  }
+}
+
+// b=AS:<kbit/s> or b=TIAS:<bit/s> (RFC 3890); TIAS wins where both are given (it is exact).
+struct Bandwidth {
+  std::int64_t as_bps = 0, tias_bps = 0;
+  void read(std::string_view value) {
+    const auto colon = value.find(':');
+    if (colon == std::string_view::npos) return;
+    const auto kind = trim(value.substr(0, colon));
+    const auto n = parse_int<std::int64_t>(value.substr(colon + 1));
+    if (!n || *n <= 0) return;
+    if (iequals(kind, "AS") && *n <= kMaxBandwidthBps / 1000) as_bps = *n * 1000;
+    if (iequals(kind, "TIAS") && *n <= kMaxBandwidthBps) tias_bps = *n;
+  }
+  std::int64_t bps() const { return tias_bps > 0 ? tias_bps : as_bps; }
+};
+
+struct Rtpmap {
+  int payload_type = 0;
+  VideoCodec codec = VideoCodec::h264;
+  int clock_rate_hz = 0;
+};
+
+// One m= section: what the parser keeps of it.
+struct MediaSection {
+  bool video = false;
+  std::vector<int> formats;     // the m= line's payload types, in order of preference
+  std::vector<Rtpmap> rtpmaps;  // the H.264 / H.265 ones only
+  std::vector<std::pair<int, std::string_view>> fmtps;
+  std::string_view control;
+  Bandwidth bandwidth;
+};
+
+// "m=video 0 RTP/AVP 96 97": the media type and its formats.
+void read_media_line(std::string_view value, MediaSection& m) {
+  const auto sp = value.find(' ');
+  m.video = value.substr(0, sp) == "video";
+  if (sp == std::string_view::npos) return;
+  value = value.substr(sp + 1);
+  for (int field = 0; !value.empty(); ++field) {
+    const auto next = value.find(' ');
+    const auto word = value.substr(0, next);
+    value = next == std::string_view::npos ? std::string_view{} : value.substr(next + 1);
+    if (field < 2) continue;  // port, protocol
+    if (auto pt = parse_int<int>(word); pt && *pt >= 0 && *pt <= 127) m.formats.push_back(*pt);
+  }
+}
+
+// "a=rtpmap:96 H264/90000": kept if H.264 or H.265. A bad clock rate is an error (WHY set).
+bool read_rtpmap(std::string_view value, MediaSection& m, std::string& why) {
+  value = trim(value);
+  const auto sp = value.find_first_of(kWhitespace);
+  if (sp == std::string_view::npos) return true;
+  const auto pt = parse_int<int>(value.substr(0, sp));
+  if (!pt || *pt < 0 || *pt > 127) return true;
+  const auto encoding = trim(value.substr(sp + 1));
+  const auto slash = encoding.find('/');
+  const auto name = encoding.substr(0, slash);
+  Rtpmap r{.payload_type = *pt};
+  if (iequals(name, "H264")) {
+    r.codec = VideoCodec::h264;
+  } else if (iequals(name, "H265")) {
+    r.codec = VideoCodec::h265;
+  } else {
+    return true;
+  }
+  auto clock = encoding.substr(slash == std::string_view::npos ? encoding.size() : slash + 1);
+  clock = clock.substr(0, clock.find('/'));  // a channel count would follow (audio only)
+  const auto hz = parse_int<int>(clock);
+  if (!hz || *hz <= 0 || *hz > kMaxClockRateHz) {
+    why = "bad clock rate in the SDP's a=rtpmap:" + std::string(value);
+    return false;
+  }
+  r.clock_rate_hz = *hz;
+  m.rtpmaps.push_back(r);
+  return true;
+}
+
+// The video of section M, or nullopt where it has no H.264 / H.265 format.
+std::optional<SdpVideo> video_of(const MediaSection& m, const Bandwidth& session_bandwidth) {
+  if (!m.video || m.rtpmaps.empty()) return std::nullopt;
+  // The m= line's order is the sender's preference; an rtpmap it does not list is still taken
+  // (after those it lists) rather than refusing a camera over a sloppy m= line.
+  const Rtpmap* chosen = nullptr;
+  for (const int pt : m.formats) {
+    for (const auto& r : m.rtpmaps) {
+      if (r.payload_type == pt && chosen == nullptr) chosen = &r;
+    }
+  }
+  if (chosen == nullptr) chosen = &m.rtpmaps.front();
+  SdpVideo v;
+  v.codec = chosen->codec;
+  v.payload_type = chosen->payload_type;
+  v.clock_rate_hz = chosen->clock_rate_hz;
+  v.control = std::string(m.control);
+  v.bandwidth_bps = m.bandwidth.bps() > 0 ? m.bandwidth.bps() : session_bandwidth.bps();
+  for (const auto& [pt, params] : m.fmtps) {
+    if (pt != v.payload_type) continue;
+    // "packetization-mode=1;sprop-parameter-sets=Z0I...,aM4...;profile-level-id=42c015"
+    std::string_view sets_h264, vps, sps, pps;
+    std::string_view rest = params;
+    while (!rest.empty()) {
+      const auto semi = rest.find(';');
+      const auto param = trim(rest.substr(0, semi));
+      rest = semi == std::string_view::npos ? std::string_view{} : rest.substr(semi + 1);
+      const auto eq = param.find('=');
+      if (eq == std::string_view::npos) continue;
+      const auto key = trim(param.substr(0, eq));
+      const auto value = trim(param.substr(eq + 1));
+      if (iequals(key, "sprop-parameter-sets")) sets_h264 = value;
+      if (iequals(key, "sprop-vps")) vps = value;
+      if (iequals(key, "sprop-sps")) sps = value;
+      if (iequals(key, "sprop-pps")) pps = value;
+    }
+    v.parameter_sets.clear();
+    if (v.codec == VideoCodec::h264) {
+      append_parameter_sets(sets_h264, v.parameter_sets);
+    } else {
+      append_parameter_sets(vps, v.parameter_sets);
+      append_parameter_sets(sps, v.parameter_sets);
+      append_parameter_sets(pps, v.parameter_sets);
+    }
+  }
+  return v;
+}
+
+}  // namespace
+
+std::optional<SdpVideo> parse_sdp_video(std::string_view sdp, std::string& why) {
+  Bandwidth session_bandwidth;
+  std::optional<MediaSection> media;  // the section being read; none before the first m=
+  while (!sdp.empty()) {
+    const auto nl = sdp.find('\n');
+    auto line = sdp.substr(0, nl);
+    sdp = nl == std::string_view::npos ? std::string_view{} : sdp.substr(nl + 1);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.size() < 2 || line[1] != '=') continue;
+    const char type = line[0];
+    const auto value = line.substr(2);
+    if (type == 'm') {
+      if (media) {
+        if (auto v = video_of(*media, session_bandwidth)) return v;
+      }
+      media.emplace();
+      read_media_line(value, *media);
+      continue;
+    }
+    if (type == 'b') {
+      (media ? media->bandwidth : session_bandwidth).read(value);
+      continue;
+    }
+    if (type != 'a' || !media || !media->video) continue;
+    const auto colon = value.find(':');
+    const auto name = value.substr(0, colon);
+    const auto arg = colon == std::string_view::npos ? std::string_view{} : value.substr(colon + 1);
+    if (name == "rtpmap") {
+      if (!read_rtpmap(arg, *media, why)) return std::nullopt;
+    } else if (name == "fmtp") {
+      const auto t = trim(arg);
+      const auto sp = t.find_first_of(kWhitespace);
+      const auto pt = parse_int<int>(t.substr(0, sp));
+      if (pt && sp != std::string_view::npos) media->fmtps.emplace_back(*pt, trim(t.substr(sp + 1)));
+    } else if (name == "control") {
+      media->control = trim(arg);
+    }
+  }
+  if (media) {
+    if (auto v = video_of(*media, session_bandwidth)) return v;
+  }
+  why = "no H.264 or H.265 video in the SDP";
+  return std::nullopt;
+}
+
+}  // namespace vigil::client::rtsp
