@@ -274,7 +274,7 @@ def media_seeds():
 def rtsp_seeds():
     """rtsp_media: SDPs as whole inputs, and FFmpeg's RTP of a 64x48 H.264 and H.265 stream
     (tests/rtsp/data, from tests/rtsp/make_fixtures.py) after the codec byte, whole and with a
-    packet lost and one repeated."""
+    packet lost and one repeated; the first packets of the GStreamer camera's RTP."""
     data = os.path.join(os.path.dirname(HERE), "..", "rtsp", "data")
     for name in ("h264", "h265"):
         with open(os.path.join(data, name + ".sdp"), "rb") as f:
@@ -296,6 +296,12 @@ def rtsp_seeds():
             at += 2 + n
         lossy = packets[:3] + packets[4:8] + [packets[7]] + packets[8:]
         write("rtsp_media", name + "_rtp_loss", bytes([codec_byte]) + b"".join(lossy))
+    with open(os.path.join(data, "gstreamer.rtp"), "rb") as f:
+        rtp = f.read()
+    at = 0
+    for _ in range(20):  # its first keyframe and a few frames after it
+        at += 2 + struct.unpack_from("<H", rtp, at)[0]
+    write("rtsp_media", "gstreamer_rtp", bytes([0]) + rtp[:at])
 
 
 def main():

@@ -4,7 +4,10 @@ Annex B elementary streams: NAME.es) and the RTP packets FFmpeg's RTP muxer make
 each packet after its 16-bit little-endian length, the layout tests/fuzz/rtsp_media_fuzz.cpp reads),
 with a small packet size so that large NAL units are fragmented, and its SDP (NAME.sdp). rtp_stream_test.cpp checks that
 the depacketizer gives back the elementary stream's NAL units. Needs ffmpeg (libx264, libx265).
-The files are committed: rerun only to change them."""
+Also gstreamer.sdp and gstreamer.rtp: 2 s of what the integration tests' GStreamer RTSP camera
+(tests/support/rtsp_camera.py, 320x240 H.264 at 100 kbit/s, a keyframe a second) sends over RTSP
+interleaved in TCP (RFC 2326 §10.12), from its first packet. Needs Debian's /usr/bin/python3 with gi
+for the camera. The files are committed: rerun only to change them."""
 import os
 import socket
 import struct
@@ -45,6 +48,55 @@ def packetize(es_path, sdp_path):
     return packets
 
 
+def rtsp_request(sock, reader, method, url, cseq, headers=""):
+    sock.sendall(f"{method} {url} RTSP/1.0\r\nCSeq: {cseq}\r\n{headers}\r\n".encode())
+    head = b""
+    while not head.endswith(b"\r\n\r\n"):
+        head += reader.read(1)
+    text = head.decode()
+    assert text.startswith("RTSP/1.0 200"), text
+    length = 0
+    fields = {}
+    for line in text.split("\r\n")[1:]:
+        if ":" in line:
+            k, v = line.split(":", 1)
+            fields[k.strip().lower()] = v.strip()
+    length = int(fields.get("content-length", "0"))
+    return fields, reader.read(length)
+
+
+def capture_gstreamer(seconds=2.0):
+    """The GStreamer camera's SDP and its first SECONDS of RTP (channel 0), by marker bits at 25 fps."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    camera = subprocess.Popen(["/usr/bin/python3", os.path.join(root, "tests/support/rtsp_camera.py"), "0", "100"],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        port = int(camera.stdout.readline().split()[1])
+        url = f"rtsp://127.0.0.1:{port}/cam1"
+        sock = socket.create_connection(("127.0.0.1", port))
+        reader = sock.makefile("rb")
+        _, sdp = rtsp_request(sock, reader, "DESCRIBE", url, 1, "Accept: application/sdp\r\n")
+        fields, _ = rtsp_request(sock, reader, "SETUP", url + "/stream=0", 2,
+                                 "Transport: RTP/AVP/TCP;unicast;interleaved=0-1\r\n")
+        session = fields["session"].split(";")[0]
+        rtsp_request(sock, reader, "PLAY", url, 3, f"Session: {session}\r\n")
+        packets = []
+        markers = 0
+        while markers < int(seconds * 25):
+            magic = reader.read(1)
+            assert magic == b"$", magic
+            channel, length = struct.unpack(">BH", reader.read(3))
+            data = reader.read(length)
+            if channel == 0:
+                packets.append(data)
+                markers += data[1] >> 7
+        sock.close()
+        return sdp, packets
+    finally:
+        camera.terminate()
+        camera.wait()
+
+
 def main():
     os.makedirs(HERE, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
@@ -58,6 +110,13 @@ def main():
                 for p in packets:
                     out.write(struct.pack("<H", len(p)) + p)
             print(codec, len(packets), "packets")
+    sdp, packets = capture_gstreamer()
+    with open(os.path.join(HERE, "gstreamer.sdp"), "wb") as out:
+        out.write(sdp)
+    with open(os.path.join(HERE, "gstreamer.rtp"), "wb") as out:
+        for p in packets:
+            out.write(struct.pack("<H", len(p)) + p)
+    print("gstreamer", len(packets), "packets")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
-// FFmpeg's RTP muxer as a camera: H.264 and H.265 streams at 64x48 (10 frames, a keyframe
-// every 5) and the RTP packets and SDP FFmpeg made of them (tests/rtsp/data, written by
-// make_fixtures.py: STAP-A, FU-A, AP and FU packets among them). The SDP's parameter sets and
-// the depacketized access units must give back the elementary stream's NAL units, in order.
+// Real cameras' packets (tests/rtsp/data, written by make_fixtures.py). FFmpeg's RTP muxer:
+// H.264 and H.265 streams at 64x48 (10 frames, a keyframe every 5) and the RTP packets and SDP
+// FFmpeg made of them (STAP-A, FU-A, AP and FU packets among them): the SDP's parameter sets
+// and the depacketized access units must give back the elementary stream's NAL units, in
+// order. And the integration tests' GStreamer camera, as captured over RTSP.
 #include <algorithm>
 #include <catch2/catch_test_macros.hpp>
 #include <cstdint>
@@ -99,5 +100,50 @@ TEST_CASE("rtp stream: FFmpeg's packets of an H.264 and an H.265 stream give bac
       for (auto& n : nal_units(out[i].annexb)) got.push_back(std::move(n));
     }
     CHECK(got == es_nals);
+  }
+}
+
+TEST_CASE("rtp stream: 2 s of the GStreamer camera over RTSP, from its first packet", "[rtsp][rtp]") {
+  // tests/support/rtsp_camera.py at 100 kbit/s: every access unit starts with an access unit
+  // delimiter, keyframes carry SPS, PPS and SEI, slices come single or in FU-A.
+  const Bytes sdp_bytes = read_file("gstreamer.sdp");
+  std::string why;
+  const auto sdp = parse_sdp_video(std::string(sdp_bytes.begin(), sdp_bytes.end()), why);
+  REQUIRE(sdp.has_value());
+  CHECK(sdp->codec == VideoCodec::h264);
+  CHECK(sdp->control == "stream=0");
+  CHECK(sdp->bandwidth_bps == 102'000);
+  const auto sets = nal_units(sdp->parameter_sets);
+  REQUIRE(sets.size() == 2);
+
+  const Bytes rtp = read_file("gstreamer.rtp");
+  RtpDepacketizer d(VideoCodec::h264, sdp->payload_type);
+  std::vector<AccessUnit> out;
+  for (std::size_t at = 0; at + 2 <= rtp.size();) {
+    const std::size_t len = rtp[at] | (std::size_t{rtp[at + 1]} << 8);
+    REQUIRE(at + 2 + len <= rtp.size());
+    d.push(std::span(rtp.data() + at + 2, len), out);
+    at += 2 + len;
+  }
+  CHECK(d.malformed_packets() == 0);
+  CHECK(d.lost_packets() == 0);
+  CHECK(d.dropped_units() == 0);
+  REQUIRE(out.size() == 50);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    CAPTURE(i);
+    CHECK(out[i].keyframe == (i % 25 == 0));
+    CHECK(out[i].timestamp - out[0].timestamp == static_cast<std::int64_t>(i) * 3600);
+    const auto nals = nal_units(out[i].annexb);
+    REQUIRE(nals.size() >= 2);
+    CHECK((nals[0][0] & 0x1f) == 9);  // access unit delimiter
+    if (out[i].keyframe) {
+      // The in-band SPS and PPS are the SDP's.
+      CHECK(nals[1] == sets[0]);
+      CHECK(nals[2] == sets[1]);
+    }
+    for (std::size_t k = 1; k < nals.size(); ++k) {
+      const int type = nals[k][0] & 0x1f;
+      CHECK((type == 7 || type == 8 || type == 6 || type == (out[i].keyframe ? 5 : 1)));
+    }
   }
 }
