@@ -90,8 +90,16 @@ void RtpDepacketizer::push(std::span<const std::uint8_t> rtp, std::vector<Access
       lost_ += static_cast<std::uint64_t>(ahead - 1);
       discontinuity = true;
     } else if (ahead < 0) {
-      discontinuity = true;  // far behind: the sender restarted its sequence
+      // Far behind: the sender restarted its sequence, or a stray packet. Taken as a restart
+      // when the next packet follows it (RFC 3550 §A.1's probation), else ignored as late.
+      if (!restart_pending_ || sequence != restart_sequence_) {
+        restart_pending_ = true;
+        restart_sequence_ = static_cast<std::uint16_t>(sequence + 1);
+        return;
+      }
+      discontinuity = true;
     }
+    restart_pending_ = false;
     // Unwrapped relative to the last packet: the nearer of the two ways around the 32-bit circle.
     timestamp = last_timestamp_ + static_cast<std::int32_t>(timestamp32 - last_timestamp32_);
   }

@@ -28,8 +28,9 @@ inline constexpr std::size_t kMaxAccessUnitBytes = std::size_t{16} << 20;
 
 // Rules beyond the RFCs' (docs/protocol.md, "Pulled cameras"):
 // - Packets of another payload type are ignored (not counted). Duplicates and packets up to
-//   kMaxMisorder sequence numbers old are ignored; a jump further back, or a new SSRC, is a
-//   restart of the sender: a discontinuity like a gap, with no packets counted as lost.
+//   kMaxMisorder sequence numbers old are ignored. A jump further back is a restart of the
+//   sender once the next packet follows it (a lone stray packet is ignored); that, or a new
+//   SSRC, is a discontinuity like a gap, with no packets counted as lost.
 // - An access unit without a picture (only parameter sets or SEI, which some cameras end with
 //   the marker bit) is not handed out alone: it is kept at the front of the next one.
 // - Malformed packets whose header cannot be read are counted and skipped (if one was ours, the
@@ -64,6 +65,8 @@ class RtpDepacketizer {
   // Sequence numbers and timestamps of the last packet taken.
   bool started_ = false;
   std::uint16_t last_sequence_ = 0;
+  bool restart_pending_ = false;  // a packet far behind was seen: restart if this one follows it
+  std::uint16_t restart_sequence_ = 0;
   std::uint32_t last_ssrc_ = 0;
   std::uint32_t last_timestamp32_ = 0;
   std::int64_t last_timestamp_ = 0;

@@ -271,6 +271,39 @@ def media_seeds():
         shutil.rmtree(tmp)
 
 
+def rtsp_seeds():
+    """rtsp_media: SDPs as whole inputs, and FFmpeg's RTP of a 64x48 H.264 and H.265 stream
+    (tests/rtsp/data, from tests/rtsp/make_fixtures.py) after the codec byte, whole and with a
+    packet lost and one repeated; the first packets of the GStreamer camera's RTP."""
+    data = os.path.join(os.path.dirname(HERE), "..", "rtsp", "data")
+    for name in ("h264", "h265"):
+        with open(os.path.join(data, name + ".sdp"), "rb") as f:
+            write("rtsp_media", name + "_sdp", f.read())
+    write("rtsp_media", "gstreamer_sdp",
+          b"v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=Session streamed with GStreamer\r\nt=0 0\r\na=control:*\r\n"
+          b"m=video 0 RTP/AVP 96\r\nb=AS:2097\r\na=rtpmap:96 H264/90000\r\na=fmtp:96 packetization-mode=1;"
+          b"sprop-parameter-sets=Z0LAFdoFB+wFqDAwNSgAAAMACAAAAwGUeLF1,aM48gA==;profile-level-id=42c015\r\n"
+          b"a=control:stream=0\r\n")
+    for codec_byte, name in ((0, "h264"), (1, "h265")):
+        with open(os.path.join(data, name + ".rtp"), "rb") as f:
+            rtp = f.read()
+        write("rtsp_media", name + "_rtp", bytes([codec_byte]) + rtp)
+        packets = []
+        at = 0
+        while at + 2 <= len(rtp):
+            n = struct.unpack_from("<H", rtp, at)[0]
+            packets.append(rtp[at:at + 2 + n])
+            at += 2 + n
+        lossy = packets[:3] + packets[4:8] + [packets[7]] + packets[8:]
+        write("rtsp_media", name + "_rtp_loss", bytes([codec_byte]) + b"".join(lossy))
+    with open(os.path.join(data, "gstreamer.rtp"), "rb") as f:
+        rtp = f.read()
+    at = 0
+    for _ in range(20):  # its first keyframe and a few frames after it
+        at += 2 + struct.unpack_from("<H", rtp, at)[0]
+    write("rtsp_media", "gstreamer_rtp", bytes([0]) + rtp[:at])
+
+
 def main():
     for d in os.listdir(HERE):
         if os.path.isdir(os.path.join(HERE, d)):
@@ -282,6 +315,7 @@ def main():
     write("stream_description", "no_extradata", stream_description(extradata=b""))
     write("stream_description", "long_names", stream_description(camera=b"c" * 64, codec=b"hevc"))
     media_seeds()
+    rtsp_seeds()
 
 
 if __name__ == "__main__":

@@ -247,13 +247,19 @@ TEST_CASE("rtp: duplicates and late packets are ignored; a far jump back or a ne
   CHECK(d.malformed_packets() == 0);
 
   std::vector<AccessUnit> more;
-  d.push(rtp({.sequence = 60000, .timestamp = 9000, .marker = true}, kP), more);  // far back: a restart
-  d.push(rtp({.sequence = 60001, .timestamp = 12600, .marker = true}, kIdr), more);
-  d.push(rtp({.sequence = 60002, .timestamp = 16200, .ssrc = 7}, kP), more);  // new SSRC
-  d.push(rtp({.sequence = 60003, .timestamp = 19800, .marker = true, .ssrc = 7}, kIdr), more);
-  REQUIRE(more.size() == 2);
-  CHECK(more[0].timestamp == 12600);
-  CHECK(more[1].timestamp == 19800);
+  d.push(rtp({.sequence = 50000, .timestamp = 1, .marker = true}, kIdr), more);  // far back, alone: ignored
+  d.push(rtp({.sequence = 13, .timestamp = 10800, .marker = true}, kP), more);
+  REQUIRE(more.size() == 1);
+  CHECK(more[0].timestamp == 10800);
+  CHECK(d.dropped_units() == 0);
+  d.push(rtp({.sequence = 60000, .timestamp = 90000, .marker = true}, kP), more);  // far back...
+  d.push(rtp({.sequence = 60001, .timestamp = 93600, .marker = true}, kP), more);  // ...and followed: a restart
+  d.push(rtp({.sequence = 60002, .timestamp = 97200, .marker = true}, kIdr), more);
+  d.push(rtp({.sequence = 60003, .timestamp = 100800, .ssrc = 7}, kP), more);  // new SSRC
+  d.push(rtp({.sequence = 60004, .timestamp = 104400, .marker = true, .ssrc = 7}, kIdr), more);
+  REQUIRE(more.size() == 3);
+  CHECK(more[1].timestamp == 97200);
+  CHECK(more[2].timestamp == 104400);
   CHECK(d.lost_packets() == 0);
   CHECK(d.dropped_units() == 2);
 }

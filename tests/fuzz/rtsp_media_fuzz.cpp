@@ -1,0 +1,102 @@
+// Fuzz target: what an RTSP camera sends the buffered RTSP client (client/rtsp): the SDP of its
+// DESCRIBE (sdp) and its RTP packets (rtp_depacketizer). The whole input is read as an SDP; then
+// its first byte picks the codec (bit 0: H.265) and the rest is RTP packets, each after a 16-bit
+// little-endian length (cut to what is left). Checked: an SDP's values are in range and its
+// parameter sets are Annex B; every access unit is Annex B within kMaxAccessUnitBytes, carries
+// the timestamp of a packet that was pushed, and is marked a keyframe only if it holds an IDR
+// (H.264) or IRAP (H.265) NAL unit; the counters only grow, within what was pushed.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <set>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "client/rtsp/rtp_depacketizer.hpp"
+#include "client/rtsp/sdp.hpp"
+
+namespace {
+
+using vigil::client::rtsp::AccessUnit;
+using vigil::client::rtsp::VideoCodec;
+
+void check(bool ok) {
+  if (!ok) std::abort();
+}
+
+bool starts_with_start_code(const std::vector<std::uint8_t>& b) {
+  return b.size() >= 5 && b[0] == 0 && b[1] == 0 && b[2] == 0 && b[3] == 1;
+}
+
+// Some start code in AU is followed by a keyframe NAL header (the real one is among them).
+bool holds_keyframe_nal(const AccessUnit& au, VideoCodec codec) {
+  const auto& b = au.annexb;
+  for (std::size_t i = 0; i + 4 < b.size(); ++i) {
+    if (b[i] != 0 || b[i + 1] != 0 || b[i + 2] != 0 || b[i + 3] != 1) continue;
+    const std::uint8_t h = b[i + 4];
+    if (codec == VideoCodec::h264 && (h & 0x1f) == 5) return true;
+    if (codec == VideoCodec::h265 && ((h >> 1) & 0x3f) >= 16 && ((h >> 1) & 0x3f) <= 23) return true;
+  }
+  return false;
+}
+
+void fuzz_sdp(std::string_view text) {
+  std::string why;
+  const auto v = vigil::client::rtsp::parse_sdp_video(text, why);
+  if (!v) {
+    check(!why.empty());
+    return;
+  }
+  check(v->payload_type >= 0 && v->payload_type <= 127);
+  check(v->clock_rate_hz > 0);
+  check(v->bandwidth_bps >= 0);
+  check(v->control.size() <= text.size());
+  // Each parameter set costs at least 2 base64 characters and a comma for 1 byte and a start code.
+  check(v->parameter_sets.size() <= 4 * text.size());
+  check(v->parameter_sets.empty() || starts_with_start_code(v->parameter_sets));
+}
+
+void fuzz_rtp(VideoCodec codec, std::span<const std::uint8_t> rest) {
+  vigil::client::rtsp::RtpDepacketizer d(codec, 96);
+  std::vector<AccessUnit> out;
+  std::set<std::uint32_t> timestamps32;  // of every packet pushed
+  std::uint64_t packets = 0, malformed = 0, lost = 0, dropped = 0;
+  while (rest.size() >= 2) {
+    std::size_t len = rest[0] | (std::size_t{rest[1]} << 8);
+    rest = rest.subspan(2);
+    if (len > rest.size()) len = rest.size();
+    const auto packet = rest.first(len);
+    rest = rest.subspan(len);
+    if (packet.size() >= 8) {
+      timestamps32.insert((std::uint32_t{packet[4]} << 24) | (std::uint32_t{packet[5]} << 16) |
+                          (std::uint32_t{packet[6]} << 8) | packet[7]);
+    }
+    const std::size_t before = out.size();
+    d.push(packet, out);
+    ++packets;
+    check(out.size() - before <= 2);  // the unit in progress (a new timestamp) and its own (marker)
+    check(d.malformed_packets() >= malformed && d.malformed_packets() <= packets);
+    check(d.lost_packets() >= lost && d.lost_packets() <= packets * 32767);
+    check(d.dropped_units() >= dropped && d.dropped_units() <= 2 * packets);
+    malformed = d.malformed_packets();
+    lost = d.lost_packets();
+    dropped = d.dropped_units();
+  }
+  for (const auto& au : out) {
+    check(starts_with_start_code(au.annexb));
+    check(au.annexb.size() <= vigil::client::rtsp::kMaxAccessUnitBytes);
+    check(timestamps32.contains(static_cast<std::uint32_t>(au.timestamp)));
+    check(!au.keyframe || holds_keyframe_nal(au, codec));
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  fuzz_sdp(std::string_view(reinterpret_cast<const char*>(data), size));
+  if (size == 0) return 0;
+  fuzz_rtp((data[0] & 1) != 0 ? VideoCodec::h265 : VideoCodec::h264, std::span(data + 1, size - 1));
+  return 0;
+}
