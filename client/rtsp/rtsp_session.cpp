@@ -33,16 +33,16 @@ std::optional<int> interleaved_channel(std::string_view transport) {
 
 RtspSession::RtspSession(const std::string& url, const std::atomic<bool>& stop, const std::atomic<bool>& interrupted,
                          std::chrono::milliseconds io_timeout)
-    : stop_(stop), interrupted_(interrupted), io_timeout_(io_timeout), buffer_(kReadBytes) {
+    : stop_(stop), interrupted_(interrupted), io_timeout_(io_timeout), shown_url_(redact_credentials(url)), buffer_(kReadBytes) {
   std::string why;
   auto parsed = parse_rtsp_url(url, why);
-  if (!parsed) throw std::runtime_error("cannot open " + redact_credentials(url) + ": " + why);
+  if (!parsed) throw std::runtime_error("cannot open " + shown_url_ + ": " + why);
   url_ = std::move(*parsed);
   try {
     connect_to(url_);
     const RtspMessage described = transact("DESCRIBE", url_.without_credentials, "Accept: application/sdp\r\n");
     auto video = parse_sdp_video(described.body, why);
-    if (!video) throw UnsupportedStream(redact_credentials(url_.without_credentials) + ": " + why);
+    if (!video) throw UnsupportedStream(shown_url_ + ": " + why);
     video_ = std::move(*video);
     std::string base = url_.without_credentials;
     if (const auto b = described.header("content-base")) base = std::string(*b);
@@ -50,7 +50,7 @@ RtspSession::RtspSession(const std::string& url, const std::atomic<bool>& stop, 
                                         "Transport: RTP/AVP/TCP;unicast;interleaved=0-1\r\n");
     if (const auto transport = set_up.header("transport")) {
       if (transport->find("TCP") == std::string_view::npos && transport->find("tcp") == std::string_view::npos) {
-        throw UnsupportedStream(redact_credentials(url_.without_credentials) + ": RTP over UDP only (Transport: " +
+        throw UnsupportedStream(shown_url_ + ": RTP over UDP only (Transport: " +
                                 std::string(*transport) + ")");
       }
       rtp_channel_ = interleaved_channel(*transport).value_or(0);
@@ -87,7 +87,7 @@ RtspSession::~RtspSession() {
 }
 
 void RtspSession::fail(const std::string& why) const {
-  throw std::runtime_error("cannot open " + redact_credentials(url_.without_credentials) + ": " + why);
+  throw std::runtime_error("cannot open " + shown_url_ + ": " + why);
 }
 
 void RtspSession::connect_to(const RtspUrl& url) {

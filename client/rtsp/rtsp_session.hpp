@@ -7,7 +7,7 @@
 // kReadBytes at a time and parses the frames out of its own buffer.
 // Thread: one owner; STOP and INTERRUPTED (set from any thread) are looked at every
 // kPollSlice while waiting on the camera. Errors: the constructor throws std::runtime_error (the
-// camera's URL in it without credentials); read() returns false at the end, with error() saying
+// camera's URL in it with its password masked); read() returns false at the end, with error() saying
 // why ("" for a stop).
 #include <atomic>
 #include <chrono>
@@ -70,6 +70,7 @@ class RtspSession {
   const std::atomic<bool>& interrupted_;
   const std::chrono::milliseconds io_timeout_;
   RtspUrl url_;
+  std::string shown_url_;  // the URL for messages: its password masked, its user kept (which account)
   int fd_ = -1;
   std::vector<std::uint8_t> buffer_;
   std::size_t begin_ = 0, end_ = 0;  // the unparsed bytes: buffer_[begin_, end_)
