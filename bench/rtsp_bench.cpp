@@ -44,12 +44,13 @@ struct RtspOptions {
   fs::path dir_base = fs::temp_directory_path();
   std::string mediamtx;
   bool peer = true;
+  bool advertise_rate = true;  // the cameras' SDP says their encoder's bitrate (b=AS), as IP cameras' do
   std::optional<int> model_check_cycles;
 };
 
 constexpr const char* kOptionList =
     "--cameras K --seconds S --warmup S --rate-mbps R --width W --height H --dir DIR --mediamtx PATH --no-peer "
-    "--model-check-cycles N";
+    "--no-advertised-rate --model-check-cycles N";
 
 // What one side (Vigil or the peer) measured.
 struct SideResult {
@@ -99,6 +100,10 @@ RtspOptions parse(const BenchOptions& options) {
     const auto& k = a[i];
     if (k == "--no-peer") {
       o.peer = false;
+      continue;
+    }
+    if (k == "--no-advertised-rate") {  // no b=AS: each recorder measures a GOP before it opens
+      o.advertise_rate = false;
       continue;
     }
     if (k == "--help" || k == "-h") throw std::invalid_argument("options: " + std::string(kOptionList));
@@ -356,7 +361,7 @@ BenchReport rtsp_bench(const BenchOptions& options) {
 
   const fs::path clip = cached_clip(o.clip);
   const double stream_bps = clip_rate_bps(clip, o.clip);
-  const CameraFarm farm(clip, o.clip.fps, o.cameras, dir / "farm.log");
+  const CameraFarm farm(clip, o.clip.fps, o.cameras, dir / "farm.log", o.advertise_rate ? o.clip.rate_mbps * 1e6 : 0);
   fs::create_directories(dir / "vigil");
   const SideResult vigil = run_vigil(o, farm, dir / "vigil", stream_bps, progress);
   std::optional<SideResult> peer;
@@ -369,6 +374,7 @@ BenchReport rtsp_bench(const BenchOptions& options) {
                   {"clip", std::to_string(o.clip.width) + "x" + std::to_string(o.clip.height) + "p" +
                                std::to_string(o.clip.fps) + " H.264, GOP " + std::to_string(o.clip.gop)},
                   {"stream_rate_mbps", stream_bps / 1e6},
+                  {"advertised_rate_mbps", o.advertise_rate ? o.clip.rate_mbps : 0.0},
                   {"offered_gbit_s", o.cameras * stream_bps / 1e9},
                   {"warmup_s", o.warmup_s},
                   {"window_s", o.window_s},

@@ -97,9 +97,9 @@ double clip_rate_bps(const fs::path& clip, const ClipSpec& spec) {
   return static_cast<double>(fs::file_size(clip)) * 8 / spec.seconds;
 }
 
-CameraFarm::CameraFarm(const fs::path& clip, int fps, int cameras, const fs::path& log) {
+CameraFarm::CameraFarm(const fs::path& clip, int fps, int cameras, const fs::path& log, double advertised_bps) {
   pid_ = spawn_logged({"/usr/bin/python3", VIGIL_BENCH_FARM_SCRIPT, clip.string(), std::to_string(fps),
-                       std::to_string(cameras), "0"},
+                       std::to_string(cameras), "0", std::to_string(static_cast<long>(advertised_bps))},
                       log);
   for (int i = 0; i < 300 && port_ == 0; ++i) {
     const auto text = slurp(log);

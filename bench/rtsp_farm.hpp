@@ -22,7 +22,9 @@ double clip_rate_bps(const std::filesystem::path& clip, const ClipSpec& spec);
 class CameraFarm {
  public:
   // Serves CLIP on rtsp://127.0.0.1:PORT/cam0 … cam{K-1}; waits (up to 30 s) until it listens.
-  CameraFarm(const std::filesystem::path& clip, int fps, int cameras, const std::filesystem::path& log);
+  // ADVERTISED_BPS > 0: each camera's SDP says b=AS of it (its encoder's configured bitrate).
+  CameraFarm(const std::filesystem::path& clip, int fps, int cameras, const std::filesystem::path& log,
+             double advertised_bps = 0);
   ~CameraFarm();  // SIGTERM, waited for
   CameraFarm(const CameraFarm&) = delete;
   CameraFarm& operator=(const CameraFarm&) = delete;

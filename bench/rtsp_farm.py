@@ -7,7 +7,9 @@ every frame interval; GStreamer only packetises (h264parse ! rtph264pay). Timest
 pipeline clock at push time (do-timestamp), so the loop is seamless and the cameras are live.
 Each camera's media is shared by its clients (vigild, then the peer) and starts at the clip's
 first frame, an IDR with SPS/PPS; it pauses (keeps its place) when no client plays it.
-Usage: rtsp_farm.py CLIP FPS K [PORT]   (PORT 0 or absent: any free port). Prints "ready PORT"
+Each camera advertises MAX_BPS in its SDP (b=AS), as IP cameras advertise their encoder's configured
+bitrate; 0 or absent: no b=AS, the recorder measures a GOP instead.
+Usage: rtsp_farm.py CLIP FPS K [PORT [MAX_BPS]]   (PORT 0 or absent: any free port). Prints "ready PORT"
 once it listens. Run with Debian's /usr/bin/python3 (python3-gi, gir1.2-gst-rtsp-server-1.0)."""
 import sys
 import threading
@@ -38,6 +40,9 @@ def access_units(path):
 
 clip_path, fps, cameras = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 port = sys.argv[4] if len(sys.argv) > 4 else "0"
+max_bps = int(sys.argv[5]) if len(sys.argv) > 5 else 0
+# GStreamer's RTSP server writes b=AS from a stream tag with the maximum bitrate.
+advertise = f"! taginject tags=maximum-bitrate=(uint){max_bps} " if max_bps > 0 else ""
 units = access_units(clip_path)
 frame_s = 1.0 / fps
 
@@ -92,7 +97,7 @@ for i in range(cameras):
     factory.set_launch(
         "( appsrc name=src is-live=true do-timestamp=true format=time "
         f"caps=video/x-h264,stream-format=byte-stream,alignment=au,framerate={fps}/1 "
-        "! h264parse config-interval=-1 ! rtph264pay name=pay0 pt=96 )")
+        f"! h264parse config-interval=-1 {advertise}! rtph264pay name=pay0 pt=96 )")
     factory.connect("media-configure", on_configure)
     mounts.add_factory(f"/cam{i}", factory)
 server.attach(None)
