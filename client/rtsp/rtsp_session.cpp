@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <charconv>
@@ -70,6 +71,17 @@ RtspSession::RtspSession(const std::string& url, const std::atomic<bool>& stop, 
     play_uri_ = base;
     transact("PLAY", play_uri_, "Session: " + session_id_ + "\r\nRange: npt=0.000-\r\n");
     last_keep_alive_ = Clock::now();
+    // A camera sends each frame as a run of RTP packets: woken for every packet, the session would
+    // make a poll() and a recv() per packet again. Woken once kBatch of media has arrived (at the
+    // rate the camera advertises; a camera closing wakes it at once), it takes several packets,
+    // often whole frames, per recv(): a few tens of milliseconds later, which a recording with a
+    // cycle of a second does not notice.
+    const double rate_bytes_per_s = video_.bandwidth_bps > 0 ? static_cast<double>(video_.bandwidth_bps) / 8 : 0;
+    const int low_water_bytes = rate_bytes_per_s > 0
+                                    ? static_cast<int>(std::clamp(rate_bytes_per_s * kBatch.count() / 1000.0,
+                                                                  double(kMinBatchBytes), double(kMaxBatchBytes)))
+                                    : static_cast<int>(kMinBatchBytes);
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVLOWAT, &low_water_bytes, sizeof low_water_bytes);
   } catch (...) {
     if (fd_ >= 0) ::close(fd_);
     throw;
@@ -150,10 +162,28 @@ bool RtspSession::receive() {
   }
   if (end_ == buffer_.size()) buffer_.resize(buffer_.size() * 2);  // one frame larger than the buffer
   const auto deadline = Clock::now() + io_timeout_;
+  // Wait first, unless the last read filled the buffer (more may be waiting): a read that finds
+  // nothing costs a system call for no bytes.
+  bool wait = !last_read_filled_;
+  int empty_slices = 0;
   for (;;) {
-    const auto n = ::recv(fd_, buffer_.data() + end_, buffer_.size() - end_, 0);
+    if (wait) {
+      if (stopping()) return false;
+      if (Clock::now() >= deadline) {
+        error_ = "no data from the camera for " + std::to_string(io_timeout_.count()) + " ms";
+        return false;
+      }
+      pollfd p{fd_, POLLIN, 0};
+      // Every second without a wake-up, read anyway: what is waiting may be less than the low
+      // water mark (a camera far below its advertised rate, an answer to our keep-alive).
+      if (::poll(&p, 1, static_cast<int>(kPollSlice.count())) == 0 && ++empty_slices % 10 != 0) continue;
+    }
+    wait = true;
+    const std::size_t space = buffer_.size() - end_;
+    const auto n = ::recv(fd_, buffer_.data() + end_, space, 0);
     if (n > 0) {
       end_ += static_cast<std::size_t>(n);
+      last_read_filled_ = static_cast<std::size_t>(n) == space;
       return true;
     }
     if (n == 0) {
@@ -164,13 +194,6 @@ bool RtspSession::receive() {
       error_ = std::strerror(errno);
       return false;
     }
-    if (stopping()) return false;
-    if (Clock::now() >= deadline) {
-      error_ = "no data from the camera for " + std::to_string(io_timeout_.count()) + " ms";
-      return false;
-    }
-    pollfd p{fd_, POLLIN, 0};
-    ::poll(&p, 1, static_cast<int>(kPollSlice.count()));
   }
 }
 

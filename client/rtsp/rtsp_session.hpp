@@ -32,6 +32,10 @@ struct UnsupportedStream : std::runtime_error {
 
 inline constexpr std::size_t kReadBytes = 64 * 1024;
 inline constexpr std::chrono::milliseconds kPollSlice{100};
+// While media flows the session wakes once this much of it (at the advertised rate) has arrived,
+// within these bounds (kMinBatchBytes without an advertised rate).
+inline constexpr std::chrono::milliseconds kBatch{40};
+inline constexpr std::size_t kMinBatchBytes = 2 * 1024, kMaxBatchBytes = 32 * 1024;
 
 class RtspSession {
  public:
@@ -74,6 +78,7 @@ class RtspSession {
   int fd_ = -1;
   std::vector<std::uint8_t> buffer_;
   std::size_t begin_ = 0, end_ = 0;  // the unparsed bytes: buffer_[begin_, end_)
+  bool last_read_filled_ = false;    // the last recv() filled the buffer: read again before waiting
   int cseq_ = 0;
   std::optional<RtspMessage> challenge_;  // the camera's 401, answered on every later request
   std::string session_id_, play_uri_;
