@@ -59,7 +59,13 @@ void LiveReader::keep_or_drop(PacketPtr p, std::unique_lock<std::mutex>& lock) {
   const auto bytes = static_cast<std::size_t>(p->size);
   if (!live_) {
     // A file waits for room: reading it is never ahead of the wire by more than the queue.
-    changed_.wait(lock, [&] { return stopping_ || queue_.empty() || queued_bytes_ + bytes <= cap_bytes_; });
+    const auto room = [&] { return stopping_ || queue_.empty() || queued_bytes_ + bytes <= cap_bytes_; };
+    if (!room()) {
+      full_ = true;  // what is queued is all the recorder gets until it takes some
+      changed_.notify_all();
+      changed_.wait(lock, room);
+      full_ = false;
+    }
     if (stopping_) return;
   } else {
     const bool keyframe = (p->flags & AV_PKT_FLAG_KEY) != 0;
@@ -80,7 +86,14 @@ void LiveReader::keep_or_drop(PacketPtr p, std::unique_lock<std::mutex>& lock) {
   }
   queued_bytes_ += bytes;
   queue_.push_back(std::move(p));
-  changed_.notify_all();
+  if (!gather_ts_ || gathered()) changed_.notify_all();  // a recorder gathering a burst sleeps on
+}
+
+bool LiveReader::gathered() const {
+  if (ended_ || full_ || queued_bytes_ >= cap_bytes_ / 2 || !gather_ts_) return !queue_.empty() || ended_;
+  if (queue_.empty()) return false;
+  const auto first = timestamp_of(*queue_.front()), last = timestamp_of(*queue_.back());
+  return !first || !last || *last - *first >= *gather_ts_;
 }
 
 void LiveReader::end_drop_run(std::int64_t resumed_at_ts) {
@@ -89,14 +102,18 @@ void LiveReader::end_drop_run(std::int64_t resumed_at_ts) {
   losses_.push_back(run_);
 }
 
-PacketPtr LiveReader::next() {
+PacketPtr LiveReader::next(double gather_s) {
   std::unique_lock lock(mu_);
-  changed_.wait(lock, [&] { return !queue_.empty() || ended_; });
+  if (queue_.empty() && !ended_) {
+    gather_ts_ = static_cast<std::int64_t>(gather_s / input_.time_base_s());
+    changed_.wait(lock, [&] { return gathered(); });
+    gather_ts_.reset();
+  }
   if (queue_.empty()) return nullptr;
   auto p = std::move(queue_.front());
   queue_.pop_front();
   queued_bytes_ -= static_cast<std::size_t>(p->size);
-  changed_.notify_all();  // a file's reader waits for room
+  if (!live_) changed_.notify_all();  // a file's reader waits for room
   return p;
 }
 

@@ -43,8 +43,10 @@ class LiveReader {
   LiveReader(const LiveReader&) = delete;
   LiveReader& operator=(const LiveReader&) = delete;
 
-  // The next packet kept, waiting for one; null at the end of the input.
-  PacketPtr next();
+  // The next packet kept; null at the end of the input. With the queue empty it waits until the
+  // queue holds GATHER_S of media (first packet to last), half its cap, or the input ended: the
+  // recorder, which sends ~100 ms per write anyway, is woken once per write, not per frame.
+  PacketPtr next(double gather_s = 0);
   // The losses found since the last call.
   std::vector<Loss> take_losses();
   std::uint64_t dropped_packets() const;
@@ -53,6 +55,7 @@ class LiveReader {
   void read_all();
   void keep_or_drop(PacketPtr p, std::unique_lock<std::mutex>& lock);  // with mu_ held
   void end_drop_run(std::int64_t resumed_at_ts);                       // with mu_ held
+  bool gathered() const;                                               // with mu_ held: next() may return
 
   InputDemuxer& input_;
   const std::size_t cap_bytes_;
@@ -64,6 +67,8 @@ class LiveReader {
   std::size_t queued_bytes_ = 0;           // guarded by mu_
   bool ended_ = false, stopping_ = false;  // guarded by mu_
   std::vector<Loss> losses_;               // guarded by mu_
+  std::optional<std::int64_t> gather_ts_;  // guarded by mu_: next() waits for this much media (time base)
+  bool full_ = false;                      // guarded by mu_: a file's reader waits for room
   bool dropping_ = false;                  // guarded by mu_: a rate_exceeded run is open
   Loss run_;                               // guarded by mu_: the open run
   std::optional<std::pair<std::chrono::steady_clock::time_point, std::int64_t>> pace_start_;  // the reader's

@@ -216,7 +216,7 @@ void RecorderSession::send_everything() {
 double RecorderSession::read_burst() {
   double burst_end_s = -1;
   while (more_input_ && window_.payload_bytes() < window_cap_bytes_) {
-    auto p = reader_->next();
+    auto p = reader_->next(kBurstS);
     const auto ts = p ? timestamp_of(*p) : std::nullopt;
     if (ts && !media_t0_) media_t0_ = ts;
     const double at_s = ts ? static_cast<double>(*ts - *media_t0_) * input_.time_base_s() : 0;

@@ -302,6 +302,14 @@ def rtsp_seeds():
     for _ in range(20):  # its first keyframe and a few frames after it
         at += 2 + struct.unpack_from("<H", rtp, at)[0]
     write("rtsp_media", "gstreamer_rtp", bytes([0]) + rtp[:at])
+    # The session's messages: a camera's 401 with both challenges, a DESCRIBE's answer, a URL.
+    write("rtsp_media", "response_401_digest",
+          b'RTSP/1.0 401 Unauthorized\r\nCSeq: 2\r\nWWW-Authenticate: Digest realm="IP Camera", nonce="a1b2c3", '
+          b'qop="auth"\r\nWWW-Authenticate: Basic realm="IP Camera"\r\n\r\n')
+    write("rtsp_media", "response_200_sdp",
+          b"RTSP/1.0 200 OK\r\nCSeq: 3\r\nContent-Base: rtsp://10.0.0.7/s/\r\nContent-Length: 60\r\n\r\n"
+          b"v=0\r\nm=video 0 RTP/AVP 96\r\nb=AS:4000\r\na=rtpmap:96 H264/90000\r\n")
+    write("rtsp_media", "url_credentials", b"rtsp://admin:p%40ss@[fe80::1]:8554/Streaming/Channels/101")
 
 
 def main():

@@ -1,5 +1,8 @@
-// Fuzz target: what an RTSP camera sends the buffered RTSP client (client/rtsp): the SDP of its
-// DESCRIBE (sdp) and its RTP packets (rtp_depacketizer). The whole input is read as an SDP; then
+// Fuzz target: what an RTSP camera sends the buffered RTSP client (client/rtsp): its messages
+// (rtsp_message: a response or request, the 401's challenges answered), the URL an operator
+// typed, the SDP of its DESCRIBE (sdp) and its RTP packets (rtp_depacketizer). The whole input is
+// read as a message (checked: a complete one consumed no more than was given, within the head
+// and body limits; an incomplete one says nothing), as a URL and as an SDP; then
 // its first byte picks the codec (bit 0: H.265) and the rest is RTP packets, each after a 16-bit
 // little-endian length (cut to what is left). Checked: an SDP's values are in range and its
 // parameter sets are Annex B; every access unit is Annex B within kMaxAccessUnitBytes, carries
@@ -15,6 +18,7 @@
 #include <vector>
 
 #include "client/rtsp/rtp_depacketizer.hpp"
+#include "client/rtsp/rtsp_message.hpp"
 #include "client/rtsp/sdp.hpp"
 
 namespace {
@@ -40,6 +44,25 @@ bool holds_keyframe_nal(const AccessUnit& au, VideoCodec codec) {
     if (codec == VideoCodec::h265 && ((h >> 1) & 0x3f) >= 16 && ((h >> 1) & 0x3f) <= 23) return true;
   }
   return false;
+}
+
+void fuzz_message(std::string_view text) {
+  namespace rtsp = vigil::client::rtsp;
+  std::string why;
+  if (const auto m = rtsp::parse_message(text, why)) {
+    check(why.empty());
+    check(m->consumed_bytes <= text.size());
+    check(m->body.size() <= rtsp::kMaxBodyBytes);
+    check(m->consumed_bytes <= rtsp::kMaxHeadBytes + 4 + rtsp::kMaxBodyBytes);
+    if (m->is_response) check(m->status >= 100 && m->status <= 999);
+    if (const auto value = rtsp::authorization(*m, "user", "pass", "DESCRIBE", "rtsp://h/")) {
+      check(value->starts_with("Digest ") || value->starts_with("Basic "));
+    }
+  }
+  if (const auto u = rtsp::parse_rtsp_url(text, why)) {
+    check(!u->host.empty() && u->port > 0 && u->port <= 65535);
+    check(u->without_credentials.size() <= text.size());
+  }
 }
 
 void fuzz_sdp(std::string_view text) {
@@ -95,6 +118,7 @@ void fuzz_rtp(VideoCodec codec, std::span<const std::uint8_t> rest) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  fuzz_message(std::string_view(reinterpret_cast<const char*>(data), size));
   fuzz_sdp(std::string_view(reinterpret_cast<const char*>(data), size));
   if (size == 0) return 0;
   fuzz_rtp((data[0] & 1) != 0 ? VideoCodec::h265 : VideoCodec::h264, std::span(data + 1, size - 1));
