@@ -46,11 +46,12 @@ struct RtspOptions {
   bool peer = true;
   bool advertise_rate = true;  // the cameras' SDP says their encoder's bitrate (b=AS), as IP cameras' do
   std::optional<int> model_check_cycles;
+  std::optional<int> cycle_ms;  // vigild's --cycle-ms (its buffers per stream are 2 x T x rate)
 };
 
 constexpr const char* kOptionList =
     "--cameras K --seconds S --warmup S --rate-mbps R --width W --height H --dir DIR --mediamtx PATH --no-peer "
-    "--no-advertised-rate --model-check-cycles N";
+    "--no-advertised-rate --model-check-cycles N --cycle-ms MS";
 
 // What one side (Vigil or the peer) measured.
 struct SideResult {
@@ -118,6 +119,7 @@ RtspOptions parse(const BenchOptions& options) {
     else if (k == "--dir") o.dir_base = v;
     else if (k == "--mediamtx") o.mediamtx = v;
     else if (k == "--model-check-cycles") o.model_check_cycles = std::stoi(v);
+    else if (k == "--cycle-ms") o.cycle_ms = std::stoi(v);
     else throw std::invalid_argument("unknown option " + k + " (" + std::string(kOptionList) + ")");
   }
   if (o.cameras < 1) throw std::invalid_argument("--cameras must be at least 1");
@@ -189,6 +191,10 @@ SideResult run_vigil(const RtspOptions& o, const CameraFarm& farm, const fs::pat
   if (o.model_check_cycles) {
     args.push_back("--model-check-cycles");
     args.push_back(std::to_string(*o.model_check_cycles));
+  }
+  if (o.cycle_ms) {
+    args.push_back("--cycle-ms");
+    args.push_back(std::to_string(*o.cycle_ms));
   }
   BenchVigild vigild(dir / "data", args, dir / "vigild.log");
   BenchHttp http(vigild.http(), dir / "data");
@@ -375,6 +381,7 @@ BenchReport rtsp_bench(const BenchOptions& options) {
                                std::to_string(o.clip.fps) + " H.264, GOP " + std::to_string(o.clip.gop)},
                   {"stream_rate_mbps", stream_bps / 1e6},
                   {"advertised_rate_mbps", o.advertise_rate ? o.clip.rate_mbps : 0.0},
+                  {"vigild_cycle_ms", o.cycle_ms.value_or(1000)},
                   {"offered_gbit_s", o.cameras * stream_bps / 1e9},
                   {"warmup_s", o.warmup_s},
                   {"window_s", o.window_s},
