@@ -4,11 +4,13 @@ extern "C" {
 #include <libavcodec/avcodec.h>
 }
 #include <stdexcept>
+#include <string>
 
 namespace vigil::client {
 namespace {
 
 constexpr std::size_t kStartCodeBytes = 4;
+constexpr std::int64_t kMaxForwardStepS = 10;  // between two access units
 
 // The parameter-set NAL units (H.264 SPS/PPS, H.265 VPS/SPS/PPS) of an Annex B access unit, in
 // Annex B: the extradata of a camera whose SDP does not carry them.
@@ -134,11 +136,26 @@ PacketPtr RtspInput::to_packet(rtsp::AccessUnit& unit) {
 }
 
 PacketPtr RtspInput::next() {
-  if (reordered_ || !fill()) return nullptr;
+  if (stopped_ || !fill()) return nullptr;
   auto& unit = pending_.front();
   if (first_ts_ && unit.timestamp - *first_ts_ < last_pts_) {
-    reordered_ = true;
-    error_ = "its frames are reordered (B-frames)";
+    // A step back of a few frames is reordering; a larger one is the camera's clock starting over
+    // (a restarted encoder): a new session starts the recorder's clock over too.
+    const std::int64_t back = last_pts_ - (unit.timestamp - *first_ts_);
+    if (back <= clock_rate_hz() / 2) {
+      reordered_ = true;
+      error_ = "its frames are reordered (B-frames)";
+    } else {
+      error_ = "the camera's timestamps went back " + std::to_string(back * 1000 / clock_rate_hz()) + " ms";
+    }
+    stopped_ = true;
+    return nullptr;
+  }
+  if (first_ts_ && unit.timestamp - *first_ts_ - last_pts_ > kMaxForwardStepS * clock_rate_hz()) {
+    // Over the session's 10 s IO timeout: not a pause of this camera, a clock that started over.
+    error_ = "the camera's timestamps jumped ahead " +
+             std::to_string((unit.timestamp - *first_ts_ - last_pts_) / clock_rate_hz()) + " s";
+    stopped_ = true;
     return nullptr;
   }
   auto p = to_packet(unit);

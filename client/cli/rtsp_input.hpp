@@ -5,7 +5,8 @@
 // Timestamps are the RTP clock from the first access unit (pts = dts). A stream whose frames
 // turn out to be reordered (B-frames: a pts before the previous one) ends with reordered() set,
 // before that frame is handed out: its decode times cannot be told from RTP alone, and the
-// recorder reads it with libavformat from the next connection on (input_demuxer.hpp).
+// recorder reads it with libavformat from the next connection on (input_demuxer.hpp). A larger
+// step back (over half a second: the camera's encoder restarted) ends it as a lost input.
 // Thread: one owner; INTERRUPTED from any thread. Errors: the constructor throws
 // std::runtime_error (rtsp::UnsupportedStream: read it another way); next() returns null at the
 // end, error() saying why.
@@ -50,6 +51,7 @@ class RtspInput {
   std::optional<std::int64_t> first_ts_;
   std::int64_t last_pts_ = 0;
   bool reordered_ = false;
+  bool stopped_ = false;  // ended by its timestamps: nothing more is handed out
   std::string error_;
 };
 
