@@ -136,7 +136,9 @@ TEST_CASE("vigild records a pulled RTSP camera, across an outage, until it is re
   INFO(play.output);
   CHECK(play.status == 0);
 
-  // A source whose first packets have no timestamps records and plays back with rising ones.
+  // A source with B-frames, whose first packets have no timestamps: the buffered RTSP session sees
+  // its timestamps go back and ends before that frame; its worker reads it with libavformat from
+  // the next connection on, and it records and plays back with rising timestamps.
   REQUIRE(
       cli({"camera", "add", "yard", "rtsp://127.0.0.1:" + std::to_string(port) + "/bframes", "--data", data.string()},
           "add2.log")
@@ -144,6 +146,17 @@ TEST_CASE("vigild records a pulled RTSP camera, across an outage, until it is re
   const std::string yard_state =
       "SELECT s.state FROM streams s JOIN cameras c ON c.id = s.camera_id WHERE c.name = 'yard' ORDER BY s.id DESC LIMIT 1";
   REQUIRE(eventually([&] { return scalar(yard_state) == "recording"; }));
+  {
+    const auto logs = [&] {
+      return slurp(data / "log" / "ingest-worker-0.log") + slurp(data / "log" / "ingest-worker-1.log");
+    };
+    CHECK(eventually([&] {
+      return logs().find("camera=yard vigil record: reading h264 320x240 with libavformat") != std::string::npos;
+    }));
+    INFO(logs());
+    CHECK_THAT(logs(), ContainsSubstring("camera=yard vigil record: input lost: its frames are reordered (B-frames)"));
+    REQUIRE(eventually([&] { return scalar(yard_state) == "recording"; }));
+  }
   auto yard_live = cli({"--server", d.wire(), "play", "--stream", "yard", "--live", "--duration", "2", "-o",
                         (dir.path() / "yard.mkv").string()},
                        "yard.log");

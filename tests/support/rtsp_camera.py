@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """A real RTSP camera for the integration tests: GStreamer's RTSP server (Debian packages
 python3-gi, gir1.2-gst-rtsp-server-1.0, gstreamer1.0-plugins-*) serving a live 25 fps H.264 test
-pattern at /cam1 (no B-frames, a keyframe per second) and /bframes (x264 asked for two B-frames;
-either way its first RTP packets reach FFmpeg without timestamps). Usage: rtsp_camera.py PORT [KBPS [USER:PASSWORD]] (0: any
+pattern at /cam1 (no B-frames, a keyframe per second) and /bframes (main profile with two B-frames:
+its RTP timestamps go back and forth, and its first RTP packets reach FFmpeg without timestamps). Usage: rtsp_camera.py PORT [KBPS [USER:PASSWORD]] (0: any
 free port; KBPS: x264's bitrate, 0 or absent for its own, 2048, e.g. lower for many cameras on a slow simulated
 disk; USER:PASSWORD: every mount asks for these credentials with HTTP Digest, as most IP cameras do).
 Prints "ready PORT" once it listens. Run with Debian's /usr/bin/python3 (it has gi)."""
@@ -36,7 +36,9 @@ def mount(path, bframes):
     factory.set_launch(
         f"( videotestsrc is-live=true pattern={'smpte' if bframes == 0 else 'ball'} ! video/x-raw,width=320,height=240,framerate=25/1 "
         f"! x264enc {'tune=zerolatency ' if bframes == 0 else ''}speed-preset={'ultrafast' if bframes == 0 else 'veryfast'} key-int-max=25 {bitrate}"
-        f"bframes={bframes} {'b-adapt=false ' if bframes else ''}! h264parse config-interval=-1 ! rtph264pay name=pay0 pt=96 )")
+        f"bframes={bframes} {'b-adapt=false ' if bframes else ''}"
+        # Without the main profile in the caps x264enc negotiates baseline, which has no B-frames.
+        f"{'! video/x-h264,profile=main ' if bframes else ''}! h264parse config-interval=-1 ! rtph264pay name=pay0 pt=96 )")
     if credentials:
         permissions = GstRtspServer.RTSPPermissions()
         permissions.add_permission_for_role("viewer", "media.factory.access", True)
