@@ -151,6 +151,14 @@ std::optional<RtspUrl> parse_rtsp_url(std::string_view url, std::string& why) {
     why = "not an rtsp:// URL";
     return std::nullopt;
   }
+  // The URL goes into request lines as it is: a space or control character would end the line
+  // early or add a header.
+  for (const char c : url) {
+    if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f) {
+      why = "a space or control character in the URL";
+      return std::nullopt;
+    }
+  }
   std::string_view rest = url.substr(scheme.size());
   const auto path_at = rest.find('/');
   std::string_view authority = rest.substr(0, path_at);

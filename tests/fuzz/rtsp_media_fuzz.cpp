@@ -61,7 +61,8 @@ void fuzz_message(std::string_view text) {
   }
   if (const auto u = rtsp::parse_rtsp_url(text, why)) {
     check(!u->host.empty() && u->port > 0 && u->port <= 65535);
-    check(u->without_credentials.size() <= text.size());
+    check(u->without_credentials.size() <= text.size() + 1);  // "/" when the URL has no path
+    for (const char c : u->without_credentials) check(static_cast<unsigned char>(c) > 0x20 && c != 0x7f);
   }
 }
 

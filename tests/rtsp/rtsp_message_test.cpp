@@ -28,7 +28,7 @@ TEST_CASE("an rtsp URL splits into host, port and percent-decoded credentials", 
   CHECK(v6->port == 10554);
 
   for (const char* bad : {"http://x/", "rtsp://", "rtsp://host:0/", "rtsp://host:70000/", "rtsp://host:12x/",
-                          "rtsp://u:%4@host/", "rtsp://[::1/"}) {
+                          "rtsp://u:%4@host/", "rtsp://[::1/", "rtsp://host/a b", "rtsp://host/x\r\nCSeq: 9"}) {
     INFO(bad);
     why.clear();
     CHECK_FALSE(parse_rtsp_url(bad, why));
