@@ -75,8 +75,8 @@ class InputDemuxer {
   std::ostream& log_;
   std::atomic<bool> interrupted_{false};
   std::unique_ptr<AVFormatContext, FormatCloser> format_;
-  AVStream* video_ = nullptr;            // libavformat's reader
-  std::unique_ptr<RtspInput> rtsp_;      // or the buffered RTSP session's
+  AVStream* video_ = nullptr;                    // libavformat's reader
+  std::unique_ptr<RtspInput> rtsp_;              // or the buffered RTSP session's
   const AVCodecParameters* codecpar_ = nullptr;  // either one's
   AVRational time_base_{1, 1};
   std::string input_;

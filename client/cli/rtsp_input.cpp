@@ -30,7 +30,9 @@ std::vector<std::uint8_t> parameter_sets(rtsp::VideoCodec codec, const std::vect
     if (nal < end) {
       const int type = codec == rtsp::VideoCodec::h264 ? (annexb[nal] & 0x1f) : ((annexb[nal] >> 1) & 0x3f);
       const bool wanted = codec == rtsp::VideoCodec::h264 ? (type == 7 || type == 8) : (type >= 32 && type <= 34);
-      if (wanted) out.insert(out.end(), annexb.begin() + static_cast<std::ptrdiff_t>(at), annexb.begin() + static_cast<std::ptrdiff_t>(end));
+      if (wanted)
+        out.insert(out.end(), annexb.begin() + static_cast<std::ptrdiff_t>(at),
+                   annexb.begin() + static_cast<std::ptrdiff_t>(end));
     }
     at = end;
   }

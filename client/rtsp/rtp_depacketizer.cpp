@@ -148,19 +148,7 @@ void RtpDepacketizer::handle_h264(std::span<const std::uint8_t> payload) {
     fragment_open_ = false;
     append_nal({}, payload);
   } else if (type == 24) {
-    if (fragment_open_) unit_broken_ = true;
-    fragment_open_ = false;
-    auto body = payload.subspan(1);
-    if (!aggregation_valid(body, 1)) {
-      ++malformed_;
-      unit_broken_ = true;
-      return;
-    }
-    while (!body.empty()) {
-      const std::size_t nal_bytes = be16(body.data());
-      append_nal({}, body.subspan(2, nal_bytes));
-      body = body.subspan(2 + nal_bytes);
-    }
+    append_aggregation(payload.subspan(1), 1);
   } else if (type == 28) {
     if (payload.size() < 2) {
       ++malformed_;
@@ -168,21 +156,9 @@ void RtpDepacketizer::handle_h264(std::span<const std::uint8_t> payload) {
       return;
     }
     const std::uint8_t fu_header = payload[1];
-    const bool start = (fu_header & 0x80) != 0;
-    const bool end = (fu_header & 0x40) != 0;
-    if (start) {
-      if (fragment_open_) unit_broken_ = true;  // the previous one never ended
-      // The NAL header: F and NRI from the FU indicator, the type from the FU header.
-      const std::array<std::uint8_t, 1> header{static_cast<std::uint8_t>((payload[0] & 0xe0) | (fu_header & 0x1f))};
-      append_nal(header, payload.subspan(2));
-      fragment_open_ = true;
-    } else if (!fragment_open_) {
-      unit_broken_ = true;  // a middle or end without its start
-      return;
-    } else {
-      append_bytes(payload.subspan(2));
-    }
-    if (end) fragment_open_ = false;
+    // The NAL header: F and NRI from the FU indicator, the type from the FU header.
+    const std::array<std::uint8_t, 1> header{static_cast<std::uint8_t>((payload[0] & 0xe0) | (fu_header & 0x1f))};
+    append_fragment(header, payload.subspan(2), fu_header);
   } else if (type == 25 || type == 26 || type == 27 || type == 29) {
     ++malformed_;  // STAP-B, MTAP16, MTAP24, FU-B: interleaved mode, which we never ask for
     unit_broken_ = true;
@@ -205,19 +181,7 @@ void RtpDepacketizer::handle_h265(std::span<const std::uint8_t> payload) {
     fragment_open_ = false;
     append_nal({}, payload);
   } else if (type == 48) {
-    if (fragment_open_) unit_broken_ = true;
-    fragment_open_ = false;
-    auto body = payload.subspan(2);
-    if (!aggregation_valid(body, 2)) {
-      ++malformed_;
-      unit_broken_ = true;
-      return;
-    }
-    while (!body.empty()) {
-      const std::size_t nal_bytes = be16(body.data());
-      append_nal({}, body.subspan(2, nal_bytes));
-      body = body.subspan(2 + nal_bytes);
-    }
+    append_aggregation(payload.subspan(2), 2);
   } else if (type == 49) {
     if (payload.size() < 3) {
       ++malformed_;
@@ -225,30 +189,51 @@ void RtpDepacketizer::handle_h265(std::span<const std::uint8_t> payload) {
       return;
     }
     const std::uint8_t fu_header = payload[2];
-    const bool start = (fu_header & 0x80) != 0;
-    const bool end = (fu_header & 0x40) != 0;
-    if (start) {
-      if (fragment_open_) unit_broken_ = true;
-      // The payload header with its type replaced by the FU header's (F and layer id kept),
-      // then the second byte (layer id, temporal id) as it is.
-      const std::array<std::uint8_t, 2> header{static_cast<std::uint8_t>((payload[0] & 0x81) |
-                                                                         ((fu_header & 0x3f) << 1)),
-                                               payload[1]};
-      append_nal(header, payload.subspan(3));
-      fragment_open_ = true;
-    } else if (!fragment_open_) {
-      unit_broken_ = true;
-      return;
-    } else {
-      append_bytes(payload.subspan(3));
-    }
-    if (end) fragment_open_ = false;
+    // The payload header with its type replaced by the FU header's (F and layer id kept), then
+    // the second byte (layer id, temporal id) as it is.
+    const std::array<std::uint8_t, 2> header{static_cast<std::uint8_t>((payload[0] & 0x81) | ((fu_header & 0x3f) << 1)),
+                                             payload[1]};
+    append_fragment(header, payload.subspan(3), fu_header);
   } else if (type == 50) {
     ++malformed_;  // PACI: not supported; its NAL unit is lost
     unit_broken_ = true;
   } else {
     ++malformed_;  // 51..63: undefined
   }
+}
+
+// An aggregation packet's body (after its payload header): 16-bit size, NAL unit, ...; each NAL
+// unit at least MIN_NAL_BYTES (its header).
+void RtpDepacketizer::append_aggregation(std::span<const std::uint8_t> body, std::size_t min_nal_bytes) {
+  if (fragment_open_) unit_broken_ = true;  // the fragmented unit never ended
+  fragment_open_ = false;
+  if (!aggregation_valid(body, min_nal_bytes)) {
+    ++malformed_;
+    unit_broken_ = true;
+    return;
+  }
+  while (!body.empty()) {
+    const std::size_t nal_bytes = be16(body.data());
+    append_nal({}, body.subspan(2, nal_bytes));
+    body = body.subspan(2 + nal_bytes);
+  }
+}
+
+// A fragmentation unit (H.264 FU-A, H.265 FU): HEADER is the NAL header it rebuilds, BYTES what
+// follows the FU header, whose start (0x80) and end (0x40) bits are the same in both codecs.
+void RtpDepacketizer::append_fragment(std::span<const std::uint8_t> header, std::span<const std::uint8_t> bytes,
+                                      std::uint8_t fu_header) {
+  if ((fu_header & 0x80) != 0) {
+    if (fragment_open_) unit_broken_ = true;  // the previous one never ended
+    append_nal(header, bytes);
+    fragment_open_ = true;
+  } else if (!fragment_open_) {
+    unit_broken_ = true;  // a middle or end without its start
+    return;
+  } else {
+    append_bytes(bytes);
+  }
+  if ((fu_header & 0x40) != 0) fragment_open_ = false;
 }
 
 void RtpDepacketizer::append_nal(std::span<const std::uint8_t> header, std::span<const std::uint8_t> body) {

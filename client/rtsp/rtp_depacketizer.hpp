@@ -54,6 +54,9 @@ class RtpDepacketizer {
   void handle_h264(std::span<const std::uint8_t> payload);
   void handle_h265(std::span<const std::uint8_t> payload);
   // Appends 00 00 00 01 and NAL (its header rebuilt from HEADER where given, for fragments).
+  void append_aggregation(std::span<const std::uint8_t> body, std::size_t min_nal_bytes);
+  void append_fragment(std::span<const std::uint8_t> header, std::span<const std::uint8_t> bytes,
+                       std::uint8_t fu_header);
   void append_nal(std::span<const std::uint8_t> header, std::span<const std::uint8_t> body);
   void append_bytes(std::span<const std::uint8_t> bytes);
   void note_nal_type(int type);

@@ -114,10 +114,12 @@ std::optional<std::string> digest(const std::map<std::string, std::string>& p, c
       cnonce += two;
     }
     const std::string nc = "00000001";
-    value += ", response=\"" + digest_response(user, realm->second, password, method, uri, nonce->second, "auth", nc, cnonce) +
+    value += ", response=\"" +
+             digest_response(user, realm->second, password, method, uri, nonce->second, "auth", nc, cnonce) +
              "\", qop=auth, nc=" + nc + ", cnonce=\"" + cnonce + "\"";
   } else {
-    value += ", response=\"" + digest_response(user, realm->second, password, method, uri, nonce->second, "", "", "") + "\"";
+    value +=
+        ", response=\"" + digest_response(user, realm->second, password, method, uri, nonce->second, "", "", "") + "\"";
   }
   if (const auto opaque = p.find("opaque"); opaque != p.end()) value += ", opaque=\"" + opaque->second + "\"";
   value += ", algorithm=MD5";
@@ -169,7 +171,8 @@ std::optional<RtspUrl> parse_rtsp_url(std::string_view url, std::string& why) {
     authority.remove_prefix(at + 1);
     const auto colon = userinfo.find(':');
     auto user = percent_decode(userinfo.substr(0, colon));
-    auto password = colon == std::string_view::npos ? std::optional<std::string>("") : percent_decode(userinfo.substr(colon + 1));
+    auto password =
+        colon == std::string_view::npos ? std::optional<std::string>("") : percent_decode(userinfo.substr(colon + 1));
     if (!user || !password) {
       why = "bad percent-encoding in the URL's credentials";
       return std::nullopt;

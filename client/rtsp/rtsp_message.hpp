@@ -17,7 +17,7 @@ namespace vigil::client::rtsp {
 struct RtspUrl {
   std::string host;
   int port = 554;
-  std::string user, password;  // percent-decoded; empty: no credentials
+  std::string user, password;       // percent-decoded; empty: no credentials
   std::string without_credentials;  // the URL as the camera is asked for it (no user:password@)
 };
 std::optional<RtspUrl> parse_rtsp_url(std::string_view url, std::string& why);

@@ -34,7 +34,11 @@ std::optional<int> interleaved_channel(std::string_view transport) {
 
 RtspSession::RtspSession(const std::string& url, const std::atomic<bool>& stop, const std::atomic<bool>& interrupted,
                          std::chrono::milliseconds io_timeout)
-    : stop_(stop), interrupted_(interrupted), io_timeout_(io_timeout), shown_url_(redact_credentials(url)), buffer_(kReadBytes) {
+    : stop_(stop),
+      interrupted_(interrupted),
+      io_timeout_(io_timeout),
+      shown_url_(redact_credentials(url)),
+      buffer_(kReadBytes) {
   std::string why;
   auto parsed = parse_rtsp_url(url, why);
   if (!parsed) throw std::runtime_error("cannot open " + shown_url_ + ": " + why);
@@ -47,12 +51,11 @@ RtspSession::RtspSession(const std::string& url, const std::atomic<bool>& stop, 
     video_ = std::move(*video);
     std::string base = url_.without_credentials;
     if (const auto b = described.header("content-base")) base = std::string(*b);
-    const RtspMessage set_up = transact("SETUP", resolve_control(base, video_.control),
-                                        "Transport: RTP/AVP/TCP;unicast;interleaved=0-1\r\n");
+    const RtspMessage set_up =
+        transact("SETUP", resolve_control(base, video_.control), "Transport: RTP/AVP/TCP;unicast;interleaved=0-1\r\n");
     if (const auto transport = set_up.header("transport")) {
       if (transport->find("TCP") == std::string_view::npos && transport->find("tcp") == std::string_view::npos) {
-        throw UnsupportedStream(shown_url_ + ": RTP over UDP only (Transport: " +
-                                std::string(*transport) + ")");
+        throw UnsupportedStream(shown_url_ + ": RTP over UDP only (Transport: " + std::string(*transport) + ")");
       }
       rtp_channel_ = interleaved_channel(*transport).value_or(0);
     }
@@ -118,8 +121,8 @@ void RtspSession::connect_to(const RtspUrl& url) {
     if (rc != 0 && errno == EINPROGRESS) {
       const auto deadline = Clock::now() + io_timeout_;
       pollfd p{fd, POLLOUT, 0};
-      while ((rc = ::poll(&p, 1, static_cast<int>(kPollSlice.count()))) == 0 && !stopping() && Clock::now() < deadline) {
-      }
+      while ((rc = ::poll(&p, 1, static_cast<int>(kPollSlice.count()))) == 0 && !stopping() &&
+             Clock::now() < deadline) {}
       int error = rc > 0 ? 0 : ETIMEDOUT;
       socklen_t length = sizeof error;
       if (rc > 0) ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length);
@@ -266,7 +269,8 @@ RtspMessage RtspSession::transact(const std::string& method, const std::string& 
         challenge_ = std::move(m);
         break;
       }
-      if (m.status == 401) fail(url_.user.empty() ? "the camera wants credentials (401)" : "the camera refused the credentials (401)");
+      if (m.status == 401)
+        fail(url_.user.empty() ? "the camera wants credentials (401)" : "the camera refused the credentials (401)");
       if (m.status == 461) throw UnsupportedStream(method + " answered 461 Unsupported Transport (no RTP over TCP)");
       if (m.status < 200 || m.status >= 300) {
         fail(method + " answered " + std::to_string(m.status) + " " + m.reason);

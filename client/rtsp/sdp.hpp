@@ -16,8 +16,8 @@ struct SdpVideo {
   VideoCodec codec = VideoCodec::h264;
   int payload_type = 0;
   int clock_rate_hz = 90000;
-  std::string control;                // a=control of the media section ("" if absent; may be absolute)
-  std::int64_t bandwidth_bps = 0;     // b=AS (kbit/s) or b=TIAS (bit/s) of the section, else the session's; 0: none
+  std::string control;             // a=control of the media section ("" if absent; may be absolute)
+  std::int64_t bandwidth_bps = 0;  // b=AS (kbit/s) or b=TIAS (bit/s) of the section, else the session's; 0: none
   std::vector<std::uint8_t> parameter_sets;  // sprop-parameter-sets (H.264) or sprop-vps/sps/pps (H.265), Annex B
 };
 

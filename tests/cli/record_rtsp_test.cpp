@@ -22,10 +22,7 @@ TEST_CASE("vigil record reads a Digest-protected RTSP camera with the buffered s
   [[maybe_unused]] auto camera = test::start_rtsp_camera(dir.path(), 0, 0, std::string("viewer:") + kPassword);
   const std::string base = "127.0.0.1:" + std::to_string(camera.port) + "/cam1";
   const auto profile = test::make_sim_profile(dir.path());
-  test::VigildProcess d(dir.path() / "data",
-                        {"--volume", (dir.path() / "vol").string(), "--volume-size", std::to_string(128 << 20),
-                         "--extent-bytes", std::to_string(4 << 20), "--profile", profile.string(), "--cycle-ms", "200",
-                         "--model-check-cycles", "0"});
+  test::VigildProcess d(dir.path() / "data", test::sim_volume_args(dir.path(), profile));
   REQUIRE(d.wait_ready());
 
   auto rec = test::run_to_exit(VIGIL_CLI_PATH,
@@ -39,14 +36,16 @@ TEST_CASE("vigil record reads a Digest-protected RTSP camera with the buffered s
   // Every packet read was acknowledged, and 3 s of a 25 fps camera is dozens of them.
   std::smatch m;
   const std::string out = rec.output;
-  REQUIRE(std::regex_search(out, m, std::regex(R"(recorded (\d+) packets of porch as stream \d+; (\d+) acknowledged)")));
+  REQUIRE(
+      std::regex_search(out, m, std::regex(R"(recorded (\d+) packets of porch as stream \d+; (\d+) acknowledged)")));
   CHECK(m[1] == m[2]);
   CHECK(std::stoi(m[1]) >= 25);
 
   const auto mp4 = dir.path() / "porch.mp4";
-  auto play = test::run_to_exit(
-      VIGIL_CLI_PATH, {"--server", d.wire(), "play", "--stream", "porch", "--from", "-1h", "-o", mp4.string()},
-      dir.path() / "play.log");
+  auto play =
+      test::run_to_exit(VIGIL_CLI_PATH,
+                        {"--server", d.wire(), "play", "--stream", "porch", "--from", "-1h", "-o", mp4.string()},
+                        dir.path() / "play.log");
   INFO(play.output);
   REQUIRE(play.status == 0);
   const auto stream = test::probe_stream(mp4, dir.path());

@@ -38,8 +38,9 @@ TEST_CASE("an rtsp URL splits into host, port and percent-decoded credentials", 
 
 TEST_CASE("a response is parsed once complete, with its body", "[rtsp]") {
   const std::string sdp = "v=0\r\nm=video 0 RTP/AVP 96\r\n";
-  const std::string full = "RTSP/1.0 200 OK\r\nCSeq: 2\r\nContent-Base: rtsp://h/cam/\r\nContent-Length: " +
-                           std::to_string(sdp.size()) + "\r\n\r\n" + sdp + std::string("$\0\0\4abcd", 8);
+  const std::string full =
+      "RTSP/1.0 200 OK\r\nCSeq: 2\r\nContent-Base: rtsp://h/cam/\r\nContent-Length: " + std::to_string(sdp.size()) +
+      "\r\n\r\n" + sdp + std::string("$\0\0\4abcd", 8);
   std::string why;
   // Every prefix short of the body's end is "need more bytes", not an error.
   const std::size_t message_bytes = full.size() - 8;
@@ -69,12 +70,11 @@ TEST_CASE("a camera's own request and bare-LF lines are messages too", "[rtsp]")
 
 TEST_CASE("malformed and oversized messages are refused with a reason", "[rtsp]") {
   std::string why;
-  for (const std::string& bad :
-       {std::string("HTTP/1.1 200 OK\r\n\r\n"), std::string("RTSP/1.0 2x0 OK\r\n\r\n"),
-        std::string("RTSP/1.0 200 OK\r\nno colon here\r\n\r\n"),
-        std::string("RTSP/1.0 200 OK\r\nContent-Length: -1\r\n\r\n"),
-        std::string("RTSP/1.0 200 OK\r\nContent-Length: 99999999\r\n\r\n"),
-        "RTSP/1.0 200 OK\r\nX: " + std::string(kMaxHeadBytes, 'a') + "\r\n\r\n"}) {
+  for (const std::string& bad : {std::string("HTTP/1.1 200 OK\r\n\r\n"), std::string("RTSP/1.0 2x0 OK\r\n\r\n"),
+                                 std::string("RTSP/1.0 200 OK\r\nno colon here\r\n\r\n"),
+                                 std::string("RTSP/1.0 200 OK\r\nContent-Length: -1\r\n\r\n"),
+                                 std::string("RTSP/1.0 200 OK\r\nContent-Length: 99999999\r\n\r\n"),
+                                 "RTSP/1.0 200 OK\r\nX: " + std::string(kMaxHeadBytes, 'a') + "\r\n\r\n"}) {
     INFO(bad.substr(0, 40));
     CHECK_FALSE(parse_message(bad, why));
     CHECK_FALSE(why.empty());
