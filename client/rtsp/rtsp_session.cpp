@@ -141,7 +141,7 @@ void RtspSession::connect_to(const RtspUrl& url) {
   if (fd_ < 0) fail("cannot connect to " + url.host + ":" + std::to_string(url.port) + ": " + last_error);
 }
 
-void RtspSession::send_all(const std::string& bytes) {
+std::optional<std::string> RtspSession::send_all(const std::string& bytes) {
   std::size_t sent = 0;
   const auto deadline = Clock::now() + io_timeout_;
   while (sent < bytes.size()) {
@@ -150,11 +150,13 @@ void RtspSession::send_all(const std::string& bytes) {
       sent += static_cast<std::size_t>(n);
       continue;
     }
-    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) fail(std::strerror(errno));
-    if (stopping() || Clock::now() >= deadline) fail("the camera does not take our request");
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return std::strerror(errno);
+    if (stopping()) return "stopped";
+    if (Clock::now() >= deadline) return "the camera does not take our request";
     pollfd p{fd_, POLLOUT, 0};
     ::poll(&p, 1, static_cast<int>(kPollSlice.count()));
   }
+  return std::nullopt;
 }
 
 bool RtspSession::receive() {
@@ -259,7 +261,7 @@ RtspMessage RtspSession::transact(const std::string& method, const std::string& 
       }
     }
     const int cseq = ++cseq_;
-    send_all(request(method, uri, cseq, headers));
+    if (auto error = send_all(request(method, uri, cseq, headers))) fail(*error);
     for (;;) {
       RtspMessage m = *next_message();
       if (!m.is_response) continue;  // the camera's own request: nothing we serve
@@ -280,7 +282,7 @@ RtspMessage RtspSession::transact(const std::string& method, const std::string& 
   }
 }
 
-void RtspSession::keep_alive() {
+bool RtspSession::keep_alive() {
   std::string headers = "Session: " + session_id_ + "\r\n";
   if (challenge_) {
     if (auto value = authorization(*challenge_, url_.user, url_.password, "OPTIONS", play_uri_)) {
@@ -288,8 +290,12 @@ void RtspSession::keep_alive() {
     }
   }
   // OPTIONS: every camera answers it; its answer arrives among the media and is skipped.
-  send_all(request("OPTIONS", play_uri_, ++cseq_, headers));
   last_keep_alive_ = Clock::now();
+  if (auto error = send_all(request("OPTIONS", play_uri_, ++cseq_, headers))) {
+    error_ = "keep-alive not sent: " + *error;
+    return false;
+  }
+  return true;
 }
 
 bool RtspSession::read(std::vector<AccessUnit>& out) {
@@ -297,14 +303,7 @@ bool RtspSession::read(std::vector<AccessUnit>& out) {
   for (;;) {
     if (!drain_buffer(&out, nullptr)) return false;
     if (out.size() > before) return true;
-    if (Clock::now() - last_keep_alive_ >= keep_alive_every_) {
-      try {
-        keep_alive();
-      } catch (const std::exception& e) {
-        error_ = e.what();
-        return false;
-      }
-    }
+    if (Clock::now() - last_keep_alive_ >= keep_alive_every_ && !keep_alive()) return false;
     if (!receive()) return false;
   }
 }

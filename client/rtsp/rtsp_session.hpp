@@ -55,7 +55,8 @@ class RtspSession {
 
  private:
   void connect_to(const RtspUrl& url);
-  void send_all(const std::string& bytes);
+  // Sends all of BYTES; the reason when it could not (a stop, an error, the camera not reading).
+  std::optional<std::string> send_all(const std::string& bytes);
   // Reads more bytes into the buffer; false on a stop, the camera closing or a timeout (error_).
   bool receive();
   // Sends METHOD for URI and returns its response, answering one 401 with the URL's credentials.
@@ -66,7 +67,7 @@ class RtspSession {
   // Handles what the buffer holds: interleaved frames to the depacketizer, messages (keep-alive
   // answers, a camera's own requests) skipped. false: a malformed message (error_).
   bool drain_buffer(std::vector<AccessUnit>* out, std::optional<RtspMessage>* message);
-  void keep_alive();
+  bool keep_alive();  // false: not sent (error_)
   bool stopping() const { return stop_.load() || interrupted_.load(); }
   [[noreturn]] void fail(const std::string& why) const;
 
