@@ -257,9 +257,16 @@ std::optional<RtspMessage> parse_message(std::string_view bytes, std::string& wh
     }
     m.is_response = true;
     m.reason = std::string(trim(start.substr(std::min(start.size(), sp + 4))));
-  } else if (start.find(" RTSP/") == std::string_view::npos) {
-    why = "neither a response nor a request";
-    return std::nullopt;
+  } else {
+    // "METHOD URI RTSP/1.0"
+    const auto first = start.find(' ');
+    const auto version = start.rfind(" RTSP/");
+    if (first == std::string_view::npos || version == std::string_view::npos || version <= first) {
+      why = "neither a response nor a request";
+      return std::nullopt;
+    }
+    m.method = std::string(start.substr(0, first));
+    m.uri = std::string(trim(start.substr(first + 1, version - first - 1)));
   }
   while (!head.empty()) {
     const auto end = head.find('\n');

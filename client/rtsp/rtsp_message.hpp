@@ -31,6 +31,7 @@ struct RtspMessage {
   bool is_response = false;
   int status = 0;  // a response's status code
   std::string reason;
+  std::string method, uri;                                   // a request's
   std::vector<std::pair<std::string, std::string>> headers;  // names lower-cased, in order
   std::string body;
   std::size_t consumed_bytes = 0;  // how much of the input this message took

@@ -65,6 +65,8 @@ TEST_CASE("a camera's own request and bare-LF lines are messages too", "[rtsp]")
   auto m = parse_message("GET_PARAMETER rtsp://h/ RTSP/1.0\nCSeq: 9\n\n", why);
   REQUIRE(m);
   CHECK_FALSE(m->is_response);
+  CHECK(m->method == "GET_PARAMETER");
+  CHECK(m->uri == "rtsp://h/");
   CHECK(m->header("cseq") == "9");
 }
 

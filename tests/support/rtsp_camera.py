@@ -20,7 +20,7 @@ server = GstRtspServer.RTSPServer()
 server.set_address("127.0.0.1")
 server.set_service(sys.argv[1] if len(sys.argv) > 1 else "0")
 bitrate = f"bitrate={int(sys.argv[2])} " if len(sys.argv) > 2 and int(sys.argv[2]) > 0 else ""
-credentials = sys.argv[3].split(":", 1) if len(sys.argv) > 3 else None
+credentials = sys.argv[3].split(":", 1) if len(sys.argv) > 3 and sys.argv[3] else None
 if credentials:
     auth = GstRtspServer.RTSPAuth()
     auth.set_supported_methods(GstRtsp.RTSPAuthMethod.DIGEST)
