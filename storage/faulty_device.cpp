@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <charconv>
+#include <thread>
 
 #include "common/log.hpp"
 
@@ -16,7 +17,8 @@ constexpr KindName kKinds[] = {{FaultRule::Kind::write_error, "write"},
                                {FaultRule::Kind::flush_error, "flush"},
                                {FaultRule::Kind::read_error, "read"},
                                {FaultRule::Kind::torn_write, "torn"},
-                               {FaultRule::Kind::full, "full"}};
+                               {FaultRule::Kind::full, "full"},
+                               {FaultRule::Kind::slow_write, "slow"}};
 
 std::string_view kind_name(FaultRule::Kind k) {
   for (const auto& e : kKinds) {
@@ -87,7 +89,7 @@ FaultyDevice::~FaultyDevice() {
 const FaultRule* FaultyDevice::match(bool write, bool flush, std::uint64_t n) const noexcept {
   for (const auto& r : plan_.rules) {
     const bool writes = r.kind == FaultRule::Kind::write_error || r.kind == FaultRule::Kind::torn_write ||
-                        r.kind == FaultRule::Kind::full;
+                        r.kind == FaultRule::Kind::full || r.kind == FaultRule::Kind::slow_write;
     const bool kind_matches = write   ? writes
                               : flush ? r.kind == FaultRule::Kind::flush_error
                                       : r.kind == FaultRule::Kind::read_error;
@@ -123,6 +125,16 @@ Result<void> FaultyDevice::submit_write(std::uint64_t offset, std::span<const st
         return {};
       }
     }
+    return inner_->submit_write(offset, buf, durable, std::move(done));
+  }
+  if (rule->kind == FaultRule::Kind::slow_write) {
+    // The IO thread waits as it would for a device that takes long to start a command; the
+    // scheduler counts it as the command's device time (from its issue), as it would a real one.
+    if (injected_.fetch_add(1, std::memory_order_relaxed) == 0) {
+      log::warn("fault injected (test plan): slow writes",
+                {{"device", info().name}, {"extra_ms", kSlowWriteDelay.count()}});
+    }
+    std::this_thread::sleep_for(kSlowWriteDelay);
     return inner_->submit_write(offset, buf, durable, std::move(done));
   }
   if (rule->bad_spot) bad_spots_.emplace_back(offset, offset + buf.size());

@@ -3,7 +3,9 @@
 // any Device and follows a fault plan — EIO on the Nth write, flush or read (or on every one
 // from the Nth: a device that fails for good; or on every write to the Nth write's blocks: a bad
 // spot), a torn write (only a prefix of the Nth write
-// lands, then EIO), a full device (every write from the Nth fails with ENOSPC, nothing lands).
+// lands, then EIO), a full device (every write from the Nth fails with ENOSPC, nothing lands), a
+// slow device (the Nth write, or every one from it, takes kSlowWriteDelay longer: the device
+// holds the command that long before it starts; it lands).
 // vigild runs a volume on one with the test-only flag --fault-plan (docs/durability.md).
 //
 // Counting: operations are counted per kind (writes, flushes, reads) from arm() on, so a plan
@@ -13,6 +15,7 @@
 // Errors: values; an injected failure is delivered through the command's callback, from poll(),
 // like a real one.
 #include <atomic>
+#include <chrono>
 #include <deque>
 #include <memory>
 #include <string>
@@ -24,7 +27,7 @@
 namespace vigil::storage {
 
 struct FaultRule {
-  enum class Kind { write_error, flush_error, read_error, torn_write, full };
+  enum class Kind { write_error, flush_error, read_error, torn_write, full, slow_write };
   Kind kind = Kind::write_error;
   std::uint64_t nth = 1;  // 1-based, among the operations of its kind (writes for torn and full)
   bool for_good = false;  // every operation from the Nth on (always for full)
@@ -37,7 +40,11 @@ struct FaultPlan {
   std::vector<FaultRule> rules;
 };
 
-// "write@3,flush@2+,torn@5!,full@40,read@7": KIND@N, '+' for every one from the Nth on, '!'
+// What a slow write (KIND slow) costs on top of the device's own time: several times what a
+// profile predicts for a stream IO, so that the online model check trips within its window.
+inline constexpr std::chrono::milliseconds kSlowWriteDelay{40};
+
+// "write@3,flush@2+,torn@5!,full@40,read@7,slow@10+": KIND@N, '+' for every one from the Nth on, '!'
 // (write and torn) for a bad spot. invalid_argument for anything else.
 Result<FaultPlan> parse_fault_plan(std::string_view text) noexcept;
 std::string fault_plan_text(const FaultPlan& plan);

@@ -237,7 +237,7 @@ void check(const ServerConfig& cfg) {
     if (index >= cfg.volumes.size()) throw ConfigError("--fault-plan: no volume " + std::to_string(index));
     if (!storage::parse_fault_plan(plan)) {
       throw ConfigError("--fault-plan: '" + plan +
-                        "' is not a plan (KIND@N[+|!],...; KIND write, flush, read, torn, full)");
+                        "' is not a plan (KIND@N[+|!],...; KIND write, flush, read, torn, full, slow)");
     }
   }
   if (cfg.model_check_cycles < 0 || cfg.model_check_cycles > 1000) {

@@ -1,10 +1,11 @@
 // The fault-injecting device (test plans: EIO on the Nth write, flush or read, for good, torn
-// writes, a full device) on a real O_DIRECT file, and what vigild puts over every volume's
+// writes, a full device, slow writes) on a real O_DIRECT file, and what vigild puts over every volume's
 // device: a failed write retried once with the same bytes, failures in a row counted until the
 // device is failing for good. Then a volume whose extent header cannot be written: the allocator
 // marks that extent bad and takes the next one, instead of failing every allocation.
 #include <catch2/catch_test_macros.hpp>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 #include "storage/faulty_device.hpp"
@@ -100,6 +101,26 @@ TEST_CASE("a torn write lands only its first half; a full device lands nothing a
   CHECK(full.error().value() == ENOSPC);
   CHECK(byte_at(dev, 0) == 0x11);
   CHECK_FALSE(write_sync(dev, 8 * kBlock, fresh.span(), true).has_value());  // and stays full
+}
+
+TEST_CASE("a slow device holds each write from the Nth before starting it, and the write lands", "[fault]") {
+  auto plan = parse_fault_plan("slow@2+");
+  REQUIRE(plan.has_value());
+  CHECK(plan->rules[0].kind == FaultRule::Kind::slow_write);
+  CHECK(fault_plan_text(*plan) == "slow@2+");
+  vigil::test::TempDir dir;
+  FaultyDevice dev(file(dir), *plan);
+  dev.arm();
+  auto a = filled(kBlock, 0x44);
+  CHECK(write_sync(dev, 0, a.span(), true).has_value());  // write 1: at the device's own pace
+  CHECK(dev.injected() == 0);
+  for (int i = 0; i < 2; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    CHECK(write_sync(dev, kBlock, a.span(), true).has_value());  // writes 2 and 3: held, then landed
+    CHECK(std::chrono::steady_clock::now() - start >= kSlowWriteDelay);
+  }
+  CHECK(dev.injected() == 2);
+  CHECK(byte_at(dev, kBlock) == 0x44);
 }
 
 TEST_CASE("the guard writes a failed write again with the same bytes, and repairs a torn write", "[fault]") {
