@@ -13,12 +13,9 @@ struct KindName {
   FaultRule::Kind kind;
   std::string_view name;
 };
-constexpr KindName kKinds[] = {{FaultRule::Kind::write_error, "write"},
-                               {FaultRule::Kind::flush_error, "flush"},
-                               {FaultRule::Kind::read_error, "read"},
-                               {FaultRule::Kind::torn_write, "torn"},
-                               {FaultRule::Kind::full, "full"},
-                               {FaultRule::Kind::slow_write, "slow"}};
+constexpr KindName kKinds[] = {{FaultRule::Kind::write_error, "write"}, {FaultRule::Kind::flush_error, "flush"},
+                               {FaultRule::Kind::read_error, "read"},   {FaultRule::Kind::torn_write, "torn"},
+                               {FaultRule::Kind::full, "full"},         {FaultRule::Kind::slow_write, "slow"}};
 
 std::string_view kind_name(FaultRule::Kind k) {
   for (const auto& e : kKinds) {
