@@ -51,16 +51,6 @@ std::filesystem::path ffmpeg_clip(const std::filesystem::path& dir, const std::s
   return dir / name;
 }
 
-// The largest rate a new recording would be admitted at now (bits/s), from a refusal.
-std::uint64_t largest_new_rate(const test::VigildProcess& d) {
-  client::WireClient c(d.wire(), 30s);
-  c.hello("vigil tests", d.token());
-  c.send(test::open_record("probe", 10'000'000'000ULL));
-  const auto reply = c.receive();
-  REQUIRE(reply.msg.has_refuse());
-  return reply.msg.refuse().largest_rate_bps();
-}
-
 json::object camera_timeline(const test::VigildProcess& d, const std::string& camera) {
   auto r = test::http_request(d.http(), "GET", "/api/v1/timeline?from=-10m&cameras=" + camera);
   REQUIRE(r.status == 200);
@@ -99,17 +89,17 @@ TEST_CASE("a camera above its admitted rate that cannot be re-admitted: every dr
 
   // Fill the disk until a new recording fits at ~1 Mbit/s and no more: the recorder's 0.5 Mbit/s is
   // admitted, and its re-admission at what it really sends (×1.25 headroom: ~1.7 Mbit/s) is not.
-  const auto largest = largest_new_rate(d);
+  const auto largest = test::largest_new_rate(d);
   client::WireClient filler1(d.wire(), 30s), filler2(d.wire(), 30s);
   test::open_admitted(filler1, "filler1", largest / 2);
-  const auto second = largest_new_rate(d);
+  const auto second = test::largest_new_rate(d);
   const auto per_stream = largest / 2 > second ? largest / 2 - second : 0;  // a stream's fixed cost, as rate
   // Not quite linear (buffers are whole blocks): 1.6 Mbit/s left this way is ~1 Mbit/s of room on
   // the simulated WD400BB (deterministic: the profile and the admitted set decide it, not the machine).
   constexpr std::uint64_t kLeftBps = 1'600'000;
   REQUIRE(second > per_stream + kLeftBps);
   test::open_admitted(filler2, "filler2", second - per_stream - kLeftBps);
-  const auto room = largest_new_rate(d);
+  const auto room = test::largest_new_rate(d);
   INFO("room for a new recording: " << room << " bit/s");
   REQUIRE(room >= 550'000);
   REQUIRE(room <= 1'500'000);

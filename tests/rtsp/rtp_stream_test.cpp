@@ -13,18 +13,14 @@
 
 #include "client/rtsp/rtp_depacketizer.hpp"
 #include "client/rtsp/sdp.hpp"
+#include "tests/rtsp/rtsp_fixtures.hpp"
 
 using namespace vigil::client::rtsp;
 
 namespace {
 
-using Bytes = std::vector<std::uint8_t>;
-
-Bytes read_file(const std::string& name) {
-  std::ifstream f(std::string(VIGIL_RTSP_TEST_DATA) + "/" + name, std::ios::binary);
-  REQUIRE(f.good());
-  return Bytes(std::istreambuf_iterator<char>(f), {});
-}
+using vigil::test::rtsp_fixtures::Bytes;
+using vigil::test::rtsp_fixtures::read_file;
 
 // The NAL units of an Annex B stream (3- or 4-byte start codes).
 std::vector<Bytes> nal_units(const Bytes& b) {
@@ -77,15 +73,9 @@ TEST_CASE("rtp stream: FFmpeg's packets of an H.264 and an H.265 stream give bac
     const Bytes rtp = read_file(std::string(c.name) + ".rtp");
     RtpDepacketizer d(c.codec, sdp->payload_type);
     std::vector<AccessUnit> out;
-    std::size_t packets = 0;
-    for (std::size_t at = 0; at + 2 <= rtp.size();) {
-      const std::size_t len = rtp[at] | (std::size_t{rtp[at + 1]} << 8);
-      REQUIRE(at + 2 + len <= rtp.size());
-      d.push(std::span(rtp.data() + at + 2, len), out);
-      at += 2 + len;
-      ++packets;
-    }
-    CHECK(packets > 20);
+    const auto packets = vigil::test::rtsp_fixtures::packets(rtp);
+    for (const auto& p : packets) d.push(p, out);
+    CHECK(packets.size() > 20);
     CHECK(d.malformed_packets() == 0);
     CHECK(d.lost_packets() == 0);
     CHECK(d.dropped_units() == 0);
@@ -119,12 +109,7 @@ TEST_CASE("rtp stream: 2 s of the GStreamer camera over RTSP, from its first pac
   const Bytes rtp = read_file("gstreamer.rtp");
   RtpDepacketizer d(VideoCodec::h264, sdp->payload_type);
   std::vector<AccessUnit> out;
-  for (std::size_t at = 0; at + 2 <= rtp.size();) {
-    const std::size_t len = rtp[at] | (std::size_t{rtp[at + 1]} << 8);
-    REQUIRE(at + 2 + len <= rtp.size());
-    d.push(std::span(rtp.data() + at + 2, len), out);
-    at += 2 + len;
-  }
+  for (const auto& p : vigil::test::rtsp_fixtures::packets(rtp)) d.push(p, out);
   CHECK(d.malformed_packets() == 0);
   CHECK(d.lost_packets() == 0);
   CHECK(d.dropped_units() == 0);

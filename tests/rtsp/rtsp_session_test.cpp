@@ -22,30 +22,17 @@
 #include <thread>
 #include <vector>
 
+#include "tests/rtsp/rtsp_fixtures.hpp"
+
 using namespace vigil::client::rtsp;
+using namespace vigil;
 using Catch::Matchers::ContainsSubstring;
 
 namespace {
 
-using Bytes = std::vector<std::uint8_t>;
-
-Bytes read_file(const std::string& name) {
-  std::ifstream f(std::string(VIGIL_RTSP_TEST_DATA) + "/" + name, std::ios::binary);
-  REQUIRE(f.good());
-  return Bytes(std::istreambuf_iterator<char>(f), {});
-}
-
-// The fixture's RTP packets (each after a 16-bit little-endian length).
-std::vector<Bytes> packets(const Bytes& file) {
-  std::vector<Bytes> out;
-  for (std::size_t at = 0; at + 2 <= file.size();) {
-    const std::size_t n = file[at] | (std::size_t{file[at + 1]} << 8);
-    out.emplace_back(file.begin() + static_cast<std::ptrdiff_t>(at + 2),
-                     file.begin() + static_cast<std::ptrdiff_t>(at + 2 + n));
-    at += 2 + n;
-  }
-  return out;
-}
+using test::rtsp_fixtures::Bytes;
+using test::rtsp_fixtures::packets;
+using test::rtsp_fixtures::read_file;
 
 std::string interleaved(int channel, const Bytes& packet) {
   std::string frame{'$', static_cast<char>(channel), static_cast<char>(packet.size() >> 8),

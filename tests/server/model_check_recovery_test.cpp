@@ -29,16 +29,6 @@ using Catch::Matchers::ContainsSubstring;
 
 namespace {
 
-// The largest rate a new recording would be admitted at now (bits/s), from a refusal.
-std::uint64_t largest_new_rate(const test::VigildProcess& d) {
-  client::WireClient c(d.wire(), 30s);
-  c.hello("vigil tests", d.token());
-  c.send(test::open_record("probe", 10'000'000'000ULL));
-  const auto reply = c.receive();
-  REQUIRE(reply.msg.has_refuse());
-  return reply.msg.refuse().largest_rate_bps();
-}
-
 boost::json::object disk(const test::VigildProcess& d) {
   const auto r = test::http_request(d.http(), "GET", "/api/v1/disks");
   REQUIRE(r.status == 200);
@@ -60,7 +50,7 @@ TEST_CASE("a disk slower than its profile: vigild recalibrates, says so, keeps r
   args.insert(args.end(), {"--fault-plan", "0:slow@20+"});
   test::VigildProcess d(dir.path() / "data", args);
   REQUIRE(d.wait_ready());
-  const auto before = largest_new_rate(d);
+  const auto before = test::largest_new_rate(d);
   REQUIRE(before > 0);
 
   // A camera records at real time: its stream IO is what turns slow.
@@ -81,7 +71,7 @@ TEST_CASE("a disk slower than its profile: vigild recalibrates, says so, keeps r
   CHECK(prom.sum("vigil_disk_model_scale_ratio") > 1.5);
 
   // Admission goes on under the slower model: less room than the profile promised, not none.
-  const auto after = largest_new_rate(d);
+  const auto after = test::largest_new_rate(d);
   CHECK(after < before);
   CHECK(after > 0);
   auto second = test::run_to_exit(VIGIL_CLI_PATH, {"--server", d.wire(), "record", "--stream", "cam2", clip.string()},

@@ -3,6 +3,7 @@
 #include <catch2/catch_test_macros.hpp>
 
 #include <algorithm>
+#include <chrono>
 
 #include "tests/support/media_fixture.hpp"
 #include "tests/support/script_frames.hpp"
@@ -30,6 +31,15 @@ std::uint64_t open_admitted(client::WireClient& c, const std::string& name, std:
   auto reply = c.receive();
   REQUIRE(reply.msg.has_admit());
   return reply.msg.admit().stream_id();
+}
+
+std::uint64_t largest_new_rate(const VigildProcess& d) {
+  client::WireClient c(d.wire(), std::chrono::seconds(30));
+  c.hello("vigil tests", d.token());
+  c.send(open_record("probe", 10'000'000'000ULL));
+  const auto reply = c.receive();
+  REQUIRE(reply.msg.has_refuse());
+  return reply.msg.refuse().largest_rate_bps();
 }
 
 std::pair<proto::Envelope, std::vector<std::byte>> media_packet(std::uint64_t stream_id, std::uint64_t seq,

@@ -20,6 +20,10 @@ proto::Envelope open_record(const std::string& name, std::uint64_t rate_bps);
 // admitted; returns its stream id.
 std::uint64_t open_admitted(client::WireClient& c, const std::string& name, std::uint64_t rate_bps);
 
+// The largest rate a new recording would be admitted at on D now (bits/s): what vigild answers
+// an open-record far above any disk's capacity with.
+std::uint64_t largest_new_rate(const VigildProcess& d);
+
 // Script frame SEQ as a media packet of STREAM_ID (90 kHz time base, 25 fps, a keyframe every
 // 25 frames starting with frame 1); its payload is script_frame(SEQ, FRAME_STREAM)'s.
 // Script frame FRAME of FRAME_STREAM as packet SEQ of STREAM_ID (timestamps from SEQ, as above): a
