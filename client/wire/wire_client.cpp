@@ -67,15 +67,31 @@ void WireClient::send(const proto::Envelope& msg, std::span<const std::byte> pay
 }
 
 void WireClient::queue(const proto::Envelope& msg, std::span<const std::byte> payload) {
-  proto::append_frame(out_, msg, payload);
+  const std::size_t declared = msg.has_media_packet() ? msg.media_packet().payload_bytes() : 0;
+  if (declared != payload.size()) {
+    throw std::invalid_argument("queue: payload of " + std::to_string(payload.size()) +
+                                " bytes does not match the declared " + std::to_string(declared));
+  }
+  proto::append_frame_header(out_, msg);
+  queued_.push_back({out_.size(), payload});
 }
 
 void WireClient::flush() {
-  if (out_.empty()) return;
+  if (queued_.empty()) return;
+  // Headers from out_, payloads from where the caller keeps them, in order.
+  std::vector<asio::const_buffer> pieces;
+  pieces.reserve(2 * queued_.size());
+  std::size_t header_start = 0;
+  for (const auto& q : queued_) {
+    pieces.emplace_back(out_.data() + header_start, q.header_end - header_start);
+    if (!q.payload.empty()) pieces.emplace_back(q.payload.data(), q.payload.size());
+    header_start = q.header_end;
+  }
   boost::system::error_code ec;
-  if (tls_) asio::write(*tls_, asio::buffer(out_), ec);
-  else asio::write(socket_, asio::buffer(out_), ec);
+  if (tls_) asio::write(*tls_, pieces, ec);
+  else asio::write(socket_, pieces, ec);
   out_.clear();
+  queued_.clear();
   if (ec) throw std::runtime_error("sending to vigild failed: " + ec.message());
 }
 

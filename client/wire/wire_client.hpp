@@ -37,8 +37,10 @@ class WireClient {
   WireClient(const std::string& host_port, std::chrono::milliseconds timeout);
 
   void send(const proto::Envelope& msg, std::span<const std::byte> payload = {});
-  // Batching: queue() adds a frame to the outgoing buffer, flush() writes everything queued in
-  // one write. A burst of media packets then costs the server one wake-up, not one per packet.
+  // Batching: queue() adds a frame to the outgoing batch, flush() writes everything queued in
+  // one (gather) write. A burst of media packets then costs the server one wake-up, not one per
+  // packet, and the video is not copied on the way: PAYLOAD is sent from where it is, so it must
+  // stay as it is until flush() (a recorder's unacknowledged window keeps it longer anyway).
   void queue(const proto::Envelope& msg, std::span<const std::byte> payload = {});
   void flush();
   Received receive();  // throws ServerError for an Error frame
@@ -60,7 +62,12 @@ class WireClient {
   std::unique_ptr<boost::asio::ssl::context> tls_context_;
   std::unique_ptr<boost::asio::ssl::stream<boost::asio::ip::tcp::socket&>> tls_;
   proto::FrameDecoder decoder_;
-  std::string out_;
+  std::string out_;  // the queued frames' headers (length prefix and Envelope), back to back
+  struct Queued {
+    std::size_t header_end = 0;        // in out_: this frame's header ends here
+    std::span<const std::byte> payload;  // the caller's, sent after it
+  };
+  std::vector<Queued> queued_;
 };
 
 }  // namespace vigil::client

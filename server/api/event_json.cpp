@@ -34,6 +34,23 @@ bool nul_free(const json::value& v) {
   return true;
 }
 
+// Every number in V is finite: Boost.JSON reads 1e999 as infinity and would write it back as
+// "Infinity", which is not JSON — the stored event could never be read again.
+bool finite_numbers(const json::value& v) {
+  if (v.is_double()) return std::isfinite(v.get_double());
+  if (v.is_array()) {
+    for (const auto& x : v.get_array()) {
+      if (!finite_numbers(x)) return false;
+    }
+  }
+  if (v.is_object()) {
+    for (const auto& [k, x] : v.get_object()) {
+      if (!finite_numbers(x)) return false;
+    }
+  }
+  return true;
+}
+
 class EventParser {
  public:
   EventParser(const json::object& o, std::string prefix, std::int64_t now_us)
@@ -85,6 +102,7 @@ class EventParser {
     if (const auto* v = present("attributes")) {
       if (!v->is_object()) fail("attributes", "must be a JSON object");
       if (!nul_free(*v)) fail("attributes", "must not contain the character U+0000");
+      if (!finite_numbers(*v)) fail("attributes", "must not hold a number beyond the range of a double");
       e.attributes_json = json::serialize(*v);
       if (e.attributes_json.size() > kMaxAttributesBytes) fail("attributes", "is larger than 16 KiB");
     }

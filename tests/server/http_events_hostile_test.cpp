@@ -143,6 +143,9 @@ TEST_CASE("HTTP events: hostile input is a 4xx with a reason and changes nothing
         {"attributes string", "{" + ok_head + R"(,"attributes":"{}"})"},
         {"attributes too big", "{" + ok_head + R"(,"attributes":{"k":")" + big_value + R"("}})"},
         {"attributes NUL", "{" + ok_head + R"(,"attributes":{"k":"a\u0000b"}})"},
+        // Read as infinity, written back as "Infinity": an event nobody could read again (fuzzer).
+        {"attributes number out of range", "{" + ok_head + R"(,"attributes":{"d":56E05000000}})"},
+        {"attributes nested number out of range", "{" + ok_head + R"(,"attributes":{"a":[1,-1e400]}})"},
         {"source number", "{" + ok_head + R"(,"source":5})"},
         {"source NUL", "{" + ok_head + R"(,"source":"a\u0000"})"},
         {"source long", "{" + ok_head + R"(,"source":")" + std::string(300, 's') + R"("})"},
