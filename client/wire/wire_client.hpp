@@ -64,7 +64,7 @@ class WireClient {
   proto::FrameDecoder decoder_;
   std::string out_;  // the queued frames' headers (length prefix and Envelope), back to back
   struct Queued {
-    std::size_t header_end = 0;        // in out_: this frame's header ends here
+    std::size_t header_end = 0;          // in out_: this frame's header ends here
     std::span<const std::byte> payload;  // the caller's, sent after it
   };
   std::vector<Queued> queued_;

@@ -35,7 +35,7 @@ bool nul_free(const json::value& v) {
 }
 
 // Every number in V is finite: Boost.JSON reads 1e999 as infinity and would write it back as
-// "Infinity", which is not JSON — the stored event could never be read again.
+// "Infinity", which is not JSON (PostgreSQL's jsonb refuses it; nothing could read it back).
 bool finite_numbers(const json::value& v) {
   if (v.is_double()) return std::isfinite(v.get_double());
   if (v.is_array()) {
