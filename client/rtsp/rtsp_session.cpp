@@ -72,7 +72,17 @@ RtspSession::RtspSession(const std::string& url, const std::atomic<bool>& stop, 
     }
     depacketizer_.emplace(video_.codec, video_.payload_type);
     play_uri_ = base;
-    transact("PLAY", play_uri_, "Session: " + session_id_ + "\r\nRange: npt=0.000-\r\n");
+    // No Range: a live camera plays from now anyway, and a Range asks a server to seek — which
+    // GStreamer's RTSP server (1.22) cannot do on a shared live media whose first client is still
+    // starting: it aborts (gst_rtsp_media_get_rates). A camera that insists gets one.
+    try {
+      transact("PLAY", play_uri_, "Session: " + session_id_ + "\r\n");
+    } catch (const UnsupportedStream&) {
+      throw;
+    } catch (const std::runtime_error&) {
+      if (stopping() || fd_ < 0) throw;
+      transact("PLAY", play_uri_, "Session: " + session_id_ + "\r\nRange: npt=0.000-\r\n");
+    }
     last_keep_alive_ = Clock::now();
     // A camera sends each frame as a run of RTP packets: woken for every packet, the session would
     // make a poll() and a recv() per packet again. Woken once kBatch of media has arrived (at the

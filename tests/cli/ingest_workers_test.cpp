@@ -222,7 +222,9 @@ TEST_CASE("an ingest worker killed with SIGKILL: its cameras record again after 
   }
   Catalog cat(data);
   INFO(d.output());
-  REQUIRE(eventually([&] { return cat.number("SELECT count(*) FROM streams WHERE state = 'recording'") == 4; }, 60s));
+  if (!eventually([&] { return cat.number("SELECT count(*) FROM streams WHERE state = 'recording'") == 4; }, 60s)) {
+    FAIL("not all 4 cameras recording after 60 s; the workers' logs:\n" << worker_logs(data));
+  }
 
   // Worker 0's pid, and which cameras it records.
   const auto out = d.output();
