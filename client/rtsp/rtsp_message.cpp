@@ -7,8 +7,8 @@
 #include <array>
 #include <cctype>
 #include <charconv>
-#include <cstdio>
 #include <map>
+#include <span>
 
 namespace vigil::client::rtsp {
 namespace {
@@ -46,17 +46,23 @@ std::optional<std::string> percent_decode(std::string_view s) {
   return out;
 }
 
+// BYTES in lower-case hex, as Digest writes hashes and nonces.
+std::string hex(std::span<const unsigned char> bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(2 * bytes.size());
+  for (const unsigned char b : bytes) {
+    out += kDigits[b >> 4];
+    out += kDigits[b & 0x0f];
+  }
+  return out;
+}
+
 std::string md5_hex(std::string_view text) {
   std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
   unsigned int length = 0;
   EVP_Digest(text.data(), text.size(), digest.data(), &length, EVP_md5(), nullptr);
-  std::string hex;
-  for (unsigned int i = 0; i < length; ++i) {
-    char two[3];
-    std::snprintf(two, sizeof two, "%02x", digest[i]);
-    hex += two;
-  }
-  return hex;
+  return hex(std::span(digest.data(), length));
 }
 
 std::string base64(std::string_view text) {
@@ -107,12 +113,7 @@ std::optional<std::string> digest(const std::map<std::string, std::string>& p, c
   if (qop != p.end() && lower(qop->second).find("auth") != std::string::npos) {
     std::array<unsigned char, 8> random{};
     RAND_bytes(random.data(), static_cast<int>(random.size()));
-    std::string cnonce;
-    for (auto b : random) {
-      char two[3];
-      std::snprintf(two, sizeof two, "%02x", b);
-      cnonce += two;
-    }
+    const std::string cnonce = hex(random);
     const std::string nc = "00000001";
     value += ", response=\"" +
              digest_response(user, realm->second, password, method, uri, nonce->second, "auth", nc, cnonce) +
