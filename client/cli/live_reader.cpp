@@ -31,12 +31,22 @@ void LiveReader::read_all() {
     // A packet without a timestamp is neither a hole nor the end of one.
     const auto ts = p->dts != AV_NOPTS_VALUE ? std::optional(p->dts) : timestamp_of(*p);
     if (ts) {
-      if (auto hole = holes_.packet(*ts, p->duration)) {
+      // The detector sees every packet (it learns the frame interval), but where the input says
+      // what it dropped, that exact hole is reported — however short — and not the detector's guess.
+      const auto hole = holes_.packet(*ts, p->duration);
+      const auto lost_frames = frames_lost_before(*p);
+      if (lost_frames > 0 && delivered_any_ && *ts > last_end_ts_) {
+        losses_.push_back(Loss{.reason = Loss::Reason::source_loss,
+                               .from_ts = last_end_ts_,
+                               .to_ts = *ts,
+                               .packets = std::max(lost_frames, hole ? hole->missing_frames : 0)});
+      } else if (hole) {
         losses_.push_back(Loss{.reason = Loss::Reason::source_loss,
                                .from_ts = hole->from_ts,
                                .to_ts = hole->to_ts,
                                .packets = hole->missing_frames});
       }
+      delivered_any_ = true;
       last_end_ts_ = std::max(last_end_ts_, *ts + std::max<std::int64_t>(p->duration, 1));
       if (pace_) {
         // A camera delivers each frame at its time, whatever the recorder does.

@@ -6,8 +6,11 @@
 // for longer than the queue holds is dropped from deliberately — from the packet that does not fit
 // up to the next keyframe that fits half the queue, so what is kept stays decodable — and each
 // such run is reported as a Loss with reason rate_exceeded. A file is never dropped from: its
-// reading waits for room instead. Holes in what the source delivered (source_gaps.hpp) are
-// reported as Losses with reason source_loss. Losses come in the order they happened.
+// reading waits for room instead. Holes in what the source delivered are reported as Losses with
+// reason source_loss: exactly those the input says it dropped (frames_lost_before, packet.hpp: the
+// buffered RTSP session after an RTP loss), and those found in the timestamps (source_gaps.hpp).
+// Frames lost before the first packet delivered are not reported: recording starts at it.
+// Losses come in the order they happened.
 // Thread: the reader thread calls InputDemuxer (nothing else may, once started); next(),
 // take_losses() and the destructor are the recorder's. Errors: none thrown; the input's end or
 // loss ends the queue (InputDemuxer::lost() says which, once next() returned null).
@@ -73,6 +76,7 @@ class LiveReader {
   Loss run_;                               // guarded by mu_: the open run
   std::optional<std::pair<std::chrono::steady_clock::time_point, std::int64_t>> pace_start_;  // the reader's
   std::int64_t last_end_ts_ = 0;       // the reader's: the latest packet's end (a drop run that ends with the input)
+  bool delivered_any_ = false;         // the reader's: a packet with a timestamp was read
   std::uint64_t dropped_packets_ = 0;  // guarded by mu_
   std::thread thread_;                 // last: started once the rest is ready
 };

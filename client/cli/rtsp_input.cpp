@@ -133,6 +133,7 @@ PacketPtr RtspInput::to_packet(rtsp::AccessUnit& unit) {
   p->pts = pts;
   p->dts = pts;
   if (unit.keyframe) p->flags |= AV_PKT_FLAG_KEY;
+  set_frames_lost_before(*p, unit.units_lost_before);
   last_pts_ = pts;
   return p;
 }

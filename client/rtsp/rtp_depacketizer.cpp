@@ -278,6 +278,7 @@ void RtpDepacketizer::finish_unit(std::vector<AccessUnit>& out) {
   }
   if (unit_broken_ || (wait_keyframe_ && !unit_keyframe_)) {
     ++dropped_units_;
+    ++dropped_since_out_;
     wait_keyframe_ = true;
     if (unit_.capacity() > kKeptCapacityBytes) {
       std::vector<std::uint8_t>().swap(unit_);
@@ -286,8 +287,12 @@ void RtpDepacketizer::finish_unit(std::vector<AccessUnit>& out) {
     }
   } else {
     if (unit_keyframe_) wait_keyframe_ = false;
-    out.push_back(AccessUnit{.annexb = std::move(unit_), .timestamp = unit_timestamp_, .keyframe = unit_keyframe_});
+    out.push_back(AccessUnit{.annexb = std::move(unit_),
+                             .timestamp = unit_timestamp_,
+                             .keyframe = unit_keyframe_,
+                             .units_lost_before = dropped_since_out_});
     unit_ = {};
+    dropped_since_out_ = 0;
   }
   unit_open_ = unit_broken_ = unit_keyframe_ = unit_picture_ = fragment_open_ = false;
 }

@@ -3,8 +3,9 @@
 // Annex B (4-byte start codes), as the recorder sends them. An access unit ends at the RTP
 // marker bit or when the RTP timestamp changes. A gap in sequence numbers (or a fragment that
 // cannot be completed) loses the access unit it hit, and every later one up to the next
-// keyframe: what is handed out stays decodable, and the hole in timestamps is what the
-// recorder's source-gap detector reports as source_loss.
+// keyframe: what is handed out stays decodable. The next unit handed out says how many were
+// dropped before it (units_lost_before), and the recorder reports exactly that hole, from the
+// last unit handed out to it, as a source_loss gap.
 // Thread: one owner. Errors: none thrown; malformed packets are counted and skipped.
 #include <cstddef>
 #include <cstdint>
@@ -20,6 +21,9 @@ struct AccessUnit {
   std::vector<std::uint8_t> annexb;  // NAL units, each after 00 00 00 01
   std::int64_t timestamp = 0;        // RTP timestamp unwrapped to 64 bits (the stream's clock rate)
   bool keyframe = false;             // holds an IDR (H.264 type 5) or an IRAP picture (H.265 types 16..23)
+  // Access units dropped since the one handed out before this (a loss): the media between the two
+  // was sent and is not here. Units whose packets were all lost are not counted (never seen).
+  std::uint64_t units_lost_before = 0;
 };
 
 // Larger access units are dropped (counted in dropped_units): no camera sends one, and a hostile
@@ -83,6 +87,7 @@ class RtpDepacketizer {
   std::vector<std::uint8_t> unit_;
   bool wait_keyframe_ = false;  // a loss: access units are dropped up to the next keyframe
   std::uint64_t malformed_ = 0, lost_ = 0, dropped_units_ = 0;
+  std::uint64_t dropped_since_out_ = 0;  // dropped since the last unit handed out
 };
 
 }  // namespace vigil::client::rtsp

@@ -202,6 +202,12 @@ TEST_CASE("rtp: a sequence gap drops the access units up to the next keyframe", 
   CHECK(d.lost_packets() == 1);
   CHECK(d.dropped_units() == 2);
   CHECK(d.malformed_packets() == 0);
+  // The keyframe after the hole says what was dropped before it (4 and 5; 3 was never seen), so
+  // the recorder reports exactly that media as lost; the units around it say nothing.
+  CHECK(out[0].units_lost_before == 0);
+  CHECK(out[1].units_lost_before == 0);
+  CHECK(out[2].units_lost_before == 2);
+  CHECK(out[3].units_lost_before == 0);
 }
 
 TEST_CASE("rtp: a gap inside a keyframe's fragments drops it; the sequence wraps without a gap", "[rtsp][rtp]") {
@@ -220,6 +226,7 @@ TEST_CASE("rtp: a gap inside a keyframe's fragments drops it; the sequence wraps
   CHECK(out[1].timestamp == 10800);
   CHECK(d.lost_packets() == 1);
   CHECK(d.dropped_units() == 2);  // the broken keyframe, then the P frame after it
+  CHECK(out[1].units_lost_before == 2);
 }
 
 TEST_CASE("rtp: a loss at an access unit's end drops it when the next one starts", "[rtsp][rtp]") {
