@@ -65,10 +65,13 @@ void record_gap(pqxx::work& tx, std::int64_t stream_id, std::int64_t from_us, st
 bool record_refused_gap(pqxx::work& tx, std::int64_t stream_id, std::int64_t from_us, std::int64_t to_us,
                         const std::string& reason, const std::string& detail) {
   // The batcher may commit this after the camera's next stream opened (opens go to the catalog
-  // directly), so the cut is made here as well as in record_reconnect_gap.
+  // directly), so the cut is made here as well as in record_reconnect_gap. "Next" in the order
+  // record_reconnect_gap uses, (started_at_us, id): a stream re-opened for a frame larger than its
+  // buffer begins with that very frame, so with a live source's capture clock both streams start
+  // at the same instant — and the frames this one refused are all in the next.
   to_us = std::min(to_us, tx.exec_params1("SELECT COALESCE(min(n.started_at_us), $2) FROM streams s "
                                           "JOIN streams n ON n.camera_id = s.camera_id AND n.id <> s.id "
-                                          "AND n.started_at_us > s.started_at_us WHERE s.id = $1",
+                                          "AND (n.started_at_us, n.id) > (s.started_at_us, s.id) WHERE s.id = $1",
                                           stream_id, to_us)[0]
                               .as<std::int64_t>());
   if (to_us <= from_us) return false;

@@ -226,4 +226,14 @@ TEST_CASE("a gap of refused frames ends where the camera's next stream resent th
     CHECK(g[0][0].as<std::int64_t>() == 2'800'000);
     CHECK(g[0][1].as<std::int64_t>() == 2'900'000);
   }
+  SECTION("re-opened for a frame larger than its buffer: the next stream begins at the same instant") {
+    // A live camera's capture clock: both streams start with the refused keyframe, and every frame
+    // the first refused is in the second, so no gap is left (the order is (started_at_us, id)).
+    const auto second = open(1'000'000);
+    CHECK_FALSE(catalog::record_refused_gap(tx, first, 1'000'000, 1'160'000, "rate_exceeded", "4 frames"));
+    CHECK(gaps(first).empty());
+    // The later stream's own refusals are not cut by the earlier one.
+    CHECK(catalog::record_refused_gap(tx, second, 1'500'000, 1'600'000, "rate_exceeded", "2 frames"));
+    CHECK(gaps(second).size() == 1);
+  }
 }
