@@ -99,6 +99,11 @@ class AlignedBuffer {
   std::size_t size() const noexcept { return size_; }
   std::span<std::byte> span() noexcept { return {data_, size_}; }
   std::span<const std::byte> span() const noexcept { return {data_, size_}; }
+  // The buffer's whole pages go back to the kernel until written again (a buffer half that was
+  // written and waits to fill: storage/segment_writer.hpp); its contents read as zeros.
+  void release_pages() noexcept;
+  // Bytes of it in memory now (mincore): what it costs, as opposed to its size.
+  std::size_t resident_bytes() const noexcept;
 
  private:
   std::byte* data_ = nullptr;

@@ -56,6 +56,24 @@ void unlock(void* p, std::size_t bytes) noexcept {
   g_locked.fetch_sub(bytes, std::memory_order_relaxed);
 }
 
+bool give_back(void* p, std::size_t bytes, bool locked) noexcept {
+  if (p == nullptr || bytes == 0) return false;
+  // Locked pages cannot be dropped (MADV_DONTNEED: EINVAL): unlocked for the drop, then the range
+  // is locked again on fault — the IO thread only ever reads pages the network side has written,
+  // which are resident and locked by then.
+  if (locked && munlock(p, bytes) != 0) return false;
+  const bool dropped = madvise(p, bytes, MADV_DONTNEED) == 0;
+  if (locked && mlock2(p, bytes, MLOCK_ONFAULT) != 0) {
+    // Not expected (the same range was locked a moment ago): the buffer works on, unlocked.
+    if (!g_failed.exchange(true)) {
+      g_error.store(errno);
+      log::warn("an IO buffer could not be locked again after giving its pages back; it works unlocked",
+                {{"error", std::strerror(errno)}});
+    }
+  }
+  return dropped;
+}
+
 Stats stats() noexcept {
   return {.enabled = enabled(),
           .failed = g_failed.load(std::memory_order_relaxed),

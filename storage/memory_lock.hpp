@@ -18,6 +18,11 @@ bool enabled() noexcept;
 // Locks [P, P + BYTES) if enabled and nothing failed before; true if it is locked now.
 bool lock(void* p, std::size_t bytes) noexcept;
 void unlock(void* p, std::size_t bytes) noexcept;
+// Gives the whole pages [P, P + BYTES) back to the kernel (page-aligned): they read as zeros and
+// come back as they are written. LOCKED: they were locked, and are locked again as each is faulted
+// back in (mlock2 MLOCK_ONFAULT), so the locked budget is what the buffer holds, not its size.
+// Returns false when the kernel refused (the pages stay as they were).
+bool give_back(void* p, std::size_t bytes, bool locked) noexcept;
 
 struct Stats {
   bool enabled = false;

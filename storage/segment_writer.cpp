@@ -86,6 +86,12 @@ Result<void> SegmentWriter::append(const RecordHeader& header, std::span<const s
   if (!open_ || header.sequence != next_sequence_ || header.padding()) return errc::invalid_argument;
   // Not policing: waiting for a fresh half would not help, only a larger buffer (a higher rate).
   if (kRecordHeaderBytes + payload.size() > buffer_bytes_) return errc::frame_exceeds_buffer;
+  if (written_half_held_) {
+    // Its frames are durable and it fills only after the next seal: until then its pages are
+    // memory for nothing (at T = 1 s, most of a cycle).
+    halves_[filling_ ^ 1].release_pages();
+    written_half_held_ = false;
+  }
   if (!batch_.fits(payload.size())) return errc::unavailable;
   RecordHeader h = header;
   h.stream_id = stream_id_;
@@ -160,6 +166,7 @@ Result<std::optional<SegmentWriter::SealedBatch>> SegmentWriter::seal_cycle() no
   sealed_end_ = write_offset_ + bytes;
   // Double buffering: the network fills the other half while this one is written.
   filling_ ^= 1;
+  written_half_held_ = false;  // the written half fills now: its pages are wanted
   if (!grown_.empty()) {
     // Re-admitted at a higher rate: the half that came free is replaced by a larger one.
     halves_[filling_] = std::move(grown_.back());
@@ -196,6 +203,11 @@ void SegmentWriter::batch_written(Result<void> result) noexcept {
   sealed_meta_.reset();
   write_offset_ = sealed_end_;
   summary_.end_offset = write_offset_;
+  written_half_held_ = true;
+}
+
+std::size_t SegmentWriter::resident_buffer_bytes() const noexcept {
+  return halves_[0].resident_bytes() + halves_[1].resident_bytes();
 }
 
 std::optional<std::uint64_t> SegmentWriter::mark_durable() noexcept {

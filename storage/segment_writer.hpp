@@ -12,7 +12,9 @@
 // extent also holds the segment header). A batch never straddles two extents.
 //
 // Thread: one caller at a time, not thread-safe itself: RecordingStream calls append() from a
-// network thread and the rest from the IO thread, under its own mutex. Errors: values. Memory: 2 × buffer_bytes + the GOP index.
+// network thread and the rest from the IO thread, under its own mutex. Errors: values. Memory: 2 × buffer_bytes + the GOP index
+// at most; in memory, what the halves hold: a half that was written gives its pages back at the next
+// append (on the network thread, not the IO thread), and fills them again as it is written.
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -113,6 +115,8 @@ class SegmentWriter {
   std::uint64_t durable_sequence() const noexcept { return durable_sequence_; }
   const SegmentSummary& current() const noexcept { return summary_; }
   std::size_t buffer_bytes() const noexcept { return buffer_bytes_; }
+  // Bytes of the two halves in memory now (AlignedBuffer::resident_bytes).
+  std::size_t resident_buffer_bytes() const noexcept;
   std::uint32_t block_bytes() const noexcept { return volume_.block_bytes(); }
 
  private:
@@ -125,6 +129,9 @@ class SegmentWriter {
   AlignedBuffer halves_[2];
   std::vector<AlignedBuffer> grown_;  // larger halves waiting for theirs to come free (grow_buffer)
   int filling_ = 0;
+  // The half written last still holds its pages: the next append gives them back. Not at the
+  // write's completion, which runs on the IO thread (a madvise there would be its time).
+  bool written_half_held_ = false;
   RecordBatch batch_;
   bool open_ = false;
   std::uint32_t header_blocks_ = 1;

@@ -37,3 +37,29 @@ TEST_CASE("IO buffers are locked while they live when enabled, and say so when t
   CHECK(memory_lock::stats().locked_bytes == before.locked_bytes);
   memory_lock::enable(false);
 }
+
+TEST_CASE("a buffer gives its pages back and fills them again, locked or not", "[memory_lock]") {
+  for (const bool locked : {false, true}) {
+    CAPTURE(locked);
+    memory_lock::enable(locked);
+    constexpr std::size_t kBytes = 256 * 1024;
+    AlignedBuffer b(kBytes);
+    CHECK(b.resident_bytes() == kBytes);  // zero-filled on allocation: every page touched
+    for (auto& x : b.span()) x = std::byte{0x5a};
+    b.release_pages();
+    CHECK(b.resident_bytes() == 0);
+    // What was there reads as zeros, and writing brings back only the pages written.
+    CHECK(b.span()[kBytes / 2] == std::byte{0});
+    b.span()[0] = std::byte{1};
+    b.span()[kBytes - 1] = std::byte{2};
+    CHECK(b.resident_bytes() >= 2 * 4096);
+    CHECK(b.resident_bytes() < kBytes);
+    CHECK(b.span()[0] == std::byte{1});
+    CHECK(b.span()[kBytes - 1] == std::byte{2});
+    if (locked && !memory_lock::stats().failed) {
+      // Still counted as one locked buffer: unlocked at its free as before.
+      CHECK(memory_lock::describe(memory_lock::stats()) == "locked");
+    }
+  }
+  memory_lock::enable(false);
+}

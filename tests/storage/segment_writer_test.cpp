@@ -47,6 +47,41 @@ TEST_CASE("a full buffer half refuses frames (policing) instead of dropping them
   CHECK(w.append(frame(3), p).has_value());  // room again in the other half
 }
 
+TEST_CASE("a written half gives its pages back at the next append; memory is what the halves hold",
+          "[writer][storage]") {
+  Fixture f;
+  constexpr std::size_t kHalf = 16 * 1024;
+  SegmentWriter w(*f.vol, 1, {.buffer_bytes = kHalf});
+  REQUIRE(w.open_segment(1, {}, 1, 0).has_value());
+  std::vector<std::byte> p(3000, std::byte{7});
+  for (std::uint64_t s = 1; s <= 4; ++s) REQUIRE(w.append(frame(s, s == 1), p).has_value());
+  // Sealed and being written: the written half keeps its pages until its write is reported.
+  auto sealed = w.seal_cycle();
+  REQUIRE(sealed.has_value());
+  REQUIRE(sealed->has_value());
+  const auto held = w.resident_buffer_bytes();
+  REQUIRE(write_sync(f.disk, (*sealed)->device_offset, (*sealed)->data, false).has_value());
+  w.batch_written({});
+  CHECK(w.resident_buffer_bytes() == held);  // not on the IO thread's completion
+  // The next append (the network side) gives the written half's pages back.
+  REQUIRE(w.append(frame(5), p).has_value());
+  CHECK(w.resident_buffer_bytes() <= kHalf);  // the filling half only
+  REQUIRE(flush_sync(f.disk).has_value());
+  CHECK(w.mark_durable() == std::optional<std::uint64_t>{4});
+  // The released half fills again at the next seal, from zeros: its frames are whole too.
+  REQUIRE(w.write_cycle().has_value());
+  for (std::uint64_t s = 6; s <= 8; ++s) REQUIRE(w.append(frame(s), p).has_value());
+  REQUIRE(w.write_cycle().has_value());
+  REQUIRE(flush_sync(f.disk).has_value());
+  CHECK(w.mark_durable() == std::optional<std::uint64_t>{8});
+  const auto summary = w.close_segment();
+  CHECK(summary.frame_count == 8);
+  auto rec = recover_segment(*f.vol, 1);  // every record's CRC checked
+  REQUIRE(rec.has_value());
+  CHECK(rec->clean());
+  CHECK(rec->summary.frame_count == 8);
+}
+
 TEST_CASE("frames out of sequence or larger than a half are refused", "[writer][storage]") {
   Fixture f;
   SegmentWriter w(*f.vol, 1, {.buffer_bytes = 8192});
