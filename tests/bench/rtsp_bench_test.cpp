@@ -3,6 +3,7 @@
 // figures' structure and the outcomes, not speed). The peer is left out (--no-peer): MediaMTX
 // is not part of the build, and the bench must say so rather than fail.
 #include <boost/json.hpp>
+#include <catch2/catch_approx.hpp>
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 #include <fstream>
@@ -41,7 +42,12 @@ TEST_CASE("vigil bench rtsp records its simulated cameras, measures both sides' 
   }
   CHECK(ours.at("cameras recording") == 2);  // both cameras' first packets stored
   CHECK(ours.at("stored during the window") > 0);
-  CHECK(ours.at("CPU per Gbit/s (server + children)") > 0);
+  // Two 1 Mbit/s cameras over 3 s can cost less than one clock tick (10 ms) of CPU in all of
+  // Vigil's processes: the figure is checked for what it is (CPU over what was stored), not for
+  // a machine's speed.
+  CHECK(ours.at("CPU of server + children") >= 0);
+  CHECK(ours.at("CPU per Gbit/s (server + children)") ==
+        Catch::Approx(ours.at("CPU of server + children") / ours.at("stored during the window")).epsilon(1e-6));
   CHECK(ours.at("add -> first packet stored p50") > 0);
   CHECK(ours.at("add -> first packet stored max") >= ours.at("add -> first packet stored p50"));
   CHECK(ours.at("removal of all cameras") >= 0);                // every camera removed within the time-out
