@@ -1,13 +1,17 @@
 #include "proto/frame_codec.hpp"
 
 #include <google/protobuf/io/coded_stream.h>
+
 #include <google/protobuf/stubs/logging.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <new>
 #include <stdexcept>
 
 #include "common/log.hpp"
+#include "common/page_memory.hpp"
 
 namespace vigil::proto {
 namespace {
@@ -18,6 +22,10 @@ using google::protobuf::io::CodedOutputStream;
 constexpr std::size_t kMaxVarint32Bytes = 5;
 // Compact the buffer once this many consumed bytes sit in front of unread ones.
 constexpr std::size_t kCompactThreshold = 64 * 1024;
+// A drained buffer at least this large gives its pages back (smaller ones are kept: cheap, and
+// handshakes and replies fit them).
+constexpr std::size_t kReleaseBytes = 64 * 1024;
+constexpr std::size_t kPageBytes = 4096;  // the buffer's alignment, so its pages can be given back
 
 }  // namespace
 
@@ -53,14 +61,23 @@ std::string encode_frame(const Envelope& msg, std::span<const std::byte> payload
   return out;
 }
 
+void FrameDecoder::FreeBytes::operator()(std::byte* p) const noexcept { std::free(p); }
+
+std::size_t FrameDecoder::resident_bytes() const noexcept { return page_memory::resident_bytes(buf_.get(), capacity_); }
+
 void FrameDecoder::reclaim() noexcept {
   start_ += consume_on_next_;
   consume_on_next_ = 0;
   if (start_ == end_) {
     start_ = end_ = 0;
+    if (pages_held_ && capacity_ >= kReleaseBytes) {
+      // Drained: nothing in it is referenced any more (payloads are valid only until now).
+      (void)page_memory::drop(buf_.get(), capacity_);
+      pages_held_ = false;
+    }
   } else if (start_ >= kCompactThreshold) {
     // Only the tail of a partial frame moves: whole frames were consumed in place.
-    std::memmove(buf_.data(), buf_.data() + start_, end_ - start_);
+    std::memmove(buf_.get(), buf_.get() + start_, end_ - start_);
     end_ -= start_;
     start_ = 0;
   }
@@ -68,8 +85,16 @@ void FrameDecoder::reclaim() noexcept {
 
 std::span<std::byte> FrameDecoder::prepare(std::size_t n) {
   reclaim();
-  if (buf_.size() < end_ + n) buf_.resize(end_ + n);
-  return {buf_.data() + end_, n};
+  if (capacity_ < end_ + n) {
+    const std::size_t capacity = std::max(end_ + n, capacity_ * 2) / kPageBytes * kPageBytes + kPageBytes;
+    auto* bigger = static_cast<std::byte*>(std::aligned_alloc(kPageBytes, capacity));
+    if (bigger == nullptr) throw std::bad_alloc();
+    if (end_ > start_) std::memcpy(bigger + start_, buf_.get() + start_, end_ - start_);
+    buf_.reset(bigger);
+    capacity_ = capacity;
+  }
+  pages_held_ = true;
+  return {buf_.get() + end_, n};
 }
 
 void FrameDecoder::feed(std::span<const std::byte> bytes) {
@@ -89,7 +114,7 @@ Result<std::optional<Frame>> FrameDecoder::next() noexcept {
   start_ += consume_on_next_;
   consume_on_next_ = 0;
   const std::size_t avail = end_ - start_;
-  const auto* base = reinterpret_cast<const std::uint8_t*>(buf_.data() + start_);
+  const auto* base = reinterpret_cast<const std::uint8_t*>(buf_.get() + start_);
 
   if (!header_) {
     if (avail == 0) return std::optional<Frame>{};
@@ -117,7 +142,7 @@ Result<std::optional<Frame>> FrameDecoder::next() noexcept {
   }
   if (avail < header_frame_bytes_ + payload_bytes_) return std::optional<Frame>{};
   Frame frame{std::move(*header_),
-              std::span<const std::byte>(buf_.data() + start_ + header_frame_bytes_, payload_bytes_)};
+              std::span<const std::byte>(buf_.get() + start_ + header_frame_bytes_, payload_bytes_)};
   header_.reset();
   consume_on_next_ = header_frame_bytes_ + payload_bytes_;
   return std::optional<Frame>{std::move(frame)};

@@ -13,6 +13,7 @@
 // Thread: a decoder belongs to one connection and is used by one thread at a time.
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -71,6 +72,8 @@ class FrameDecoder {
   Result<void> finish() const noexcept;
   // Bytes received but not yet returned as part of a frame.
   std::size_t buffered_bytes() const noexcept { return end_ - start_ - consume_on_next_; }
+  // Bytes of its buffer in memory now (what a session costs, as opposed to its buffer's size).
+  std::size_t resident_bytes() const noexcept;
 
  private:
   Result<std::optional<Frame>> fail(errc code) noexcept;
@@ -79,7 +82,15 @@ class FrameDecoder {
   // Releases the frame last returned and moves what is left to the front when that is cheap.
   void reclaim() noexcept;
 
-  std::vector<std::byte> buf_;  // its size is the capacity; the data is [start_, end_)
+  // Page-aligned and never zero-filled: only the pages bytes arrived in are memory, and once
+  // everything received was consumed, a buffer above kReleaseBytes gives its pages back — a
+  // session costs what it holds, not the largest burst it ever read (a keyframe's, hundreds of kB).
+  struct FreeBytes {
+    void operator()(std::byte* p) const noexcept;
+  };
+  std::unique_ptr<std::byte, FreeBytes> buf_;
+  std::size_t capacity_ = 0;  // of buf_; the data is [start_, end_)
+  bool pages_held_ = false;   // bytes were received since the pages were last given back
   std::size_t end_ = 0;
   std::size_t start_ = 0;            // bytes of buf_ already consumed
   std::size_t consume_on_next_ = 0;  // size of the frame last returned

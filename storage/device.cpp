@@ -1,15 +1,12 @@
 #include "storage/device.hpp"
 
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <new>
 #include <utility>
-#include <vector>
 
+#include "common/page_memory.hpp"
 #include "storage/memory_lock.hpp"
 
 namespace vigil::storage {
@@ -87,34 +84,15 @@ AlignedBuffer::AlignedBuffer(std::size_t bytes, std::size_t alignment) : size_(b
   if (memory_lock::lock(data_, rounded)) locked_ = rounded;
 }
 
-namespace {
-// The whole pages inside [DATA, DATA + BYTES): what madvise and mincore may be given.
-std::pair<std::uintptr_t, std::uintptr_t> whole_pages(const std::byte* data, std::size_t bytes) noexcept {
-  const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
-  const auto begin = (reinterpret_cast<std::uintptr_t>(data) + page - 1) / page * page;
-  const auto end = (reinterpret_cast<std::uintptr_t>(data) + bytes) / page * page;
-  return {begin, std::max(begin, end)};
-}
-}  // namespace
-
 void AlignedBuffer::release_pages() noexcept {
   if (data_ == nullptr) return;
-  const auto [begin, end] = whole_pages(data_, size_);
-  if (end == begin) return;
+  const auto [first, last] = page_memory::whole_pages(data_, size_);
+  if (last == first) return;
   // Only pages wholly inside the buffer: the allocator's own bytes around it are left alone.
-  (void)memory_lock::give_back(reinterpret_cast<void*>(begin), end - begin, locked_ != 0);
+  (void)memory_lock::give_back(reinterpret_cast<void*>(first), last - first, locked_ != 0);
 }
 
-std::size_t AlignedBuffer::resident_bytes() const noexcept {
-  if (data_ == nullptr) return 0;
-  const auto [begin, end] = whole_pages(data_, size_);
-  const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
-  std::vector<unsigned char> in_core((end - begin) / page);
-  if (in_core.empty() || mincore(reinterpret_cast<void*>(begin), end - begin, in_core.data()) != 0) return size_;
-  std::size_t resident = size_ - (end - begin);  // the partial pages at the ends count as resident
-  for (const auto c : in_core) resident += (c & 1) ? page : 0;
-  return resident;
-}
+std::size_t AlignedBuffer::resident_bytes() const noexcept { return page_memory::resident_bytes(data_, size_); }
 
 AlignedBuffer::AlignedBuffer(AlignedBuffer&& other) noexcept
     : data_(std::exchange(other.data_, nullptr)),

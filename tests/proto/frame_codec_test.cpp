@@ -216,6 +216,30 @@ TEST_CASE("a media packet's payload travels after the header, byte for byte", "[
   CHECK(std::equal(f.payload.begin(), f.payload.end(), payload.begin()));
 }
 
+TEST_CASE("a drained receive buffer costs no memory; one filling costs what arrived", "[proto]") {
+  // A keyframe's burst (300 kB) grows the buffer; once it is consumed, its pages go back, and a
+  // small frame after it brings back a page or two, not the burst's size.
+  std::vector<std::byte> big(300'000, std::byte{9}), small(1'000, std::byte{5});
+  Envelope msg;
+  msg.mutable_media_packet()->set_sequence(1);
+  msg.mutable_media_packet()->set_payload_bytes(static_cast<std::uint32_t>(big.size()));
+  FrameDecoder d;
+  d.feed(bytes_of(encode_frame(msg, big)));
+  CHECK(d.resident_bytes() >= big.size());
+  auto f = expect_frame(d);
+  REQUIRE(f.payload.size() == big.size());
+  CHECK(f.payload[123'456] == std::byte{9});
+  CHECK_FALSE(d.next().value().has_value());  // consumed: nothing more
+  msg.mutable_media_packet()->set_sequence(2);
+  msg.mutable_media_packet()->set_payload_bytes(static_cast<std::uint32_t>(small.size()));
+  d.feed(bytes_of(encode_frame(msg, small)));
+  CHECK(d.resident_bytes() <= 3 * 4096);  // the small frame's pages, not the burst's
+  auto g = expect_frame(d);
+  CHECK(g.msg.media_packet().sequence() == 2);
+  REQUIRE(g.payload.size() == small.size());
+  CHECK(std::all_of(g.payload.begin(), g.payload.end(), [](std::byte b) { return b == std::byte{5}; }));
+}
+
 TEST_CASE("encoding refuses a payload that does not match payload_bytes", "[proto]") {
   std::vector<std::byte> payload(10);
   Envelope media;
