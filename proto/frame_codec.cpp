@@ -22,9 +22,9 @@ using google::protobuf::io::CodedOutputStream;
 constexpr std::size_t kMaxVarint32Bytes = 5;
 // Compact the buffer once this many consumed bytes sit in front of unread ones.
 constexpr std::size_t kCompactThreshold = 64 * 1024;
-// A drained buffer at least this large gives its pages back (smaller ones are kept: cheap, and
-// handshakes and replies fit them).
-constexpr std::size_t kReleaseBytes = 64 * 1024;
+// A drained buffer gives back its pages beyond this many bytes (100 ms of a 4 Mbit/s camera's
+// P-frames fit; a keyframe's burst spills over, and that goes back).
+constexpr std::size_t kKeptBytes = 64 * 1024;
 constexpr std::size_t kPageBytes = 4096;  // the buffer's alignment, so its pages can be given back
 
 }  // namespace
@@ -70,10 +70,12 @@ void FrameDecoder::reclaim() noexcept {
   consume_on_next_ = 0;
   if (start_ == end_) {
     start_ = end_ = 0;
-    if (pages_held_ && capacity_ >= kReleaseBytes) {
-      // Drained: nothing in it is referenced any more (payloads are valid only until now).
-      (void)page_memory::drop(buf_.get(), capacity_);
-      pages_held_ = false;
+    if (touched_end_ > kKeptBytes) {
+      // Drained: nothing in it is referenced any more (payloads are valid only until now). The
+      // first kKeptBytes stay: an ordinary burst (P-frames) fits them and faults nothing in; only
+      // what a keyframe's burst spilled beyond them goes back.
+      (void)page_memory::drop(buf_.get() + kKeptBytes, touched_end_ - kKeptBytes);
+      touched_end_ = 0;
     }
   } else if (start_ >= kCompactThreshold) {
     // Only the tail of a partial frame moves: whole frames were consumed in place.
@@ -93,7 +95,7 @@ std::span<std::byte> FrameDecoder::prepare(std::size_t n) {
     buf_.reset(bigger);
     capacity_ = capacity;
   }
-  pages_held_ = true;
+  touched_end_ = std::max(touched_end_, end_ + n);
   return {buf_.get() + end_, n};
 }
 

@@ -83,14 +83,14 @@ class FrameDecoder {
   void reclaim() noexcept;
 
   // Page-aligned and never zero-filled: only the pages bytes arrived in are memory, and once
-  // everything received was consumed, a buffer above kReleaseBytes gives its pages back — a
-  // session costs what it holds, not the largest burst it ever read (a keyframe's, hundreds of kB).
+  // everything received was consumed, the pages beyond its first 64 KiB go back — a session
+  // costs what it holds, not the largest burst it ever read (a keyframe's, hundreds of kB).
   struct FreeBytes {
     void operator()(std::byte* p) const noexcept;
   };
   std::unique_ptr<std::byte, FreeBytes> buf_;
-  std::size_t capacity_ = 0;  // of buf_; the data is [start_, end_)
-  bool pages_held_ = false;   // bytes were received since the pages were last given back
+  std::size_t capacity_ = 0;     // of buf_; the data is [start_, end_)
+  std::size_t touched_end_ = 0;  // the furthest byte offered to the socket since pages went back
   std::size_t end_ = 0;
   std::size_t start_ = 0;            // bytes of buf_ already consumed
   std::size_t consume_on_next_ = 0;  // size of the frame last returned
