@@ -1,5 +1,6 @@
 #include "common/page_memory.hpp"
 
+#include <malloc.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -38,6 +39,11 @@ std::size_t resident_bytes(const void* p, std::size_t bytes) noexcept {
   if (mincore(reinterpret_cast<void*>(first), last - first, in_core.data()) != 0) return bytes;
   for (const auto c : in_core) resident += (c & 1) ? page : 0;
   return resident;
+}
+
+void return_large_blocks() noexcept {
+  mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+  mallopt(M_TRIM_THRESHOLD, 128 * 1024);
 }
 
 }  // namespace vigil::page_memory

@@ -20,4 +20,11 @@ bool drop(void* p, std::size_t bytes) noexcept;
 // Bytes of [P, P + BYTES) in memory now (mincore); the partial pages at its ends count as in memory.
 std::size_t resident_bytes(const void* p, std::size_t bytes) noexcept;
 
+// For a process that allocates and frees media frames all day (vigild, the ingest workers), keyframes
+// of hundreds of kB among them: glibc's threshold for giving a large block its own mapping rises with
+// every such block freed, until they all live in the arenas, whose free pages are kept (trimmed only
+// at the top). Fixed at 128 KiB (mmap and trim thresholds), a large frame's pages go back when it is
+// freed. Call once at start, before threads.
+void return_large_blocks() noexcept;
+
 }  // namespace vigil::page_memory

@@ -1,7 +1,6 @@
 #include "proto/frame_codec.hpp"
 
 #include <google/protobuf/io/coded_stream.h>
-
 #include <google/protobuf/stubs/logging.h>
 
 #include <algorithm>

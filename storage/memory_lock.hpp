@@ -19,9 +19,9 @@ bool enabled() noexcept;
 bool lock(void* p, std::size_t bytes) noexcept;
 void unlock(void* p, std::size_t bytes) noexcept;
 // Gives the whole pages [P, P + BYTES) back to the kernel (page-aligned): they read as zeros and
-// come back as they are written. LOCKED: they were locked, and are locked again as each is faulted
-// back in (mlock2 MLOCK_ONFAULT), so the locked budget is what the buffer holds, not its size.
-// Returns false when the kernel refused (the pages stay as they were).
+// come back as they are written. LOCKED: they were locked, and the range is locked again on fault
+// (mlock2 MLOCK_ONFAULT): each page is locked as it comes back, and the range still counts against
+// RLIMIT_MEMLOCK as before. Returns false when the kernel refused (the pages stay as they were).
 bool give_back(void* p, std::size_t bytes, bool locked) noexcept;
 
 struct Stats {

@@ -11,6 +11,7 @@
 #include "client/cli/ingest_worker.hpp"
 #include "common/command_line.hpp"
 #include "common/exit_codes.hpp"
+#include "common/page_memory.hpp"
 
 namespace po = boost::program_options;
 
@@ -49,12 +50,7 @@ int ingest_main(const std::string& server, const std::string& token, const std::
   // it freed: with a thread or two per camera that is megabytes per camera of memory in no use.
   // Two arenas are enough for threads that mostly wait on sockets; memory per camera stays small.
   mallopt(M_ARENA_MAX, 2);
-  // Frames are allocated and freed all day, keyframes of hundreds of kB among them. glibc's
-  // threshold for giving such a block its own mapping rises with every one freed, until they
-  // all live in the arenas, whose free pages are kept (trimmed only at the top). Fixed at 128
-  // KiB, a large frame's pages go back when it is acknowledged; trimming at 128 KiB likewise.
-  mallopt(M_MMAP_THRESHOLD, 128 * 1024);
-  mallopt(M_TRIM_THRESHOLD, 128 * 1024);
+  page_memory::return_large_blocks();  // a keyframe's pages go back when it is acknowledged
   IngestWorker worker(server, token, control_fd);
   return worker.run(g_stop);
 }

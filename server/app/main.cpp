@@ -1,11 +1,10 @@
 // vigild: entry point. Parses flags, runs the daemon, and turns any start-up failure into
 // one clear line on stderr and a non-zero exit (never a stack trace).
-#include <malloc.h>
-
 #include <iostream>
 #include <pqxx/except>
 
 #include "catalog/migrator.hpp"
+#include "common/page_memory.hpp"
 #include "server/app/config.hpp"
 #include "server/app/daemon.hpp"
 
@@ -26,12 +25,7 @@ int main(int argc, char** argv) {
     (parsed.exit_code == 0 ? std::cout : std::cerr) << parsed.output;
     return parsed.exit_code;
   }
-  // Media frames (keyframes of hundreds of kB) pass through the sessions' read buffers all day.
-  // glibc's threshold for giving a large block its own mapping rises with every one freed, until
-  // they all live in the arenas, whose free pages are kept: fixed at 128 KiB, a large block's
-  // pages go back when it is freed, and arenas are trimmed likewise.
-  mallopt(M_MMAP_THRESHOLD, 128 * 1024);
-  mallopt(M_TRIM_THRESHOLD, 128 * 1024);
+  vigil::page_memory::return_large_blocks();  // media frames pass through all day
   try {
     return vigil::server::run_daemon(*parsed.config);
   } catch (const pqxx::broken_connection& e) {
