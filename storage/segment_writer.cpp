@@ -88,7 +88,9 @@ Result<void> SegmentWriter::append(const RecordHeader& header, std::span<const s
   if (kRecordHeaderBytes + payload.size() > buffer_bytes_) return errc::frame_exceeds_buffer;
   if (written_half_held_) {
     // Its frames are durable and it fills only after the next seal: until then its pages are
-    // memory for nothing (at T = 1 s, most of a cycle).
+    // memory for nothing (at T = 1 s, most of a cycle). Inside the stream's mutex on purpose: the
+    // IO thread's seal of this one stream may wait these few system calls, but outside it a seal
+    // could swap this half for a grown one and free it under the madvise.
     halves_[filling_ ^ 1].release_pages();
     written_half_held_ = false;
   }

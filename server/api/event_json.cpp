@@ -18,37 +18,32 @@ constexpr std::string_view kFields[] = {"camera",       "start",      "start_us"
 
 bool has_nul(std::string_view s) { return s.find('\0') != std::string_view::npos; }
 
-// No string or key of V holds U+0000 (PostgreSQL's jsonb cannot store it).
-bool nul_free(const json::value& v) {
-  if (v.is_string()) return !has_nul(v.get_string());
+// Whether OK(x) holds for V and every value and key inside it (keys are passed as strings).
+template <typename Pred>
+bool all_values(const json::value& v, const Pred& ok) {
+  if (!ok(v)) return false;
   if (v.is_array()) {
     for (const auto& x : v.get_array()) {
-      if (!nul_free(x)) return false;
+      if (!all_values(x, ok)) return false;
     }
   }
   if (v.is_object()) {
     for (const auto& [k, x] : v.get_object()) {
-      if (has_nul(k) || !nul_free(x)) return false;
+      if (!ok(json::value(json::string(k))) || !all_values(x, ok)) return false;
     }
   }
   return true;
 }
 
+// No string or key of V holds U+0000 (PostgreSQL's jsonb cannot store it).
+bool nul_free(const json::value& v) {
+  return all_values(v, [](const json::value& x) { return !x.is_string() || !has_nul(x.get_string()); });
+}
+
 // Every number in V is finite: Boost.JSON reads 1e999 as infinity and would write it back as
 // "Infinity", which is not JSON (PostgreSQL's jsonb refuses it; nothing could read it back).
 bool finite_numbers(const json::value& v) {
-  if (v.is_double()) return std::isfinite(v.get_double());
-  if (v.is_array()) {
-    for (const auto& x : v.get_array()) {
-      if (!finite_numbers(x)) return false;
-    }
-  }
-  if (v.is_object()) {
-    for (const auto& [k, x] : v.get_object()) {
-      if (!finite_numbers(x)) return false;
-    }
-  }
-  return true;
+  return all_values(v, [](const json::value& x) { return !x.is_double() || std::isfinite(x.get_double()); });
 }
 
 class EventParser {
