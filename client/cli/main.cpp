@@ -18,6 +18,7 @@
 #include "client/cli/ingest_command.hpp"
 #include "client/cli/play_command.hpp"
 #include "client/cli/record_command.hpp"
+#include "client/cli/query_command.hpp"
 #include "client/cli/token_command.hpp"
 #include "client/proxy/proxy_command.hpp"
 #include "client/tools/catalog_command.hpp"
@@ -105,6 +106,9 @@ const std::map<std::string, Command>& commands() {
       {"ingest",
        {"an ingest worker of vigild's camera manager (started by vigild): vigil ingest --control-fd N",
         [](const Globals& g, const auto& args) { return client::ingest_main(g.server, g.wire_token(), args); }}},
+      {"query",
+       {"find events and save their clips: vigil query [--camera NAME] [--from TIME] [--type T] [--class C] [--clips DIR]",
+        [](const Globals& g, const auto& args) { return client::query_main(g.token, args); }}},
       {"record",
        {"record a camera or file into vigild: vigil record --stream NAME INPUT [--rate MBPS] [--duration S]",
         [](const Globals& g, const auto& args) { return client::record_main(g.server, g.wire_token(), args); }}},

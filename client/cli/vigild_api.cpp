@@ -78,10 +78,10 @@ std::string error_text(const std::string& body) {
   return body;
 }
 
-int exit_for_answer(std::string_view command, const HttpAnswer& answer) {
+int exit_for_answer(std::string_view command, const HttpAnswer& answer, std::string_view role) {
   const auto reason = error_text(answer.body);
   if (answer.status == 401 || answer.status == 403) {
-    std::cerr << command << ": needs an admin token (give --token TOKEN, VIGIL_TOKEN or --token-file FILE; "
+    std::cerr << command << ": needs " << role << " token (give --token TOKEN, VIGIL_TOKEN or --token-file FILE; "
               << "default DATA/admin.token): " << reason << "\n";
     return exit_code::kRefused;
   }

@@ -26,8 +26,9 @@ void add_vigild_api_options(boost::program_options::options_description& options
 HttpClient connect_vigild_api(const VigildApiOptions& options, const std::string& token);
 
 // The exit code for a failed ANSWER (status >= 300), its reason printed after COMMAND: 401/403:
-// the token is not an admin's (exit_code::kRefused); 400: exit_code::kUsage; else kFailed.
-int exit_for_answer(std::string_view command, const HttpAnswer& answer);
+// the token lacks ROLE ("an admin", "a viewer or admin") (exit_code::kRefused); 400:
+// exit_code::kUsage; else kFailed.
+int exit_for_answer(std::string_view command, const HttpAnswer& answer, std::string_view role = "an admin");
 // The "error" of a JSON error body, or the body itself.
 std::string error_text(const std::string& body);
 

@@ -112,7 +112,8 @@ std::optional<Received> WireClient::receive_frame(bool wait) {
     if (*next) {
       Received r{std::move((*next)->msg), {(*next)->payload.begin(), (*next)->payload.end()}};
       if (r.msg.has_error()) {
-        throw ServerError(r.msg.error().code(), r.msg.error().message(), r.msg.error().related_sequence());
+        throw ServerError(r.msg.error().code(), r.msg.error().message(), r.msg.error().related_sequence(),
+                          r.msg.error().request_id());
       }
       return r;
     }

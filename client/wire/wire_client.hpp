@@ -20,10 +20,11 @@
 namespace vigil::client {
 
 struct ServerError : std::runtime_error {
-  ServerError(proto::ErrorCode c, const std::string& message, std::uint64_t related = 0)
-      : std::runtime_error(message), code(c), related_sequence(related) {}
+  ServerError(proto::ErrorCode c, const std::string& message, std::uint64_t related = 0, std::uint64_t request = 0)
+      : std::runtime_error(message), code(c), related_sequence(related), request_id(request) {}
   proto::ErrorCode code;
   std::uint64_t related_sequence;  // the media packet an error refers to (RATE_EXCEEDED)
+  std::uint64_t request_id;        // the QueryRequest it refuses
 };
 
 struct Received {

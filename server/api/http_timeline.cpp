@@ -91,16 +91,7 @@ boost::asio::awaitable<HttpResponse> timeline_route(const RouteContext& ctx, con
     query.cameras = q.cameras();
   }
   // What this node recorded up to its last durable cycle, fresher than the catalog's rows.
-  if (ctx.disks) {
-    for (auto& n : ctx.disks->recent().of_cameras(query.cameras, query.from_us, query.to_us)) {
-      query.fresher.push_back({.camera = n.camera,
-                               .segment_id = n.segment.segment.segment_id,
-                               .start_us = n.segment.start_us,
-                               .end_us = n.segment.segment.end_pts,
-                               .bytes = n.segment.segment.end_offset,
-                               .open = n.segment.open});
-    }
-  }
+  if (ctx.disks) query.fresher = ctx.disks->recent().timeline_segments(query.cameras, query.from_us, query.to_us);
   auto result = co_await ctx.catalog.run([&query](pqxx::connection& c) {
     pqxx::read_transaction tx(c);
     return catalog::timeline(tx, query);

@@ -297,6 +297,8 @@ void Daemon::start_listeners() {
                                 std::chrono::milliseconds(static_cast<std::int64_t>(cfg_.stall_timeout_s * 1000)),
                             .recording = have_disks ? &*recording_ : nullptr,
                             .playback = have_disks ? &*playback_ : nullptr,
+                            .catalog = &*catalog_,
+                            .disks = have_disks ? &*disk_set_ : nullptr,
                             .tls = tls_,
                             .sessions = &*network_,
                             .auth = &*auth_,

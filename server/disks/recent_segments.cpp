@@ -84,6 +84,20 @@ std::vector<catalog::FreshSegment> RecentSegments::of(const std::string& camera,
   return out;
 }
 
+std::vector<catalog::TimelineSegment> RecentSegments::timeline_segments(const std::vector<std::string>& cameras,
+                                                                        std::int64_t from_us, std::int64_t to_us) {
+  std::vector<catalog::TimelineSegment> out;
+  for (auto& n : of_cameras(cameras, from_us, to_us)) {
+    out.push_back({.camera = std::move(n.camera),
+                   .segment_id = n.segment.segment.segment_id,
+                   .start_us = n.segment.start_us,
+                   .end_us = n.segment.segment.end_pts,
+                   .bytes = n.segment.segment.end_offset,
+                   .open = n.segment.open});
+  }
+  return out;
+}
+
 std::vector<RecentSegments::Named> RecentSegments::of_cameras(const std::vector<std::string>& cameras,
                                                               std::int64_t from_us, std::int64_t to_us) {
   const auto wanted = [&](const std::string& name) {

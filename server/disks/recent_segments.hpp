@@ -21,6 +21,7 @@
 
 #include "catalog/batcher.hpp"
 #include "catalog/playback_rows.hpp"
+#include "catalog/timeline_rows.hpp"
 #include "storage/recording_stream.hpp"
 #include "storage/volume.hpp"
 
@@ -67,6 +68,9 @@ class RecentSegments {
     catalog::FreshSegment segment;
   };
   std::vector<Named> of_cameras(const std::vector<std::string>& cameras, std::int64_t from_us, std::int64_t to_us);
+  // The same as the timeline query's fresher segments (catalog::TimelineQuery::fresher).
+  std::vector<catalog::TimelineSegment> timeline_segments(const std::vector<std::string>& cameras, std::int64_t from_us,
+                                                          std::int64_t to_us);
   // Whether CAMERA records here now (a recording started and not yet ended()).
   bool recording(const std::string& camera);
   // The end of CAMERA's last durable frame recorded here, if it records now.

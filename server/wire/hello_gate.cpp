@@ -44,7 +44,7 @@ WireReply other_request(const proto::Envelope& msg) {
     case proto::Envelope::kControl:
       return {proto::make_error(errc::unsupported, "this server has no volume to play from"), false};
     case proto::Envelope::kQueryRequest:
-      return {proto::make_error(errc::unsupported, "this server does not answer queries yet"), false};
+      return {proto::make_error(errc::unsupported, "this server has no catalog to query"), false};
     default: return {proto::make_error(errc::invalid_argument, "message is not a client request"), false};
   }
 }

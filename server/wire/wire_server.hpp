@@ -21,6 +21,8 @@ class Authenticator;
 
 class RecordingService;
 class PlaybackService;
+class CatalogPool;
+class DiskSet;
 
 struct WireOptions {
   std::size_t max_payload_bytes = 16u << 20;
@@ -35,6 +37,8 @@ struct WireOptions {
   std::chrono::milliseconds stall_timeout{5000};
   RecordingService* recording = nullptr;           // null: recordings are refused as unsupported
   PlaybackService* playback = nullptr;             // null: playbacks are refused as unsupported
+  CatalogPool* catalog = nullptr;                  // null: queries are refused as unsupported
+  DiskSet* disks = nullptr;                        // the timeline's fresher segments; null: the catalog's alone
   std::shared_ptr<boost::asio::ssl::context> tls;  // null: plain TCP; else every connection is TLS
   NetworkThreads* sessions = nullptr;              // the threads sessions run on; null: the listener's io_context
   Authenticator* auth = nullptr;                   // null: no tokens checked (unit rigs); else hello's token decides

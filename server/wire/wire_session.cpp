@@ -24,6 +24,7 @@
 #include "server/core/auth.hpp"
 #include "server/wire/hello_gate.hpp"
 #include "server/wire/playback_channel.hpp"
+#include "server/wire/query_channel.hpp"
 #include "server/wire/recording_channel.hpp"
 
 namespace asio = boost::asio;
@@ -126,6 +127,7 @@ class WireSession {
     };
     if (options_.recording) recording_.emplace(*options_.recording, notify_);
     if (options_.playback) playback_.emplace(*options_.playback, notify_);
+    if (options_.catalog) query_.emplace(*options_.catalog, options_.disks);
   }
 
   asio::awaitable<void> run() {
@@ -182,6 +184,7 @@ class WireSession {
   Grant grant_;                 // what the hello's token allows (without an Authenticator: everything)
   std::optional<RecordingChannel> recording_;
   std::optional<PlaybackChannel> playback_;
+  std::optional<QueryChannel> query_;
 };
 
 template <class Stream>
@@ -417,6 +420,10 @@ asio::awaitable<bool> WireSession<Stream>::dispatch(const proto::Frame& frame, b
     shared_->playback_busy = false;
     if (reply) queue(*reply);
     shared_->wake.cancel();  // the pacer's schedule changed
+    co_return true;
+  }
+  if (query_ && msg.has_query_request()) {
+    queue(co_await query_->answer(msg.query_request(), grant_));
     co_return true;
   }
   auto reply = other_request(msg);

@@ -126,19 +126,29 @@ std::vector<Envelope> every_message() {
     m->set_event_type("line-crossing");
     m->set_object_class("vehicle");
     m->set_limit(100);
+    m->mutable_zone()->set_x1(0.5);
+    m->mutable_after()->set_start_us(5);
+    m->set_min_confidence(0.25);
   });
   add([](Envelope& e) {
     auto* m = e.mutable_query_response();
     m->set_request_id(3);
-    auto* r = m->add_runs();
+    auto* t = m->add_timelines();
+    t->set_stream_name("lobby");
+    auto* r = t->add_runs();
     r->set_from_us(10);
     r->set_to_us(20);
-    auto* g = m->add_gaps();
+    auto* g = t->add_gaps();
     g->set_from_us(20);
     g->set_to_us(30);
     g->set_reason("crash");
+    auto* ev = m->add_events();
+    ev->set_id(7);
+    ev->set_confidence(0.5);
+    ev->mutable_location()->set_x1(0.5);
     m->add_stream_names("lobby");
     m->set_truncated(true);
+    m->mutable_next()->set_id(7);
   });
   add([](Envelope& e) {
     auto* m = e.mutable_error();

@@ -26,46 +26,8 @@ namespace {
 constexpr std::uint64_t kFrames = 250;     // 10 s
 constexpr std::int64_t kFrameUs = 40'000;  // 25 fps
 
-// Records kFrames script frames as camera NAME (declared 64 Mbit/s, so all fit in one cycle:
-// no policing) and waits
-// until they are all in closed segments in the catalog. Returns the recording's stream id.
-// From frame RESTART_AT on (0: never), the camera's clock starts again from 0.
 std::uint64_t record(test::RecordingRig& rig, const std::string& name, std::uint64_t restart_at = 0) {
-  client::WireClient c(rig.vigild->wire(), 20s);
-  c.hello("playback test recorder", vigil::test::token());
-  c.send(test::open_record(name, 64'000'000));
-  auto a = c.receive();
-  REQUIRE(a.msg.has_admit());
-  const auto stream = a.msg.admit().stream_id();
-  for (std::uint64_t seq = 1; seq <= kFrames; ++seq) {
-    auto [p, payload] = test::media_packet(stream, seq, stream);
-    if (restart_at && seq >= restart_at) {
-      p.mutable_media_packet()->set_pts(static_cast<std::int64_t>(seq - restart_at) * 3600);
-      p.mutable_media_packet()->set_dts(static_cast<std::int64_t>(seq - restart_at) * 3600);
-    }
-    c.send(p, payload);
-  }
-  ::shutdown(c.native_handle(), SHUT_WR);
-  std::uint64_t acked = 0;
-  try {
-    for (;;) {
-      auto r = c.receive();
-      if (r.msg.has_durable_ack()) acked = r.msg.durable_ack().last_sequence();
-    }
-  } catch (const std::exception&) {}
-  REQUIRE(acked == kFrames);
-  pqxx::connection conn(rig.catalog());
-  std::uint64_t frames = 0;
-  for (int i = 0; i < 100 && frames < kFrames; ++i) {
-    pqxx::nontransaction q(conn);
-    frames =
-        q.exec_params1("SELECT COALESCE(sum(frame_count), 0) FROM segments WHERE stream_id = $1 AND state = 'closed'",
-                       static_cast<std::int64_t>(stream))[0]
-            .as<std::uint64_t>();
-    if (frames < kFrames) std::this_thread::sleep_for(100ms);  // a bounded wait for the batcher, not timing
-  }
-  REQUIRE(frames == kFrames);
-  return stream;
+  return test::record_script(rig, name, kFrames, restart_at);
 }
 
 proto::Envelope open_playback(const std::string& name, double rate, std::int64_t from_us, std::int64_t to_us) {

@@ -74,6 +74,7 @@ std::string wire_outcome(const std::string& wire, const std::string& token, cons
     const auto r = c.receive();
     if (r.msg.has_admit()) return "admitted";
     if (r.msg.has_playback_started()) return "playing";
+    if (r.msg.has_query_response()) return "answered";
     if (r.msg.has_refuse()) return "refused: " + r.msg.refuse().reason();
     return "other";
   } catch (const client::ServerError& e) {
@@ -259,6 +260,7 @@ TEST_CASE("scoped tokens: route x role x camera matrix, lists, backdating and au
     auto query = [](const std::string& cam) {
       proto::Envelope e;
       e.mutable_query_request()->set_request_id(1);
+      e.mutable_query_request()->set_kind(proto::QUERY_KIND_STREAMS);
       e.mutable_query_request()->add_stream_names(cam);
       return e;
     };
@@ -273,8 +275,8 @@ TEST_CASE("scoped tokens: route x role x camera matrix, lists, backdating and au
         {"record c", record("c"), {"denied", "denied", "denied", "denied", "admitted"}},
         {"play a", play("a"), {"playing", "denied", "denied", "playing", "playing"}},
         {"play c", play("c"), {"denied", "denied", "denied", "playing", "playing"}},
-        {"query a", query("a"), {"unsupported", "denied", "denied", "unsupported", "unsupported"}},
-        {"query c", query("c"), {"denied", "denied", "denied", "unsupported", "unsupported"}},
+        {"query a", query("a"), {"answered", "denied", "denied", "answered", "answered"}},
+        {"query c", query("c"), {"denied", "denied", "denied", "answered", "answered"}},
     };
     for (const auto& row : wire_rows) {
       for (int w = 0; w < kWho; ++w) {

@@ -2,8 +2,12 @@
 
 #include <catch2/catch_test_macros.hpp>
 
+#include <sys/socket.h>
+
 #include <algorithm>
 #include <chrono>
+#include <pqxx/pqxx>
+#include <thread>
 
 #include "tests/support/media_fixture.hpp"
 #include "tests/support/script_frames.hpp"
@@ -91,6 +95,45 @@ RecordingRig::RecordingRig(std::vector<std::string> extra) {
 
 std::string RecordingRig::catalog() const {
   return "host=" + (dir.path() / "data" / "pg" / "run").string() + " port=5432 user=vigil dbname=vigil";
+}
+
+std::uint64_t record_script(RecordingRig& rig, const std::string& name, std::uint64_t frames,
+                            std::uint64_t restart_at) {
+  client::WireClient c(rig.vigild->wire(), std::chrono::seconds(20));
+  c.hello("script recorder", token());
+  c.send(open_record(name, 64'000'000));
+  auto a = c.receive();
+  REQUIRE(a.msg.has_admit());
+  const auto stream = a.msg.admit().stream_id();
+  for (std::uint64_t seq = 1; seq <= frames; ++seq) {
+    auto [p, payload] = media_packet(stream, seq, stream);
+    if (restart_at && seq >= restart_at) {
+      p.mutable_media_packet()->set_pts(static_cast<std::int64_t>(seq - restart_at) * 3600);
+      p.mutable_media_packet()->set_dts(static_cast<std::int64_t>(seq - restart_at) * 3600);
+    }
+    c.send(p, payload);
+  }
+  ::shutdown(c.native_handle(), SHUT_WR);
+  std::uint64_t acked = 0;
+  try {
+    for (;;) {
+      auto r = c.receive();
+      if (r.msg.has_durable_ack()) acked = r.msg.durable_ack().last_sequence();
+    }
+  } catch (const std::exception&) {}
+  REQUIRE(acked == frames);
+  pqxx::connection conn(rig.catalog());
+  std::uint64_t stored = 0;
+  for (int i = 0; i < 100 && stored < frames; ++i) {
+    pqxx::nontransaction q(conn);
+    stored =
+        q.exec_params1("SELECT COALESCE(sum(frame_count), 0) FROM segments WHERE stream_id = $1 AND state = 'closed'",
+                       static_cast<std::int64_t>(stream))[0]
+            .as<std::uint64_t>();
+    if (stored < frames) std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the batcher's bounded delay
+  }
+  REQUIRE(stored == frames);
+  return stream;
 }
 
 }  // namespace vigil::test

@@ -35,6 +35,15 @@ std::pair<proto::Envelope, std::vector<std::byte>> media_packet(std::uint64_t st
 std::pair<proto::Envelope, std::vector<std::byte>> media_packet(std::uint64_t stream_id, std::uint64_t seq,
                                                                 std::uint64_t frame_stream);
 
+struct RecordingRig;
+
+// Records FRAMES script frames as camera NAME (declared 64 Mbit/s, so all fit in one cycle: no
+// policing), requires every one acknowledged, and waits (bounded) until they are all in closed
+// segments in the catalog. Returns the recording's stream id. From frame RESTART_AT on (0: never),
+// the camera's clock starts again from 0.
+std::uint64_t record_script(RecordingRig& rig, const std::string& name, std::uint64_t frames,
+                            std::uint64_t restart_at = 0);
+
 struct RecordingRig {
   // EXTRA: "--option value" pairs that replace the defaults (--volume-size ...) or are added.
   explicit RecordingRig(std::vector<std::string> extra = {});
