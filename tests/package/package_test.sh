@@ -17,7 +17,7 @@ cpack=${3:?CPACK}
 
 skip() { echo "SKIP: $*"; exit 77; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
-step() { echo "== $*"; }
+step() { echo "== [${SECONDS}s] $*"; }
 
 [ "$(id -u)" -eq 0 ] || skip "the package test needs root (dpkg -i, a system account)"
 for tool in dpkg dpkg-deb dpkg-query setpriv prlimit ffmpeg ffprobe curl; do
@@ -191,7 +191,8 @@ done
 curl -sf "http://$http/healthz" >"$tmp/healthz.json" || fail "GET /healthz failed"
 grep -q '"status":"ok"' "$tmp/healthz.json" || fail "healthz: $(cat "$tmp/healthz.json")"
 # The web UI from /usr/share/vigil/web (default_web_root's installed path), hls.js with it.
-curl -sf "http://$http/ui/" | grep -qi '<html' || fail "the installed web UI is not served at /ui/"
+curl -sf -o "$tmp/index.html" "http://$http/ui/" || fail "GET /ui/ failed"
+grep -qi '<html' "$tmp/index.html" || fail "the installed web UI is not served at /ui/"
 curl -sf -o /dev/null "http://$http/ui/hls.min.js" || fail "hls.min.js is not served"
 curl -sf "http://$http/metrics" >"$tmp/metrics.txt" || fail "GET /metrics failed"
 realtime=$(awk '/^vigil_disk_io_thread_realtime/ {print $2; exit}' "$tmp/metrics.txt")
