@@ -44,7 +44,7 @@ struct CameraManagerConfig {
   std::string wire;                // this vigild's wire address, HOST:PORT
   std::filesystem::path recorder;  // the `vigil` binary
   std::filesystem::path log_dir;   // one log per ingest worker (camera-tagged lines)
-  std::string token;  // the workers' token (recorder role), in their environment
+  std::string token;               // the workers' token (recorder role), in their environment
   // The account workers run as (vigild as root); none: vigild's own. A worker parses what cameras
   // send: it gets no privilege, no descriptor of vigild's but its log (opened here, as its stdout
   // and stderr) and its control socket (camera URLs come through it, never argv).
