@@ -57,4 +57,7 @@ set(CPACK_DEBIAN_PACKAGE_DEPENDS "postgresql-15 | postgresql (>= 15), passwd")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${vigil_pkg}/conffiles ${vigil_pkg}/postinst ${vigil_pkg}/prerm
                                        ${vigil_pkg}/postrm)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
+# The default preset builds RelWithDebInfo: the debug information (~300 MB) stays in the build
+# tree, the package's binaries are stripped.
+set(CPACK_STRIP_FILES ON)
 include(CPack)

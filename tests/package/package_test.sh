@@ -55,8 +55,16 @@ cleanup() {
   fi
   # Both were absent when the test started (checked above).
   rm -rf /var/lib/vigil /etc/vigil
-  [ "$user_existed" = 1 ] || userdel vigil 2>/dev/null
-  [ "$group_existed" = 1 ] || groupdel vigil 2>/dev/null
+  # The account goes if this test's install created it — unless a test beside this one has
+  # started using it meanwhile (vigild as root runs its embedded PostgreSQL as `vigil` too).
+  if [ "$user_existed" = 0 ] && getent passwd vigil >/dev/null; then
+    if pgrep -u vigil >/dev/null; then
+      echo "cleanup: the vigil account is in use by other processes: left in place" >&2
+    else
+      userdel vigil 2>/dev/null
+      [ "$group_existed" = 1 ] || groupdel vigil 2>/dev/null
+    fi
+  fi
   rm -rf "$tmp"
   exit "$rc"
 }
