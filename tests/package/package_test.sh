@@ -26,7 +26,7 @@ done
 if dpkg-query -W -f='${Status}' vigil 2>/dev/null | grep -q 'installed'; then
   skip "a vigil package is installed on this machine: this test would purge it and its recordings"
 fi
-for p in /var/lib/vigil /etc/vigil; do
+for p in /var/lib/vigil /etc/vigil /etc/systemd/system/multi-user.target.wants/vigild.service; do
   [ ! -e "$p" ] || skip "$p exists on this machine: this test would delete it (purge)"
 done
 
@@ -109,6 +109,11 @@ getent passwd vigil >/dev/null || fail "no vigil account"
 dpkg-query -W -f='${Conffiles}\n' vigil | grep -q '^ /etc/vigil/vigild.conf ' || fail "vigild.conf is not a conffile"
 unit=/lib/systemd/system/vigild.service
 [ -f "$unit" ] || fail "$unit is missing"
+# Enabled as dh_installsystemd would, so the service starts at the next boot.
+wants=/etc/systemd/system/multi-user.target.wants/vigild.service
+if command -v deb-systemd-helper >/dev/null; then
+  [ -L "$wants" ] || fail "vigild.service is not enabled ($wants)"
+fi
 if command -v systemd-analyze >/dev/null; then
   # Checks the unit's syntax and that its programs exist (works without a running systemd).
   systemd-analyze verify "$unit" >"$tmp/verify.log" 2>&1 || { cat "$tmp/verify.log" >&2; fail "systemd-analyze verify $unit"; }
@@ -240,10 +245,21 @@ vigild_pid=
 [ "$code" = 0 ] || fail "vigild exited with status $code after SIGTERM"
 ! pgrep -f -- "-D $data/pg/data" >/dev/null || fail "the embedded PostgreSQL outlived vigild"
 
+step "dpkg -r keeps the recordings and the configuration"
+dpkg -r vigil >"$tmp/remove.log" 2>&1 || { cat "$tmp/remove.log" >&2; fail "dpkg -r failed"; }
+[ ! -e /usr/bin/vigild ] || fail "/usr/bin/vigild is left after dpkg -r"
+for p in "$data/volume0" "$data/pg/data" "$data/admin.token" /etc/vigil/vigild.conf; do
+  [ -e "$p" ] || fail "dpkg -r removed $p"
+done
+dpkg-query -W -f='${Status}' vigil | grep -q 'config-files' || fail "dpkg does not keep vigil's configuration after -r"
+
 step "dpkg --purge leaves nothing"
 dpkg --purge vigil >"$tmp/purge.log" 2>&1 || { cat "$tmp/purge.log" >&2; fail "dpkg --purge failed"; }
 ! dpkg-query -W -f='${Status}' vigil 2>/dev/null | grep -q 'installed\|config-files' || fail "vigil still known to dpkg"
-for p in /var/lib/vigil /etc/vigil /usr/bin/vigild /usr/bin/vigil /usr/share/vigil /usr/share/doc/vigil "$unit"; do
+for p in /var/lib/vigil /etc/vigil /usr/bin/vigild /usr/bin/vigil /usr/share/vigil /usr/share/doc/vigil "$unit" \
+  "$wants" /etc/systemd/system/vigild.service /var/lib/systemd/deb-systemd-helper-enabled/vigild.service.dsh-also \
+  /var/lib/systemd/deb-systemd-helper-enabled/multi-user.target.wants/vigild.service \
+  /var/lib/systemd/deb-systemd-helper-masked/vigild.service; do
   [ ! -e "$p" ] || fail "$p is left after the purge"
 done
 echo "PASS: the package built, installed, ran as its unit, recorded and played back, and purged cleanly"
