@@ -93,8 +93,10 @@ for want in 'postgresql-15 | postgresql' libavformat libpqxx liburing passwd; do
   grep -qF "$want" <<<"$depends" || fail "Depends lacks $want (shlibdeps or the PostgreSQL server): $depends"
 done
 contents=$(dpkg-deb -c "$deb")
-for f in ./usr/bin/vigild ./usr/bin/vigil ./usr/share/vigil/web/index.html ./usr/share/vigil/web/hls.min.js \
-  ./usr/share/vigil/schema/0001_catalog.sql ./usr/share/doc/vigil/README.md ./usr/share/doc/vigil/docs/packaging.md \
+# The web UI is in the package when the build has it (VIGIL_WEB_UI, the default).
+web=()
+[ -f "$build/web/index.html" ] && web=(./usr/share/vigil/web/index.html ./usr/share/vigil/web/hls.min.js)
+for f in ./usr/bin/vigild ./usr/bin/vigil "${web[@]}" ./usr/share/vigil/schema/0001_catalog.sql ./usr/share/doc/vigil/README.md ./usr/share/doc/vigil/docs/packaging.md \
   ./etc/vigil/vigild.conf ./lib/systemd/system/vigild.service; do
   grep -q " $f\$" <<<"$contents" || fail "the package lacks $f"
 done
@@ -204,9 +206,12 @@ done
 curl -sf "http://$http/healthz" >"$tmp/healthz.json" || fail "GET /healthz failed"
 grep -q '"status":"ok"' "$tmp/healthz.json" || fail "healthz: $(cat "$tmp/healthz.json")"
 # The web UI from /usr/share/vigil/web (default_web_root's installed path), hls.js with it.
-curl -sf -o "$tmp/index.html" "http://$http/ui/" || fail "GET /ui/ failed"
-grep -qi '<html' "$tmp/index.html" || fail "the installed web UI is not served at /ui/"
-curl -sf -o /dev/null "http://$http/ui/hls.min.js" || fail "hls.min.js is not served"
+if [ "${#web[@]}" -gt 0 ]; then
+  curl -sf -o "$tmp/index.html" "http://$http/ui/" || fail "GET /ui/ failed"
+  grep -qi '<html' "$tmp/index.html" || fail "the installed web UI is not served at /ui/"
+  curl -sf -o /dev/null "http://$http/ui/hls.min.js" || fail "hls.min.js is not served"
+  grep -q 'web UI loaded.*root=/usr/share/vigil/web' "$tmp/vigild.log" || fail "vigild did not load the UI from /usr/share/vigil/web"
+fi
 curl -sf "http://$http/metrics" >"$tmp/metrics.txt" || fail "GET /metrics failed"
 realtime=$(awk '/^vigil_disk_io_thread_realtime/ {print $2; exit}' "$tmp/metrics.txt")
 rtprio_soft=$(awk '/^Max realtime priority/ {print $4}' /proc/"$vigild_pid"/limits)
