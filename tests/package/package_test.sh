@@ -241,6 +241,14 @@ frames_out=$(ffprobe -v error -count_packets -select_streams v:0 -show_entries s
 echo "frames recorded $frames_in, played back $frames_out"
 [ "$frames_out" = "$frames_in" ] || fail "played back $frames_out frames of $frames_in"
 ls "$data"/volume0 >/dev/null || fail "no volume at $data/volume0"
+# LimitMEMLOCK alone (no CAP_IPC_LOCK) must be enough to lock the recording's IO buffers.
+curl -sf "http://$http/metrics" >"$tmp/metrics.txt" || fail "GET /metrics failed"
+locked=$(awk '/^vigil_disk_io_buffers_locked/ {print $2; exit}' "$tmp/metrics.txt")
+memlock_soft=$(awk '/^Max locked memory/ {print $4}' /proc/"$vigild_pid"/limits)
+echo "IO buffers locked: $locked (RLIMIT_MEMLOCK $memlock_soft bytes)"
+if [ "$memlock_soft" = unlimited ] || [ "$memlock_soft" -ge $((1 << 30)) ]; then
+  [ "$locked" = 1 ] || fail "RLIMIT_MEMLOCK $memlock_soft applied but the IO buffers are not locked"
+fi
 
 step "SIGTERM stops it cleanly"
 kill -TERM "$vigild_pid"
