@@ -12,6 +12,9 @@ packages=(
   libpq-dev libpqxx-dev postgresql-15
   liburing-dev libisal-dev libssl-dev openssl
   curl procps
+  # deploy/package.sh and the package test: CPack's DEB generator (dpkg-shlibdeps, file), and
+  # setpriv/prlimit (util-linux) to run the installed vigild as its unit does.
+  dpkg-dev file util-linux
   gnuplot-nox
   # deploy/format-check.sh (run by deploy/test.sh) checks the tree against .clang-format.
   clang-format

@@ -94,7 +94,8 @@ fs::path default_web_root() {
   std::error_code ec;
   const auto self = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
-    for (const auto& candidate : {self.parent_path() / "web", self.parent_path().parent_path() / "web"}) {
+    const auto prefix = self.parent_path().parent_path();
+    for (const auto& candidate : {self.parent_path() / "web", prefix / "web", prefix / VIGIL_WEB_INSTALL_DIR}) {
       if (fs::is_regular_file(candidate / "index.html", ec)) return candidate;
     }
   }

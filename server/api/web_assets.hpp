@@ -42,8 +42,9 @@ class WebAssets {
   std::string problem_;
 };
 
-// Where the UI files are when --web-root is not given: "web" beside vigild (installed), the
-// build tree's BUILD/web (vigild in BUILD/server/), else the build tree this binary was built in.
+// Where the UI files are when --web-root is not given: "web" beside vigild, the build tree's
+// BUILD/web (vigild in BUILD/server/), PREFIX/share/vigil/web (installed as PREFIX/bin/vigild by
+// `cmake --install` or the Debian package), else the build tree this binary was built in.
 std::filesystem::path default_web_root();
 
 // GET/HEAD /ui/... : the file, or 404 (with a clear message when no UI was loaded). /ui

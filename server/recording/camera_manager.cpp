@@ -130,7 +130,7 @@ void CameraManager::spawn(Worker& w) {
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
     throw std::system_error(errno, std::generic_category(), "socketpair for an ingest worker");
   }
-  const auto log = config_.log_dir / ("ingest-worker-" + std::to_string(w.index) + ".log");
+  const auto log = log_path(w.index);
   try {
     // Its own session: a terminal's Ctrl-C reaches vigild, which stops workers in order.
     SpawnOptions opts;
@@ -335,6 +335,7 @@ void CameraManager::run(std::stop_token stop) {
     }
     if (read_now) {
       next_poll = std::chrono::steady_clock::now() + config_.poll;
+      rotate_logs();
       try {
         if (!conn || !conn->is_open())
           conn = std::make_unique<pqxx::connection>(catalog::with_connect_timeout(config_.conninfo, 2));
@@ -375,6 +376,34 @@ void CameraManager::run(std::stop_token stop) {
     cv_.wait_until(lock, stop, wake, [&] { return changed_ || !events_.empty(); });
   }
   stop_workers();
+}
+
+fs::path CameraManager::log_path(int worker) const {
+  return config_.log_dir / ("ingest-worker-" + std::to_string(worker) + ".log");
+}
+
+// A worker's log past its bound is rotated while the worker writes on (its descriptor is O_APPEND).
+// A failure is logged once per worker; the camera goes on recording either way.
+void CameraManager::rotate_logs() {
+  for (const auto& w : workers_) {
+    const auto path = log_path(w->index);
+    const auto r = rotate_log_if_large(path, config_.log_rotation);
+    switch (r.outcome) {
+      case LogRotated::no: break;
+      case LogRotated::lossless:
+      case LogRotated::truncated:
+        w->rotation_failed = false;
+        log::info("ingest worker log rotated", {{"log", path.string()},
+                                                {"moved_bytes", r.moved_bytes},
+                                                {"lossless", r.outcome == LogRotated::lossless}});
+        break;
+      case LogRotated::failed:
+        if (!w->rotation_failed)
+          log::warn("ingest worker log not rotated", {{"log", path.string()}, {"error", r.error}});
+        w->rotation_failed = true;
+        break;
+    }
+  }
 }
 
 // Every worker is told to stop (SIGTERM: each stops all its cameras at once; each camera sends

@@ -18,7 +18,7 @@
 // besides, for changes made elsewhere. Removed cameras are stopped all at once.
 // Thread: its own (blocking catalog queries, process management), plus one reader per worker's
 // socket; never a network or IO thread. Errors: logged and retried; the constructor throws if the
-// recorder binary is missing. stop() is bounded during a database outage: a catalog query that
+// recorder binary is missing. Workers' logs are rotated by size (log_rotation). stop() is bounded during a database outage: a catalog query that
 // hangs is cut after kStopGrace.
 #include <chrono>
 #include <condition_variable>
@@ -35,6 +35,7 @@
 
 #include "common/child_process.hpp"
 #include "common/ingest_control.hpp"
+#include "common/log_rotation.hpp"
 
 namespace vigil::server {
 
@@ -52,6 +53,9 @@ struct CameraManagerConfig {
   int cameras_per_worker = 64;  // beyond this on every worker, another worker starts
   std::chrono::milliseconds poll{2000};
   std::chrono::milliseconds backoff_min{1000}, backoff_max{30'000};
+  // Each worker's log is rotated at every poll once it is past max_bytes (common/log_rotation.hpp):
+  // LOG.1 … LOG.keep, so a camera that logs without end costs at most (keep + 1) × max_bytes.
+  LogRotationLimits log_rotation{};
 };
 
 class CameraManager {
@@ -82,6 +86,7 @@ class CameraManager {
     int control_fd = -1;            // vigild's end of the control socket; -1: not running
     std::set<std::string> cameras;  // started on it and not ended
     std::thread reader;             // reads its ended messages into events_
+    bool rotation_failed = false;   // its log's last rotation failed (warned once)
   };
   struct Pull {
     std::string url;
@@ -107,6 +112,8 @@ class CameraManager {
   bool send(Worker& w, const std::string& message);
   void read_worker(int index, int generation, int fd);  // a reader thread
   void stop_workers();
+  void rotate_logs();  // the manager thread, at every poll
+  std::filesystem::path log_path(int worker) const;
   // The manager thread: FD is the socket of the catalog query now running (-1: none).
   void querying(int fd);
 
