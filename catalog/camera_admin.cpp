@@ -22,6 +22,12 @@ void check_retention(const std::optional<int>& days) {
   }
 }
 
+void check_retention_bytes(const std::optional<std::int64_t>& bytes) {
+  if (bytes && (*bytes < kMinRetentionBytes || *bytes > kMaxRetentionBytes)) {
+    throw CatalogError::invalid("retention_bytes must be an integer from 1048576 (1 MiB) to 2^60 (or null)");
+  }
+}
+
 void check_declared_rate(const std::optional<std::int64_t>& bps) {
   if (bps && (*bps < kMinDeclaredRateBps || *bps > kMaxDeclaredRateBps)) {
     throw CatalogError::invalid("declared_rate_bps must be an integer from 64000 to 10000000000 (or null)");
@@ -53,11 +59,12 @@ std::int64_t create_camera(pqxx::work& tx, const NewCamera& c) {
     check_camera_url(*c.substream_url);
   }
   check_retention(c.retention_days);
+  check_retention_bytes(c.retention_bytes);
   check_declared_rate(c.declared_rate_bps);
   auto r = tx.exec_params(
-      "INSERT INTO cameras (name, url, substream_url, enabled, retention_days, declared_rate_bps) "
-      "VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (name) DO NOTHING RETURNING id",
-      c.name, c.url, c.substream_url, c.enabled, c.retention_days, c.declared_rate_bps);
+      "INSERT INTO cameras (name, url, substream_url, enabled, retention_days, declared_rate_bps, retention_bytes) "
+      "VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (name) DO NOTHING RETURNING id",
+      c.name, c.url, c.substream_url, c.enabled, c.retention_days, c.declared_rate_bps, c.retention_bytes);
   if (r.empty()) throw CatalogError::conflict("a camera named '" + c.name + "' exists already");
   return r[0][0].as<std::int64_t>();
 }
@@ -67,7 +74,13 @@ std::optional<CameraDetails> camera_details(pqxx::work& tx, const std::string& n
   auto r = tx.exec_params(
       "SELECT c.id, c.name, c.url, c.substream_url, c.enabled, c.retention_days, c.created_at_us, s.state, "
       "COALESCE(s.ended_at_us, 0), (SELECT count(*) FROM streams x WHERE x.camera_id = c.id), "
-      "c.declared_rate_bps FROM cameras c LEFT JOIN LATERAL (SELECT state, ended_at_us FROM streams WHERE camera_id = c.id "
+      "c.declared_rate_bps, c.retention_bytes, "
+      // What counts against the quota: as retention_view sums it.
+      "(SELECT COALESCE(sum(g.data_bytes), 0) FROM segments g JOIN streams gs ON gs.id = g.stream_id "
+      " WHERE gs.camera_id = c.id AND g.state IN ('open', 'closed', 'damaged') AND NOT EXISTS (SELECT 1 FROM "
+      " evidence_locks l WHERE l.stream_id = g.stream_id AND l.unlocked_at_us IS NULL AND l.start_us < g.end_us "
+      " AND g.start_us < l.end_us)) "
+      "FROM cameras c LEFT JOIN LATERAL (SELECT state, ended_at_us FROM streams WHERE camera_id = c.id "
       "ORDER BY started_at_us DESC, id DESC LIMIT 1) s ON true WHERE c.name = $1",
       name);
   if (r.empty()) return std::nullopt;
@@ -84,6 +97,8 @@ std::optional<CameraDetails> camera_details(pqxx::work& tx, const std::string& n
   d.last_end_us = row[8].as<std::int64_t>();
   d.streams = row[9].as<std::int64_t>();
   d.declared_rate_bps = opt<std::int64_t>(row[10]);
+  d.retention_bytes = opt<std::int64_t>(row[11]);
+  d.recorded_bytes = row[12].as<std::int64_t>();
   return d;
 }
 
@@ -93,6 +108,7 @@ bool update_camera(pqxx::work& tx, const std::string& name, const CameraChange& 
   if (ch.substream_url && *ch.substream_url) check_camera_url(**ch.substream_url);
   if (ch.retention_days) check_retention(*ch.retention_days);
   if (ch.declared_rate_bps) check_declared_rate(*ch.declared_rate_bps);
+  if (ch.retention_bytes) check_retention_bytes(*ch.retention_bytes);
   auto cur = tx.exec_params("SELECT url, substream_url FROM cameras WHERE name = $1 FOR UPDATE", name);
   if (cur.empty()) return false;
   const auto url = ch.url ? *ch.url : opt<std::string>(cur[0][0]);
@@ -102,10 +118,12 @@ bool update_camera(pqxx::work& tx, const std::string& name, const CameraChange& 
   tx.exec_params0(
       "UPDATE cameras SET enabled = COALESCE($2, enabled), url = $3, substream_url = $4, "
       "retention_days = CASE WHEN $5 THEN $6 ELSE retention_days END, "
-      "declared_rate_bps = CASE WHEN $7 THEN $8 ELSE declared_rate_bps END WHERE name = $1",
+      "declared_rate_bps = CASE WHEN $7 THEN $8 ELSE declared_rate_bps END, "
+      "retention_bytes = CASE WHEN $9 THEN $10 ELSE retention_bytes END WHERE name = $1",
       name, ch.enabled, url, sub, ch.retention_days.has_value(),
       ch.retention_days ? *ch.retention_days : std::optional<int>(), ch.declared_rate_bps.has_value(),
-      ch.declared_rate_bps ? *ch.declared_rate_bps : std::optional<std::int64_t>());
+      ch.declared_rate_bps ? *ch.declared_rate_bps : std::optional<std::int64_t>(), ch.retention_bytes.has_value(),
+      ch.retention_bytes ? *ch.retention_bytes : std::optional<std::int64_t>());
   return true;
 }
 

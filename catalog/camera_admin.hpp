@@ -1,7 +1,7 @@
 #pragma once
 // Camera administration rows for the HTTP API (docs/openapi.yaml, /api/v1/cameras/...): create a
 // camera without overwriting one (409 territory), read one with its settings, change its
-// settings (enabled, URLs, retention_days of schema 0003), list its streams, remove it as
+// settings (enabled, URLs, retention_days of schema 0003, retention_bytes of 0008), list its streams, remove it as
 // `vigil camera remove` does (deleted without recordings, else disabled), and the per-stream
 // retention that retention_days implies (storage::RetentionPolicy::per_stream).
 // Names and URLs are checked here as by add_camera (CatalogError naming the rule).
@@ -19,6 +19,9 @@
 namespace vigil::catalog {
 
 inline constexpr int kMaxRetentionDays = 36500;
+// A camera's byte quota (cameras.retention_bytes, schema 0008): from 1 MiB to 1 EiB.
+inline constexpr std::int64_t kMinRetentionBytes = 1 << 20;
+inline constexpr std::int64_t kMaxRetentionBytes = 1LL << 60;
 // A pulled camera's declared rate (cameras.declared_rate_bps), bits per second.
 inline constexpr std::int64_t kMinDeclaredRateBps = 64'000;
 inline constexpr std::int64_t kMaxDeclaredRateBps = 10'000'000'000;
@@ -29,6 +32,8 @@ struct CameraDetails {
   std::optional<std::string> url, substream_url;  // raw: may carry credentials (callers redact)
   bool enabled = true;
   std::optional<int> retention_days;
+  std::optional<std::int64_t> retention_bytes;    // the camera's quota (schema 0008)
+  std::int64_t recorded_bytes = 0;                // what counts against it now: data_bytes of its unlocked segments
   std::optional<std::int64_t> declared_rate_bps;  // the operator's rate for a pulled camera (schema 0007)
   std::int64_t created_at_us = 0;
   std::string state;             // of its newest stream; "never recorded" without one
@@ -41,6 +46,7 @@ struct NewCamera {
   std::optional<std::string> url{}, substream_url{};  // no URL: pushed by a recording client
   bool enabled = true;
   std::optional<int> retention_days{};
+  std::optional<std::int64_t> retention_bytes{};
   std::optional<std::int64_t> declared_rate_bps{};
 };
 
@@ -49,6 +55,7 @@ struct CameraChange {
   std::optional<bool> enabled;
   std::optional<std::optional<std::string>> url, substream_url;  // inner nullopt: clear
   std::optional<std::optional<int>> retention_days;              // inner nullopt: clear
+  std::optional<std::optional<std::int64_t>> retention_bytes;    // inner nullopt: clear
   std::optional<std::optional<std::int64_t>> declared_rate_bps;  // inner nullopt: clear
 };
 

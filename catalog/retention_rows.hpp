@@ -17,12 +17,16 @@ namespace vigil::catalog {
 
 // Candidates on VOLUME_ID, each with the extents it holds: the LIMIT oldest closed (and damaged)
 // segments no active evidence lock covers, and up to LIMIT past their camera's retention_days at
-// NOW_US; the age limits of their streams' cameras.
+// NOW_US; the age limits of their streams' cameras. WITH_QUOTA: also those past their camera's
+// retention_bytes (schema 0008), flagged over_quota — the oldest unlocked closed segments of a
+// camera whose unlocked recording, every volume, holds more data_bytes than its quota, until the
+// excess is covered (a full pass; a pass for space alone skips the cost).
 struct RetentionView {
   std::vector<storage::ClosedSegment> closed;
   std::map<std::uint64_t, storage::StreamRetention> per_stream;
 };
-RetentionView retention_view(pqxx::work& tx, std::int64_t volume_id, std::int64_t now_us, std::size_t limit);
+RetentionView retention_view(pqxx::work& tx, std::int64_t volume_id, std::int64_t now_us, std::size_t limit,
+                             bool with_quota = true);
 
 // Marks IDS 'deleting' — those still closed or damaged and under no active evidence lock (checked
 // again here: IDS may come from a view read before a lock was taken) — and records a 'retention'

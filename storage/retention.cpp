@@ -31,10 +31,15 @@ std::vector<std::uint64_t> choose_reclaim(const RetentionPolicy& policy, const R
   auto take = [&](const ClosedSegment* s) {
     if (chosen.insert(s->segment_id).second) freed += s->extent_count;
   };
-  // 1. Per-stream limits: age, then the stream's byte budget (newest kept).
+  // 1. Limits: the camera's quota, the stream's age, then its byte budget (newest kept).
   std::map<std::uint64_t, std::uint64_t> held;  // stream -> extents held by all its closed segments
   for (const auto& s : in.closed) held[s.stream_id] += s.extent_count;
   for (const auto* s : unlocked) {
+    if (s->over_quota) {
+      take(s);
+      held[s->stream_id] -= s->extent_count;
+      continue;
+    }
     auto it = policy.per_stream.find(s->stream_id);
     if (it == policy.per_stream.end()) continue;
     const auto& r = it->second;

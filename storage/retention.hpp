@@ -23,6 +23,9 @@ struct ClosedSegment {
   std::int64_t start_us = 0;
   std::int64_t end_us = 0;
   std::uint64_t extent_count = 0;  // space it holds, in extents
+  // Its camera's byte quota (catalog cameras.retention_bytes) is exceeded by what the camera holds
+  // from this segment on (newer segments, any volume, locked ones not counted): it goes.
+  bool over_quota = false;
 };
 
 // A time range of one stream that must never be reclaimed.
@@ -55,8 +58,9 @@ struct RetentionInput {
 std::uint64_t reserve_extents(const RetentionPolicy& policy, const RetentionInput& in) noexcept;
 bool is_locked(const ClosedSegment& s, const std::vector<EvidenceLock>& locks) noexcept;
 
-// Segment ids to reclaim now, oldest first: expired by age or byte budget, then as many of
-// the oldest unlocked ones as needed to restore the reserve. Locked segments are never chosen.
+// Segment ids to reclaim now, oldest first: expired by age, byte budget or the camera's quota
+// (over_quota), then as many of the oldest unlocked ones as needed to restore the reserve. Locked
+// segments are never chosen.
 std::vector<std::uint64_t> choose_reclaim(const RetentionPolicy& policy, const RetentionInput& in);
 
 // Whether a new stream of RATE can be admitted on this volume as far as space goes:

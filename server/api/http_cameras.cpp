@@ -73,6 +73,8 @@ json::object camera_json(const catalog::CameraDetails& c, const std::vector<cata
                       {"substream_url",
                        c.substream_url ? json::value(redact_url(*c.substream_url)) : json::value(nullptr)},
                       {"retention_days", c.retention_days ? json::value(*c.retention_days) : json::value(nullptr)},
+                      {"retention_bytes", c.retention_bytes ? json::value(*c.retention_bytes) : json::value(nullptr)},
+                      {"recorded_bytes", c.recorded_bytes},
                       {"declared_rate_bps",
                        c.declared_rate_bps ? json::value(*c.declared_rate_bps) : json::value(nullptr)},
                       {"created_at_us", c.created_at_us},
@@ -97,9 +99,11 @@ boost::asio::awaitable<HttpResponse> get_camera(const RouteContext& ctx, const H
 
 boost::asio::awaitable<HttpResponse> patch_camera(const RouteContext& ctx, const HttpRequest& req,
                                                   const std::string& name) {
-  const auto body = json_object_body(req, {"enabled", "url", "substream_url", "retention_days", "declared_rate_bps"});
+  const auto body = json_object_body(req, {"enabled", "url", "substream_url", "retention_days", "retention_bytes",
+                                           "declared_rate_bps"});
   if (body.empty()) {
-    throw BadRequest("nothing to change: give enabled, url, substream_url, retention_days or declared_rate_bps");
+    throw BadRequest(
+        "nothing to change: give enabled, url, substream_url, retention_days, retention_bytes or declared_rate_bps");
   }
   catalog::CameraChange change;
   change.enabled = bool_field(body, "enabled");
@@ -123,6 +127,11 @@ boost::asio::awaitable<HttpResponse> patch_camera(const RouteContext& ctx, const
     change.retention_days = std::optional<int>();
   } else if (auto d = int_field(body, "retention_days", 1, catalog::kMaxRetentionDays)) {
     change.retention_days = static_cast<int>(*d);
+  }
+  if (is_null_field(body, "retention_bytes")) {
+    change.retention_bytes = std::optional<std::int64_t>();
+  } else if (auto b = int_field(body, "retention_bytes", catalog::kMinRetentionBytes, catalog::kMaxRetentionBytes)) {
+    change.retention_bytes = *b;
   }
   bool found = false;
   std::optional<catalog::CameraDetails> cam;
@@ -186,8 +195,8 @@ boost::asio::awaitable<HttpResponse> list_streams(const RouteContext& ctx, const
 boost::asio::awaitable<HttpResponse> create_camera_route(const RouteContext& ctx, const HttpRequest& req,
                                                          const QueryParams& q) {
   allow_params(q, {});
-  const auto body =
-      json_object_body(req, {"name", "url", "substream_url", "enabled", "retention_days", "declared_rate_bps"});
+  const auto body = json_object_body(req, {"name", "url", "substream_url", "enabled", "retention_days",
+                                           "retention_bytes", "declared_rate_bps"});
   catalog::NewCamera cam;
   const auto name = string_field(body, "name", 64);
   if (!name) throw BadRequest("field 'name' is required");
@@ -199,6 +208,9 @@ boost::asio::awaitable<HttpResponse> create_camera_route(const RouteContext& ctx
   if (!is_null_field(body, "declared_rate_bps")) {
     cam.declared_rate_bps =
         int_field(body, "declared_rate_bps", catalog::kMinDeclaredRateBps, catalog::kMaxDeclaredRateBps);
+  }
+  if (!is_null_field(body, "retention_bytes")) {
+    cam.retention_bytes = int_field(body, "retention_bytes", catalog::kMinRetentionBytes, catalog::kMaxRetentionBytes);
   }
   if (!is_null_field(body, "retention_days")) {
     if (auto d = int_field(body, "retention_days", 1, catalog::kMaxRetentionDays))

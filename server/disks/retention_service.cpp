@@ -91,12 +91,14 @@ bool RetentionService::pass(Disk& disk, bool full, std::stop_token stop) {
   std::vector<std::uint64_t> chosen;
   {
     pqxx::work tx(conn);
-    auto view = catalog::retention_view(tx, disk.volume->volume_id, now_us(), 4 * options_.max_segments_per_pass);
+    auto view = catalog::retention_view(tx, disk.volume->volume_id, now_us(), 4 * options_.max_segments_per_pass, full);
     policy.per_stream = std::move(view.per_stream);
     in.closed = std::move(view.closed);
     in.locks = catalog::active_evidence_locks(tx, disk.volume->volume_id);
   }
   known_[&disk] = {in.closed, in.locks};
+  // Without the catalog, retention keeps the reserve only: quotas, like ages, wait for it.
+  for (auto& c : known_[&disk].closed) c.over_quota = false;
   in.extent_bytes = disk.volume->volume->extent_bytes();
   in.now_us = now_us();
   // The reserve, within its bounds (see reserve_extents): the per-stream choice is topped up with
