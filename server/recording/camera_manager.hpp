@@ -35,6 +35,7 @@
 
 #include "common/child_process.hpp"
 #include "common/ingest_control.hpp"
+#include "server/recording/camera_status.hpp"
 
 namespace vigil::server {
 
@@ -52,6 +53,9 @@ struct CameraManagerConfig {
   int cameras_per_worker = 64;  // beyond this on every worker, another worker starts
   std::chrono::milliseconds poll{2000};
   std::chrono::milliseconds backoff_min{1000}, backoff_max{30'000};
+  // Where the cameras' sessions are published after every round (/healthz, vigil_camera_up) and
+  // restarts counted; null: nowhere. Must outlive the manager.
+  CameraStatusBoard* status = nullptr;
 };
 
 class CameraManager {
@@ -109,6 +113,7 @@ class CameraManager {
   void stop_workers();
   // The manager thread: FD is the socket of the catalog query now running (-1: none).
   void querying(int fd);
+  void publish_status();  // the manager thread: every wanted camera's session to config_.status
 
   static constexpr std::chrono::milliseconds kStopGrace{1000};
 
