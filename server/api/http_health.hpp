@@ -1,5 +1,5 @@
 #pragma once
-// GET /healthz (docs/operations.md, "Health"): the catalog, the disks and the pulled cameras, each
+// GET /healthz (docs/metrics.md, "Health"): the catalog, the disks and the pulled cameras, each
 // ok, degraded or down, and the node's status from them. Never waits on PostgreSQL, a disk or the
 // camera manager: the catalog's part is what its probe thread last saw (catalog_health.hpp), the
 // disks' what their IO threads' atomics say (disk_health.hpp), the cameras' what the camera

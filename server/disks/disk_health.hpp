@@ -1,5 +1,5 @@
 #pragma once
-// A disk's health as /healthz and vigil_disk_state report it (docs/operations.md): in service,
+// A disk's health as /healthz and vigil_disk_state report it (docs/metrics.md, "Health"): in service,
 // full, failed or stalled, read from the DiskSet's flags and the IO thread's atomics only — never
 // a lock the IO thread holds, never the device — so a health check answers at once whatever the
 // disk does. Thread: any. Errors: none.

@@ -1,5 +1,5 @@
 #pragma once
-// What /healthz and vigil_camera_up say of the pulled cameras (docs/operations.md). The camera
+// What /healthz and vigil_camera_up say of the pulled cameras (docs/metrics.md, "Health"). The camera
 // manager publishes its cameras' sessions here after each of its rounds (a copy under a small
 // mutex); whether a camera records is read from its recording streams (Metrics::recording_streams,
 // the count its recording sessions keep). Readers never wait on the manager thread, the catalog

@@ -43,7 +43,8 @@ struct Health {
 Health health(const test::VigildProcess& d) {
   const auto start = std::chrono::steady_clock::now();
   const auto r = test::http_request_without_token(d.http(), "GET", "/healthz");
-  Health h{r.status, ""};
+  Health h;
+  h.status = r.status;
   h.took = std::chrono::steady_clock::now() - start;
   if (!r.body.empty()) {
     const auto doc = boost::json::parse(r.body);

@@ -190,12 +190,12 @@ void check_volume_failed(const FaultRig& rig) {
   CHECK_THAT(std::string(unavailable[0].at("error").as_string()), ContainsSubstring("failed in a row"));
   // The disks part: degraded (the other volume still records), each volume with its state and a
   // live IO thread; the catalog and cameras parts are ok.
-  const auto& disks = doc.at("disks").as_object();
-  CHECK(disks.at("status").as_string() == "degraded");
-  CHECK(disks.at("configured").as_int64() == 2);
-  CHECK(disks.at("recording_possible").as_int64() == 1);
+  const auto& part = doc.at("disks").as_object();
+  CHECK(part.at("status").as_string() == "degraded");
+  CHECK(part.at("configured").as_int64() == 2);
+  CHECK(part.at("recording_possible").as_int64() == 1);
   std::map<std::string, std::string> states;
-  for (const auto& v : disks.at("volumes").as_array()) {
+  for (const auto& v : part.at("volumes").as_array()) {
     states[std::string(v.at("volume").at("path").as_string())] = v.at("state").as_string();
     CHECK(v.at("io_thread").at("alive").as_bool());
     CHECK(v.at("io_thread").at("cycles").as_int64() > 0);
