@@ -88,7 +88,7 @@ Level disks_part(const RouteContext& ctx, json::array& unavailable, json::object
                      {"state", kDiskStates[static_cast<std::size_t>(h.state)]},
                      {"io_thread", json::object{{"cycles", h.cycles},
                                                 {"last_cycle_age_s", h.last_cycle_age_s},
-                                                {"alive", h.state != DiskState::stalled}}}};
+                                                {"alive", h.io_alive}}}};
       if (!h.detail.empty()) o["detail"] = h.detail;
       list.push_back(std::move(o));
     }

@@ -15,6 +15,7 @@ struct DiskHealth {
   DiskState state = DiskState::in_service;
   double last_cycle_age_s = 0;  // since the IO thread last ended a cycle
   std::uint64_t cycles = 0;     // cycles run since start
+  bool io_alive = true;         // its cycles advance (a failed volume's IO thread still cycles)
   std::string detail;           // why, when not in service
   bool can_record() const noexcept { return state == DiskState::in_service; }
 };
