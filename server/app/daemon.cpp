@@ -236,10 +236,11 @@ void Daemon::start_services() {
   catalog_->set_metrics(metrics_.catalog_wait(), metrics_.catalog_job(true), metrics_.catalog_job(false));
   // Catalog work fails at once rather than hang while the health probe finds the catalog down.
   catalog_->set_reachable([this] { return catalog_health_->status().ok; });
-  // At every scrape: the catalog probe's answer and each disk's state (atomics and flags only,
-  // as /healthz reads them).
+  // At every scrape: the catalog probe's answer, the batcher's queue and each disk's state
+  // (atomics, flags and short locks only, as /healthz reads them).
   metrics_.on_collect([this] {
     metrics_.catalog_up(catalog_health_->status().ok);
+    metrics_.catalog_rows(batcher_->waiting(), batcher_->spooled());  // a short lock, never the database
     const auto now = std::chrono::steady_clock::now();
     for (const auto& d : disk_set_->disks()) {
       if (!d->io || !d->io->metrics()) continue;

@@ -214,6 +214,16 @@ Metrics::Metrics()
                       .gauge("vigil_catalog_up",
                              "1 while the catalog probe reaches PostgreSQL, 0 while it does not (as /healthz).")
                       .with({})),
+      catalog_rows_waiting_(registry_
+                                .gauge("vigil_catalog_rows_waiting",
+                                       "Catalog rows (segments, gaps, stream ends) handed to the batcher and not "
+                                       "committed yet: its queue.")
+                                .with({})),
+      catalog_rows_spooled_(registry_
+                                .gauge("vigil_catalog_rows_spooled",
+                                       "Of the rows waiting, those kept in the spool file (DATA/catalog.spool) "
+                                       "until the catalog commits them.")
+                                .with({})),
       gaps_by_reason_(registry_.counter("vigil_gaps_total",
                                         "Gaps recorded in the cameras' recordings, by reason: source_lost (the "
                                         "recorder reconnected), source_stalled, source_loss (the source never "

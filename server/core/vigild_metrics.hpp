@@ -169,6 +169,11 @@ class Metrics {
   metrics::Histogram& catalog_job(bool ok) noexcept { return ok ? catalog_ok_ : catalog_failed_; }
   // The catalog probe's answer (server/core/catalog_health.hpp), set by a collect hook.
   void catalog_up(bool up) noexcept { catalog_up_.set(up ? 1 : 0); }
+  // The batcher's rows not committed yet, and of those the rows in its spool (a collect hook).
+  void catalog_rows(std::size_t waiting, std::size_t spooled) noexcept {
+    catalog_rows_waiting_.set(static_cast<double>(waiting));
+    catalog_rows_spooled_.set(static_cast<double>(spooled));
+  }
 
   // Pulled cameras (server/recording/camera_status.hpp), never on an IO thread: camera NAME's
   // recorder is recording (1) or not (0); NAME is no longer pulled (its up series goes); its
@@ -207,7 +212,7 @@ class Metrics {
   metrics::Family<metrics::Counter>& c_restarts_;
   metrics::Family<metrics::Histogram>& d_interactive_read_;
   metrics::Family<metrics::Gauge>&d_state_, &d_last_cycle_age_;
-  metrics::Gauge& catalog_up_;
+  metrics::Gauge &catalog_up_, &catalog_rows_waiting_, &catalog_rows_spooled_;
   metrics::Family<metrics::Counter>& gaps_by_reason_;
   std::array<metrics::Counter*, kGapReasons.size()> gaps_by_reason_series_{};
   // HTTP and catalog.

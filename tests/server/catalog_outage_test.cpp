@@ -178,7 +178,11 @@ TEST_CASE("/healthz answers during a database outage and says the catalog is dow
   // Answered from the probe's last answer, never by asking PostgreSQL: well inside the probe's
   // 2 s deadline, let alone the outage (a bound on waiting, not on speed).
   const auto during = health(d);
+  // /metrics does not wait on PostgreSQL either, and says the same.
+  const auto metrics = test::http_request_without_token(d.http(), "GET", "/metrics");
   signal_all(postgres, SIGCONT);
+  CHECK(metrics.status == 200);
+  CHECK(metrics.body.find("\nvigil_catalog_up 0\n") != std::string::npos);
   CHECK(down);
   CHECK(seen.overall == "down");
   CHECK(seen.catalog == "down");

@@ -193,6 +193,13 @@ TEST_CASE("GET /metrics: an MP4 export's interactive reads land in the disk's in
   REQUIRE(before.types.count(h) == 1);
   CHECK(before.types.at(h) == "histogram");
   CHECK(before.sum(h + "_count") == 0);
+  // The node's state at scrape time: catalog up, its batcher's queue, the disk in service.
+  CHECK(before.value("vigil_catalog_up") == 1);
+  CHECK(before.value("vigil_catalog_rows_waiting").has_value());
+  CHECK(before.value("vigil_catalog_rows_spooled") == 0);
+  CHECK(before.sum("vigil_disk_state", {{"state", "in_service"}}) == 1);
+  CHECK(before.sum("vigil_disk_state") == 1);  // one disk, one state
+  CHECK(before.find("vigil_disk_last_cycle_age_seconds").size() == 1);
 
   const std::string range = "from=-1h&to=@" + std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
                                                                  std::chrono::system_clock::now().time_since_epoch())
