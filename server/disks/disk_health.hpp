@@ -27,4 +27,9 @@ inline constexpr std::chrono::seconds kStalledMin{10};
 
 DiskHealth disk_health(const Disk& disk, std::chrono::steady_clock::time_point now);
 
+// The rule itself, for disk_health and its tests: an IO thread whose last cycle ended
+// SINCE_LAST_CYCLE ago, with cycles of CYCLE, is alive; a disk's state from its flags.
+bool io_alive(std::chrono::steady_clock::duration since_last_cycle, std::chrono::milliseconds cycle) noexcept;
+DiskState disk_state(bool volume_failed, bool io_alive, bool no_room) noexcept;
+
 }  // namespace vigil::server
