@@ -542,6 +542,7 @@ void CycleScheduler::finish_job(Job& j) {
       ++report_.best_effort;
       ++totals_.best_effort;
     }
+    if (on_request) on_request(j.cls, j.request.write, out);
     if (j.request.done) j.request.done(out);
   }
   if (current_ == &j) current_ = nullptr;

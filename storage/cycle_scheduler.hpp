@@ -175,6 +175,10 @@ class CycleScheduler {
   const std::map<std::uint64_t, StreamIoStats>& stream_stats() const noexcept { return io_stats_; }
   std::function<void(const CycleReport&)> on_cycle;     // after each cycle
   std::function<void(const CommandTrace&)> on_command;  // after each command completes
+  // After each request (submit) completes, before its DONE: its class, whether it wrote, and its
+  // outcome (arrival → completion is the queue-to-completion latency /metrics observes). Runs on
+  // the IO thread: it must only touch atomics.
+  std::function<void(IoClass, bool write, const IoOutcome&)> on_request;
   // The IO thread's cumulative run-queue delay (time runnable, waiting for a CPU), read on the IO
   // thread; unset: not measured. A late cycle whose delay covers its lateness is cpu_starved.
   std::function<Nanos()> cpu_wait;

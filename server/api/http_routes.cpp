@@ -11,6 +11,7 @@
 #include "server/api/http_cameras.hpp"
 #include "server/api/http_disks.hpp"
 #include "server/api/http_events.hpp"
+#include "server/api/http_health.hpp"
 #include "server/core/catalog_health.hpp"
 #include "server/core/auth.hpp"
 #include "server/api/http_hls.hpp"
@@ -28,53 +29,6 @@ namespace json = boost::json;
 
 namespace vigil::server {
 namespace {
-
-boost::asio::awaitable<HttpResponse> healthz(const RouteContext& ctx, const HttpRequest& req) {
-  json::object db{{"mode", ctx.database_mode}};
-  bool ok = true;
-  if (ctx.health) {
-    // Never waits on PostgreSQL: a hung database must not hang the health check too.
-    const auto h = ctx.health->status();
-    ok = h.ok;
-    db["status"] = ok ? "ok" : "error";
-    if (ok) db["schema_version"] = h.schema_version;
-    else db["error"] = h.error;
-  } else {
-    try {
-      int version = co_await ctx.catalog.run([](pqxx::connection& conn) { return catalog::current_version(conn); });
-      db["status"] = "ok";
-      db["schema_version"] = version;
-    } catch (const std::exception& e) {
-      ok = false;
-      db["status"] = "error";
-      std::string what = e.what();
-      db["error"] = what.substr(0, what.find('\n'));
-    }
-  }
-  // A volume that could not be brought up leaves the node serving (degraded, 200); a catalog it
-  // cannot reach does not (503).
-  json::array unavailable;
-  if (ctx.unavailable_volumes) {
-    for (const auto& v : *ctx.unavailable_volumes) {
-      unavailable.push_back(
-          json::object{{"path", v.path.string()}, {"error", v.reason.substr(0, v.reason.find('\n'))}});
-    }
-  }
-  if (ctx.disks) {
-    // Volumes taken out of service at runtime, after repeated write or flush failures.
-    for (const auto& d : ctx.disks->disks()) {
-      if (d->io->volume_failed()) {
-        unavailable.push_back(json::object{{"path", d->volume->path.string()}, {"error", d->io->failure_reason()}});
-      }
-    }
-  }
-  const bool degraded = !ok || !unavailable.empty();
-  json::object body{{"status", degraded ? "degraded" : "ok"},
-                    {"version", VIGIL_VERSION},
-                    {"database", std::move(db)},
-                    {"volumes", json::object{{"unavailable", std::move(unavailable)}}}};
-  co_return json_response(req, ok ? http::status::ok : http::status::service_unavailable, json::serialize(body));
-}
 
 HttpResponse error_response(const HttpRequest& req, http::status status, std::string_view message) {
   return json_response(req, status, json::serialize(json::object{{"error", message}}));

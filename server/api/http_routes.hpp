@@ -15,6 +15,7 @@
 namespace vigil::server {
 
 class CatalogHealth;
+class CameraStatusBoard;
 class DiskSet;
 class ExportCache;
 class MediaPool;
@@ -31,7 +32,9 @@ struct RouteContext {
   // The catalog's reachability as a probe of its own last saw it (/healthz answers at once);
   // null: /healthz asks through the catalog pool (unit rigs).
   const CatalogHealth* health = nullptr;
-  DiskSet* disks = nullptr;        // the open volumes' disks (media reads); null: none
+  DiskSet* disks = nullptr;  // the open volumes' disks (media reads); null: none
+  // The pulled cameras as the camera manager last published them (/healthz); null: not pulling.
+  const CameraStatusBoard* cameras = nullptr;
   ExportCache* exports = nullptr;  // finished exports kept for repeated/ranged requests
   MediaPool* media = nullptr;      // where muxing and thumbnail decoding run; null: in place (unit rigs)
   // An export of more video than this is streamed as fragmented MP4 instead of built in memory.

@@ -42,6 +42,8 @@
 #include "server/net/network_threads.hpp"
 #include "server/playback/playback_service.hpp"
 #include "server/recording/camera_manager.hpp"
+#include "server/recording/camera_status.hpp"
+#include "server/disks/disk_health.hpp"
 #include "server/recording/recording_service.hpp"
 #include "server/wire/wire_server.hpp"
 
@@ -88,6 +90,9 @@ class Daemon {
   std::string mode_;                             // "embedded" or "external"
   std::optional<CatalogHealth> catalog_health_;  // what /healthz says of the catalog
   Metrics metrics_;                              // outlives everything that publishes to it
+  // The pulled cameras for /healthz and vigil_camera_up; its collect hook reads it (renders end
+  // with the HTTP server, destroyed first).
+  CameraStatusBoard camera_status_{&metrics_};
   std::vector<OpenVolume> volumes_;
   std::vector<UnavailableVolume> unavailable_volumes_;  // shown by /healthz
   std::optional<catalog::Batcher> batcher_;
@@ -231,6 +236,18 @@ void Daemon::start_services() {
   catalog_->set_metrics(metrics_.catalog_wait(), metrics_.catalog_job(true), metrics_.catalog_job(false));
   // Catalog work fails at once rather than hang while the health probe finds the catalog down.
   catalog_->set_reachable([this] { return catalog_health_->status().ok; });
+  // At every scrape: the catalog probe's answer, the batcher's queue and each disk's state
+  // (atomics, flags and short locks only, as /healthz reads them).
+  metrics_.on_collect([this] {
+    metrics_.catalog_up(catalog_health_->status().ok);
+    metrics_.catalog_rows(batcher_->waiting(), batcher_->spooled());  // a short lock, never the database
+    const auto now = std::chrono::steady_clock::now();
+    for (const auto& d : disk_set_->disks()) {
+      if (!d->io || !d->io->metrics()) continue;
+      const auto h = disk_health(*d, now);
+      d->io->metrics()->state(h.state, h.last_cycle_age_s);
+    }
+  });
   recording_.emplace(*disk_set_, live_feeds_, *catalog_, *batcher_, &metrics_,
                      std::chrono::seconds(cfg_.segment_max_s));
   {
@@ -272,6 +289,7 @@ void Daemon::start_listeners() {
                                                                    .unavailable_volumes = &unavailable_volumes_,
                                                                    .health = &*catalog_health_,
                                                                    .disks = have_disks ? &*disk_set_ : nullptr,
+                                                                   .cameras = &camera_status_,
                                                                    .exports = &*exports_,
                                                                    .media = &*media_,
                                                                    .export_memory_bytes = cfg_.export_memory_bytes,
@@ -328,7 +346,8 @@ void Daemon::start_cameras() {
                           .log_dir = fs::absolute(cfg_.data_dir) / "log",
                           .token = cfg_.auth ? make_recorder_token(conninfo_) : std::string(),
                           .run_as = recorder_account(cfg_),
-                          .ingest_workers = cfg_.ingest_workers});
+                          .ingest_workers = cfg_.ingest_workers,
+                          .status = &camera_status_});
   cameras_ready_.store(true, std::memory_order_release);
   if (::geteuid() == 0)
     log::info("pulled cameras' recorders run unprivileged", {{"user", cfg_.recorder_user.value_or("vigil-recorder")}});

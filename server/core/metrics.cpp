@@ -158,6 +158,12 @@ T& Family<T>::with(const std::vector<std::string>& values) {
   return *slot;
 }
 
+template <class T>
+void Family<T>::remove(const std::vector<std::string>& values) {
+  std::lock_guard lock(mu_);
+  series_.erase(values);
+}
+
 template <>
 void Family<Counter>::render_series(std::string& out) const {
   std::lock_guard lock(mu_);

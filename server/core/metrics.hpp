@@ -1,11 +1,12 @@
 #pragma once
 // A small metrics registry for GET /metrics (docs/metrics.md): counters, gauges and histograms
 // with labels, rendered in the Prometheus text exposition format, version 0.0.4. Deliberately
-// not a general Prometheus client: no summaries, no exemplars, no removal of series.
+// not a general Prometheus client: no summaries, no exemplars; a series is removed only where
+// nobody holds it (Family::remove).
 // Thread: updating a Counter, Gauge or Histogram is lock-free (relaxed atomics) from any
 // thread, a disk's IO thread included. Family::with() (finding or creating a labelled series)
 // and Registry::render() take that family's mutex, so hot paths look their series up once and
-// keep the reference: series are never removed and stay valid as long as the registry.
+// keep the reference: series they hold are never removed and stay valid as long as the registry.
 // Collect hooks run at the start of every render(), on the rendering (HTTP) thread.
 // Errors: a bad metric or label name, a name registered twice, or the wrong number of label
 // values throw std::invalid_argument (programming errors, found at start-up).
@@ -94,6 +95,10 @@ class Family final : public FamilyBase {
 
   // The series with these label values (in the family's label order), created at first use.
   T& with(const std::vector<std::string>& values);
+  // Drops the series with these label values (gone from the next render). Only for series nobody
+  // keeps a reference to: those looked up with with() each time they are set (a camera's up gauge
+  // once the camera is removed).
+  void remove(const std::vector<std::string>& values);
 
  protected:
   void render_series(std::string& out) const override;

@@ -15,6 +15,10 @@ double seconds(storage::Nanos t) { return std::chrono::duration<double>(t).count
 const std::vector<double> kUtilisationBounds = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0, 1.25};
 // Slack is negative when a cycle overran.
 const std::vector<double> kSlackBounds = {-1, -0.1, -0.01, 0, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5};
+// An interactive read waits at most about a cycle (T, 0.2 s to 1 s) behind stream IO, and takes
+// a chunk's transfer once started: from 0.5 ms (a cache hit) to several cycles (overload).
+const std::vector<double> kInteractiveBounds = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+                                                0.1,    0.25,  0.5,    1,     2.5,  5,     10};
 const std::vector<double> kLatencyBounds = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
 
 constexpr std::array<storage::MissCause, 5> kCauses = {storage::MissCause::overload, storage::MissCause::interactive,
@@ -185,6 +189,41 @@ Metrics::Metrics()
           "vigil_camera_recording_rate_bytes_per_second",
           "Measured rate: payload bytes accepted per second, over the time since the previous sample (at least 1 s).",
           {"camera"})),
+      c_up_(registry_.gauge("vigil_camera_up",
+                            "Pulled cameras: 1 while the camera's recorder has a recording stream open in vigild, 0 "
+                            "while it starts or reconnects (its camera unreachable, refused, ...).",
+                            {"camera"})),
+      c_restarts_(registry_.counter("vigil_camera_restarts_total",
+                                    "Pulled cameras: times the camera manager started the camera's recorder again "
+                                    "after its session ended (camera lost, refused, ingest worker died).",
+                                    {"camera"})),
+      d_interactive_read_(registry_.histogram(
+          "vigil_interactive_read_seconds",
+          "Interactive reads (exports, HLS segments, thumbnails) on the disk's cycle scheduler: time from the "
+          "request's arrival at the scheduler to its completion.",
+          kInteractiveBounds, {"disk"})),
+      d_state_(registry_.gauge("vigil_disk_state",
+                               "1 for the disk's state now, 0 for the others: in_service, full (short of its reserve "
+                               "with nothing to reclaim), failed (taken out of service), stalled (IO thread's cycles "
+                               "stopped).",
+                               {"disk", "state"})),
+      d_last_cycle_age_(registry_.gauge("vigil_disk_last_cycle_age_seconds",
+                                        "Time since the disk's IO thread last ended a cycle (about T while it runs).",
+                                        {"disk"})),
+      catalog_up_(registry_
+                      .gauge("vigil_catalog_up",
+                             "1 while the catalog probe reaches PostgreSQL, 0 while it does not (as /healthz).")
+                      .with({})),
+      catalog_rows_waiting_(registry_
+                                .gauge("vigil_catalog_rows_waiting",
+                                       "Catalog rows (segments, gaps, stream ends) handed to the batcher and not "
+                                       "committed yet: its queue.")
+                                .with({})),
+      catalog_rows_spooled_(registry_
+                                .gauge("vigil_catalog_rows_spooled",
+                                       "Of the rows waiting, those kept in the spool file (DATA/catalog.spool) "
+                                       "until the catalog commits them.")
+                                .with({})),
       gaps_by_reason_(registry_.counter("vigil_gaps_total",
                                         "Gaps recorded in the cameras' recordings, by reason: source_lost (the "
                                         "recorder reconnected), source_stalled, source_loss (the source never "
@@ -282,7 +321,11 @@ DiskMetrics::DiskMetrics(Metrics& m, const std::string& disk)
       reclaimed_segments_(m.d_reclaimed_segments_.with({disk})),
       reclaimed_bytes_(m.d_reclaimed_bytes_.with({disk})),
       retention_failures_(m.d_retention_failures_.with({disk})),
-      free_bytes_(m.d_free_bytes_.with({disk})) {
+      free_bytes_(m.d_free_bytes_.with({disk})),
+      interactive_read_(m.d_interactive_read_.with({disk})),
+      last_cycle_age_(m.d_last_cycle_age_.with({disk})) {
+  for (std::size_t i = 0; i < kDiskStates.size(); ++i)
+    state_[i] = &m.d_state_.with({disk, std::string(kDiskStates[i])});
   for (std::size_t i = 0; i < kCauses.size(); ++i) {
     misses_[i] = &m.d_misses_.with({disk, storage::miss_cause_name(kCauses[i])});
   }
@@ -348,6 +391,25 @@ void DiskMetrics::reclaimed(std::uint64_t segments, std::uint64_t bytes) noexcep
 void DiskMetrics::retention_failed() noexcept { retention_failures_.inc(); }
 
 void DiskMetrics::free_bytes(double bytes) noexcept { free_bytes_.set(bytes); }
+
+void DiskMetrics::interactive_read(double seconds) noexcept { interactive_read_.observe(seconds); }
+
+void DiskMetrics::state(DiskState state, double last_cycle_age_s) noexcept {
+  for (std::size_t i = 0; i < state_.size(); ++i) state_[i]->set(i == static_cast<std::size_t>(state) ? 1 : 0);
+  last_cycle_age_.set(last_cycle_age_s);
+}
+
+void Metrics::camera_up(const std::string& name, bool up) { c_up_.with({name}).set(up ? 1 : 0); }
+
+void Metrics::camera_gone(const std::string& name) { c_up_.remove({name}); }
+
+void Metrics::camera_restarted(const std::string& name) { c_restarts_.with({name}).inc(); }
+
+int Metrics::recording_streams(const std::string& name) {
+  std::lock_guard lock(mu_);
+  const auto it = cameras_.find(name);
+  return it == cameras_.end() ? 0 : static_cast<int>(it->second->recording_streams());
+}
 
 void Metrics::volume_unavailable(const std::string& path) { v_unavailable_.with({path}).set(1); }
 

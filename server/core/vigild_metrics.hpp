@@ -23,6 +23,13 @@ namespace vigil::server {
 
 class Metrics;
 
+// The states of a disk in /healthz and vigil_disk_state (server/disks/disk_health.hpp decides):
+// in service, full (short of its reserve with nothing retention may reclaim), failed (taken out of
+// service after repeated write or flush failures), stalled (its IO thread's cycles stopped).
+enum class DiskState { in_service, full, failed, stalled };
+inline constexpr std::array<std::string_view, 4> kDiskStates = {"in_service", "full", "failed",
+                                                                "stalled"};  // by DiskState
+
 class DiskMetrics {
  public:
   DiskMetrics(Metrics& m, const std::string& disk);
@@ -55,6 +62,10 @@ class DiskMetrics {
   void reclaimed(std::uint64_t segments, std::uint64_t bytes) noexcept;
   void retention_failed() noexcept;
   void free_bytes(double bytes) noexcept;
+  // IO thread: an interactive read's queue-to-completion time (arrival at the scheduler to done).
+  void interactive_read(double seconds) noexcept;
+  // Render side (a collect hook): the disk's state and how long ago its IO thread last ended a cycle.
+  void state(DiskState state, double last_cycle_age_s) noexcept;
 
  private:
   metrics::Counter &cycles_, &stream_ios_, &preemptions_, &interactive_, &best_effort_, &background_chunks_, &commands_,
@@ -72,6 +83,9 @@ class DiskMetrics {
   std::array<metrics::Counter*, 2> playback_released_{};  // by Release
   metrics::Counter &reclaimed_segments_, &reclaimed_bytes_, &retention_failures_;
   metrics::Gauge& free_bytes_;
+  metrics::Histogram& interactive_read_;
+  std::array<metrics::Gauge*, kDiskStates.size()> state_{};
+  metrics::Gauge& last_cycle_age_;
 };
 
 class CameraMetrics {
@@ -94,6 +108,8 @@ class CameraMetrics {
   enum class Loss { rate_exceeded, deadline_missed, io_error, source_loss };
   void lost(Loss why, std::uint64_t frames, std::uint64_t payload_bytes) noexcept;
   void discontinuity() noexcept;
+  // Streams of the camera recording now.
+  int recording_streams() const noexcept { return static_cast<int>(recording_.value()); }
 
   // Render side: the measured rate, bytes accepted per second since the previous sample (taken
   // at most once a second, so concurrent scrapers do not shorten the window to nothing).
@@ -151,6 +167,26 @@ class Metrics {
   // A gap of REASON recorded in some camera's recording (kGapReasons; others count as "other"). Lock-free.
   void gap(std::string_view reason) noexcept;
   metrics::Histogram& catalog_job(bool ok) noexcept { return ok ? catalog_ok_ : catalog_failed_; }
+  // The catalog probe's answer (server/core/catalog_health.hpp), set by a collect hook.
+  void catalog_up(bool up) noexcept { catalog_up_.set(up ? 1 : 0); }
+  // The batcher's rows not committed yet, and of those the rows in its spool (a collect hook).
+  void catalog_rows(std::size_t waiting, std::size_t spooled) noexcept {
+    catalog_rows_waiting_.set(static_cast<double>(waiting));
+    catalog_rows_spooled_.set(static_cast<double>(spooled));
+  }
+
+  // Pulled cameras (server/recording/camera_status.hpp), never on an IO thread: camera NAME's
+  // recorder is recording (1) or not (0); NAME is no longer pulled (its up series goes); its
+  // recorder was started again after its session ended.
+  void camera_up(const std::string& name, bool up);
+  void camera_gone(const std::string& name);
+  void camera_restarted(const std::string& name);
+  // Streams of camera NAME recording now (0 for a camera that never recorded). Takes mu_.
+  int recording_streams(const std::string& name);
+
+  // HOOK runs before every render (metrics::Registry::on_collect): for gauges computed from
+  // state that its owner does not publish itself. Whatever HOOK uses must outlive the renders.
+  void on_collect(std::function<void()> hook) { registry_.on_collect(std::move(hook)); }
 
   std::string render() const { return registry_.render(); }
 
@@ -172,7 +208,11 @@ class Metrics {
   // Camera families.
   metrics::Family<metrics::Counter>&c_streams_, &c_packets_, &c_bytes_, &c_refused_, &c_gaps_, &c_discontinuities_,
       &c_lost_frames_, &c_lost_bytes_;
-  metrics::Family<metrics::Gauge>&c_recording_, &c_admitted_rate_, &c_rate_;
+  metrics::Family<metrics::Gauge>&c_recording_, &c_admitted_rate_, &c_rate_, &c_up_;
+  metrics::Family<metrics::Counter>& c_restarts_;
+  metrics::Family<metrics::Histogram>& d_interactive_read_;
+  metrics::Family<metrics::Gauge>&d_state_, &d_last_cycle_age_;
+  metrics::Gauge &catalog_up_, &catalog_rows_waiting_, &catalog_rows_spooled_;
   metrics::Family<metrics::Counter>& gaps_by_reason_;
   std::array<metrics::Counter*, kGapReasons.size()> gaps_by_reason_series_{};
   // HTTP and catalog.

@@ -34,6 +34,7 @@ DiskIoThread::DiskIoThread(OpenVolume& volume, const DiskIoConfig& config,
               .ignore_below_s = 0.01 * std::chrono::duration<double>(config.cycle).count()}),
       checking_(config.model_check_cycles > 0),
       calibration_(120, 30, 0.01 * std::chrono::duration<double>(config.cycle).count()),
+      cycle_length_(config.cycle),
       on_volume_failed_(std::move(on_volume_failed)) {
   free_extents_ = volume_.volume->free_extent_count();
   std::size_t chunk = config.chunk_bytes;
@@ -70,6 +71,12 @@ DiskIoThread::DiskIoThread(OpenVolume& volume, const DiskIoConfig& config,
                                                                                   .chunk_bytes = chunk,
                                                                                   .depth = config.depth});
   scheduler_->on_cycle = [this](const storage::CycleReport& r) { on_cycle(r); };
+  if (metrics_) {
+    // Interactive reads (media routes' ClipReader): queue-to-completion latency, atomics only.
+    scheduler_->on_request = [this](storage::IoClass cls, bool write, const storage::IoOutcome& o) {
+      if (cls == storage::IoClass::interactive && !write) metrics_->interactive_read(ms(o.response()) / 1e3);
+    };
+  }
   if (metrics_) {
     const double cycle_s = std::chrono::duration<double>(config.cycle).count();
     metrics_->configured(scheduler_->config(), admission_ != nullptr,
@@ -167,6 +174,7 @@ std::string DiskIoThread::failure_reason() const { return volume_failed() ? fail
 
 void DiskIoThread::on_cycle(const storage::CycleReport& r) {
   const auto n = cycles_.fetch_add(1, std::memory_order_relaxed) + 1;
+  last_cycle_at_.store(std::chrono::steady_clock::now().time_since_epoch().count(), std::memory_order_relaxed);
   if (!volume_failed_.load(std::memory_order_relaxed) && volume_.device->failing()) {
     failure_reason_ = std::to_string(volume_.device->fail_after()) +
                       " writes or flushes failed in a row; taken out of service until vigild restarts";

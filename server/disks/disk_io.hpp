@@ -83,6 +83,13 @@ class DiskIoThread {
   // Whether the IO thread runs at real-time priority, and how or why not (any thread, once started).
   bool io_realtime() const noexcept { return io_realtime_.load(std::memory_order_acquire); }
   std::string io_priority_detail() const;
+  // When the IO thread last ended a cycle (its start-up before the first): a thread whose cycles
+  // stop advancing is stalled (disk_health.hpp). Any thread.
+  std::chrono::steady_clock::time_point last_cycle_at() const noexcept {
+    return std::chrono::steady_clock::time_point(
+        std::chrono::steady_clock::duration(last_cycle_at_.load(std::memory_order_relaxed)));
+  }
+  std::chrono::milliseconds cycle_length() const noexcept { return cycle_length_; }
   // Free extents of the volume as of the last cycle (any thread).
   std::uint64_t free_extents() const noexcept { return free_extents_.load(std::memory_order_relaxed); }
 
@@ -105,6 +112,9 @@ class DiskIoThread {
   mutable std::mutex measured_mu_;
   std::map<std::uint64_t, storage::StreamIoStats> measured_;  // guarded by measured_mu_
   std::atomic<std::uint64_t> cycles_{0}, misses_{0}, free_extents_{0};
+  std::atomic<std::chrono::steady_clock::rep> last_cycle_at_{
+      std::chrono::steady_clock::now().time_since_epoch().count()};
+  std::chrono::milliseconds cycle_length_{1000};
   VolumeFailedFn on_volume_failed_;
   std::string failure_reason_;  // written once, before volume_failed_ is set (release)
   std::atomic<bool> volume_failed_{false};

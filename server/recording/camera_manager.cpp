@@ -217,6 +217,8 @@ void CameraManager::start(const std::string& name, Pull& p) {
       }
     }
     w->cameras.insert(name);
+    // Started again after a session ended (not a first start, nor one after a URL change).
+    if (!p.last_reason.empty() && config_.status) config_.status->restarted(name);
     p.worker = w->index;
     p.started = std::chrono::steady_clock::now();
     log::info("camera recorder started", {{"camera", name}, {"pid", w->child.pid()}, {"worker", w->index}});
@@ -363,6 +365,7 @@ void CameraManager::run(std::stop_token stop) {
     try {
       for (const auto& e : events) handle(e);
       if (wanted_) reconcile();
+      publish_status();
     } catch (const std::exception& e) {
       // Never let the manager thread die: cameras would silently stop being recorded.
       log::error("camera manager: unexpected error; retrying at the next poll", {{"error", e.what()}});
@@ -404,6 +407,22 @@ void CameraManager::rotate_logs() {
         break;
     }
   }
+}
+
+void CameraManager::publish_status() {
+  if (!config_.status || !wanted_) return;
+  std::vector<PulledCamera> cameras;
+  cameras.reserve(wanted_->size());
+  for (const auto& [name, url] : *wanted_) {
+    const auto it = pulls_.find(name);
+    if (it == pulls_.end()) {
+      cameras.push_back({name, false, {}});
+      continue;
+    }
+    const auto& p = it->second;
+    cameras.push_back({name, p.worker >= 0 && !p.stopping, p.last_reason});
+  }
+  config_.status->publish(std::move(cameras));
 }
 
 // Every worker is told to stop (SIGTERM: each stops all its cameras at once; each camera sends

@@ -36,6 +36,7 @@
 #include "common/child_process.hpp"
 #include "common/ingest_control.hpp"
 #include "common/log_rotation.hpp"
+#include "server/recording/camera_status.hpp"
 
 namespace vigil::server {
 
@@ -56,6 +57,9 @@ struct CameraManagerConfig {
   // Each worker's log is rotated at every poll once it is past max_bytes (common/log_rotation.hpp):
   // LOG.1 … LOG.keep, so a camera that logs without end costs at most (keep + 1) × max_bytes.
   LogRotationLimits log_rotation{};
+  // Where the cameras' sessions are published after every round (/healthz, vigil_camera_up) and
+  // restarts counted; null: nowhere. Must outlive the manager.
+  CameraStatusBoard* status = nullptr;
 };
 
 class CameraManager {
@@ -116,6 +120,7 @@ class CameraManager {
   std::filesystem::path log_path(int worker) const;
   // The manager thread: FD is the socket of the catalog query now running (-1: none).
   void querying(int fd);
+  void publish_status();  // the manager thread: every wanted camera's session to config_.status
 
   static constexpr std::chrono::milliseconds kStopGrace{1000};
 

@@ -36,12 +36,24 @@ namespace {
 struct Health {
   int status = 0;
   std::string database;
+  std::string overall, catalog, disks, cameras;  // the node's status and each part's
+  std::chrono::steady_clock::duration took{};    // request to answer
 };
 
 Health health(const test::VigildProcess& d) {
+  const auto start = std::chrono::steady_clock::now();
   const auto r = test::http_request_without_token(d.http(), "GET", "/healthz");
-  Health h{r.status, ""};
-  if (!r.body.empty()) h.database = boost::json::parse(r.body).at("database").at("status").as_string().c_str();
+  Health h;
+  h.status = r.status;
+  h.took = std::chrono::steady_clock::now() - start;
+  if (!r.body.empty()) {
+    const auto doc = boost::json::parse(r.body);
+    h.database = doc.at("database").at("status").as_string().c_str();
+    h.overall = doc.at("status").as_string().c_str();
+    h.catalog = doc.at("catalog").at("status").as_string().c_str();
+    h.disks = doc.at("disks").at("status").as_string().c_str();
+    h.cameras = doc.at("cameras").at("status").as_string().c_str();
+  }
   return h;
 }
 
@@ -156,16 +168,33 @@ TEST_CASE("/healthz answers during a database outage and says the catalog is dow
   signal_all(postgres, SIGSTOP);
   // Every request answers (a hang would fail the test at its timeout); within a few probes the
   // catalog is reported down.
+  Health seen;
   const bool down = test::eventually(
       [&] {
-        const auto h = health(d);
-        return h.status == 503 && h.database == "error";
+        seen = health(d);
+        return seen.status == 503 && seen.database == "error";
       },
       30s, 200ms);
+  // Answered from the probe's last answer, never by asking PostgreSQL: well inside the probe's
+  // 2 s deadline, let alone the outage (a bound on waiting, not on speed).
+  const auto during = health(d);
+  // /metrics does not wait on PostgreSQL either, and says the same.
+  const auto metrics = test::http_request_without_token(d.http(), "GET", "/metrics");
   signal_all(postgres, SIGCONT);
+  CHECK(metrics.status == 200);
+  CHECK(metrics.body.find("\nvigil_catalog_up 0\n") != std::string::npos);
   CHECK(down);
+  CHECK(seen.overall == "down");
+  CHECK(seen.catalog == "down");
+  CHECK(seen.disks == "ok");  // no volume configured: nothing to be unhealthy about
+  CHECK(seen.cameras == "ok");
+  CHECK(during.status == 503);
+  CHECK(during.took < 5s);
   CHECK(test::eventually([&] { return health(d).status == 200; }, 30s, 200ms));
-  CHECK(health(d).database == "ok");
+  const auto after = health(d);
+  CHECK(after.database == "ok");
+  CHECK(after.overall == "ok");
+  CHECK(after.catalog == "ok");
 }
 
 TEST_CASE("SIGTERM during a database outage exits in time and the next start commits the queued rows",

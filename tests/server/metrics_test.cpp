@@ -12,6 +12,7 @@
 
 #include "client/wire/wire_client.hpp"
 #include "tests/support/eventually.hpp"
+#include "tests/support/media_fixture.hpp"
 #include "tests/support/paced_sender.hpp"
 #include "tests/support/prometheus_text.hpp"
 #include "tests/support/recording_rig.hpp"
@@ -177,5 +178,44 @@ TEST_CASE("GET /metrics on a recording vigild: disk cycles, the camera's packets
   CHECK(jobs >= 2);
   CHECK(last.value("vigil_catalog_job_wait_seconds_count").value_or(0) >= jobs);
   CHECK(last.value("vigil_disk_admitted_streams", {{"disk", disk}}) == 0);
+  REQUIRE(d.stop(SIGTERM) == 0);
+}
+
+TEST_CASE("GET /metrics: an MP4 export's interactive reads land in the disk's interactive latency histogram",
+          "[metrics][vigild][media]") {
+  test::TempDir dir;
+  auto cam = test::recorded_camera(dir.path(), "lobby", 2);
+  auto& d = *cam.vigild;
+  INFO(d.output());
+  const std::string h = "vigil_interactive_read_seconds";
+  // Nothing read interactively yet: the family is there (its disk's series at 0).
+  const auto before = scrape(d);
+  REQUIRE(before.types.count(h) == 1);
+  CHECK(before.types.at(h) == "histogram");
+  CHECK(before.sum(h + "_count") == 0);
+  // The node's state at scrape time: catalog up, its batcher's queue, the disk in service.
+  CHECK(before.value("vigil_catalog_up") == 1);
+  CHECK(before.value("vigil_catalog_rows_waiting").has_value());
+  CHECK(before.value("vigil_catalog_rows_spooled") == 0);
+  CHECK(before.sum("vigil_disk_state", {{"state", "in_service"}}) == 1);
+  CHECK(before.sum("vigil_disk_state") == 1);  // one disk, one state
+  CHECK(before.find("vigil_disk_last_cycle_age_seconds").size() == 1);
+
+  const std::string range = "from=-1h&to=@" + std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
+                                                                 std::chrono::system_clock::now().time_since_epoch())
+                                                                 .count() +
+                                                             3600);
+  const auto exported = test::http_request(d.http(), "GET", "/api/v1/cameras/lobby/export.mp4?" + range);
+  REQUIRE(exported.status == 200);
+  REQUIRE(exported.body.size() > 1000);
+
+  // Every interactive read the export made completed before its answer: counted, with a time.
+  const auto after = scrape(d);
+  const auto series = after.find(h + "_count");
+  REQUIRE(series.size() == 1);  // one disk
+  CHECK(series.front()->labels.at("disk") == std::filesystem::absolute(cam.data.parent_path() / "vol").string());
+  CHECK(after.sum(h + "_count") >= 1);
+  CHECK(after.sum(h + "_sum") > 0);
+  CHECK(after.value(h + "_bucket", {{"le", "+Inf"}}) == after.sum(h + "_count"));
   REQUIRE(d.stop(SIGTERM) == 0);
 }

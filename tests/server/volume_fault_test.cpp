@@ -188,8 +188,28 @@ void check_volume_failed(const FaultRig& rig) {
   REQUIRE(unavailable.size() == 1);
   CHECK(unavailable[0].at("path").as_string() == rig.volumes[0].string());
   CHECK_THAT(std::string(unavailable[0].at("error").as_string()), ContainsSubstring("failed in a row"));
+  // The disks part: degraded (the other volume still records), each volume with its state and a
+  // live IO thread; the catalog and cameras parts are ok.
+  const auto& part = doc.at("disks").as_object();
+  CHECK(part.at("status").as_string() == "degraded");
+  CHECK(part.at("configured").as_int64() == 2);
+  CHECK(part.at("recording_possible").as_int64() == 1);
+  std::map<std::string, std::string> states;
+  for (const auto& v : part.at("volumes").as_array()) {
+    states[std::string(v.at("volume").at("path").as_string())] = v.at("state").as_string();
+    CHECK(v.at("io_thread").at("alive").as_bool());
+    CHECK(v.at("io_thread").at("cycles").as_int64() > 0);
+  }
+  CHECK(states[rig.volumes[0].string()] == "failed");
+  CHECK(states[rig.volumes[1].string()] == "in_service");
+  CHECK(doc.at("catalog").at("status").as_string() == "ok");
+  CHECK(doc.at("cameras").at("status").as_string() == "ok");
   const auto metrics = test::http_request_without_token(rig.vigild->http(), "GET", "/metrics");
   CHECK_THAT(metrics.body, ContainsSubstring("vigil_volume_unavailable{volume=\"" + rig.volumes[0].string() + "\"} 1"));
+  CHECK_THAT(metrics.body,
+             ContainsSubstring("vigil_disk_state{disk=\"" + rig.volumes[0].string() + "\",state=\"failed\"} 1"));
+  CHECK_THAT(metrics.body,
+             ContainsSubstring("vigil_disk_state{disk=\"" + rig.volumes[1].string() + "\",state=\"in_service\"} 1"));
   // /api/v1/disks says which disk and why.
   const auto disks = test::http_request(rig.vigild->http(), "GET", "/api/v1/disks");
   REQUIRE(disks.status == 200);
