@@ -2,7 +2,9 @@
 // unlocked segments are reclaimed (catalog rows and extents), an evidence-locked one never is,
 // the hole it leaves after the locked one is a 'retention' gap, every packet sent is
 // acknowledged, and /metrics counts it. And a camera's retention_days reclaims an old segment
-// though space is plentiful.
+// though space is plentiful, and so does its byte quota (retention_bytes): the oldest first, never
+// locked evidence, which does not count against it.
+#include <boost/json.hpp>
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 #include <chrono>
@@ -10,6 +12,7 @@
 
 #include "client/wire/wire_client.hpp"
 #include "tests/support/eventually.hpp"
+#include "tests/support/http_client.hpp"
 #include "tests/support/paced_sender.hpp"
 #include "tests/support/prometheus_text.hpp"
 #include "tests/support/recording_rig.hpp"
@@ -27,6 +30,11 @@ namespace {
 // Returns the stream id.
 std::uint64_t record_session(const test::VigildProcess& d, const std::string& name, std::uint64_t packets) {
   return test::record_acked(d, name, packets, 10).stream;
+}
+
+// The same at a rate that takes 400 frames in one cycle or two (a quota needs segments of a MiB).
+std::uint64_t record_session_at(const test::VigildProcess& d, const std::string& name, std::uint64_t packets) {
+  return test::record_acked(d, name, packets, 40, 20'000'000).stream;
 }
 
 std::int64_t count(const std::string& db, const std::string& sql) {
@@ -177,4 +185,77 @@ TEST_CASE("a fast stream on a small volume: retention keeps closed segments whil
       [&] { return count(db, "SELECT count(*) FROM segments WHERE stream_id = " + std::to_string(old_stream)) == 0; },
       30s));
   CHECK(count(db, "SELECT count(*) FROM segments WHERE state = 'closed' AND stream_id = " + std::to_string(kept)) == 1);
+}
+
+TEST_CASE("a camera's retention_bytes reclaims its oldest segments past the quota, never locked evidence",
+          "[retention][vigild]") {
+  test::RecordingRig rig({"--retention-interval", "1"});
+  auto& d = *rig.vigild;
+  INFO(d.output());
+  const auto db = rig.catalog();
+  const test::HttpApi api{d.http()};
+  // Three sessions of gate and one of yard, 400 script frames each (about 1.2 MiB: the frames are
+  // the same, the padding of each cycle's write may differ).
+  constexpr std::uint64_t kFrames = 400;
+  const auto s1 = record_session_at(d, "gate", kFrames);
+  const auto s2 = record_session_at(d, "gate", kFrames);
+  const auto s3 = record_session_at(d, "gate", kFrames);
+  const auto yard = record_session_at(d, "yard", kFrames);
+  REQUIRE(eventually([&] { return count(db, "SELECT count(*) FROM segments WHERE state = 'closed'") == 4; }, 20s));
+  auto bytes_of = [&](std::uint64_t stream) {
+    return count(db, "SELECT COALESCE(sum(data_bytes), 0) FROM segments WHERE stream_id = " + std::to_string(stream));
+  };
+  const auto b1 = bytes_of(s1), b2 = bytes_of(s2), b3 = bytes_of(s3), by = bytes_of(yard);
+  REQUIRE(b3 > (1 << 20));  // over the smallest quota (1 MiB) alone
+  auto camera = [&](const std::string& name) {
+    auto r = api.get("/api/v1/cameras/" + name);
+    REQUIRE(r.status == 200);
+    return r.json().as_object();
+  };
+  CHECK(camera("gate").at("recorded_bytes").to_number<std::int64_t>() == b1 + b2 + b3);
+  CHECK(camera("gate").at("retention_bytes").is_null());
+
+  // Below 1 MiB, or not a number: refused, nothing changed.
+  CHECK(api.call("PATCH", "/api/v1/cameras/gate", R"({"retention_bytes":1000})").status == 400);
+  CHECK(api.call("PATCH", "/api/v1/cameras/gate", R"({"retention_bytes":"1G"})").status == 400);
+
+  // Room for two and a half sessions: the oldest goes, the two newest stay; yard has no quota.
+  const auto quota = b2 + b3 + b1 / 2;
+  auto set = api.call("PATCH", "/api/v1/cameras/gate", R"({"retention_bytes":)" + std::to_string(quota) + "}");
+  INFO(set.body);
+  REQUIRE(set.status == 200);
+  CHECK(set.json().at("retention_bytes").to_number<std::int64_t>() == quota);
+  REQUIRE(eventually([&] { return bytes_of(s1) == 0; }, 30s));
+  CHECK(bytes_of(s2) == b2);
+  CHECK(bytes_of(s3) == b3);
+  CHECK(bytes_of(yard) == by);
+  CHECK(camera("gate").at("recorded_bytes").to_number<std::int64_t>() == b2 + b3);
+  // Reclaiming the oldest moves the start forward: no gap.
+  CHECK(count(db,
+              "SELECT count(*) FROM gaps g JOIN streams s ON s.id = g.stream_id JOIN cameras c ON "
+              "c.id = s.camera_id WHERE c.name = 'gate' AND g.reason = 'retention'") == 0);
+
+  // s2 under an evidence lock: it stays and does not count, so s3 alone is over a 1 MiB quota and
+  // goes, leaving a retention gap after the locked recording.
+  {
+    pqxx::connection c(db);
+    pqxx::work tx(c);
+    tx.exec_params0(
+        "INSERT INTO evidence_locks (stream_id, start_us, end_us, reason) "
+        "SELECT stream_id, min(start_us), max(end_us), 'incident 7' FROM segments WHERE stream_id = $1 "
+        "GROUP BY stream_id",
+        static_cast<std::int64_t>(s2));
+    tx.commit();
+  }
+  CHECK(camera("gate").at("recorded_bytes").to_number<std::int64_t>() == b3);  // s2 is locked
+  REQUIRE(api.call("PATCH", "/api/v1/cameras/gate", R"({"retention_bytes":1048576})").status == 200);
+  REQUIRE(eventually([&] { return bytes_of(s3) == 0; }, 30s));
+  CHECK(bytes_of(s2) == b2);
+  CHECK(bytes_of(yard) == by);
+  CHECK(count(db, "SELECT count(*) FROM gaps WHERE reason = 'retention' AND stream_id = " + std::to_string(s3)) == 1);
+
+  // Cleared: null again.
+  auto cleared = api.call("PATCH", "/api/v1/cameras/gate", R"({"retention_bytes":null})");
+  REQUIRE(cleared.status == 200);
+  CHECK(cleared.json().at("retention_bytes").is_null());
 }

@@ -145,3 +145,15 @@ TEST_CASE("a full disk keeps recording by reclaiming; locked segments survive; n
   for (const auto& [id, uses] : (*reopened)->segments()) on_disk.insert(id);
   CHECK(on_disk == expected);
 }
+
+TEST_CASE("segments over their camera's byte quota go without space pressure, never a locked one", "[retention]") {
+  RetentionPolicy policy;
+  RetentionInput in;
+  in.closed = {seg(1, 1, 0, 10), seg(2, 1, 10, 20), seg(3, 1, 20, 30)};
+  in.closed[0].over_quota = true;
+  in.closed[1].over_quota = true;
+  in.extent_bytes = 1 << 20;
+  in.free_extents = 100;
+  in.locks = {{1, 12, 15}};  // segment 2 is evidence
+  CHECK(choose_reclaim(policy, in) == std::vector<std::uint64_t>{1});
+}
