@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <map>
+#include <algorithm>
 #include <pqxx/pqxx>
 
 #include "catalog/camera_rows.hpp"
@@ -224,6 +225,18 @@ std::optional<EventRow> event_by_id(pqxx::transaction_base& tx, std::int64_t id,
 
 bool delete_event(pqxx::transaction_base& tx, std::int64_t id) {
   return !tx.exec_params("DELETE FROM events WHERE id = $1 RETURNING id", id).empty();
+}
+
+EventSearch search_events(pqxx::transaction_base& tx, EventQuery q, bool own_cameras) {
+  EventSearch out;
+  out.unknown = unknown_cameras(tx, q.cameras);
+  if (own_cameras) {
+    std::erase_if(q.cameras, [&out](const auto& n) { return std::ranges::find(out.unknown, n) != out.unknown.end(); });
+    out.unknown.clear();
+    if (q.cameras.empty()) return out;  // none of its cameras exists yet: no events
+  }
+  if (out.unknown.empty()) out.page = find_events(tx, q);
+  return out;
 }
 
 }  // namespace vigil::catalog

@@ -99,6 +99,15 @@ bool delete_event(pqxx::transaction_base& tx, std::int64_t id);  // true if it e
 // The names of NAMES that are not cameras in the catalog, in the order given.
 std::vector<std::string> unknown_cameras(pqxx::transaction_base& tx, const std::vector<std::string>& names);
 
+// find_events as a client asks it: Q's cameras must all exist (else UNKNOWN names them and PAGE is
+// empty) — unless OWN_CAMERAS, when they are the set of a token limited to some cameras, and those
+// that have not recorded yet simply have no events.
+struct EventSearch {
+  EventPage page;
+  std::vector<std::string> unknown;
+};
+EventSearch search_events(pqxx::transaction_base& tx, EventQuery q, bool own_cameras);
+
 // ^[a-z][a-z0-9_.-]*$, at most 64 characters: event types and object classes.
 bool is_valid_event_word(const std::string& word);
 

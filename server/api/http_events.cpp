@@ -155,19 +155,12 @@ boost::asio::awaitable<HttpResponse> list_events(const RouteContext& ctx, const 
   if (const auto c = q.get("cursor")) query.after = parse_cursor(*c);
   query.pad = padding(q);
 
-  std::vector<std::string> unknown;
-  catalog::EventPage page;
-  co_await ctx.catalog.run([&query, &unknown, &page, own_cameras](pqxx::connection& c) {
+  auto found = co_await ctx.catalog.run([&query, own_cameras](pqxx::connection& c) {
     pqxx::read_transaction tx(c);
-    unknown = catalog::unknown_cameras(tx, query.cameras);
-    if (own_cameras) {
-      std::erase_if(query.cameras,
-                    [&unknown](const auto& n) { return std::ranges::find(unknown, n) != unknown.end(); });
-      unknown.clear();
-      if (query.cameras.empty()) return;  // none of its cameras exists yet: no events
-    }
-    if (unknown.empty()) page = catalog::find_events(tx, query);
+    return catalog::search_events(tx, query, own_cameras);
   });
+  const auto& unknown = found.unknown;
+  const auto& page = found.page;
   if (!unknown.empty()) co_return json_error(req, http::status::not_found, "no camera named '" + unknown.front() + "'");
   json::array events;
   for (const auto& e : page.events) events.push_back(event_to_json(e));

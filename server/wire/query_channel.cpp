@@ -195,20 +195,12 @@ asio::awaitable<proto::Envelope> QueryChannel::events(const proto::QueryRequest&
   }
   query.limit = limit_of(request, kQueryDefaultEvents, kQueryMaxEvents);
   if (request.has_after()) query.after = catalog::EventCursor{request.after().start_us(), request.after().id()};
-  std::vector<std::string> unknown;
-  catalog::EventPage page;
-  co_await catalog_.run([&query, &unknown, &page, own_cameras](pqxx::connection& c) {
+  auto found = co_await catalog_.run([&query, own_cameras](pqxx::connection& c) {
     pqxx::read_transaction tx(c);
-    unknown = catalog::unknown_cameras(tx, query.cameras);
-    if (own_cameras) {
-      // The token's cameras that have not recorded yet simply have no events.
-      std::erase_if(query.cameras,
-                    [&unknown](const auto& n) { return std::ranges::find(unknown, n) != unknown.end(); });
-      unknown.clear();
-      if (query.cameras.empty()) return;
-    }
-    if (unknown.empty()) page = catalog::find_events(tx, query);
+    return catalog::search_events(tx, query, own_cameras);
   });
+  const auto& unknown = found.unknown;
+  const auto& page = found.page;
   if (!unknown.empty()) throw Refused{errc::not_found, "no camera named '" + unknown.front() + "'"};
   auto out = response_for(request);
   auto* r = out.mutable_query_response();
