@@ -103,6 +103,13 @@ function fmtTime(ms, withDate) {
   return withDate ? `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${t}` : t;
 }
 
+function fmtBytes(n) {
+  const units = ['B', 'KB', 'MB', 'GB', 'TB', 'PB'];
+  let i = 0;
+  while (n >= 1000 && i < units.length - 1) { n /= 1000; i++; }
+  return (i ? n.toFixed(n < 10 ? 2 : n < 100 ? 1 : 0) : String(n)) + ' ' + units[i];
+}
+
 function fmtDuration(s) {
   if (s < 60) return s.toFixed(0) + ' s';
   if (s < 3600) return (s / 60).toFixed(1) + ' min';

@@ -52,7 +52,26 @@ async function selectCamera(name) {
     const cur = state.cameras.find((c) => c.name === name);
     $('live').disabled = !cur || cur.state !== 'recording';
   }
-  await loadTimeline();
+  await Promise.all([loadTimeline(), loadRetention()]);
+}
+
+// What the selected camera keeps: its age limit and byte quota (retention_days, retention_bytes)
+// beside what it holds now (recorded_bytes, what counts against the quota).
+async function loadRetention() {
+  const name = state.camera;
+  const el = $('retention');
+  try {
+    const c = await api(camPath(name));
+    if (state.camera !== name) return;
+    const kept = [];
+    if (c.retention_days != null) kept.push(`${c.retention_days} days`);
+    if (c.retention_bytes != null) kept.push(`at most ${fmtBytes(c.retention_bytes)}`);
+    el.textContent = `${fmtBytes(c.recorded_bytes)} recorded · kept ` +
+      (kept.length ? kept.join(', ') : 'until space is needed');
+    el.dataset.recordedBytes = c.recorded_bytes;
+  } catch (e) {
+    el.textContent = '';  // an older vigild, or a token that may not read it: nothing to show
+  }
 }
 
 // ---------- timeline ----------

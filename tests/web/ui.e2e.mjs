@@ -176,6 +176,19 @@ async function main() {
   await page.waitForFunction(() => document.querySelectorAll('#track .run:not(.recording)').length === 2 &&
     document.querySelectorAll('#track .gap').length >= 1, null, { timeout: 10_000 });
   check(true, 'the timeline shows 2 runs and a gap');
+  // Retention: what the camera holds and keeps, and a byte quota set through the API shown.
+  await page.waitForFunction(() => /recorded · kept until space is needed/.test(document.getElementById('retention').textContent),
+    null, { timeout: 10_000 });
+  check(Number(await page.getAttribute('#retention', 'data-recorded-bytes')) > 0, 'the camera\'s recorded bytes are shown');
+  const patched = await page.evaluate(async () => {
+    const r = await fetch('/api/v1/cameras/' + encodeURIComponent(state.camera), { method: 'PATCH', headers: { Authorization: 'Bearer ' + state.token,
+      'Content-Type': 'application/json' }, body: JSON.stringify({ retention_days: 30, retention_bytes: 500e9 }) });
+    await loadRetention();
+    return r.status;
+  });
+  check(patched === 200, `retention set through the API (${patched})`);
+  const keptText = await page.textContent('#retention');
+  check(/kept 30 days, at most 500 GB/.test(keptText), `the quota and age limit are shown ("${keptText}")`);
   const gapTitle = await page.getAttribute('#track .gap', 'title');
   check(/source_lost/.test(gapTitle) && /e2e pause/.test(gapTitle), `the gap names its reason on hover ("${gapTitle}")`);
   const runBox = await page.locator('#track .run:not(.recording)').first().boundingBox();
