@@ -87,7 +87,17 @@ std::string slurp(const std::filesystem::path& p) {
 // OUT is the source packet for packet: sizes and key flags in decode order, dts strictly rising,
 // and the presentation order the source's (with B-frames: pts out of decode order exactly where
 // the source's are).
-void check_same_packets(const std::vector<Packet>& out, const std::vector<Packet>& source) {
+// Matroska stores no dts (ffprobe gives none with B-frames): CHECK_DTS for MP4 only.
+void check_same_packets(const std::vector<Packet>& out, const std::vector<Packet>& source, bool check_dts) {
+  std::string listing;  // what differs, when the counts do
+  if (out.size() != source.size()) {
+    for (std::size_t i = 0; i < std::max(out.size(), source.size()); ++i) {
+      listing += std::to_string(i) + ": " +
+                 (i < source.size() ? std::to_string(source[i].size) + "@" + std::to_string(source[i].pts) : "-") +
+                 " / " + (i < out.size() ? std::to_string(out[i].size) + "@" + std::to_string(out[i].pts) : "-") + "\n";
+    }
+  }
+  INFO(listing);
   REQUIRE(out.size() == source.size());
   int reordered = 0;
   for (std::size_t i = 0; i < out.size(); ++i) {
@@ -95,7 +105,7 @@ void check_same_packets(const std::vector<Packet>& out, const std::vector<Packet
     CHECK(out[i].size == source[i].size);
     CHECK(out[i].key == source[i].key);
     if (i == 0) continue;
-    CHECK(out[i].dts > out[i - 1].dts);
+    if (check_dts) CHECK(out[i].dts > out[i - 1].dts);
     // Presentation order relative to the previous packet, as in the source.
     CHECK((out[i].pts > out[i - 1].pts) == (source[i].pts > source[i - 1].pts));
     CHECK(std::abs((out[i].pts - out[0].pts) - (source[i].pts - source[0].pts)) < 0.002);
@@ -141,7 +151,7 @@ void run_hevc_end_to_end(int bframes) {
   REQUIRE_THAT(slurp(rec.output_file), ContainsSubstring("admitted as stream"));
   auto live = test::run_to_exit(VIGIL_CLI_PATH,
                                 {"--server", d.wire(), "play", "--stream", "hevc", "--live", "--duration", "1", "-o",
-                                 (d_ / "live.ts").string()},
+                                 (d_ / "live.mkv").string()},
                                 d_ / "live.log");
   INFO(live.output);
   REQUIRE(live.status == 0);
@@ -152,8 +162,8 @@ void run_hevc_end_to_end(int bframes) {
   CHECK_THAT(rec_log, ContainsSubstring("recorded " + std::to_string(kPackets) + " packets of hevc"));
   test::wait_for_closed_frames(data, kPackets);
   {
-    CHECK_THAT(codec_of((d_ / "live.ts").string(), d_), ContainsSubstring("codec_name=hevc"));
-    const auto got = packets(d_ / "live.ts", d_);
+    CHECK_THAT(codec_of((d_ / "live.mkv").string(), d_), ContainsSubstring("codec_name=hevc"));
+    const auto got = packets(d_ / "live.mkv", d_);
     REQUIRE(!got.empty());
     CHECK(got.front().key);  // live starts at a keyframe
     // A run of the source's packets, from one of its keyframes.
@@ -184,7 +194,7 @@ void run_hevc_end_to_end(int bframes) {
     const auto stream = codec_of((d_ / out).string(), d_);
     CHECK_THAT(stream, ContainsSubstring("codec_name=hevc"));
     if (out.ends_with(".mp4")) CHECK_THAT(stream, ContainsSubstring("codec_tag_string=hvc1"));
-    check_same_packets(packets(d_ / out, d_), source);
+    check_same_packets(packets(d_ / out, d_), source, out.ends_with(".mp4"));
   }
   {  // 6. keyframes-only over the wire: exactly the source's keyframes
     auto r = play({"--keyframes", "--rate", "8"}, "ff.mkv");
@@ -215,7 +225,7 @@ void run_hevc_end_to_end(int bframes) {
     CHECK_THAT(stream, ContainsSubstring("codec_tag_string=hvc1"));
     CHECK_THAT(stream, ContainsSubstring("width=320"));
     CHECK(std::abs(test::probe_field(stream, "duration") - kSeconds) < 0.2);
-    check_same_packets(packets(d_ / "export.mp4", d_), source);
+    check_same_packets(packets(d_ / "export.mp4", d_), source, true);
   }
   {  // 6. keyframe trick play over HTTP: only keyframes, all of them
     auto ff = get(base + "export.mp4?" + range + "&keyframes=1&rate=8");
