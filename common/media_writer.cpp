@@ -35,6 +35,13 @@ void add_stream(AVFormatContext* oc, const CodecInfo& codec) {
   par->width = codec.width;
   par->height = codec.height;
   par->bit_rate = codec.bit_rate;
+  // H.265 in MP4 (exports, HLS fragments, `vigil play -o x.mp4`) goes in an 'hvc1' sample entry
+  // (parameter sets in the hvcC box), not FFmpeg's default 'hev1': Safari and Apple's HLS players
+  // refuse 'hev1'. Matroska and MPEG-TS have no sample entry and keep their own tags.
+  const std::string format = oc->oformat ? oc->oformat->name : "";
+  if (desc->id == AV_CODEC_ID_HEVC && (format == "mp4" || format == "mov")) {
+    par->codec_tag = MKTAG('h', 'v', 'c', '1');
+  }
   if (!codec.extradata.empty()) {
     par->extradata = static_cast<std::uint8_t*>(av_mallocz(codec.extradata.size() + AV_INPUT_BUFFER_PADDING_SIZE));
     if (!par->extradata) throw std::runtime_error("out of memory");

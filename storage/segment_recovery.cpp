@@ -1,5 +1,6 @@
 #include "storage/segment_recovery.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "storage/endian.hpp"
@@ -85,7 +86,9 @@ Result<RecoveredSegment> recover_segment(Volume& volume, std::uint64_t segment_i
         out.summary.last_sequence = rec->header.sequence;
         if (rec->header.pts != kNoTimestamp) {
           if (out.summary.first_pts == kNoTimestamp) out.summary.first_pts = rec->header.pts;
-          out.summary.end_pts = rec->header.pts + rec->header.duration;
+          // The latest end, as the writer keeps it (B-frames show frames out of decode order).
+          const std::int64_t end = rec->header.pts + rec->header.duration;
+          out.summary.end_pts = out.summary.end_pts == kNoTimestamp ? end : std::max(out.summary.end_pts, end);
           if (!out.damaged.empty() && out.damaged.back().to_pts == kNoTimestamp) {
             out.damaged.back().to_pts = rec->header.pts;
           }

@@ -105,7 +105,9 @@ Result<void> SegmentWriter::append(const RecordHeader& header, std::span<const s
   filling_meta_.frames++;
   if (h.pts != kNoTimestamp) {
     if (filling_meta_.first_pts == kNoTimestamp) filling_meta_.first_pts = h.pts;
-    filling_meta_.end_pts = h.pts + h.duration;
+    // The latest end, not the last frame's: B-frames show frames out of decode order.
+    filling_meta_.end_pts = filling_meta_.end_pts == kNoTimestamp ? h.pts + h.duration
+                                                                  : std::max(filling_meta_.end_pts, h.pts + h.duration);
   }
   ++next_sequence_;
   return {};
@@ -219,7 +221,9 @@ std::optional<std::uint64_t> SegmentWriter::mark_durable() noexcept {
     summary_.frame_count += p.frames;
     summary_.last_sequence = p.last_sequence;
     if (summary_.first_pts == kNoTimestamp) summary_.first_pts = p.first_pts;
-    if (p.end_pts != kNoTimestamp) summary_.end_pts = p.end_pts;
+    if (p.end_pts != kNoTimestamp) {
+      summary_.end_pts = summary_.end_pts == kNoTimestamp ? p.end_pts : std::max(summary_.end_pts, p.end_pts);
+    }
   }
   durable_sequence_ = written_.back().last_sequence;
   written_.clear();

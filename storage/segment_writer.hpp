@@ -43,9 +43,11 @@ struct SegmentSummary {
   std::uint64_t last_sequence = 0;  // 0 if no frame
   std::uint64_t frame_count = 0;
   std::int64_t first_pts = kNoTimestamp;
-  std::int64_t end_pts = kNoTimestamp;  // pts + duration of the last frame
-  std::uint64_t end_offset = 0;         // logical end of written data
-  std::vector<std::uint64_t> extents;   // by ordinal
+  // The latest pts + duration of its frames: with B-frames the last frame in decode order is not
+  // the last one shown, and an end taken from it would cut the latest-shown frame off exports.
+  std::int64_t end_pts = kNoTimestamp;
+  std::uint64_t end_offset = 0;        // logical end of written data
+  std::vector<std::uint64_t> extents;  // by ordinal
   GopIndex gop_index;
   // Nothing of it may ever be served, but its extents could not be freed (the device failed):
   // catalogued as being deleted, so the next start frees them (catalog/recovery_plan.hpp).

@@ -24,6 +24,20 @@ std::filesystem::path make_h264_clip(const std::filesystem::path& dir, int secon
   return clip;
 }
 
+std::filesystem::path make_hevc_clip(const std::filesystem::path& dir, int seconds, int bframes,
+                                     const std::string& size, const std::string& name) {
+  const auto clip = dir / name;
+  // keyint = min-keyint and no scenecut: exactly one keyframe per second, so tests can count them.
+  REQUIRE(run_to_exit("/usr/bin/ffmpeg",
+                      {"-loglevel", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=" + size + ":rate=25", "-t",
+                       std::to_string(seconds), "-c:v", "libx265", "-x265-params",
+                       "bframes=" + std::to_string(bframes) + ":keyint=25:min-keyint=25:scenecut=0:log-level=error",
+                       "-tag:v", "hvc1", "-pix_fmt", "yuv420p", clip.string()},
+                      dir / "ffmpeg.log")
+              .status == 0);
+  return clip;
+}
+
 std::filesystem::path make_sim_profile(const std::filesystem::path& dir) {
   const auto profile = dir / "wd.json";
   REQUIRE(run_to_exit(VIGIL_CLI_PATH, {"profile", "sim:wd400bb", "--quick", "-o", profile.string()}, dir / "p.log")

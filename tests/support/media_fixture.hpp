@@ -15,6 +15,10 @@ namespace vigil::test {
 // DIR/NAME of SECONDS at SIZE (WxH), 25 fps: 25 × SECONDS packets.
 std::filesystem::path make_h264_clip(const std::filesystem::path& dir, int seconds, const std::string& size = "320x240",
                                      const std::string& name = "clip.mp4");
+// DIR/NAME: an H.265 clip of SECONDS at SIZE, 25 fps (libx265, a keyframe every 25 frames, no scene
+// cuts, BFRAMES B-frames per mini-GOP), tagged hvc1: 25 × SECONDS packets.
+std::filesystem::path make_hevc_clip(const std::filesystem::path& dir, int seconds, int bframes,
+                                     const std::string& size = "320x240", const std::string& name = "hevc.mp4");
 // DIR/wd.json.
 std::filesystem::path make_sim_profile(const std::filesystem::path& dir);
 // vigild's arguments for a file volume DIR/vol of VOLUME_MB (4 MiB extents) admitted on PROFILE,

@@ -2,7 +2,8 @@
 """A real RTSP camera for the integration tests: GStreamer's RTSP server (Debian packages
 python3-gi, gir1.2-gst-rtsp-server-1.0, gstreamer1.0-plugins-*) serving a live 25 fps H.264 test
 pattern at /cam1 (no B-frames, a keyframe per second) and /bframes (main profile with two B-frames:
-its RTP timestamps go back and forth, and its first RTP packets reach FFmpeg without timestamps). Usage: rtsp_camera.py PORT [KBPS [USER:PASSWORD]] (0: any
+its RTP timestamps go back and forth, and its first RTP packets reach FFmpeg without timestamps); the same
+as H.265 (x265enc, rtph265pay) at /hevc and /hevc-bframes. Usage: rtsp_camera.py PORT [KBPS [USER:PASSWORD]] (0: any
 free port; KBPS: x264's bitrate, 0 or absent for its own, 2048, e.g. lower for many cameras on a slow simulated
 disk; USER:PASSWORD: every mount asks for these credentials with HTTP Digest, as most IP cameras do).
 Prints "ready PORT" once it listens. Run with Debian's /usr/bin/python3 (it has gi)."""
@@ -47,8 +48,28 @@ def mount(path, bframes):
     server.get_mount_points().add_factory(path, factory)
 
 
+def mount_hevc(path, bframes):
+    # H.265 cameras: x265 with a keyframe per second, parameter sets before every keyframe (as
+    # cameras send them); with B-frames, a fixed mini-GOP (no zerolatency, which forbids them).
+    factory = GstRtspServer.RTSPMediaFactory()
+    factory.set_shared(True)
+    options = f"bframes={bframes}:b-adapt=0:scenecut=0" if bframes else "bframes=0:scenecut=0"
+    factory.set_launch(
+        f"( videotestsrc is-live=true pattern=ball ! video/x-raw,width=320,height=240,framerate=25/1 "
+        f"! x265enc {'tune=zerolatency ' if bframes == 0 else ''}speed-preset=ultrafast key-int-max=25 {bitrate}"
+        f"option-string={options} ! h265parse config-interval=-1 ! rtph265pay name=pay0 pt=96 )")
+    if credentials:
+        permissions = GstRtspServer.RTSPPermissions()
+        permissions.add_permission_for_role("viewer", "media.factory.access", True)
+        permissions.add_permission_for_role("viewer", "media.factory.construct", True)
+        factory.set_permissions(permissions)
+    server.get_mount_points().add_factory(path, factory)
+
+
 mount("/cam1", 0)
 mount("/bframes", 2)
+mount_hevc("/hevc", 0)
+mount_hevc("/hevc-bframes", 2)
 server.attach(None)
 print("ready", server.get_bound_port(), flush=True)
 GLib.MainLoop().run()

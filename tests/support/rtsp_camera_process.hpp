@@ -1,6 +1,6 @@
 #pragma once
 // The real RTSP camera of the integration tests: tests/support/rtsp_camera.py (GStreamer's RTSP
-// server, a live 25 fps H.264 test pattern at /cam1 and /bframes) as a child process.
+// server, a live 25 fps H.264 test pattern at /cam1 and /bframes, H.265 at /hevc and /hevc-bframes) as a child process.
 // Errors: Catch2 assertions (the camera not listening within 30 s fails the test).
 #include <filesystem>
 #include <string>
