@@ -26,10 +26,11 @@ DIRECT = {
     "server/app": ["server/api", "server/wire"],
     "client/wire": ["proto", "common"],
     "client/rtsp": ["common"],
+    "client/onvif": ["common"],
     "client/proxy": ["client/wire"],
     "bench": ["client/wire", "catalog"],
     "client/tools": ["catalog"],
-    "client/cli": ["client/tools", "client/proxy", "client/rtsp", "bench"],
+    "client/cli": ["client/tools", "client/proxy", "client/rtsp", "client/onvif", "bench"],
 }
 # admission sees only these of storage/ (ARCHITECTURE.md): the device and the service model.
 NARROW = {"admission": {"storage": {"device.hpp", "service_model.hpp", "clock.hpp", "hdd_model.hpp",
