@@ -14,7 +14,9 @@
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
 #include <boost/json.hpp>
+#include <atomic>
 #include <set>
+#include <thread>
 
 namespace vigil::client::onvif {
 namespace asio = boost::asio;
@@ -215,20 +217,29 @@ void read_profiles(Device& d, const std::string& device_url, const Credentials& 
 }  // namespace
 
 std::vector<Device> discover(const DiscoveryOptions& options) {
-  std::vector<Device> out;
-  for (const auto& match : probe(options)) {
-    try {
-      out.push_back(read_device(match, options.credentials, options.device_timeout));
-    } catch (const OnvifError& e) {
-      Device d;
-      d.match = match;
+  const auto matches = probe(options);
+  std::vector<Device> out(matches.size());
+  // Devices are read kParallelDevices at a time: 200 cameras, a few of them silent, take seconds,
+  // not 200 device timeouts one after another.
+  std::atomic<std::size_t> next{0};
+  auto read_some = [&] {
+    for (std::size_t i = next++; i < matches.size(); i = next++) {
       try {
-        d.address = parse_http_url(match.xaddrs.front()).host;
-      } catch (const OnvifError&) {}
-      d.error = e.what();
-      out.push_back(std::move(d));
+        out[i] = read_device(matches[i], options.credentials, options.device_timeout);
+      } catch (const std::exception& e) {
+        Device d;
+        d.match = matches[i];
+        try {
+          d.address = parse_http_url(matches[i].xaddrs.front()).host;
+        } catch (const OnvifError&) {}
+        d.error = e.what();
+        out[i] = std::move(d);
+      }
     }
-  }
+  };
+  std::vector<std::thread> readers;
+  for (std::size_t t = 0; t < std::min(kParallelDevices, matches.size()); ++t) readers.emplace_back(read_some);
+  for (auto& r : readers) r.join();
   return out;
 }
 

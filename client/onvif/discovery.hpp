@@ -4,8 +4,9 @@
 // media service (GetCapabilities), its profiles (GetProfiles) and each profile's RTSP URI
 // (GetStreamUri). The main stream is the profile of most pixels, the substream the one of fewest.
 // Every size is bounded (a reply of 1 MiB, 64 profiles, 256 devices) and so is the time: the
-// probe's timeout, then each device's own.
-// Thread: the caller's (blocking). Errors: probe() throws OnvifError for a socket that cannot be
+// probe's timeout, then each device's own (devices are read in parallel, 16 at a time).
+// Thread: the caller's (blocking); discover() reads up to kParallelDevices devices on threads of
+// its own. Errors: probe() throws OnvifError for a socket that cannot be
 // opened or a bad address; read_device() throws OnvifError (NotAuthorized for credentials the
 // device refuses); discover() catches per device into Device::error, so one broken camera never
 // hides the others.
@@ -40,6 +41,7 @@ struct DeviceTimeout : OnvifError {
 };
 
 constexpr std::size_t kMaxReplyBytes = std::size_t{1} << 20;
+constexpr std::size_t kParallelDevices = 16;  // devices read at once by discover()
 
 std::vector<ProbeMatch> probe(const DiscoveryOptions& options);
 Device read_device(const ProbeMatch& match, const Credentials& credentials, std::chrono::milliseconds timeout);

@@ -116,3 +116,24 @@ TEST_CASE("a malformed reply is refused with the reason", "[onvif]") {
   CHECK_THAT(devices[0].error, ContainsSubstring("malformed XML"));
   CHECK(devices[0].main_uri.empty());
 }
+
+TEST_CASE("a silent camera among others hides none of them; all are read within one device timeout", "[onvif]") {
+  OnvifSimulatorOptions quiet;
+  quiet.silent = true;
+  OnvifSimulator silent1(quiet), silent2(quiet), silent3(quiet);
+  OnvifSimulatorOptions so;
+  so.also_announce = {silent1.http_port(), silent2.http_port(), silent3.http_port()};
+  OnvifSimulator sim(so);
+  auto options = unicast(sim);
+  options.device_timeout = 3000ms;
+  const auto start = std::chrono::steady_clock::now();
+  const auto devices = discover(options);
+  const auto took = std::chrono::steady_clock::now() - start;
+  REQUIRE(devices.size() == 4);
+  CHECK(devices[0].error.empty());
+  CHECK(devices[0].substream_uri == "rtsp://127.0.0.1:8554/sub");
+  for (std::size_t i = 1; i < 4; ++i) CHECK_THAT(devices[i].error, ContainsSubstring("did not answer within 3000 ms"));
+  // Read in parallel (~4 s): under the 1 s probe + 3 x 3 s that reading them one after another
+  // needs at the least, a lower bound of the sequential time that leaves 6 s for a loaded machine.
+  CHECK(took < 1000ms + 3 * 3000ms);
+}

@@ -87,7 +87,16 @@ void OnvifSimulator::receive_probe() {
       is_probe = doc.find("Probe") != nullptr;
     } catch (const std::exception&) {}
     if (is_probe) {
-      const std::string reply =
+      auto match = [this](std::uint16_t port, const std::string& name) {
+        return "<d:ProbeMatch><wsa:EndpointReference><wsa:Address>urn:uuid:5f5a69c2-e0ae-504f-829b-" +
+               std::to_string(100000000000 + port) +
+               "</wsa:Address></wsa:EndpointReference><d:Types>dn:NetworkVideoTransmitter</d:Types><d:Scopes>"
+               "onvif://www.onvif.org/type/video_encoder onvif://www.onvif.org/name/" +
+               percent_encoded(name) + " onvif://www.onvif.org/hardware/" + percent_encoded(options_.hardware) +
+               "</d:Scopes><d:XAddrs>http://127.0.0.1:" + std::to_string(port) +
+               "/onvif/device_service</d:XAddrs><d:MetadataVersion>1</d:MetadataVersion></d:ProbeMatch>";
+      };
+      std::string reply =
           "<?xml version=\"1.0\" encoding=\"UTF-8\"?>"
           "<SOAP-ENV:Envelope xmlns:SOAP-ENV=\"http://www.w3.org/2003/05/soap-envelope\" "
           "xmlns:wsa=\"http://schemas.xmlsoap.org/ws/2004/08/addressing\" "
@@ -96,15 +105,10 @@ void OnvifSimulator::receive_probe() {
           "<wsa:MessageID>urn:uuid:00000000-0000-4000-8000-000000000002</wsa:MessageID><wsa:RelatesTo>" +
           relates +
           "</wsa:RelatesTo><wsa:Action>http://schemas.xmlsoap.org/ws/2005/04/discovery/ProbeMatches</wsa:Action>"
-          "</SOAP-ENV:Header><SOAP-ENV:Body><d:ProbeMatches><d:ProbeMatch><wsa:EndpointReference><wsa:Address>"
-          "urn:uuid:5f5a69c2-e0ae-504f-829b-" +
-          std::to_string(100000000000 + http_port_) +
-          "</wsa:Address></wsa:EndpointReference><d:Types>dn:NetworkVideoTransmitter</d:Types><d:Scopes>"
-          "onvif://www.onvif.org/type/video_encoder onvif://www.onvif.org/name/" +
-          percent_encoded(options_.name) + " onvif://www.onvif.org/hardware/" + percent_encoded(options_.hardware) +
-          "</d:Scopes><d:XAddrs>http://127.0.0.1:" + std::to_string(http_port_) +
-          "/onvif/device_service</d:XAddrs><d:MetadataVersion>1</d:MetadataVersion></d:ProbeMatch>"
-          "</d:ProbeMatches></SOAP-ENV:Body></SOAP-ENV:Envelope>";
+          "</SOAP-ENV:Header><SOAP-ENV:Body><d:ProbeMatches>" +
+          match(http_port_, options_.name);
+      for (const auto port : options_.also_announce) reply += match(port, options_.name + " " + std::to_string(port));
+      reply += "</d:ProbeMatches></SOAP-ENV:Body></SOAP-ENV:Envelope>";
       boost::system::error_code ignored;
       udp_.send_to(asio::buffer(reply), from_, 0, ignored);
     }

@@ -26,6 +26,9 @@ struct OnvifSimulatorOptions {
   std::string user;  // empty: no authentication
   std::string password;
   std::uint16_t rtsp_port = 8554;  // in the stream URIs
+  // More devices in its ProbeMatches, one per HTTP port (other simulators): several cameras
+  // answering one unicast probe, as a multicast one gets.
+  std::vector<std::uint16_t> also_announce;
   bool silent = false;
   bool malformed = false;
 };
