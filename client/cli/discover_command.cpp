@@ -10,7 +10,7 @@
 #include <set>
 
 #include "client/cli/vigild_api.hpp"
-#include "client/onvif/discovery.hpp"
+#include "onvif/discovery.hpp"
 #include "common/command_line.hpp"
 #include "common/exit_codes.hpp"
 

@@ -1,5 +1,5 @@
 #pragma once
-// `vigil camera discover`: ONVIF cameras found by WS-Discovery (client/onvif), their profiles and
+// `vigil camera discover`: ONVIF cameras found by WS-Discovery (onvif), their profiles and
 // RTSP URIs, printed as a table or JSON (never with credentials); with --add each becomes a
 // pulled camera of vigild (POST /api/v1/cameras: main stream as url, substream as substream_url).
 // Errors: returns an exit code (common/exit_codes.hpp); prints why.

@@ -2,7 +2,8 @@
 // prints the device with its main and substream URLs and never the password; a wrong password is
 // a clear error and exit 1; --add makes it a pulled camera of a real vigild with url and
 // substream_url (the catalog holds the credentials, the API and the output never show them), and
-// a second --add leaves it as it is.
+// a second --add leaves it as it is. vigild's GET /api/v1/discovery answers the same JSON, for
+// admins only.
 #include <boost/json.hpp>
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
@@ -81,6 +82,31 @@ TEST_CASE("vigil camera discover lists an ONVIF camera and --add makes it a pull
   const auto row = q.exec1("SELECT url, substream_url FROM cameras WHERE name = 'Front-Door'");
   CHECK(row[0].as<std::string>() == "rtsp://admin:s3cret@127.0.0.1:18554/main");
   CHECK(row[1].as<std::string>() == "rtsp://admin:s3cret@127.0.0.1:18554/sub");
+
+  // The admin route answers the same JSON (no credentials: this camera wants them, so it is
+  // listed with its error); a viewer's token is refused.
+  const auto route = api.get("/api/v1/discovery?timeout=1&probe=" + sim.probe_address());
+  INFO(route.body);
+  REQUIRE(route.status == 200);
+  const auto route_json = route.json();
+  const auto& found = route_json.at("devices").as_array();
+  REQUIRE(found.size() == 1);
+  CHECK(found[0].at("name").as_string() == "Front Door");
+  CHECK_THAT(std::string(found[0].at("error").as_string()), ContainsSubstring("wrong user or password"));
+  test::OnvifSimulator open_sim;  // one without users
+  const auto open_route = api.get("/api/v1/discovery?timeout=1&probe=" + open_sim.probe_address());
+  REQUIRE(open_route.status == 200);
+  CHECK(open_route.json().at("devices").at(0).at("main_url").as_string() == "rtsp://127.0.0.1:8554/main");
+  CHECK(api.get("/api/v1/discovery?timeout=0").status == 400);
+  CHECK(api.get("/api/v1/discovery?timeout=11").status == 400);
+  const auto viewer = cli({"token", "create", "--role", "viewer", "--data", data.string()}, "viewer.log");
+  REQUIRE(viewer.status == 0);
+  const auto vgl = viewer.output.find("vgl_");
+  REQUIRE(vgl != std::string::npos);
+  const auto viewer_token = viewer.output.substr(vgl, viewer.output.find_first_of("\r\n", vgl) - vgl);
+  CHECK(test::http_request(d.http(), "GET", "/api/v1/discovery?timeout=1",
+                           "Authorization: Bearer " + viewer_token + "\r\n")
+            .status == 403);
 
   const auto again =
       cli(with({"--user", "admin", "--password", "s3cret", "--add", "--data", data.string()}), "again.log");

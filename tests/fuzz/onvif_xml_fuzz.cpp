@@ -1,5 +1,5 @@
 // Fuzz target: what an ONVIF camera (or anything on the discovery port) sends `vigil camera
-// discover` (client/onvif): the whole input as XML (xml_tree, expat with no DTD or entities), as
+// discover` (onvif): the whole input as XML (xml_tree, expat with no DTD or entities), as
 // a WS-Discovery ProbeMatches datagram and as the replies to GetCapabilities, GetProfiles and
 // GetStreamUri (soap). Checked: only XmlError / OnvifError escape; a parsed tree keeps its bounds
 // (depth, element count); matches and profiles stay within kMaxProbeMatches and kMaxProfiles,
@@ -9,12 +9,12 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "client/onvif/soap.hpp"
-#include "client/onvif/xml_tree.hpp"
+#include "onvif/soap.hpp"
+#include "onvif/xml_tree.hpp"
 
 namespace {
 
-using namespace vigil::client::onvif;
+using namespace vigil::onvif;
 
 void check(bool ok) {
   if (!ok) std::abort();

@@ -6,11 +6,11 @@
 #include <catch2/matchers/catch_matchers_string.hpp>
 #include <chrono>
 
-#include "client/onvif/discovery.hpp"
+#include "onvif/discovery.hpp"
 #include "tests/support/onvif_simulator.hpp"
 
 using Catch::Matchers::ContainsSubstring;
-using namespace vigil::client::onvif;
+using namespace vigil::onvif;
 using vigil::test::OnvifSimulator;
 using vigil::test::OnvifSimulatorOptions;
 using namespace std::chrono_literals;

@@ -5,12 +5,12 @@
 #include <catch2/matchers/catch_matchers_string.hpp>
 
 #include "client/cli/discover_command.hpp"
-#include "client/onvif/discovery.hpp"
-#include "client/onvif/soap.hpp"
-#include "client/onvif/xml_tree.hpp"
+#include "onvif/discovery.hpp"
+#include "onvif/soap.hpp"
+#include "onvif/xml_tree.hpp"
 
 using Catch::Matchers::ContainsSubstring;
-using namespace vigil::client::onvif;
+using namespace vigil::onvif;
 
 TEST_CASE("the XML reader names elements by local name and keeps text and attributes", "[onvif]") {
   const auto doc =

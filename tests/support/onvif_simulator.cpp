@@ -6,14 +6,14 @@
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
 
-#include "client/onvif/soap.hpp"
-#include "client/onvif/xml_tree.hpp"
+#include "onvif/soap.hpp"
+#include "onvif/xml_tree.hpp"
 
 namespace vigil::test {
 namespace asio = boost::asio;
 namespace http = boost::beast::http;
-using client::onvif::parse_xml;
-using client::onvif::XmlElement;
+using onvif::parse_xml;
+using onvif::XmlElement;
 
 namespace {
 
@@ -162,9 +162,8 @@ std::string OnvifSimulator::answer(const std::string& request, int& status) {
     try {
       const auto* token = doc.find("UsernameToken");
       if (token != nullptr && token->text_of("Username") == options_.user) {
-        const auto nonce = client::onvif::base64_decode(token->text_of("Nonce"));
-        ok = client::onvif::password_digest(nonce, token->text_of("Created"), options_.password) ==
-             token->text_of("Password");
+        const auto nonce = onvif::base64_decode(token->text_of("Nonce"));
+        ok = onvif::password_digest(nonce, token->text_of("Created"), options_.password) == token->text_of("Password");
       }
     } catch (const std::exception&) {}
     if (!ok) {

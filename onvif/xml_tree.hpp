@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-namespace vigil::client::onvif {
+namespace vigil::onvif {
 
 struct XmlError : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -48,4 +48,4 @@ XmlElement parse_xml(std::string_view text, const XmlLimits& limits = {});
 // TEXT escaped for XML character data or an attribute value.
 std::string xml_escape(std::string_view text);
 
-}  // namespace vigil::client::onvif
+}  // namespace vigil::onvif

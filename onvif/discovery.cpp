@@ -1,4 +1,4 @@
-#include "client/onvif/discovery.hpp"
+#include "onvif/discovery.hpp"
 
 #include <poll.h>
 
@@ -18,7 +18,7 @@
 #include <set>
 #include <thread>
 
-namespace vigil::client::onvif {
+namespace vigil::onvif {
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = boost::beast::http;
@@ -274,4 +274,4 @@ boost::json::value devices_json(const std::vector<Device>& devices) {
   return json::object{{"devices", std::move(list)}};
 }
 
-}  // namespace vigil::client::onvif
+}  // namespace vigil::onvif

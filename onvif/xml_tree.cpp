@@ -1,10 +1,10 @@
-#include "client/onvif/xml_tree.hpp"
+#include "onvif/xml_tree.hpp"
 
 #include <expat.h>
 
 #include <memory>
 
-namespace vigil::client::onvif {
+namespace vigil::onvif {
 namespace {
 
 std::string_view local_name(const char* name) {
@@ -166,4 +166,4 @@ std::string xml_escape(std::string_view text) {
   return out;
 }
 
-}  // namespace vigil::client::onvif
+}  // namespace vigil::onvif

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-namespace vigil::client::onvif {
+namespace vigil::onvif {
 
 struct OnvifError : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -82,4 +82,4 @@ void throw_if_fault(std::string_view xml);
 // URL without its user:password@, for printing.
 std::string without_credentials(std::string_view url);
 
-}  // namespace vigil::client::onvif
+}  // namespace vigil::onvif

@@ -1,4 +1,4 @@
-#include "client/onvif/soap.hpp"
+#include "onvif/soap.hpp"
 
 #include <openssl/evp.h>
 #include <openssl/rand.h>
@@ -10,9 +10,9 @@
 #include <cstdio>
 #include <ctime>
 
-#include "client/onvif/xml_tree.hpp"
+#include "onvif/xml_tree.hpp"
 
-namespace vigil::client::onvif {
+namespace vigil::onvif {
 namespace {
 
 constexpr std::string_view kEnvelopeStart =
@@ -290,4 +290,4 @@ std::string without_credentials(std::string_view url) {
   return std::string(url.substr(0, host_start)) + std::string(url.substr(at + 1));
 }
 
-}  // namespace vigil::client::onvif
+}  // namespace vigil::onvif

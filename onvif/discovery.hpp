@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "client/onvif/soap.hpp"
+#include "onvif/soap.hpp"
 
-namespace vigil::client::onvif {
+namespace vigil::onvif {
 
 struct DiscoveryOptions {
   std::chrono::milliseconds timeout{3000};         // how long ProbeMatches are gathered
@@ -57,4 +57,4 @@ boost::json::value devices_json(const std::vector<Device>& devices);
 // kMaxReplyBytes. A SOAP fault comes back as the body (HTTP 400/500 carry them).
 std::string soap_post(const std::string& url, const std::string& body, std::chrono::milliseconds timeout);
 
-}  // namespace vigil::client::onvif
+}  // namespace vigil::onvif
