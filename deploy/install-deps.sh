@@ -11,6 +11,7 @@ packages=(
   libprotobuf-dev protobuf-compiler
   libpq-dev libpqxx-dev postgresql-15
   liburing-dev libisal-dev libssl-dev openssl
+  libexpat1-dev   # onvif/: the XML of ONVIF cameras
   curl procps
   # deploy/package.sh and the package test: CPack's DEB generator (dpkg-shlibdeps, file), and
   # setpriv/prlimit (util-linux) to run the installed vigild as its unit does.

@@ -6,6 +6,7 @@
 #include <iomanip>
 #include <iostream>
 
+#include "client/cli/discover_command.hpp"
 #include "client/cli/vigild_api.hpp"
 #include "common/command_line.hpp"
 #include "common/exit_codes.hpp"
@@ -21,7 +22,9 @@ constexpr CommandHelp kHelp{
     "vigil camera",
     "Usage: vigil [--token TOKEN] camera add NAME URL [--substream URL] [--rate MBPS] [--data DIR | --http HOST:PORT]\n"
     "       vigil [--token TOKEN] camera list [--data DIR | --http HOST:PORT]\n"
-    "       vigil [--token TOKEN] camera remove NAME [--data DIR | --http HOST:PORT]\n\n"
+    "       vigil [--token TOKEN] camera remove NAME [--data DIR | --http HOST:PORT]\n"
+    "       vigil [--token TOKEN] camera discover [--timeout S] [--probe HOST:PORT] [--user U --password P] [--json]\n"
+    "                                    [--add] (ONVIF: vigil camera discover --help)\n\n"
     "Cameras vigild records by pulling them (RTSP over TCP, without decoding): vigild picks up a change\n"
     "within 2 s, restarts a camera that drops with backoff, and records each outage as a gap with its\n"
     "reason. `add` of a camera that exists changes its URLs and enables it again. `remove` stops\n"
@@ -103,6 +106,8 @@ int list_cameras(HttpClient& api) {
 }  // namespace
 
 int camera_main(const std::string& token, const std::vector<std::string>& args) {
+  // Discovery has options of its own (client/cli/discover_command).
+  if (!args.empty() && args[0] == "discover") return discover_main(token, {args.begin() + 1, args.end()});
   VigildApiOptions where;
   std::string substream;
   double rate_mbps = 0;
@@ -117,7 +122,7 @@ int camera_main(const std::string& token, const std::vector<std::string>& args) 
   if (auto rc = parse_command_line(args, options, kHelp, &words, 3)) return *rc;
   const std::string verb = words.empty() ? "" : words[0];
   const std::size_t want = verb == "add" ? 3 : verb == "remove" ? 2 : verb == "list" ? 1 : 0;
-  if (want == 0) return usage_error(kHelp, "say add, list or remove");
+  if (want == 0) return usage_error(kHelp, "say add, list, remove or discover");
   if (words.size() != want) return usage_error(kHelp, verb + " takes " + std::to_string(want - 1) + " argument(s)");
   if (!substream.empty() && verb != "add") return usage_error(kHelp, "--substream goes with add");
   if (rate_mbps != 0 && (verb != "add" || rate_mbps < 0.064)) {

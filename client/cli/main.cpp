@@ -89,7 +89,7 @@ const std::map<std::string, Command>& commands() {
        {"run a benchmark: vigil bench NAME [--quick] [--json FILE] (vigil bench --help lists them)",
         [](const Globals&, const auto& args) { return bench::bench_main(args); }}},
       {"camera",
-       {"cameras vigild pulls: vigil camera add NAME URL | list | remove NAME [--data DIR | --http HOST:PORT]",
+       {"cameras vigild pulls: vigil camera add NAME URL | list | remove NAME | discover [--data DIR | --http HOST:PORT]",
         [](const Globals& g, const auto& args) { return client::camera_main(g.token, args); }}},
       {"catalog",
        {"rebuild the catalog from volumes alone: vigil catalog rebuild --volume V [--volume V ...] --db URL",

@@ -9,6 +9,7 @@
 #include "catalog/migrator.hpp"
 #include "server/api/http_audit.hpp"
 #include "server/api/http_cameras.hpp"
+#include "server/api/http_discovery.hpp"
 #include "server/api/http_disks.hpp"
 #include "server/api/http_events.hpp"
 #include "server/api/http_health.hpp"
@@ -67,6 +68,7 @@ boost::asio::awaitable<HttpReply> route(const RouteContext& ctx, const HttpReque
       co_return co_await camera_route(ctx, req, q);
     }
     if (seg[2] == "locks") co_return co_await locks_route(ctx, req, q);
+    if (seg[2] == "discovery") co_return co_await discovery_route(ctx, req, q);
     if (seg[2] == "tokens") co_return co_await tokens_route(ctx, req, q);
     if (seg.size() == 3 && seg[2] == "audit") co_return co_await audit_route(ctx, req, q);
     if (seg[2] == "disks") co_return co_await disks_route(ctx, req, q);
@@ -121,7 +123,7 @@ namespace {
 // and the web UI's static files (/ui/: the page holds no data; it asks for a token and sends it
 // with its API requests) are open; reading is for viewers; posting events is for the events role
 // (and recorders); every other change, reading the token list (who may do what) and the audit
-// trail is for admins.
+// trail and ONVIF discovery (it sends packets on vigild's network) are for admins.
 // Cameras: a route under /cameras/NAME needs NAME in the token's set; the node-wide routes that
 // name every camera (disks, admission decisions) need a token for all cameras; the lists
 // (cameras, timeline, events, locks, /metrics) filter by the token's set in the route.
@@ -138,7 +140,7 @@ Need need_for(const HttpRequest& req, const QueryParams& q, bool metrics_protect
   if (path == "/ui" || path.rfind("/ui/", 0) == 0) return {Access::open};
   // By the decoded segments, as route() dispatches (the raw path may spell them %-encoded).
   const bool api = seg.size() >= 3 && seg[0] == "api" && seg[1] == "v1";
-  if (api && (seg[2] == "tokens" || seg[2] == "audit")) return {Access::admin};
+  if (api && (seg[2] == "tokens" || seg[2] == "audit" || seg[2] == "discovery")) return {Access::admin};
   const bool get = req.method() == http::verb::get || req.method() == http::verb::head;
   if (!get) {
     if (req.method() == http::verb::post && api && seg.size() == 3 && seg[2] == "events") return {Access::post_events};

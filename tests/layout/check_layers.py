@@ -13,6 +13,7 @@ DIRECT = {
     "schema": [],
     "proto": ["common"],
     "storage": ["common"],
+    "onvif": ["common"],
     "admission": ["storage", "common"],
     "catalog": ["admission", "storage", "proto", "schema", "common"],
     "server/core": ["catalog"],
@@ -22,19 +23,19 @@ DIRECT = {
     "server/playback": ["server/disks"],
     "server/media": ["server/disks", "server/net"],
     "server/wire": ["server/recording", "server/playback", "server/net"],
-    "server/api": ["server/media", "server/recording", "server/playback", "server/net"],
+    "server/api": ["server/media", "server/recording", "server/playback", "server/net", "onvif"],
     "server/app": ["server/api", "server/wire"],
     "client/wire": ["proto", "common"],
     "client/rtsp": ["common"],
     "client/proxy": ["client/wire"],
     "bench": ["client/wire", "catalog"],
     "client/tools": ["catalog"],
-    "client/cli": ["client/tools", "client/proxy", "client/rtsp", "bench"],
+    "client/cli": ["client/tools", "client/proxy", "client/rtsp", "onvif", "bench"],
 }
 # admission sees only these of storage/ (ARCHITECTURE.md): the device and the service model.
 NARROW = {"admission": {"storage": {"device.hpp", "service_model.hpp", "clock.hpp", "hdd_model.hpp",
                                     "simulated_disk.hpp", "file_device.hpp"}}}
-SOURCE_DIRS = ["common", "schema", "proto", "storage", "admission", "catalog", "server", "client", "bench"]
+SOURCE_DIRS = ["common", "schema", "proto", "onvif", "storage", "admission", "catalog", "server", "client", "bench"]
 
 
 def closure():
