@@ -10,6 +10,7 @@
 #include "client/cli/vigild_api.hpp"
 #include "common/command_line.hpp"
 #include "common/exit_codes.hpp"
+#include "common/percent_encoding.hpp"
 
 namespace http = boost::beast::http;
 namespace json = boost::json;
@@ -33,23 +34,6 @@ constexpr CommandHelp kHelp{
     "\nExit: 0 ok, 1 failed (e.g. no such camera), 2 usage (bad name or URL), 3 vigild unreachable,\n"
     "4 refused: the token is not an admin's.\n"};
 
-// NAME as one path segment: camera names are URL-safe, anything else is escaped so the server
-// answers for the name as typed.
-std::string path_segment(const std::string& name) {
-  std::string out;
-  for (const unsigned char c : name) {
-    if (std::isalnum(c) || c == '.' || c == '_' || c == '-') {
-      out += static_cast<char>(c);
-    } else {
-      constexpr char kHex[] = "0123456789ABCDEF";
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
-}
-
 int add_camera(HttpClient& api, const std::string& name, const std::string& url, const std::string& substream,
                double rate_mbps) {
   json::object body{{"name", name}, {"url", url}};
@@ -62,7 +46,7 @@ int add_camera(HttpClient& api, const std::string& name, const std::string& url,
     body["substream_url"] = substream.empty() ? json::value(nullptr) : json::value(substream);
     body["enabled"] = true;
     if (rate_mbps <= 0) body["declared_rate_bps"] = nullptr;
-    answer = api.request(http::verb::patch, "/api/v1/cameras/" + path_segment(name), json::serialize(body));
+    answer = api.request(http::verb::patch, "/api/v1/cameras/" + percent_encode(name), json::serialize(body));
   }
   if (answer.status != 200 && answer.status != 201) return exit_for_answer(kHelp.command, answer);
   const auto id = json::parse(answer.body).at("id").to_number<std::int64_t>();
@@ -71,7 +55,7 @@ int add_camera(HttpClient& api, const std::string& name, const std::string& url,
 }
 
 int remove_camera(HttpClient& api, const std::string& name) {
-  const auto answer = api.request(http::verb::delete_, "/api/v1/cameras/" + path_segment(name));
+  const auto answer = api.request(http::verb::delete_, "/api/v1/cameras/" + percent_encode(name));
   if (answer.status != 200) return exit_for_answer(kHelp.command, answer);
   std::cout << "camera " << name << " is no longer recorded\n";
   return exit_code::kOk;
@@ -92,7 +76,7 @@ int list_cameras(HttpClient& api) {
     // The list never carries URLs; a camera's own page does, without credentials.
     std::string url = "(pushed by a recording client)";
     if (c.at("pulled").as_bool()) {
-      const auto one = api.request(http::verb::get, "/api/v1/cameras/" + path_segment(name));
+      const auto one = api.request(http::verb::get, "/api/v1/cameras/" + percent_encode(name));
       if (one.status != 200) return exit_for_answer(kHelp.command, one);
       url = json::value_to<std::string>(json::parse(one.body).at("url"));
     }

@@ -13,6 +13,7 @@
 #include "onvif/discovery.hpp"
 #include "common/command_line.hpp"
 #include "common/exit_codes.hpp"
+#include "common/percent_encoding.hpp"
 
 namespace http = boost::beast::http;
 namespace json = boost::json;
@@ -34,21 +35,6 @@ constexpr CommandHelp kHelp{
     "See docs/onvif.md.\n",
     "\nExit: 0 ok (also when nothing answered), 1 a camera could not be read or added, 2 usage, 3 vigild\n"
     "unreachable (--add), 4 refused: the token is not an admin's.\n"};
-
-std::string percent_encoded(const std::string& s) {
-  std::string out;
-  for (const unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      constexpr char kHex[] = "0123456789ABCDEF";
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
-}
 
 std::string unique_name(const std::string& base, std::set<std::string>& taken) {
   std::string name = base;
@@ -132,7 +118,7 @@ std::string with_credentials(const std::string& url, const std::string& user, co
       std::string::npos) {
     return url;
   }
-  return url.substr(0, host_start) + percent_encoded(user) + ":" + percent_encoded(password) + "@" +
+  return url.substr(0, host_start) + percent_encode(user) + ":" + percent_encode(password) + "@" +
          url.substr(host_start);
 }
 

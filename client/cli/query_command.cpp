@@ -3,7 +3,6 @@
 #include <boost/json.hpp>
 #include <boost/program_options/options_description.hpp>
 #include <boost/program_options/value_semantic.hpp>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -16,6 +15,7 @@
 #include "client/cli/vigild_api.hpp"
 #include "common/command_line.hpp"
 #include "common/exit_codes.hpp"
+#include "common/percent_encoding.hpp"
 
 namespace http = boost::beast::http;
 namespace json = boost::json;
@@ -46,21 +46,6 @@ constexpr CommandHelp kHelp{
 constexpr int kMaxLimit = 10'000;  // events per command; the API pages by at most 1000
 constexpr int kPageLimit = 1000;
 
-// Percent-encodes a query parameter's value (RFC 3986 unreserved characters stay).
-std::string encode(const std::string& s) {
-  std::string out;
-  for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      char buf[4];
-      std::snprintf(buf, sizeof buf, "%%%02X", c);
-      out += buf;
-    }
-  }
-  return out;
-}
-
 struct Filters {
   std::vector<std::string> cameras, types, classes, attrs;
   std::string from = "-24h", to, zone;
@@ -69,20 +54,20 @@ struct Filters {
 };
 
 std::string events_target(const Filters& f, int page_limit, const std::string& cursor) {
-  std::string t = "/api/v1/events?from=" + encode(f.from);
-  if (!f.to.empty()) t += "&to=" + encode(f.to);
-  for (const auto& c : f.cameras) t += "&camera=" + encode(c);
-  for (const auto& c : f.types) t += "&type=" + encode(c);
-  for (const auto& c : f.classes) t += "&object_class=" + encode(c);
-  for (const auto& c : f.attrs) t += "&attr=" + encode(c);
-  if (!f.zone.empty()) t += "&zone=" + encode(f.zone);
+  std::string t = "/api/v1/events?from=" + percent_encode(f.from);
+  if (!f.to.empty()) t += "&to=" + percent_encode(f.to);
+  for (const auto& c : f.cameras) t += "&camera=" + percent_encode(c);
+  for (const auto& c : f.types) t += "&type=" + percent_encode(c);
+  for (const auto& c : f.classes) t += "&object_class=" + percent_encode(c);
+  for (const auto& c : f.attrs) t += "&attr=" + percent_encode(c);
+  if (!f.zone.empty()) t += "&zone=" + percent_encode(f.zone);
   if (f.min_confidence) {
     std::ostringstream c;
     c << *f.min_confidence;
     t += "&min_confidence=" + c.str();
   }
   t += "&limit=" + std::to_string(page_limit);
-  if (!cursor.empty()) t += "&cursor=" + encode(cursor);
+  if (!cursor.empty()) t += "&cursor=" + percent_encode(cursor);
   return t;
 }
 

@@ -6,6 +6,7 @@
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
 
+#include "common/percent_encoding.hpp"
 #include "onvif/soap.hpp"
 #include "onvif/xml_tree.hpp"
 
@@ -24,21 +25,6 @@ std::string envelope(const std::string& body) {
          "xmlns:tt=\"http://www.onvif.org/ver10/schema\" xmlns:ter=\"http://www.onvif.org/ver10/error\">"
          "<env:Body>" +
          body + "</env:Body></env:Envelope>";
-}
-
-std::string percent_encoded(const std::string& s) {
-  std::string out;
-  for (const unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.') {
-      out += static_cast<char>(c);
-    } else {
-      constexpr char kHex[] = "0123456789ABCDEF";
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
 }
 
 std::string profile(const std::string& token, int width, int height, int kbps) {
@@ -92,7 +78,7 @@ void OnvifSimulator::receive_probe() {
                std::to_string(100000000000 + port) +
                "</wsa:Address></wsa:EndpointReference><d:Types>dn:NetworkVideoTransmitter</d:Types><d:Scopes>"
                "onvif://www.onvif.org/type/video_encoder onvif://www.onvif.org/name/" +
-               percent_encoded(name) + " onvif://www.onvif.org/hardware/" + percent_encoded(options_.hardware) +
+               percent_encode(name) + " onvif://www.onvif.org/hardware/" + percent_encode(options_.hardware) +
                "</d:Scopes><d:XAddrs>http://127.0.0.1:" + std::to_string(port) +
                "/onvif/device_service</d:XAddrs><d:MetadataVersion>1</d:MetadataVersion></d:ProbeMatch>";
       };
