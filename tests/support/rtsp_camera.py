@@ -31,39 +31,36 @@ if credentials:
     server.set_auth(auth)
 
 
-def mount(path, bframes):
+def add_mount(path, launch):
+    # One shared pipeline per path, behind the credentials when there are some.
     factory = GstRtspServer.RTSPMediaFactory()
     factory.set_shared(True)
-    factory.set_launch(
+    factory.set_launch(launch)
+    if credentials:
+        permissions = GstRtspServer.RTSPPermissions()
+        permissions.add_permission_for_role("viewer", "media.factory.access", True)
+        permissions.add_permission_for_role("viewer", "media.factory.construct", True)
+        factory.set_permissions(permissions)
+    server.get_mount_points().add_factory(path, factory)
+
+
+def mount(path, bframes):
+    add_mount(path,
         f"( videotestsrc is-live=true pattern={'smpte' if bframes == 0 else 'ball'} ! video/x-raw,width=320,height=240,framerate=25/1 "
         f"! x264enc {'tune=zerolatency ' if bframes == 0 else ''}speed-preset={'ultrafast' if bframes == 0 else 'veryfast'} key-int-max=25 {bitrate}"
         f"bframes={bframes} {'b-adapt=false ' if bframes else ''}"
         # Without the main profile in the caps x264enc negotiates baseline, which has no B-frames.
         f"{'! video/x-h264,profile=main ' if bframes else ''}! h264parse config-interval=-1 ! rtph264pay name=pay0 pt=96 )")
-    if credentials:
-        permissions = GstRtspServer.RTSPPermissions()
-        permissions.add_permission_for_role("viewer", "media.factory.access", True)
-        permissions.add_permission_for_role("viewer", "media.factory.construct", True)
-        factory.set_permissions(permissions)
-    server.get_mount_points().add_factory(path, factory)
 
 
 def mount_hevc(path, bframes):
     # H.265 cameras: x265 with a keyframe per second, parameter sets before every keyframe (as
     # cameras send them); with B-frames, a fixed mini-GOP (no zerolatency, which forbids them).
-    factory = GstRtspServer.RTSPMediaFactory()
-    factory.set_shared(True)
     options = f"bframes={bframes}:b-adapt=0:scenecut=0" if bframes else "bframes=0:scenecut=0"
-    factory.set_launch(
+    add_mount(path,
         f"( videotestsrc is-live=true pattern=ball ! video/x-raw,width=320,height=240,framerate=25/1 "
         f"! x265enc {'tune=zerolatency ' if bframes == 0 else ''}speed-preset=ultrafast key-int-max=25 {bitrate}"
         f"option-string={options} ! h265parse config-interval=-1 ! rtph265pay name=pay0 pt=96 )")
-    if credentials:
-        permissions = GstRtspServer.RTSPPermissions()
-        permissions.add_permission_for_role("viewer", "media.factory.access", True)
-        permissions.add_permission_for_role("viewer", "media.factory.construct", True)
-        factory.set_permissions(permissions)
-    server.get_mount_points().add_factory(path, factory)
 
 
 mount("/cam1", 0)
