@@ -3,11 +3,14 @@
 #include <boost/json.hpp>
 #include <boost/program_options/options_description.hpp>
 #include <boost/program_options/value_semantic.hpp>
+#include <charconv>
 #include <iomanip>
+#include <optional>
 #include <iostream>
 
 #include "client/cli/discover_command.hpp"
 #include "client/cli/vigild_api.hpp"
+#include "common/byte_size.hpp"
 #include "common/command_line.hpp"
 #include "common/exit_codes.hpp"
 #include "common/percent_encoding.hpp"
@@ -21,7 +24,10 @@ namespace {
 
 constexpr CommandHelp kHelp{
     "vigil camera",
-    "Usage: vigil [--token TOKEN] camera add NAME URL [--substream URL] [--rate MBPS] [--data DIR | --http HOST:PORT]\n"
+    "Usage: vigil [--token TOKEN] camera add NAME URL [--substream URL] [--rate MBPS] [--retention-days DAYS]\n"
+    "                                    [--retention-size SIZE] [--data DIR | --http HOST:PORT]\n"
+    "       vigil [--token TOKEN] camera set NAME [--enable | --disable] [--retention-days DAYS|none]\n"
+    "                                    [--retention-size SIZE|none] [--data DIR | --http HOST:PORT]\n"
     "       vigil [--token TOKEN] camera list [--data DIR | --http HOST:PORT]\n"
     "       vigil [--token TOKEN] camera remove NAME [--data DIR | --http HOST:PORT]\n"
     "       vigil [--token TOKEN] camera discover [--timeout S] [--probe HOST:PORT] [--user U --password P] [--json]\n"
@@ -29,16 +35,31 @@ constexpr CommandHelp kHelp{
     "Cameras vigild records by pulling them (RTSP over TCP, without decoding): vigild picks up a change\n"
     "within 2 s, restarts a camera that drops with backoff, and records each outage as a gap with its\n"
     "reason. `add` of a camera that exists changes its URLs and enables it again. `remove` stops\n"
-    "recording; a camera with recordings stays listed (disabled) until they age out.\n"
+    "recording; a camera with recordings stays listed (disabled) until they age out. `set` changes what\n"
+    "it says and leaves the rest. Retention: video older than DAYS, and the oldest video past SIZE of the\n"
+    "camera's recordings (every stream; 500G, 1.5T, 750MiB: powers of 1024; GB, TB: of 1000), is\n"
+    "reclaimed first; evidence-locked video never is. `none` clears a limit (vigild's default applies).\n"
     "Goes through vigild's HTTP API (/api/v1/cameras) with an admin token.\n",
     "\nExit: 0 ok, 1 failed (e.g. no such camera), 2 usage (bad name or URL), 3 vigild unreachable,\n"
     "4 refused: the token is not an admin's.\n"};
 
+// What --retention-days and --retention-size say, as the camera API's fields: absent (not given),
+// null ("none") or a value.
+struct Retention {
+  std::optional<json::value> days;
+  std::optional<json::value> bytes;
+  void into(json::object& body) const {
+    if (days) body["retention_days"] = *days;
+    if (bytes) body["retention_bytes"] = *bytes;
+  }
+};
+
 int add_camera(HttpClient& api, const std::string& name, const std::string& url, const std::string& substream,
-               double rate_mbps) {
+               double rate_mbps, const Retention& retention) {
   json::object body{{"name", name}, {"url", url}};
   if (!substream.empty()) body["substream_url"] = substream;
   if (rate_mbps > 0) body["declared_rate_bps"] = static_cast<std::int64_t>(rate_mbps * 1e6);
+  retention.into(body);
   auto answer = api.request(http::verb::post, "/api/v1/cameras", json::serialize(body));
   if (answer.status == 409) {
     // It exists: what `add` always did then, set its URLs and enable it.
@@ -51,6 +72,24 @@ int add_camera(HttpClient& api, const std::string& name, const std::string& url,
   if (answer.status != 200 && answer.status != 201) return exit_for_answer(kHelp.command, answer);
   const auto id = json::parse(answer.body).at("id").to_number<std::int64_t>();
   std::cout << "camera " << name << " (id " << id << ") will be recorded from " << url << "\n";
+  return exit_code::kOk;
+}
+
+int set_camera(HttpClient& api, const std::string& name, std::optional<bool> enabled, const Retention& retention) {
+  json::object body;
+  if (enabled) body["enabled"] = *enabled;
+  retention.into(body);
+  const auto answer = api.request(http::verb::patch, "/api/v1/cameras/" + percent_encode(name), json::serialize(body));
+  if (answer.status != 200) return exit_for_answer(kHelp.command, answer);
+  // What the camera is now, as vigild says it (not as asked).
+  const auto camera = json::parse(answer.body).as_object();
+  const auto limit = [&](const char* field, auto show) -> std::string {
+    const auto* v = camera.if_contains(field);
+    return v && !v->is_null() ? show(v->to_number<std::int64_t>()) : std::string("default");
+  };
+  std::cout << "camera " << name << ": " << (camera.at("enabled").as_bool() ? "enabled" : "disabled") << ", kept "
+            << limit("retention_days", [](std::int64_t d) { return std::to_string(d) + " days"; }) << ", at most "
+            << limit("retention_bytes", [](std::int64_t b) { return format_byte_size(b); }) << "\n";
   return exit_code::kOk;
 }
 
@@ -95,26 +134,70 @@ int camera_main(const std::string& token, const std::vector<std::string>& args) 
   VigildApiOptions where;
   std::string substream;
   double rate_mbps = 0;
+  std::string retention_days;
+  std::string retention_size;
+  bool enable = false;
+  bool disable = false;
   po::options_description options("Options");
   add_vigild_api_options(options, where);
   options.add_options()("substream", po::value(&substream)->value_name("URL"),
                         "add: the camera's lower-rate stream (thumbnails, previews)")(
       "rate", po::value(&rate_mbps)->value_name("MBPS"),
       "add: the camera's rate in Mbit/s, declared to admission as given (default: what the camera advertises, "
-      "else its first GOP measured, with a margin)");
+      "else its first GOP measured, with a margin)")(
+      "retention-days", po::value(&retention_days)->value_name("DAYS"),
+      "add, set: keep the camera's video this many days at most (1..36500; set: none clears it)")(
+      "retention-size", po::value(&retention_size)->value_name("SIZE"),
+      "add, set: keep at most this much of the camera's video, e.g. 500G (at least 1MiB; set: none clears it)")(
+      "enable", po::bool_switch(&enable), "set: record the camera")("disable", po::bool_switch(&disable),
+                                                                    "set: stop recording it, keep it and its video");
   std::vector<std::string> words;
   if (auto rc = parse_command_line(args, options, kHelp, &words, 3)) return *rc;
   const std::string verb = words.empty() ? "" : words[0];
-  const std::size_t want = verb == "add" ? 3 : verb == "remove" ? 2 : verb == "list" ? 1 : 0;
-  if (want == 0) return usage_error(kHelp, "say add, list, remove or discover");
+  const std::size_t want = verb == "add" ? 3 : verb == "remove" || verb == "set" ? 2 : verb == "list" ? 1 : 0;
+  if (want == 0) return usage_error(kHelp, "say add, set, list, remove or discover");
   if (words.size() != want) return usage_error(kHelp, verb + " takes " + std::to_string(want - 1) + " argument(s)");
   if (!substream.empty() && verb != "add") return usage_error(kHelp, "--substream goes with add");
   if (rate_mbps != 0 && (verb != "add" || rate_mbps < 0.064)) {
     return usage_error(kHelp, "--rate goes with add and is at least 0.064 (Mbit/s)");
   }
+  Retention retention;
+  const bool clearable = verb == "set";
+  if (!retention_days.empty()) {
+    if (verb != "add" && verb != "set") return usage_error(kHelp, "--retention-days goes with add or set");
+    int days = 0;
+    const auto [end, ec] = std::from_chars(retention_days.data(), retention_days.data() + retention_days.size(), days);
+    if (clearable && retention_days == "none") {
+      retention.days = json::value(nullptr);
+    } else if (ec != std::errc() || end != retention_days.data() + retention_days.size() || days < 1 || days > 36500) {
+      return usage_error(kHelp, "--retention-days is a whole number of days, 1 to 36500" +
+                                    std::string(clearable ? ", or none" : "") + " (not '" + retention_days + "')");
+    } else {
+      retention.days = json::value(days);
+    }
+  }
+  if (!retention_size.empty()) {
+    if (verb != "add" && verb != "set") return usage_error(kHelp, "--retention-size goes with add or set");
+    if (clearable && retention_size == "none") {
+      retention.bytes = json::value(nullptr);
+    } else if (const auto bytes = parse_byte_size(retention_size); bytes && *bytes >= (1 << 20)) {
+      retention.bytes = json::value(*bytes);
+    } else {
+      return usage_error(kHelp, "--retention-size is a size of at least 1MiB such as 500G, 1.5T or 750MiB" +
+                                    std::string(clearable ? ", or none" : "") + " (not '" + retention_size + "')");
+    }
+  }
+  if ((enable || disable) && verb != "set") return usage_error(kHelp, "--enable and --disable go with set");
+  if (enable && disable) return usage_error(kHelp, "say --enable or --disable, not both");
+  if (verb == "set" && !enable && !disable && !retention.days && !retention.bytes) {
+    return usage_error(kHelp, "set: say what to change (--enable, --disable, --retention-days, --retention-size)");
+  }
   try {
     auto api = connect_vigild_api(where, token);
-    if (verb == "add") return add_camera(api, words[1], words[2], substream, rate_mbps);
+    if (verb == "add") return add_camera(api, words[1], words[2], substream, rate_mbps, retention);
+    if (verb == "set") {
+      return set_camera(api, words[1], enable || disable ? std::optional<bool>(enable) : std::nullopt, retention);
+    }
     if (verb == "remove") return remove_camera(api, words[1]);
     return list_cameras(api);
   } catch (const VigildUnreachable& e) {
