@@ -4,10 +4,11 @@ extern "C" {
 #include <libavcodec/avcodec.h>
 #include <libavutil/avutil.h>
 }
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <mutex>
-#include <set>
+#include <map>
 #include <stdexcept>
 
 #include "common/redact.hpp"
@@ -21,17 +22,27 @@ std::string av_error_text(int rc) {
   return err;
 }
 
-// Cameras of this process whose frames turned out to be reordered: read with libavformat.
+// Cameras of this process whose frames turned out to be reordered (B-frames), with the reorder
+// depth their next connection is read with (rtsp::DecodeTimes); past the deepest H.264/H.265
+// allow, libavformat reads them.
 std::mutex reordered_mu;
-std::set<std::string> reordered_inputs;  // guarded by reordered_mu
+std::map<std::string, int> reorder_depths;  // guarded by reordered_mu
+// A camera found reordering gets at least this depth: x264's default B-pyramid needs 2, and
+// each depth found too shallow costs a reconnect.
+constexpr int kFirstReorderDepth = 2;
+
+int reorder_depth_of(const std::string& input) {
+  const std::lock_guard lock(reordered_mu);
+  const auto it = reorder_depths.find(input);
+  return it == reorder_depths.end() ? 0 : it->second;
+}
 
 bool buffered_rtsp(const std::string& input) {
   if (!input.starts_with("rtsp://")) return false;
   if (const char* client = std::getenv("VIGIL_RTSP_CLIENT"); client && std::string_view(client) == "libavformat") {
     return false;
   }
-  const std::lock_guard lock(reordered_mu);
-  return !reordered_inputs.contains(input);
+  return reorder_depth_of(input) <= rtsp::DecodeTimes::kMaxDepth;
 }
 
 }  // namespace
@@ -53,7 +64,7 @@ InputDemuxer::InputDemuxer(const std::string& input, const std::atomic<bool>& st
   live_source_ = input.find("://") != std::string::npos && !input.starts_with("file://");
   if (buffered_rtsp(input)) {
     try {
-      rtsp_ = std::make_unique<RtspInput>(input, stop_, interrupted_);
+      rtsp_ = std::make_unique<RtspInput>(input, stop_, interrupted_, reorder_depth_of(input));
       codecpar_ = &rtsp_->codecpar();
       time_base_ = AVRational{1, rtsp_->clock_rate_hz()};
       return;
@@ -96,9 +107,15 @@ PacketPtr InputDemuxer::read_rtsp_packet() {
     log_ << "vigil record: input lost: " << rtsp_->error() << "\n";
     lost_ = true;
     if (rtsp_->reordered()) {
-      log_ << "vigil record: reading this camera with libavformat from its next connection\n";
+      const int depth = std::max(kFirstReorderDepth, rtsp_->needed_reorder_depth());
+      if (depth <= rtsp::DecodeTimes::kMaxDepth) {
+        log_ << "vigil record: reading this camera with decode times " << depth
+             << " frames behind (B-frames) from its next connection\n";
+      } else {
+        log_ << "vigil record: reading this camera with libavformat from its next connection\n";
+      }
       const std::lock_guard lock(reordered_mu);
-      reordered_inputs.insert(input_);
+      reorder_depths[input_] = depth;
     }
   }
   return nullptr;

@@ -2,8 +2,9 @@
 // The recorder's input: INPUT (a file, an rtsp:// camera, anything libavformat opens) demuxed,
 // never decoded, to the packets of its best video stream, with that stream's codec parameters
 // for open-record. An rtsp:// camera with H.264 or H.265 over TCP is read by the buffered RTSP
-// session (rtsp_input.hpp) unless VIGIL_RTSP_CLIENT=libavformat is set or the camera's frames
-// are reordered (then libavformat from the next connection on); anything else by libavformat. The first packets are read ahead once, to measure the rate when none is
+// session (rtsp_input.hpp) unless VIGIL_RTSP_CLIENT=libavformat is set; a camera whose frames
+// turn out to be reordered (B-frames) is read from its next connection on with decode times
+// derived at the depth it showed (rtsp::DecodeTimes; libavformat past 16); anything else by libavformat. The first packets are read ahead once, to measure the rate when none is
 // declared (rate_policy.hpp); next() hands them out first.
 // Thread: the recorder's (or its reader thread, live_reader.hpp); interrupt() from any thread. Errors: the constructor throws std::runtime_error naming the input and
 // the reason; next() returns null at the end, and lost() tells a lost source from an end.

@@ -3,6 +3,7 @@
 extern "C" {
 #include <libavcodec/avcodec.h>
 }
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -64,8 +65,9 @@ void free_vector(void* opaque, std::uint8_t*) { delete static_cast<std::vector<s
 
 }  // namespace
 
-RtspInput::RtspInput(const std::string& url, const std::atomic<bool>& stop, const std::atomic<bool>& interrupted)
-    : session_(url, stop, interrupted), codecpar_(avcodec_parameters_alloc()) {
+RtspInput::RtspInput(const std::string& url, const std::atomic<bool>& stop, const std::atomic<bool>& interrupted,
+                     int reorder_depth)
+    : session_(url, stop, interrupted), codecpar_(avcodec_parameters_alloc()), decode_times_(reorder_depth) {
   if (!codecpar_) throw std::runtime_error("out of memory");
   const auto& video = session_.video();
   codecpar_->codec_type = AVMEDIA_TYPE_VIDEO;
@@ -110,9 +112,7 @@ bool RtspInput::fill() {
   return true;
 }
 
-PacketPtr RtspInput::to_packet(rtsp::AccessUnit& unit) {
-  if (!first_ts_) first_ts_ = unit.timestamp;
-  const std::int64_t pts = unit.timestamp - *first_ts_;
+PacketPtr RtspInput::to_packet(rtsp::AccessUnit& unit, std::int64_t pts) {
   // The payload moves into the packet's buffer, not copied: the vector is freed with the packet.
   auto* payload = new std::vector<std::uint8_t>(std::move(unit.annexb));
   const std::size_t size = payload->size();
@@ -134,35 +134,63 @@ PacketPtr RtspInput::to_packet(rtsp::AccessUnit& unit) {
   p->dts = pts;
   if (unit.keyframe) p->flags |= AV_PKT_FLAG_KEY;
   set_frames_lost_before(*p, unit.units_lost_before);
-  last_pts_ = pts;
   return p;
 }
 
+void RtspInput::hand_out(const std::vector<rtsp::TimedFrame>& timed) {
+  for (const auto& t : timed) {
+    PacketPtr p = std::move(waiting_.front());
+    waiting_.pop_front();
+    p->dts = t.dts;
+    ready_.push_back(std::move(p));
+  }
+}
+
 PacketPtr RtspInput::next() {
-  if (stopped_ || !fill()) return nullptr;
-  auto& unit = pending_.front();
-  if (first_ts_ && unit.timestamp - *first_ts_ < last_pts_) {
-    // A step back of a few frames is reordering; a larger one is the camera's clock starting over
-    // (a restarted encoder): a new session starts the recorder's clock over too.
-    const std::int64_t back = last_pts_ - (unit.timestamp - *first_ts_);
-    if (back <= clock_rate_hz() / 2) {
-      reordered_ = true;
-      error_ = "its frames are reordered (B-frames)";
-    } else {
-      error_ = "the camera's timestamps went back " + std::to_string(back * 1000 / clock_rate_hz()) + " ms";
+  while (ready_.empty()) {
+    if (stopped_ || !fill()) {
+      // The end: frames held for their decode times go out too (nothing received is dropped).
+      stopped_ = true;
+      timed_.clear();
+      decode_times_.flush(timed_);
+      hand_out(timed_);
+      if (ready_.empty()) return nullptr;
+      break;
     }
-    stopped_ = true;
-    return nullptr;
+    auto& unit = pending_.front();
+    if (!first_ts_) first_ts_ = unit.timestamp;
+    const std::int64_t pts = unit.timestamp - *first_ts_;
+    if (pts < max_pts_ - clock_rate_hz() / 2) {
+      // Over half a second back is not reordering but the camera's clock starting over (a
+      // restarted encoder): a new session starts the recorder's clock over too.
+      error_ = "the camera's timestamps went back " + std::to_string((max_pts_ - pts) * 1000 / clock_rate_hz()) + " ms";
+      stopped_ = true;
+      continue;
+    }
+    if (pts - max_pts_ > kMaxForwardStepS * clock_rate_hz()) {
+      // Over the session's 10 s IO timeout: not a pause of this camera, a clock that started over.
+      error_ = "the camera's timestamps jumped ahead " + std::to_string((pts - max_pts_) / clock_rate_hz()) + " s";
+      stopped_ = true;
+      continue;
+    }
+    timed_.clear();
+    if (decode_times_.push(pts, timed_) == rtsp::DecodeTimes::Outcome::too_early) {
+      // Its decode times cannot be told at this depth: the session ends before this frame, and
+      // the next connection is read with the depth it needs.
+      reordered_ = true;
+      error_ = decode_times_.depth() == 0 ? "its frames are reordered (B-frames)"
+                                          : "its frames are reordered deeper than " +
+                                                std::to_string(decode_times_.depth()) + " frames (B-frames)";
+      stopped_ = true;
+      continue;
+    }
+    max_pts_ = std::max(max_pts_, pts);
+    waiting_.push_back(to_packet(unit, pts));
+    pending_.pop_front();
+    hand_out(timed_);
   }
-  if (first_ts_ && unit.timestamp - *first_ts_ - last_pts_ > kMaxForwardStepS * clock_rate_hz()) {
-    // Over the session's 10 s IO timeout: not a pause of this camera, a clock that started over.
-    error_ = "the camera's timestamps jumped ahead " +
-             std::to_string((unit.timestamp - *first_ts_ - last_pts_) / clock_rate_hz()) + " s";
-    stopped_ = true;
-    return nullptr;
-  }
-  auto p = to_packet(unit);
-  pending_.pop_front();
+  PacketPtr p = std::move(ready_.front());
+  ready_.pop_front();
   return p;
 }
 

@@ -2,11 +2,13 @@
 // A pulled camera read with the buffered RTSP session (client/rtsp): its access units as packets
 // for the recorder, and the codec parameters open-record needs. The first access unit is read at
 // open (the picture size comes from its parameter sets, with no decoder: libavcodec's parser).
-// Timestamps are the RTP clock from the first access unit (pts = dts). A stream whose frames
-// turn out to be reordered (B-frames: a pts before the previous one) ends with reordered() set,
-// before that frame is handed out: its decode times cannot be told from RTP alone, and the
-// recorder reads it with libavformat from the next connection on (input_demuxer.hpp). A larger
-// step back (over half a second: the camera's encoder restarted) ends it as a lost input.
+// Timestamps are the RTP clock from the first access unit. RTP carries presentation times only:
+// with REORDER_DEPTH 0, dts = pts, and a stream whose frames turn out to be reordered (B-frames:
+// a pts before the previous one) ends with reordered() set, before that frame is handed out,
+// needed_reorder_depth() saying how deep it reorders; the recorder opens the camera's next
+// connection with that depth (input_demuxer.hpp). With a depth, decode times come from
+// rtsp::DecodeTimes (the first REORDER_DEPTH frames are held until their times are known). A
+// larger step back (over half a second: the camera's encoder restarted) ends it as a lost input.
 // Thread: one owner; INTERRUPTED from any thread. Errors: the constructor throws
 // std::runtime_error (rtsp::UnsupportedStream: read it another way); next() returns null at the
 // end, error() saying why.
@@ -22,13 +24,15 @@ extern "C" {
 #include <vector>
 
 #include "client/cli/packet.hpp"
+#include "client/rtsp/decode_times.hpp"
 #include "client/rtsp/rtsp_session.hpp"
 
 namespace vigil::client {
 
 class RtspInput {
  public:
-  RtspInput(const std::string& url, const std::atomic<bool>& stop, const std::atomic<bool>& interrupted);
+  RtspInput(const std::string& url, const std::atomic<bool>& stop, const std::atomic<bool>& interrupted,
+            int reorder_depth = 0);
   ~RtspInput();
   RtspInput(const RtspInput&) = delete;
   RtspInput& operator=(const RtspInput&) = delete;
@@ -39,17 +43,23 @@ class RtspInput {
   double advertised_bps() const { return static_cast<double>(session_.video().bandwidth_bps); }
   const std::string& error() const { return error_; }
   bool reordered() const { return reordered_; }
+  int needed_reorder_depth() const { return decode_times_.needed_depth(); }
 
  private:
   bool fill();  // reads until an access unit is pending; false at the end
-  PacketPtr to_packet(rtsp::AccessUnit& unit);
+  PacketPtr to_packet(rtsp::AccessUnit& unit, std::int64_t pts);
+  void hand_out(const std::vector<rtsp::TimedFrame>& timed);  // waiting_ → ready_ with their dts
 
   rtsp::RtspSession session_;
   AVCodecParameters* codecpar_ = nullptr;
   std::deque<rtsp::AccessUnit> pending_;
   std::vector<rtsp::AccessUnit> read_;
   std::optional<std::int64_t> first_ts_;
-  std::int64_t last_pts_ = 0;
+  std::int64_t max_pts_ = 0;  // the latest presentation time handed on, for the clock checks
+  rtsp::DecodeTimes decode_times_;
+  std::deque<PacketPtr> waiting_;  // packets whose decode times are not known yet
+  std::deque<PacketPtr> ready_;
+  std::vector<rtsp::TimedFrame> timed_;
   bool reordered_ = false;
   bool stopped_ = false;  // ended by its timestamps: nothing more is handed out
   std::string error_;

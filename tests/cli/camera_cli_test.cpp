@@ -6,13 +6,17 @@
 #include <signal.h>
 
 #include <catch2/catch_test_macros.hpp>
+#include <boost/json.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 #include <chrono>
+#include <cstdio>
 #include <fstream>
+#include <sstream>
 #include <pqxx/pqxx>
 
 #include "common/child_process.hpp"
 #include "tests/support/eventually.hpp"
+#include "tests/support/http_client.hpp"
 #include "tests/support/media_fixture.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/rtsp_camera_process.hpp"
@@ -136,9 +140,10 @@ TEST_CASE("vigild records a pulled RTSP camera, across an outage, until it is re
   INFO(play.output);
   CHECK(play.status == 0);
 
-  // A source with B-frames, whose first packets have no timestamps: the buffered RTSP session sees
-  // its timestamps go back and ends before that frame; its worker reads it with libavformat from
-  // the next connection on, and it records and plays back with rising timestamps.
+  // A source with B-frames: the buffered RTSP session sees its timestamps go back and ends before
+  // that frame; its worker reads the next connection with decode times two frames behind (RTP has
+  // none), still with the buffered session, and it records and plays back with rising decode
+  // times and its frames in their reordered presentation order.
   REQUIRE(
       cli({"camera", "add", "yard", "rtsp://127.0.0.1:" + std::to_string(port) + "/bframes", "--data", data.string()},
           "add2.log")
@@ -150,11 +155,18 @@ TEST_CASE("vigild records a pulled RTSP camera, across an outage, until it is re
     const auto logs = [&] {
       return slurp(data / "log" / "ingest-worker-0.log") + slurp(data / "log" / "ingest-worker-1.log");
     };
+    const std::string second_connection =
+        "camera=yard vigil record: reading this camera with decode times 2 frames behind (B-frames) from its next "
+        "connection";
     CHECK(eventually([&] {
-      return logs().find("camera=yard vigil record: reading h264 320x240 with libavformat") != std::string::npos;
+      const auto text = logs();
+      const auto at = text.find(second_connection);
+      return at != std::string::npos &&
+             text.find("camera=yard vigil record: reading h264 320x240 with rtsp", at) != std::string::npos;
     }));
     INFO(logs());
     CHECK_THAT(logs(), ContainsSubstring("camera=yard vigil record: input lost: its frames are reordered (B-frames)"));
+    CHECK_THAT(logs(), !ContainsSubstring("camera=yard vigil record: reading h264 320x240 with libavformat"));
     REQUIRE(eventually([&] { return scalar(yard_state) == "recording"; }));
   }
   auto yard_live = cli({"--server", d.wire(), "play", "--stream", "yard", "--live", "--duration", "2", "-o",
@@ -164,11 +176,30 @@ TEST_CASE("vigild records a pulled RTSP camera, across an outage, until it is re
   CHECK(yard_live.status == 0);
   REQUIRE(cli({"camera", "remove", "yard", "--data", data.string()}, "rm3.log").status == 0);
   REQUIRE(eventually([&] { return scalar(yard_state) == "stopped"; }));
+  // What was recorded since the reconnect, as vigild exports it: decode times rise, and the
+  // B-frames keep their place (some presentation times come before their predecessor's).
+  const auto clip = dir.path() / "yard.mp4";
+  const auto exported = test::http_request(d.http(), "GET", "/api/v1/cameras/yard/export.mp4?from=-1h");
+  REQUIRE(exported.status == 200);
+  std::ofstream(clip, std::ios::binary) << exported.body;
   auto probe = test::run_to_exit("/usr/bin/ffprobe",
-                                 {"-v", "error", "-show_entries", "packet=pts", "-of", "csv=p=0",
-                                  (dir.path() / "yard.mkv").string()},
+                                 {"-v", "error", "-show_entries", "packet=pts,dts", "-of", "csv=p=0", clip.string()},
                                  dir.path() / "probe.log");
-  CHECK(probe.status == 0);
+  REQUIRE(probe.status == 0);
+  std::istringstream rows(slurp(dir.path() / "probe.log"));
+  std::vector<std::pair<long long, long long>> pts_dts;
+  for (std::string row; std::getline(rows, row);) {
+    long long pts = 0, dts = 0;
+    if (std::sscanf(row.c_str(), "%lld,%lld", &pts, &dts) == 2) pts_dts.emplace_back(pts, dts);
+  }
+  CHECK(pts_dts.size() >= 25);
+  int reordered = 0;
+  for (std::size_t i = 1; i < pts_dts.size(); ++i) {
+    CHECK(pts_dts[i].second > pts_dts[i - 1].second);
+    CHECK(pts_dts[i].second <= pts_dts[i].first);
+    reordered += pts_dts[i].first < pts_dts[i - 1].first;
+  }
+  CHECK(reordered > 0);
   camera2.terminate(SIGTERM, 5s);
   REQUIRE(d.stop(SIGTERM) == 0);
 }
@@ -241,4 +272,65 @@ TEST_CASE(
   CHECK_THAT(play.output, ContainsSubstring(std::to_string(frames) + " packets"));
   camera.terminate(SIGTERM, 5s);
   REQUIRE(d->stop(SIGTERM) == 0);
+}
+
+TEST_CASE("vigil camera add and set: retention by days and by size, enable and disable", "[camera][cli]") {
+  test::TempDir dir;
+  const auto data = dir.path() / "data";
+  const auto profile = test::make_sim_profile(dir.path());
+  test::VigildProcess d(data, test::sim_volume_args(dir.path(), profile));
+  REQUIRE(d.wait_ready());
+  auto cli = [&](std::vector<std::string> args, const std::string& log) {
+    args.insert(args.end(), {"--http", d.http()});
+    return test::run_to_exit(VIGIL_CLI_PATH, std::move(args), dir.path() / log);
+  };
+  auto camera = [&] {
+    const auto r = test::http_request(d.http(), "GET", "/api/v1/cameras/porch");
+    REQUIRE(r.status == 200);
+    return r.json().as_object();
+  };
+  const std::string url = "rtsp://127.0.0.1:9/none";
+
+  auto add = cli({"camera", "add", "porch", url, "--retention-days", "7", "--retention-size", "500G"}, "add.log");
+  INFO(add.output);
+  REQUIRE(add.status == 0);
+  CHECK(camera().at("retention_days").to_number<std::int64_t>() == 7);
+  CHECK(camera().at("retention_bytes").to_number<std::int64_t>() == 500LL << 30);
+
+  // set changes what it names and nothing else, and prints what vigild now holds.
+  auto set = cli({"camera", "set", "porch", "--retention-size", "1.5TB", "--disable"}, "set.log");
+  INFO(set.output);
+  REQUIRE(set.status == 0);
+  CHECK_THAT(set.output, ContainsSubstring("porch: disabled, kept 7 days, at most 1.36 TiB"));
+  auto c = camera();
+  CHECK_FALSE(c.at("enabled").as_bool());
+  CHECK(c.at("retention_days").to_number<std::int64_t>() == 7);
+  CHECK(c.at("retention_bytes").to_number<std::int64_t>() == 1'500'000'000'000LL);
+
+  auto clear =
+      cli({"camera", "set", "porch", "--retention-days", "none", "--retention-size", "none", "--enable"}, "clear.log");
+  INFO(clear.output);
+  REQUIRE(clear.status == 0);
+  CHECK_THAT(clear.output, ContainsSubstring("porch: enabled, kept default, at most default"));
+  c = camera();
+  CHECK(c.at("enabled").as_bool());
+  CHECK(c.at("retention_days").is_null());
+  CHECK(c.at("retention_bytes").is_null());
+
+  // Usage errors (exit 2) change nothing; an unknown camera is a failure (exit 1).
+  for (const auto& bad :
+       std::vector<std::vector<std::string>>{{"camera", "set", "porch", "--retention-size", "12 apples"},
+                                             {"camera", "set", "porch", "--retention-size", "512K"},
+                                             {"camera", "set", "porch", "--retention-days", "0"},
+                                             {"camera", "add", "yard", url, "--retention-days", "none"},
+                                             {"camera", "set", "porch"},
+                                             {"camera", "set", "porch", "--enable", "--disable"},
+                                             {"camera", "list", "--retention-days", "3"}}) {
+    const auto r = cli(bad, "bad.log");
+    INFO(r.output);
+    CHECK(r.status == 2);
+  }
+  CHECK(camera().at("retention_days").is_null());
+  CHECK(cli({"camera", "set", "nobody", "--disable"}, "nobody.log").status == 1);
+  REQUIRE(d.stop(SIGTERM) == 0);
 }

@@ -323,9 +323,8 @@ TEST_CASE("H.265 RTSP camera (GStreamer x265enc), without and with B-frames: eve
                                   "record",     "--stream",
                                   name,         "rtsp://127.0.0.1:" + std::to_string(camera.port) + "/" + mount,
                                   "--duration", "3"};
-    // B-frames: vigil's buffered RTSP session stops at the first reordered frame and leaves such
-    // a camera to libavformat from its next connection (the camera workers reconnect; see
-    // camera_cli_test): this reads it with libavformat from the start, as that connection would.
+    // B-frames: read with libavformat, which keeps that path covered (the buffered RTSP session
+    // reads such a camera from its second connection with derived decode times; camera_cli_test).
     SpawnOptions o;
     o.argv = {VIGIL_CLI_PATH};
     o.argv.insert(o.argv.end(), args.begin(), args.end());

@@ -7,7 +7,10 @@
 // little-endian length (cut to what is left). Checked: an SDP's values are in range and its
 // parameter sets are Annex B; every access unit is Annex B within kMaxAccessUnitBytes, carries
 // the timestamp of a packet that was pushed, and is marked a keyframe only if it holds an IDR
-// (H.264) or IRAP (H.265) NAL unit; the counters only grow, within what was pushed.
+// (H.264) or IRAP (H.265) NAL unit; the counters only grow, within what was pushed. Last, the
+// input as presentation times (16-bit signed steps, the first byte's bits 1-4 the reorder depth)
+// through decode_times: every frame accepted comes out once, in order, with its dts at or before
+// its pts and rising (strictly with a depth); once one is refused, every later one is.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -17,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "client/rtsp/decode_times.hpp"
 #include "client/rtsp/rtp_depacketizer.hpp"
 #include "client/rtsp/rtsp_message.hpp"
 #include "client/rtsp/sdp.hpp"
@@ -116,6 +120,32 @@ void fuzz_rtp(VideoCodec codec, std::span<const std::uint8_t> rest) {
   }
 }
 
+void fuzz_decode_times(int depth, std::span<const std::uint8_t> bytes) {
+  vigil::client::rtsp::DecodeTimes times(depth);
+  std::vector<vigil::client::rtsp::TimedFrame> out;
+  std::vector<std::int64_t> accepted;
+  std::int64_t pts = 0;
+  bool refused = false;
+  for (std::size_t i = 0; i + 1 < bytes.size(); i += 2) {
+    pts += static_cast<std::int16_t>(bytes[i] | (bytes[i + 1] << 8));
+    const auto outcome = times.push(pts, out);
+    check(!refused || outcome == vigil::client::rtsp::DecodeTimes::Outcome::too_early);
+    if (outcome == vigil::client::rtsp::DecodeTimes::Outcome::too_early) {
+      refused = true;
+      check(times.needed_depth() > times.depth());
+    } else {
+      accepted.push_back(pts);
+    }
+  }
+  times.flush(out);
+  check(out.size() == accepted.size());
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    check(out[i].pts == accepted[i]);
+    check(out[i].dts <= out[i].pts);
+    if (i > 0) check(times.depth() > 0 ? out[i].dts > out[i - 1].dts : out[i].dts >= out[i - 1].dts);
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -123,5 +153,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   fuzz_sdp(std::string_view(reinterpret_cast<const char*>(data), size));
   if (size == 0) return 0;
   fuzz_rtp((data[0] & 1) != 0 ? VideoCodec::h265 : VideoCodec::h264, std::span(data + 1, size - 1));
+  fuzz_decode_times((data[0] >> 1) & 0xf, std::span(data + 1, size - 1));
   return 0;
 }
