@@ -196,9 +196,14 @@ ReplayResult replay(const std::string& wire, const std::string& name, const Repl
       }
     }
     ::shutdown(c.native_handle(), SHUT_WR);
+    // Until vigild closes the session after its final acknowledgement. Anything else that ends
+    // the wait (the client's receive timeout, a reset) is said: a shortfall of acknowledgements in
+    // the report always comes with its reason.
     try {
       for (;;) take(c.receive());
-    } catch (const std::exception&) {}
+    } catch (const std::exception& e) {
+      if (r.acked < r.sent) r.error = std::string("ended before the final acknowledgement: ") + e.what();
+    }
   } catch (const std::exception& e) {
     r.error = e.what();
   }
