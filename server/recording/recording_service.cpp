@@ -205,10 +205,11 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
   r->first_wall_us = first_wall;
   r->notify = notify;
   r->name = req.stream_name();
+  r->main_video = track.role == TrackRole::main && track.media_kind == MediaKind::video;
   if (metrics_) {
     r->camera = &metrics_->camera(req.stream_name());
     if (gap) r->camera->gap("source_lost");
-    r->camera->stream_started(demand.peak_rate);
+    r->camera->stream_started(demand.peak_rate, r->main_video);
   }
   const auto& sched_cfg = chosen->io->scheduler().config();
   const double cycle_s = std::chrono::duration<double>(sched_cfg.cycle).count();
@@ -553,7 +554,7 @@ asio::awaitable<void> RecordingService::close(const std::shared_ptr<Recording>& 
   const auto demand_id = r->demand.id;
   disks_.release(*disk, demand_id);
   if (r->camera) {
-    r->camera->stream_ended(r->demand.peak_rate);
+    r->camera->stream_ended(r->demand.peak_rate, r->main_video);
     if (disk_failed) r->camera->gap("io_error");
     else if (ending == Ending::stalled) r->camera->gap("source_stalled");
   }
