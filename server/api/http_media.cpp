@@ -205,10 +205,12 @@ boost::asio::awaitable<HttpReply> export_route(const RouteContext& ctx, const Ht
                                      keyframes ? ctx.export_memory_bytes : ~0ull);
   // Who exported what: one audit row per export (not per range request of it). The options are a
   // named local: GCC mishandles a conditional's temporary inside a co_await's arguments.
-  const std::string options =
+  std::string options =
       keyframes ? "keyframes rate=" + std::to_string(rate) + (reverse ? " reverse" : "") : std::string();
+  if (plan.track.role == TrackRole::sub) options += options.empty() ? "stream=sub" : " stream=sub";
   co_await audit_export(ctx, req, camera, plan.from_us, plan.to_us, options);
-  const std::string name = camera + "-" + utc_stamp(plan.from_us) + ".mp4";
+  const std::string name =
+      camera + (plan.track.role == TrackRole::sub ? "-sub-" : "-") + utc_stamp(plan.from_us) + ".mp4";
   const std::string disposition =
       std::string(download && *download == 1 ? "attachment" : "inline") + "; filename=\"" + name + "\"";
   if (!keyframes && plan.estimated_bytes > ctx.export_memory_bytes) {

@@ -164,12 +164,14 @@ asio::awaitable<proto::Envelope> QueryChannel::timeline(const proto::QueryReques
   };
   for (const auto& t : result) {
     if (!grant.sees(t.camera)) continue;
-    auto* s = r->add_timelines();
-    fill(*s, t);
+    fill(*r->add_timelines(), t);
     if (t.truncated) r->set_truncated(true);
+    // Its sub stream's timeline follows it, named by its track label (CAMERA/sub), when it has one.
     const auto sub = std::find_if(subs.begin(), subs.end(), [&](const auto& x) { return x.camera == t.camera; });
     if (sub != subs.end() && sub->has_track) {
-      fill(*s->mutable_substream(), *sub);
+      auto* s = r->add_timelines();
+      fill(*s, *sub);
+      s->set_stream_name(Track{.camera = t.camera, .role = TrackRole::sub}.label());
       if (sub->truncated) r->set_truncated(true);
     }
   }

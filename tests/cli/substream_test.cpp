@@ -3,7 +3,7 @@
 // streams of the same camera (role main and sub), each admitted and reconnected on its own. Every
 // read path picks the track: the HTTP export, HLS and thumbnail with stream=sub are the sub
 // stream's pictures (ffprobe's sizes), without it the main one's; the timeline lists the sub
-// stream's runs apart (HTTP `substream`, wire StreamTimeline.substream); `vigil play --substream`
+// stream's runs apart (HTTP `substream`); `vigil play --substream`
 // (OpenPlayback.role) plays the sub stream. A camera without a substream answers 404 for
 // stream=sub and is otherwise unchanged; clearing substream_url stops the sub stream alone.
 #include <catch2/catch_test_macros.hpp>

@@ -1,7 +1,8 @@
 // A camera's tracks over the wire (docs/protocol.md, "Tracks"): OpenRecord.role/media_kind are
 // validated (empty: main video; another word refused), a camera's sub stream is recorded over its
 // own session beside its main video, and each is its own track everywhere: a playback plans one
-// track (OpenPlayback.role), the timeline lists the sub stream apart (StreamTimeline.substream),
+// track (OpenPlayback.role), the timeline lists the sub stream apart (a StreamTimeline named
+// CAMERA/sub on the wire, `substream` over HTTP),
 // and a reconnect gaps only its own track's previous stream.
 #include <sys/socket.h>
 
@@ -171,19 +172,20 @@ TEST_CASE("a camera's sub stream is a track of its own: recorded, played, listed
   c.send(q);
   auto answer = c.receive();
   REQUIRE(answer.msg.has_query_response());
+  // dock, gate, then gate's sub stream named by its track label; dock has none.
   const auto& timelines = answer.msg.query_response().timelines();
-  REQUIRE(timelines.size() == 2);
-  const auto& dock = timelines[0];
+  REQUIRE(timelines.size() == 3);
+  CHECK(timelines[0].stream_name() == "dock");
   const auto& gate = timelines[1];
   REQUIRE(gate.stream_name() == "gate");
   REQUIRE(gate.runs_size() == 1);
   CHECK(gate.runs(0).to_us() - gate.runs(0).from_us() >= 3'900'000);
-  REQUIRE(gate.has_substream());
-  REQUIRE(gate.substream().runs_size() == 1);
-  const auto sub_run_us = gate.substream().runs(0).to_us() - gate.substream().runs(0).from_us();
+  const auto& gate_sub = timelines[2];
+  CHECK(gate_sub.stream_name() == "gate/sub");
+  REQUIRE(gate_sub.runs_size() == 1);
+  const auto sub_run_us = gate_sub.runs(0).to_us() - gate_sub.runs(0).from_us();
   CHECK(sub_run_us >= 1'900'000);
   CHECK(sub_run_us <= 2'100'000);
-  CHECK_FALSE(dock.has_substream());
   auto http = test::http_request(rig.vigild->http(), "GET", "/api/v1/cameras/gate/timeline?from=-1h");
   REQUIRE(http.status == 200);
   CHECK(http.json().at("substream").at("runs").as_array().size() == 1);
