@@ -81,7 +81,7 @@ std::optional<CameraDetails> camera_details(pqxx::work& tx, const std::string& n
       " evidence_locks l WHERE l.stream_id = g.stream_id AND l.unlocked_at_us IS NULL AND l.start_us < g.end_us "
       " AND g.start_us < l.end_us)) "
       "FROM cameras c LEFT JOIN LATERAL (SELECT state, ended_at_us FROM streams WHERE camera_id = c.id "
-      "ORDER BY started_at_us DESC, id DESC LIMIT 1) s ON true WHERE c.name = $1",
+      "ORDER BY (role = 'main' AND media_kind = 'video') DESC, started_at_us DESC, id DESC LIMIT 1) s ON true WHERE c.name = $1",
       name);
   if (r.empty()) return std::nullopt;
   const auto& row = r[0];

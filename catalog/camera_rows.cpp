@@ -52,7 +52,7 @@ std::vector<CameraRow> list_cameras(pqxx::work& tx) {
   const auto rows = tx.exec(
       "SELECT c.id, c.name, c.url, c.substream_url, c.enabled, s.state, COALESCE(s.ended_at_us, 0), "
       "c.declared_rate_bps FROM cameras c LEFT JOIN LATERAL (SELECT state, ended_at_us FROM streams WHERE camera_id = c.id "
-      "ORDER BY started_at_us DESC, id DESC LIMIT 1) s ON true ORDER BY c.name");
+      "ORDER BY (role = 'main' AND media_kind = 'video') DESC, started_at_us DESC, id DESC LIMIT 1) s ON true ORDER BY c.name");
   for (const auto& r : rows) {
     CameraRow c;
     c.id = r[0].as<std::int64_t>();

@@ -89,6 +89,8 @@ class Reader {
     return has ? std::optional(std::move(v)) : std::nullopt;
   }
   bool failed() const noexcept { return bad_; }
+  bool at_end() const noexcept { return in_.empty(); }
+  void fail() noexcept { bad_ = true; }
   // Everything read, nothing left over.
   bool ok() const noexcept { return !bad_ && in_.empty(); }
 
@@ -166,6 +168,8 @@ void write(Writer& w, const StreamOpenRow& r) {
   w.fixed(r.disk_id);
   w.fixed(r.started_at_us);
   w.text(r.gap_why);
+  w.text(std::string(role_name(r.role)));
+  w.text(std::string(media_kind_name(r.media_kind)));
 }
 
 StreamOpenRow read_stream_open(Reader& in) {
@@ -181,6 +185,16 @@ StreamOpenRow read_stream_open(Reader& in) {
   r.disk_id = in.fixed<std::int64_t>();
   r.started_at_us = in.fixed<std::int64_t>();
   r.gap_why = in.text();
+  if (!in.at_end()) {
+    // Unknown words make the row undecodable (as any bad field does): never a guessed track.
+    const auto role = parse_role(in.text());
+    const auto kind = parse_media_kind(in.text());
+    if (!role || !kind) in.fail();
+    else {
+      r.role = *role;
+      r.media_kind = *kind;
+    }
+  }
   return r;
 }
 
@@ -351,8 +365,10 @@ void apply_row(pqxx::work& tx, const StreamEndRow& r) {
 void apply_row(pqxx::work& tx, const StreamOpenRow& r) {
   if (!tx.exec_params("SELECT 1 FROM streams WHERE id = $1", r.stream_id).empty()) return;  // replayed
   const auto cam = ensure_camera(tx, r.camera);
-  record_reconnect_gap(tx, cam, r.started_at_us, r.gap_why);
+  record_reconnect_gap(tx, cam, r.role, r.media_kind, r.started_at_us, r.gap_why);
   open_stream(tx, {.camera_id = cam,
+                   .role = r.role,
+                   .media_kind = r.media_kind,
                    .codec = r.codec,
                    .extradata = r.extradata,
                    .width = r.width,

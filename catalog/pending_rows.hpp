@@ -19,6 +19,7 @@
 #include <variant>
 #include <vector>
 
+#include "common/track.hpp"
 #include "admission/admission.hpp"
 #include "storage/segment_writer.hpp"
 
@@ -84,6 +85,9 @@ struct StreamOpenRow {
   std::int64_t disk_id = 0;
   std::int64_t started_at_us = 0;
   std::string gap_why{};
+  // Its track; encoded after GAP_WHY, so a row spooled before tracks existed decodes as main video.
+  TrackRole role = TrackRole::main;
+  MediaKind media_kind = MediaKind::video;
 };
 
 // Retention during a catalog outage (server/disks/retention_service.hpp): SEGMENT_IDS are being

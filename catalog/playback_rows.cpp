@@ -29,13 +29,18 @@ std::vector<std::uint64_t> parse_array(const std::string& text) {
 
 }  // namespace
 
-PlaybackPlan plan_playback(pqxx::work& tx, const std::string& camera, std::int64_t from_us, std::int64_t to_us,
-                           int limit, const std::vector<FreshSegment>& fresher, bool one_volume) {
+PlaybackPlan plan_playback(pqxx::work& tx, const Track& track, std::int64_t from_us, std::int64_t to_us, int limit,
+                           const std::vector<FreshSegment>& fresher, bool one_volume) {
   PlaybackPlan plan;
-  auto cam = tx.exec_params("SELECT id FROM cameras WHERE name = $1", camera);
+  const std::string role(role_name(track.role)), kind(media_kind_name(track.media_kind));
+  auto cam = tx.exec_params(
+      "SELECT c.id, EXISTS (SELECT 1 FROM streams s WHERE s.camera_id = c.id AND s.role = $2 AND s.media_kind = $3) "
+      "FROM cameras c WHERE c.name = $1",
+      track.camera, role, kind);
   if (cam.empty()) return plan;
   plan.camera_exists = true;
   plan.camera_id = cam[0][0].as<std::int64_t>();
+  plan.track_exists = cam[0][1].as<bool>() || !fresher.empty();
   // segments_stream_start serves the range per stream. Open segments too: they are readable up
   // to their last durable cycle (this row's figures, or fresher ones from the recording node).
   const auto rows = tx.exec_params(
@@ -46,10 +51,10 @@ PlaybackPlan plan_playback(pqxx::work& tx, const std::string& camera, std::int64
       "         WHERE e.segment_id = g.id), g.state = 'open' "
       "FROM streams s JOIN segments g ON g.stream_id = s.id JOIN volumes v ON v.id = g.volume_id "
       "LEFT JOIN gop_index gi ON gi.segment_id = g.id "
-      "WHERE s.camera_id = $1 AND g.state IN ('open', 'closed') AND g.end_us > $2::bigint "
-      "  AND g.start_us < $3::bigint "
+      "WHERE s.camera_id = $1 AND s.role = $5 AND s.media_kind = $6 AND g.state IN ('open', 'closed') "
+      "  AND g.end_us > $2::bigint AND g.start_us < $3::bigint "
       "ORDER BY g.start_us, g.id LIMIT $4",
-      plan.camera_id, from_us, to_us, limit);
+      plan.camera_id, from_us, to_us, limit, role, kind);
   std::vector<FreshSegment> found;
   for (const auto& row : rows) {
     FreshSegment f;

@@ -1,5 +1,6 @@
 #pragma once
-// What a playback reads, from the catalog (docs/catalog.md): the segments of a camera that
+// What a playback reads, from the catalog (docs/catalog.md): the segments of a camera's track
+// (its main or sub video, or its audio: never a mix) that
 // intersect a time range — closed ones and the open one as far as the catalog knows it — with
 // their extents and GOP index, and the codec parameters of the stream they belong to. The node
 // that records a segment knows it better than the catalog (its durable end of a cycle ago, and
@@ -16,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "common/track.hpp"
 #include "storage/playback_stream.hpp"
 
 namespace vigil::catalog {
@@ -56,13 +58,15 @@ struct PlaybackPlan {
   std::int64_t next_from_us = 0;
   std::vector<PlaybackPart> parts{};  // every part of the range, this plan's first
   bool camera_exists = false;
+  bool track_exists = false;  // the camera has (or had) a stream of the track asked for
   bool reaches_open = false;  // the last segment is still being written: the plan ends at its durable end
 };
 
-// Segments of camera NAME intersecting [FROM_US, TO_US), at most LIMIT, with FRESHER (segments of
-// that camera) in place of the catalog's rows of the same ids. ONE_VOLUME: the plan also stops
+// Segments of TRACK (its camera's streams of that role and media kind) intersecting
+// [FROM_US, TO_US), at most LIMIT, with FRESHER (segments of that track) in place of the
+// catalog's rows of the same ids. ONE_VOLUME: the plan also stops
 // where the volume changes (a reader bound to one disk's scheduler: wire playback).
-PlaybackPlan plan_playback(pqxx::work& tx, const std::string& camera, std::int64_t from_us, std::int64_t to_us,
+PlaybackPlan plan_playback(pqxx::work& tx, const Track& track, std::int64_t from_us, std::int64_t to_us,
                            int limit = 10'000, const std::vector<FreshSegment>& fresher = {}, bool one_volume = false);
 
 }  // namespace vigil::catalog

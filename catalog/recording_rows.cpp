@@ -26,9 +26,11 @@ std::int64_t open_stream(pqxx::work& tx, const StreamOpening& s) {
   const auto id =
       tx.exec_params1(
             "INSERT INTO streams (id, camera_id, disk_id, codec, width, height, declared_rate_bps, "
-            "admitted_rate_bps, state, started_at_us) VALUES (COALESCE($9, nextval(pg_get_serial_sequence('streams', "
-            "'id'))), $1, $2, $3, $4, $5, $6, $7, 'recording', $8) RETURNING id",
-            s.camera_id, s.disk_id, s.codec, w, h, s.declared_rate_bps, s.admitted_rate_bps, s.started_at_us, given)[0]
+            "admitted_rate_bps, state, started_at_us, role, media_kind) VALUES (COALESCE($9, "
+            "nextval(pg_get_serial_sequence('streams', 'id'))), $1, $2, $3, $4, $5, $6, $7, 'recording', $8, $10, $11) "
+            "RETURNING id",
+            s.camera_id, s.disk_id, s.codec, w, h, s.declared_rate_bps, s.admitted_rate_bps, s.started_at_us, given,
+            std::string(role_name(s.role)), std::string(media_kind_name(s.media_kind)))[0]
           .as<std::int64_t>();
   if (!s.extradata.empty()) {
     tx.exec_params0("UPDATE streams SET extradata = $2 WHERE id = $1", id, pqxx::binarystring(s.extradata));
@@ -70,7 +72,8 @@ bool record_refused_gap(pqxx::work& tx, std::int64_t stream_id, std::int64_t fro
   // buffer begins with that very frame, so with a live source's capture clock both streams start
   // at the same instant — and the frames this one refused are all in the next.
   to_us = std::min(to_us, tx.exec_params1("SELECT COALESCE(min(n.started_at_us), $2) FROM streams s "
-                                          "JOIN streams n ON n.camera_id = s.camera_id AND n.id <> s.id "
+                                          "JOIN streams n ON n.camera_id = s.camera_id AND n.role = s.role "
+                                          "AND n.media_kind = s.media_kind AND n.id <> s.id "
                                           "AND (n.started_at_us, n.id) > (s.started_at_us, s.id) WHERE s.id = $1",
                                           stream_id, to_us)[0]
                               .as<std::int64_t>());
@@ -84,25 +87,30 @@ bool record_refused_gap(pqxx::work& tx, std::int64_t stream_id, std::int64_t fro
   return true;
 }
 
-bool record_reconnect_gap(pqxx::work& tx, std::int64_t camera_id, std::int64_t now_us, const std::string& why) {
+bool record_reconnect_gap(pqxx::work& tx, std::int64_t camera_id, TrackRole role, MediaKind media_kind,
+                          std::int64_t now_us, const std::string& why) {
+  const std::string r(role_name(role)), k(media_kind_name(media_kind));
   // A recorder resends what its failed disk never made durable (or what was refused and not
   // taken before its stream ended), with the times it was captured: such a gap of the previous
   // stream ends where the new stream begins (the time lost).
   tx.exec_params0(
-      "WITH prev AS (SELECT id FROM streams WHERE camera_id = $1 ORDER BY started_at_us DESC, id DESC LIMIT 1) "
+      "WITH prev AS (SELECT id FROM streams WHERE camera_id = $1 AND role = $3 AND media_kind = $4 "
+      "ORDER BY started_at_us DESC, id DESC LIMIT 1) "
       "DELETE FROM gaps WHERE stream_id = (SELECT id FROM prev) "
       "AND reason IN ('io_error', 'deadline_missed', 'rate_exceeded') AND start_us >= $2",
-      camera_id, now_us);
+      camera_id, now_us, r, k);
   tx.exec_params0(
-      "WITH prev AS (SELECT id FROM streams WHERE camera_id = $1 ORDER BY started_at_us DESC, id DESC LIMIT 1) "
+      "WITH prev AS (SELECT id FROM streams WHERE camera_id = $1 AND role = $3 AND media_kind = $4 "
+      "ORDER BY started_at_us DESC, id DESC LIMIT 1) "
       "UPDATE gaps SET end_us = $2 WHERE stream_id = (SELECT id FROM prev) "
       "AND reason IN ('io_error', 'deadline_missed', 'rate_exceeded') AND end_us > $2",
-      camera_id, now_us);
+      camera_id, now_us, r, k);
   auto prev = tx.exec_params(
       "SELECT s.id, s.state, GREATEST(COALESCE((SELECT max(end_us) FROM segments WHERE stream_id = s.id), 0), "
       "COALESCE((SELECT max(end_us) FROM gaps WHERE stream_id = s.id), 0), s.started_at_us) "
-      "FROM streams s WHERE s.camera_id = $1 ORDER BY s.started_at_us DESC, s.id DESC LIMIT 1",
-      camera_id);
+      "FROM streams s WHERE s.camera_id = $1 AND s.role = $2 AND s.media_kind = $3 "
+      "ORDER BY s.started_at_us DESC, s.id DESC LIMIT 1",
+      camera_id, r, k);
   if (prev.empty()) return false;
   const auto state = prev[0][1].as<std::string>();
   if (state != "stopped" && state != "interrupted" && state != "stalled") return false;
@@ -151,7 +159,8 @@ void end_stream_with_gap(pqxx::work& tx, std::int64_t stream_id, const std::stri
     // The camera may already record again in a new stream (the batcher commits this end later
     // than the new stream's open): what it resent is not lost time.
     until_us = std::min(until_us, tx.exec_params1("SELECT COALESCE(min(n.started_at_us), $2) FROM streams s "
-                                                  "JOIN streams n ON n.camera_id = s.camera_id AND n.id > s.id "
+                                                  "JOIN streams n ON n.camera_id = s.camera_id AND n.role = s.role "
+                                                  "AND n.media_kind = s.media_kind AND n.id > s.id "
                                                   "WHERE s.id = $1",
                                                   stream_id, until_us)[0]
                                       .as<std::int64_t>());

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/track.hpp"
 #include "storage/segment_writer.hpp"
 #include "storage/volume.hpp"
 
@@ -21,6 +22,8 @@ std::int64_t ensure_camera(pqxx::work& tx, const std::string& name);
 
 struct StreamOpening {
   std::int64_t camera_id = 0;
+  TrackRole role = TrackRole::main;  // the camera's track this stream records
+  MediaKind media_kind = MediaKind::video;
   std::string codec;          // FFmpeg codec name
   std::string extradata{};    // bytes, as FFmpeg's extradata
   int width = 0, height = 0;  // 0: not video / unknown
@@ -54,14 +57,15 @@ void record_gap(pqxx::work& tx, std::int64_t stream_id, std::int64_t from_us, st
 
 // Frames refused and never stored (server/recording/refused_run.hpp): a gap of STREAM_ID
 // [FROM_US, TO_US) with REASON (rate_exceeded, deadline_missed, io_error) and DETAIL, cut where a
-// later stream of the same camera begins (a recorder resent those frames there with their
+// later stream of the same track begins (a recorder resent those frames there with their
 // capture times: only the time before was lost). Applied again (a replayed spool row), it adds
 // nothing: a gap of the stream with that start and reason is there. Returns whether it added one.
 bool record_refused_gap(pqxx::work& tx, std::int64_t stream_id, std::int64_t from_us, std::int64_t to_us,
                         const std::string& reason, const std::string& detail);
 
-// A camera recording again after its previous stream ended: the hole between them is a gap on
-// the previous stream, [its last recorded instant, NOW_US), reason source_lost, with DETAIL (e.g.
+// A track of a camera (ROLE, MEDIA_KIND) recording again after its previous stream ended: the
+// hole between them is a gap on the previous stream of that track (another track's streams,
+// e.g. the camera's audio or sub stream, never make a gap in this one's), [its last recorded instant, NOW_US), reason source_lost, with DETAIL (e.g.
 // "client disconnected"). Nothing when there is no ended previous stream, or when that stream
 // is still 'recording' in the catalog (its end has not been committed yet). Returns whether a
 // gap was recorded.
@@ -69,7 +73,8 @@ bool record_refused_gap(pqxx::work& tx, std::int64_t stream_id, std::int64_t fro
 // An io_error, deadline_missed or rate_exceeded gap of the previous stream is cut at NOW_US
 // (dropped if it starts there or later): the recorder resent from its first frame not durable
 // (or not taken), so only the time before NOW_US was lost.
-bool record_reconnect_gap(pqxx::work& tx, std::int64_t camera_id, std::int64_t now_us, const std::string& why = {});
+bool record_reconnect_gap(pqxx::work& tx, std::int64_t camera_id, TrackRole role, MediaKind media_kind,
+                          std::int64_t now_us, const std::string& why = {});
 
 // After an unclean stop (kill -9, power loss): streams on DISK_IDS still 'recording' were never
 // ended. Each becomes 'interrupted' at its last recorded instant, and the time from there to
@@ -81,7 +86,7 @@ int end_streams_after_crash(pqxx::work& tx, const std::vector<std::int64_t>& dis
 // 'interrupted': its disk failed) at its last recorded instant, and from there to UNTIL_US a gap
 // with REASON (source_stalled, io_error) that the camera's next stream continues
 // (record_reconnect_gap). An io_error or deadline_missed gap (packets never written, which the
-// recorder resends) ends, at the latest, where the camera's next stream begins.
+// recorder resends) ends, at the latest, where the track's next stream begins.
 void end_stream_with_gap(pqxx::work& tx, std::int64_t stream_id, const std::string& state, std::int64_t until_us,
                          const std::string& reason, const std::string& detail);
 

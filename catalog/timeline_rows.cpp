@@ -61,14 +61,19 @@ std::vector<CameraTimeline> timeline(pqxx::transaction_base& tx, const TimelineQ
   const auto names = name_array(q.cameras);
   const auto limit = static_cast<std::int64_t>(q.max_items);
 
+  const std::string role(role_name(q.role)), kind(media_kind_name(q.media_kind));
+
   std::vector<CameraTimeline> out;
   std::map<std::string, std::size_t> index;
   for (const auto& row : tx.exec_params(
-           "SELECT c.name, EXISTS (SELECT 1 FROM streams s WHERE s.camera_id = c.id AND s.state = 'recording') "
+           "SELECT c.name, "
+           "  EXISTS (SELECT 1 FROM streams s WHERE s.camera_id = c.id AND s.role = $2 AND s.media_kind = $3 "
+           "          AND s.state = 'recording'), "
+           "  EXISTS (SELECT 1 FROM streams s WHERE s.camera_id = c.id AND s.role = $2 AND s.media_kind = $3) "
            "FROM cameras c WHERE ($1::text[] IS NULL OR c.name = ANY ($1::text[])) ORDER BY c.name",
-           names)) {
+           names, role, kind)) {
     index[row[0].as<std::string>()] = out.size();
-    out.push_back({.camera = row[0].as<std::string>(), .recording = row[1].as<bool>()});
+    out.push_back({.camera = row[0].as<std::string>(), .recording = row[1].as<bool>(), .has_track = row[2].as<bool>()});
   }
   if (out.empty()) return out;
 
@@ -76,6 +81,8 @@ std::vector<CameraTimeline> timeline(pqxx::transaction_base& tx, const TimelineQ
   std::string fresh_names = "{", fresh_ids = "{", fresh_starts = "{", fresh_ends = "{", fresh_bytes = "{",
               fresh_open = "{";
   for (const auto& f : q.fresher) {
+    if (f.role != q.role || f.media_kind != q.media_kind) continue;
+    if (auto it = index.find(f.camera); it != index.end()) out[it->second].has_track = true;
     if (!is_valid_camera_name(f.camera)) throw CatalogError::invalid("camera name '" + f.camera + "' is not valid");
     const char* sep = fresh_ids.size() > 1 ? "," : "";
     fresh_names += sep + f.camera;
@@ -94,7 +101,8 @@ std::vector<CameraTimeline> timeline(pqxx::transaction_base& tx, const TimelineQ
       "      $11::boolean[]) AS f(name, id, start_us, end_us, data_bytes, open)), "
       "s AS (SELECT st.camera_id, seg.start_us, seg.end_us, seg.data_bytes, seg.state = 'open' AS open "
       "      FROM segments seg JOIN streams st ON st.id = seg.stream_id JOIN cams ON cams.id = st.camera_id "
-      "      WHERE seg.state IN ('open', 'closed') AND seg.end_us > $2 AND seg.start_us < $3 "
+      "      WHERE st.role = $12 AND st.media_kind = $13 "
+      "        AND seg.state IN ('open', 'closed') AND seg.end_us > $2 AND seg.start_us < $3 "
       "        AND seg.id <> ALL ($7::bigint[]) "
       "      UNION ALL SELECT cams.id, f.start_us, f.end_us, f.data_bytes, f.open FROM f JOIN cams ON cams.name = f.name "
       "      WHERE f.end_us > $2 AND f.start_us < $3), "
@@ -108,7 +116,7 @@ std::vector<CameraTimeline> timeline(pqxx::transaction_base& tx, const TimelineQ
       "SELECT cams.name, r.start_us, r.end_us, r.n, r.bytes, r.open FROM r JOIN cams ON cams.id = r.camera_id "
       "WHERE r.rn <= $5 + 1 ORDER BY cams.name, r.start_us",
       names, q.from_us, q.to_us, q.merge_us, limit, fresh_names, fresh_ids, fresh_starts, fresh_ends, fresh_bytes,
-      fresh_open);
+      fresh_open, role, kind);
   for (const auto& row : runs) {
     auto& cam = out[index.at(row[0].as<std::string>())];
     if (cam.runs.size() == q.max_items) {
@@ -125,9 +133,10 @@ std::vector<CameraTimeline> timeline(pqxx::transaction_base& tx, const TimelineQ
       "         coalesce(g.detail, '') AS detail, "
       "         row_number() OVER (PARTITION BY c.id ORDER BY g.start_us) AS rn "
       "  FROM gaps g JOIN streams st ON st.id = g.stream_id JOIN cameras c ON c.id = st.camera_id "
-      "  WHERE ($1::text[] IS NULL OR c.name = ANY ($1::text[])) AND g.end_us > $2 AND g.start_us < $3) x "
+      "  WHERE ($1::text[] IS NULL OR c.name = ANY ($1::text[])) AND st.role = $5 AND st.media_kind = $6 "
+      "    AND g.end_us > $2 AND g.start_us < $3) x "
       "WHERE rn <= $4 + 1 ORDER BY name, start_us",
-      names, q.from_us, q.to_us, limit);
+      names, q.from_us, q.to_us, limit, role, kind);
   for (const auto& row : gaps) {
     auto& cam = out[index.at(row[0].as<std::string>())];
     if (cam.gaps.size() == q.max_items) {

@@ -1,6 +1,7 @@
 #pragma once
-// The recordings timeline (docs/openapi.yaml): for each camera, the runs of recorded
-// video in a time range (segments closer than MERGE_US merged into one run) and the gaps with
+// The recordings timeline (docs/openapi.yaml): for each camera, the runs of one of its tracks (the
+// main video unless asked otherwise: a camera's sub stream and audio have timelines of their own)
+// in a time range (segments closer than MERGE_US merged into one run) and the gaps with
 // their reasons, clipped to the range, at most MAX_ITEMS of each per camera (then `truncated`),
 // plus per-day totals. The runs are computed in PostgreSQL (a gaps-and-islands window over the
 // segments_stream_start index), so a month of segments costs one query, not one row each here.
@@ -10,12 +11,16 @@
 #include <string>
 #include <vector>
 
+#include "common/track.hpp"
+
 namespace vigil::catalog {
 
 // A segment the recording node knows better than the catalog (its open segment's durable end, a
 // closed one whose row is still queued): it replaces the catalog's row of the same id.
 struct TimelineSegment {
   std::string camera;
+  TrackRole role = TrackRole::main;
+  MediaKind media_kind = MediaKind::video;
   std::uint64_t segment_id = 0;
   std::int64_t start_us = 0, end_us = 0;
   std::uint64_t bytes = 0;
@@ -24,10 +29,12 @@ struct TimelineSegment {
 
 struct TimelineQuery {
   std::vector<std::string> cameras{};  // empty: every camera
+  TrackRole role = TrackRole::main;    // the track of each camera whose runs and gaps are told
+  MediaKind media_kind = MediaKind::video;
   std::int64_t from_us = 0, to_us = 0;
-  std::int64_t merge_us = 1'000'000;  // holes shorter than this do not break a run
-  std::size_t max_items = 10'000;     // runs, and gaps, per camera
-  std::vector<TimelineSegment> fresher{};
+  std::int64_t merge_us = 1'000'000;       // holes shorter than this do not break a run
+  std::size_t max_items = 10'000;          // runs, and gaps, per camera
+  std::vector<TimelineSegment> fresher{};  // of any track: those of the query's track are used
 };
 
 struct TimelineRun {
@@ -49,7 +56,8 @@ struct TimelineDay {
 
 struct CameraTimeline {
   std::string camera;
-  bool recording = false;  // a stream of it records now: its last run grows
+  bool recording = false;  // a stream of the track records now: its last run grows
+  bool has_track = false;  // the camera has (or had) a stream of the track
   std::vector<TimelineRun> runs{};
   std::vector<TimelineGap> gaps{};
   std::vector<TimelineDay> days{};  // UTC days of the range that have runs or gaps

@@ -7,7 +7,9 @@
 //                                                 (the camera's declared_rate_bps; 0: from the stream)
 //                      stop NAME                     stop reading it, send what was read, end its stream
 //   worker -> vigild   ended NAME EXIT_CODE [REASON] its session ended (exit codes as `vigil record`'s)
-// NAME is a catalog camera name and URL has no spaces (both checked by the catalog); GAP_REASON
+// NAME is a track label (common/track.hpp): a catalog camera name for its main stream, NAME/sub
+// for its sub stream (the worker records that URL with role "sub"); URL has no spaces (both
+// checked by the catalog); GAP_REASON
 // and REASON are the rest of the line, any newline in them written as a space.
 // Pure functions; any thread. Errors: parse returns nullopt for a line that is not a message.
 #include <cstdint>

@@ -17,6 +17,7 @@ extern "C" {
 #include "client/cli/record_command.hpp"
 #include "common/exit_codes.hpp"
 #include "common/ingest_control.hpp"
+#include "common/track.hpp"
 #include "common/redact.hpp"
 
 namespace vigil::client {
@@ -106,9 +107,21 @@ void IngestWorker::start(const ingest::Start& m) {
     send(ingest::format(ingest::Ended{name, exit_code::kUsage, "already recording in this worker"}));
     return;
   }
+  // NAME is a track label: the camera's name, or NAME/sub for its sub stream.
+  const auto track = parse_track_label(name);
+  if (!track || track->media_kind != MediaKind::video) {
+    send(ingest::format(ingest::Ended{name, exit_code::kUsage, "not a camera's video track: " + name}));
+    return;
+  }
   auto cam = std::make_unique<Camera>(name);
   auto* c = cam.get();
-  PullArgs pull{server_, token_, name, m.url, m.gap_reason, static_cast<double>(m.rate_bps)};
+  PullArgs pull{.server = server_,
+                .token = token_,
+                .name = track->camera,
+                .input = m.url,
+                .gap_reason = m.gap_reason,
+                .role = std::string(role_name(track->role)),
+                .rate_bps = static_cast<double>(m.rate_bps)};
   c->thread = std::thread([this, c, pull = std::move(pull)] {
     t_camera = &c->name;
     int rc = exit_code::kFailed;

@@ -25,7 +25,8 @@ namespace {
 constexpr CommandHelp kHelp{
     "vigil play",
     "Usage: vigil [--server HOST:PORT] play --stream NAME --from TIME [--to TIME] [options] -o FILE|-\n"
-    "       vigil [--server HOST:PORT] play --stream NAME --live [--duration S] -o FILE|-\n\n"
+    "       vigil [--server HOST:PORT] play --stream NAME --live [--duration S] -o FILE|-\n"
+    "       (--substream: the camera's sub stream, in either form)\n\n"
     "Plays a recorded range of a camera out of vigild and remuxes it, without re-encoding, to FILE\n"
     "(MP4, MKV or MPEG-TS by its extension) or to standard output for a player (MPEG-TS unless\n"
     "--format says otherwise): vigil play --stream cam1 --from -5m -o - | ffplay -\n"
@@ -42,6 +43,7 @@ struct PlayArgs {
   std::string name, from_text, to_text = "now", output, format;
   double rate = 1.0, duration_s = 0;
   bool keyframes = false, reverse = false, live = false;
+  bool substream = false;  // the camera's sub (low-resolution) stream instead of its main one
 };
 
 po::options_description play_options(PlayArgs& a) {
@@ -62,8 +64,11 @@ po::options_description play_options(PlayArgs& a) {
       ("reverse", po::bool_switch(&a.reverse),
        "backwards from --to to --from (keyframes only, re-timed to play at RATE)")                                    //
       ("live", po::bool_switch(&a.live), "the camera as it records now (from its next keyframe) until it stops, or")  //
-      ("duration", po::value(&a.duration_s)->value_name("S"), "for S seconds")                                        //
-      ("format", po::value(&a.format)->value_name("F"), "mp4, matroska, mpegts (default: from the file name)")        //
+      ("substream", po::bool_switch(&a.substream),
+       "the camera's sub stream (its low-resolution encoding, recorded from its substream URL) instead of its main "
+       "one")                                                                                                   //
+      ("duration", po::value(&a.duration_s)->value_name("S"), "for S seconds")                                  //
+      ("format", po::value(&a.format)->value_name("F"), "mp4, matroska, mpegts (default: from the file name)")  //
       (",o", po::value(&a.output)->value_name("FILE|-"), "where to write");
   return o;
 }
@@ -108,7 +113,7 @@ std::string part_file(const std::string& output, int n) {
 int play_main(const std::string& server, const std::string& token, const std::vector<std::string>& args) {
   PlayArgs a;
   if (auto rc = parse_command_line(args, play_options(a), kHelp)) return *rc;
-  auto& [name, from_text, to_text, output, format, rate, duration_s, keyframes, reverse, live] = a;
+  auto& [name, from_text, to_text, output, format, rate, duration_s, keyframes, reverse, live, substream] = a;
   if (live) {
     if (!from_text.empty() || keyframes || reverse || rate != 1.0) {
       return usage_error(kHelp, "--live plays forward at rate 1 from now: no --from, --keyframes, --reverse or --rate");
@@ -150,6 +155,7 @@ int play_main(const std::string& server, const std::string& token, const std::ve
   op->set_keyframes_only(keyframes || reverse);
   op->set_direction(reverse ? proto::DIRECTION_REVERSE : proto::DIRECTION_FORWARD);
   op->set_live(live);
+  if (substream) op->set_role("sub");
   client->send(open);
   auto first = client->receive();
   if (first.msg.has_refuse()) {

@@ -53,6 +53,7 @@ extern "C" void on_stop_signal(int) { g_stop.store(true); }
 
 struct RecordArgs {
   std::string name, input;
+  std::string role;  // the camera's track: "main" (empty) or "sub"
   int url_fd = -1;
   double rate_mbps = 0;
   RecordOptions session;
@@ -62,6 +63,9 @@ po::options_description record_options(RecordArgs& a) {
   po::options_description o("Options");
   o.add_options()                                                                                        //
       ("stream", po::value(&a.name)->value_name("NAME"), "camera/stream name (letters, digits, . _ -)")  //
+      ("role", po::value(&a.role)->value_name("main|sub"),
+       "which of the camera's video streams INPUT is: main (default) or sub, its low-resolution encoding, "
+       "recorded beside the main one and played with stream=sub")  //
       ("rate", po::value(&a.rate_mbps)->value_name("MBPS"),
        "declared rate in Mbit/s (default: the rate INPUT advertises, else its first GOP measured, with a "
        "margin)")                                                                                       //
@@ -127,6 +131,7 @@ proto::Envelope open_record(const RecordArgs& a, const InputDemuxer& input, doub
   proto::Envelope open;
   auto* o = open.mutable_open_record();
   o->set_stream_name(a.name);
+  if (!a.role.empty() && a.role != "main") o->set_role(a.role);
   input.describe(*o->mutable_codec());
   o->set_declared_average_rate_bps(static_cast<std::uint64_t>(rate_bps));
   o->set_declared_peak_rate_bps(static_cast<std::uint64_t>(rate_bps));
@@ -149,6 +154,7 @@ int record_main(const std::string& server, const std::string& token, const std::
   std::vector<std::string> words;
   if (auto rc = parse_command_line(args, record_options(a), kHelp, &words, 1)) return *rc;
   if (a.name.empty()) return usage_error(kHelp, "--stream is required");
+  if (!a.role.empty() && a.role != "main" && a.role != "sub") return usage_error(kHelp, "--role must be main or sub");
   if (words.empty() == (a.url_fd < 0)) return usage_error(kHelp, "give INPUT or --url-fd N (one of them)");
   if (a.rate_mbps < 0 || a.session.duration_s < 0 || a.session.retry_for_s < 0) {
     return usage_error(kHelp, "--rate, --duration and --retry-for must not be negative");
@@ -224,6 +230,7 @@ int record_input(const RecordArgs& a, const std::atomic<bool>& g_stop, std::ostr
 int record_pull(const PullArgs& pull, const std::atomic<bool>& stop, std::ostream& log) {
   RecordArgs a;
   a.name = pull.name;
+  a.role = pull.role;
   a.input = pull.input;
   a.session.server = pull.server;
   a.session.token = pull.token;

@@ -17,6 +17,7 @@ int record_main(const std::string& server, const std::string& token, const std::
 struct PullArgs {
   std::string server, token;  // vigild's wire address and the recorder token
   std::string name, input, gap_reason;
+  std::string role{};   // the camera's track: "main" (empty) or "sub"
   double rate_bps = 0;  // the operator's declared rate; 0: from the stream (rate_policy.hpp)
 };
 int record_pull(const PullArgs& pull, const std::atomic<bool>& stop, std::ostream& log);

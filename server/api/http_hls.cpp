@@ -98,15 +98,17 @@ std::vector<Cut> cut(const std::vector<storage::PlaybackSegment>& segments, std:
   return out;
 }
 
-// A player that was given the playlist with ?access_token= (it cannot send headers) asks for
-// the segments the same way: "&access_token=…", or "" (only a token's own characters pass).
-std::string token_param_of(const QueryParams& q) {
+// What every URI of a playlist carries over from its request: the track (stream=sub; main is
+// the default) and, for a player that was given the playlist with ?access_token= (it cannot send
+// headers), the token: "&stream=sub&access_token=…", or "" (only a token's own characters pass).
+std::string carried_params_of(const QueryParams& q, const Track& track) {
+  std::string out = track.role == TrackRole::sub ? "&stream=sub" : "";
   const auto t = q.get("access_token");
   if (t && !t->empty() && t->size() <= 256 &&
       t->find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") == std::string::npos) {
-    return "&access_token=" + *t;
+    out += "&access_token=" + *t;
   }
-  return {};
+  return out;
 }
 
 HttpResponse text_response(const HttpRequest& req, std::string body, const char* type) {
@@ -121,14 +123,14 @@ HttpResponse text_response(const HttpRequest& req, std::string body, const char*
 }
 
 boost::asio::awaitable<HttpReply> playlist(const RouteContext& ctx, const HttpRequest& req, const QueryParams& q,
-                                           const std::string& camera) {
+                                           const Track& track) {
   const auto now = now_us();
   const std::int64_t from_us = q.time("from", now);
   const std::int64_t to_us = q.get("to") ? q.time("to", now) : now;
   if (to_us <= from_us) throw BadRequest("'to' must be after 'from'");
   if (to_us - from_us > kMaxMediaRangeUs) throw BadRequest("the range is longer than 24 hours: ask in parts");
   // The playlist reads nothing from the disk: any size of range may be listed.
-  ClipPlan plan = co_await plan_clip(ctx.catalog, ctx.disks, camera, from_us, to_us, ~0ull);
+  ClipPlan plan = co_await plan_clip(ctx.catalog, ctx.disks, track, from_us, to_us, ~0ull);
   // A playlist whose init segments the muxer would refuse is not handed to a player: 422 now.
   const auto first_codec = plan.codec();
   co_await run_media(ctx.media, [&] { check_muxable(first_codec); });
@@ -142,7 +144,7 @@ boost::asio::awaitable<HttpReply> playlist(const RouteContext& ctx, const HttpRe
   // init segment (EXT-X-MAP); a part's segments are planned within it (t0 at its start at least).
   std::vector<std::size_t> part_starts;
   for (std::int64_t part_from = plan.plan.next_from_us; part_from != 0 && part_from < to_us;) {
-    plan = co_await plan_clip(ctx.catalog, ctx.disks, camera, part_from, to_us, ~0ull);
+    plan = co_await plan_clip(ctx.catalog, ctx.disks, track, part_from, to_us, ~0ull);
     const auto part_codec = plan.codec();
     co_await run_media(ctx.media, [&] { check_muxable(part_codec); });
     growing = plan.plan.reaches_open && to_us > plan.plan.to_us;
@@ -158,7 +160,7 @@ boost::asio::awaitable<HttpReply> playlist(const RouteContext& ctx, const HttpRe
   if (cuts.empty() && growing) {
     throw ApiError(ApiErrc::unavailable, "the first segment of that range is still being written; retry in a second");
   }
-  if (cuts.empty()) throw ApiError(ApiErrc::not_found, "no keyframe of '" + camera + "' in that range");
+  if (cuts.empty()) throw ApiError(ApiErrc::not_found, "no keyframe of " + track.described() + " in that range");
   // Media time counts from the first segment of a finished range; from the UTC day's start for a
   // growing one, so a reload lists its segments under the same names and times even after a
   // relative from= moved its first segment (until midnight).
@@ -171,7 +173,7 @@ boost::asio::awaitable<HttpReply> playlist(const RouteContext& ctx, const HttpRe
                      std::to_string(static_cast<std::int64_t>(std::ceil(static_cast<double>(longest) / 1e6))) + "\n" +
                      type + "#EXT-X-MEDIA-SEQUENCE:" + std::to_string(cuts.front().seg.from_us / kHlsTargetUs) +
                      "\n#EXT-X-INDEPENDENT-SEGMENTS\n";
-  const std::string token_param = token_param_of(q);
+  const std::string token_param = carried_params_of(q, track);
   const std::string bounds =
       "t0=" + std::to_string(cuts.front().seg.from_us) + "&t1=" + std::to_string(cuts.front().seg.to_us);
   m3u8 += "#EXT-X-MAP:URI=\"hls/init.mp4?" + bounds + token_param + "\"\n";
@@ -193,10 +195,10 @@ boost::asio::awaitable<HttpReply> playlist(const RouteContext& ctx, const HttpRe
 }
 
 boost::asio::awaitable<HttpReply> init_segment(const RouteContext& ctx, const HttpRequest& req, const QueryParams& q,
-                                               const std::string& camera) {
+                                               const Track& track) {
   const std::int64_t t0 = micros(q, "t0"), t1 = micros(q, "t1");
   if (t1 <= t0 || t1 - t0 > kMaxMediaRangeUs) throw BadRequest("t1 must be after t0, at most 24 hours");
-  const ClipPlan plan = co_await plan_clip(ctx.catalog, ctx.disks, camera, t0, t1, ~0ull);
+  const ClipPlan plan = co_await plan_clip(ctx.catalog, ctx.disks, track, t0, t1, ~0ull);
   const auto codec = plan.codec();
   auto init = co_await run_media(ctx.media, [&] {
     return std::make_shared<const std::vector<std::byte>>(media::MediaWriter::fragmented(codec, t0).take_output());
@@ -205,11 +207,11 @@ boost::asio::awaitable<HttpReply> init_segment(const RouteContext& ctx, const Ht
 }
 
 boost::asio::awaitable<HttpReply> media_segment(const RouteContext& ctx, const HttpRequest& req, const QueryParams& q,
-                                                const std::string& camera) {
+                                                const Track& track) {
   const std::int64_t t0 = micros(q, "t0"), t1 = micros(q, "t1"), origin = micros(q, "o");
   if (t1 <= t0 || t1 - t0 > 10 * 60 * 1'000'000ll) throw BadRequest("t1 must be after t0, at most 10 minutes");
   if (origin > t0) throw BadRequest("o (the playlist's origin) must not be after t0");
-  const ClipPlan plan = co_await plan_clip(ctx.catalog, ctx.disks, camera, t0, t1, kMaxSegmentBytes);
+  const ClipPlan plan = co_await plan_clip(ctx.catalog, ctx.disks, track, t0, t1, kMaxSegmentBytes);
   const std::string etag = plan.etag("hls-seg|" + std::to_string(origin));
   auto data = ctx.exports ? ctx.exports->find(etag) : nullptr;
   if (!data) {
@@ -235,10 +237,10 @@ boost::asio::awaitable<HttpReply> media_segment(const RouteContext& ctx, const H
 
 // Live: the camera's channel, after draining its tap; the playlist waits (bounded) for the
 // first segment of a channel just opened.
-boost::asio::awaitable<std::shared_ptr<HlsLiveChannel>> live_channel(const RouteContext& ctx, const std::string& camera,
+boost::asio::awaitable<std::shared_ptr<HlsLiveChannel>> live_channel(const RouteContext& ctx, const Track& track,
                                                                      bool wait_for_segment) {
-  auto ch = ctx.live ? ctx.live->channel(camera) : nullptr;
-  if (!ch) throw ApiError(ApiErrc::not_found, "camera '" + camera + "' is not recording now");
+  auto ch = ctx.live ? ctx.live->channel(track) : nullptr;
+  if (!ch) throw ApiError(ApiErrc::not_found, track.described() + " is not recording now");
   // Draining the tap muxes its frames: media work, on the media pool like every other mux. A
   // named lambda, not a temporary: see MediaPool::run.
   auto pump = [&] { return ch->pump(); };
@@ -259,12 +261,12 @@ boost::asio::awaitable<std::shared_ptr<HlsLiveChannel>> live_channel(const Route
 }
 
 boost::asio::awaitable<HttpReply> live(const RouteContext& ctx, const HttpRequest& req, const QueryParams& q,
-                                       const std::string& camera, const std::string& what) {
+                                       const Track& track, const std::string& what) {
   if (what == "live.m3u8") {
-    auto ch = co_await live_channel(ctx, camera, true);
-    co_return text_response(req, ch->playlist(token_param_of(q)), "application/vnd.apple.mpegurl");
+    auto ch = co_await live_channel(ctx, track, true);
+    co_return text_response(req, ch->playlist(carried_params_of(q, track)), "application/vnd.apple.mpegurl");
   }
-  auto ch = co_await live_channel(ctx, camera, false);
+  auto ch = co_await live_channel(ctx, track, false);
   // c: the channel the playlist named; another one (a new recording since) has other segments.
   const std::int64_t c = micros(q, "c");
   if (static_cast<std::uint64_t>(c) != ch->epoch()) {
@@ -290,11 +292,12 @@ std::vector<HlsSegment> cut_hls_segments(const std::vector<storage::PlaybackSegm
 boost::asio::awaitable<HttpReply> hls_route(const RouteContext& ctx, const HttpRequest& req, const QueryParams& q,
                                             const std::string& camera, const std::string& path_tail) {
   if (!catalog::is_valid_camera_name(camera)) throw BadRequest("camera name is not valid");
-  if (path_tail == "hls.m3u8") co_return co_await playlist(ctx, req, q, camera);
-  if (path_tail == "hls/init.mp4") co_return co_await init_segment(ctx, req, q, camera);
-  if (path_tail == "hls/seg.m4s") co_return co_await media_segment(ctx, req, q, camera);
+  const Track track = q.video_track(camera);  // stream=main|sub
+  if (path_tail == "hls.m3u8") co_return co_await playlist(ctx, req, q, track);
+  if (path_tail == "hls/init.mp4") co_return co_await init_segment(ctx, req, q, track);
+  if (path_tail == "hls/seg.m4s") co_return co_await media_segment(ctx, req, q, track);
   if (path_tail == "live.m3u8" || path_tail == "live/init.mp4" || path_tail == "live/seg.m4s") {
-    co_return co_await live(ctx, req, q, camera, path_tail);
+    co_return co_await live(ctx, req, q, track, path_tail);
   }
   throw ApiError(ApiErrc::not_found, "no such resource");
 }

@@ -63,6 +63,7 @@ std::string export_target(const std::string& camera, std::int64_t from_us, std::
       t += std::string("&") + key + "=" + *v;
     }
   }
+  if (q.get("stream") == "sub") t += "&stream=sub";  // the route checked it: main or sub
   return t;
 }
 
@@ -75,8 +76,9 @@ void name_parts(Response& res, const ClipPlan& plan, std::int64_t to_us, const Q
   res.set("X-Vigil-Parts", std::to_string(std::max<std::size_t>(parts.size(), 1)));
   if (plan.plan.next_from_us == 0) return;
   res.set(http::field::link, "<" + export_target(plan.camera, plan.plan.next_from_us, to_us, q) +
-                                 ">; rel=\"next\", </api/v1/cameras/" + plan.camera + "/export/parts?from=" +
-                                 at_time(plan.from_us) + "&to=" + at_time(to_us) + ">; rel=\"parts\"");
+                                 ">; rel=\"next\", </api/v1/cameras/" + plan.camera +
+                                 "/export/parts?from=" + at_time(plan.from_us) + "&to=" + at_time(to_us) +
+                                 (plan.track.role == TrackRole::sub ? "&stream=sub" : "") + ">; rel=\"parts\"");
 }
 
 // What a streamed export reads at a time: an eighth of the in-memory cap, at most 4 MiB; the
@@ -199,14 +201,16 @@ boost::asio::awaitable<HttpReply> export_route(const RouteContext& ctx, const Ht
   const auto started = std::chrono::steady_clock::now();
   // Full-frame exports of any size (a large one streams); trick play, a keyframe of each GOP,
   // is built in memory and keeps the cap.
-  ClipPlan plan =
-      co_await plan_clip(ctx.catalog, ctx.disks, camera, from_us, to_us, keyframes ? ctx.export_memory_bytes : ~0ull);
+  ClipPlan plan = co_await plan_clip(ctx.catalog, ctx.disks, q.video_track(camera), from_us, to_us,
+                                     keyframes ? ctx.export_memory_bytes : ~0ull);
   // Who exported what: one audit row per export (not per range request of it). The options are a
   // named local: GCC mishandles a conditional's temporary inside a co_await's arguments.
-  const std::string options =
+  std::string options =
       keyframes ? "keyframes rate=" + std::to_string(rate) + (reverse ? " reverse" : "") : std::string();
+  if (plan.track.role == TrackRole::sub) options += options.empty() ? "stream=sub" : " stream=sub";
   co_await audit_export(ctx, req, camera, plan.from_us, plan.to_us, options);
-  const std::string name = camera + "-" + utc_stamp(plan.from_us) + ".mp4";
+  const std::string name =
+      camera + (plan.track.role == TrackRole::sub ? "-sub-" : "-") + utc_stamp(plan.from_us) + ".mp4";
   const std::string disposition =
       std::string(download && *download == 1 ? "attachment" : "inline") + "; filename=\"" + name + "\"";
   if (!keyframes && plan.estimated_bytes > ctx.export_memory_bytes) {
@@ -279,7 +283,7 @@ boost::asio::awaitable<HttpReply> export_parts_route(const RouteContext& ctx, co
   const std::int64_t to_us = q.get("to") ? q.time("to", now) : now;
   if (to_us <= from_us) throw BadRequest("'to' must be after 'from'");
   if (to_us - from_us > kMaxMediaRangeUs) throw BadRequest("the range is longer than 24 hours: ask in parts");
-  const ClipPlan plan = co_await plan_clip(ctx.catalog, ctx.disks, camera, from_us, to_us, ~0ull);
+  const ClipPlan plan = co_await plan_clip(ctx.catalog, ctx.disks, q.video_track(camera), from_us, to_us, ~0ull);
   boost::json::array parts;
   for (const auto& p : plan.plan.parts) {
     const std::int64_t part_from = std::max(from_us, p.from_us), part_to = std::min(to_us, p.to_us);
@@ -302,10 +306,11 @@ boost::asio::awaitable<HttpReply> thumbnail_route(const RouteContext& ctx, const
   const int width = static_cast<int>(q.number("width", 16, 1920).value_or(320));
   // The keyframe at or before AT, looking back at most kThumbnailLookbackUs (AT may fall in a
   // gap or after the recording's end): planned from the GOP index, and only it is read.
-  ClipPlan plan = co_await plan_clip(ctx.catalog, ctx.disks, camera, at_us - kThumbnailLookbackUs, at_us + 1, ~0ull);
+  ClipPlan plan =
+      co_await plan_clip(ctx.catalog, ctx.disks, q.video_track(camera), at_us - kThumbnailLookbackUs, at_us + 1, ~0ull);
   // The codec parameters changed in those 10 minutes: the keyframe is in the last part.
   if (plan.plan.next_from_us != 0) {
-    plan = co_await plan_clip(ctx.catalog, ctx.disks, camera, plan.plan.parts.back().from_us, at_us + 1, ~0ull);
+    plan = co_await plan_clip(ctx.catalog, ctx.disks, plan.track, plan.plan.parts.back().from_us, at_us + 1, ~0ull);
   }
   // Named by the keyframe, not by AT: scrubbing within one GOP hits the cache.
   std::optional<std::int64_t> key_pts;

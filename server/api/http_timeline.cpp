@@ -31,7 +31,8 @@ std::string utc_date(std::int64_t day_start_us) {
   return buf;
 }
 
-json::object to_json(const catalog::CameraTimeline& t) {
+// The runs, gaps and days of one track of a camera.
+json::object track_json(const catalog::CameraTimeline& t) {
   json::array runs, gaps, days;
   for (const auto& r : t.runs) {
     json::object o{{"start_us", r.start_us}, {"end_us", r.end_us}, {"segments", r.segments}, {"bytes", r.bytes}};
@@ -50,8 +51,20 @@ json::object to_json(const catalog::CameraTimeline& t) {
                                 {"recorded_s", static_cast<double>(d.recorded_us) / 1e6},
                                 {"gaps", d.gaps}});
   }
-  return json::object{{"camera", t.camera},      {"recording", t.recording}, {"truncated", t.truncated},
-                      {"runs", std::move(runs)}, {"gaps", std::move(gaps)},  {"days", std::move(days)}};
+  return json::object{{"recording", t.recording},
+                      {"truncated", t.truncated},
+                      {"runs", std::move(runs)},
+                      {"gaps", std::move(gaps)},
+                      {"days", std::move(days)}};
+}
+
+// A camera's timeline: its main video's runs and gaps, and its sub stream's as `substream` when
+// it has one (SUB: the camera's sub-stream timeline, if asked and found).
+json::object to_json(const catalog::CameraTimeline& t, const catalog::CameraTimeline* sub) {
+  json::object o{{"camera", t.camera}};
+  for (auto& [k, v] : track_json(t)) o[k] = v;
+  if (sub && sub->has_track) o["substream"] = track_json(*sub);
+  return o;
 }
 
 }  // namespace
@@ -92,10 +105,21 @@ boost::asio::awaitable<HttpResponse> timeline_route(const RouteContext& ctx, con
   }
   // What this node recorded up to its last durable cycle, fresher than the catalog's rows.
   if (ctx.disks) query.fresher = ctx.disks->recent().timeline_segments(query.cameras, query.from_us, query.to_us);
-  auto result = co_await ctx.catalog.run([&query](pqxx::connection& c) {
+  // The main video's timeline, then the sub streams' (one snapshot: both see the same rows).
+  auto [result, subs] = co_await ctx.catalog.run([&query](pqxx::connection& c) {
     pqxx::read_transaction tx(c);
-    return catalog::timeline(tx, query);
+    auto main = catalog::timeline(tx, query);
+    auto sub_query = query;
+    sub_query.role = TrackRole::sub;
+    auto sub = catalog::timeline(tx, sub_query);
+    return std::pair{std::move(main), std::move(sub)};
   });
+  const auto sub_of = [&subs](const std::string& camera) -> const catalog::CameraTimeline* {
+    for (const auto& s : subs) {
+      if (s.camera == camera) return &s;
+    }
+    return nullptr;
+  };
   if (camera && result.empty()) {
     co_return json_response(req, http::status::not_found,
                             json::serialize(json::object{{"error", "no camera named '" + *camera + "'"}}));
@@ -104,12 +128,12 @@ boost::asio::awaitable<HttpResponse> timeline_route(const RouteContext& ctx, con
                     {"to_us", query.to_us},
                     {"merge_s", static_cast<double>(query.merge_us) / 1e6}};
   if (camera) {
-    auto one = to_json(result.front());
+    auto one = to_json(result.front(), sub_of(result.front().camera));
     for (auto& [k, v] : one) body[k] = v;
   } else {
     json::array cams;
     for (const auto& t : result) {
-      if (sees(ctx, t.camera)) cams.push_back(to_json(t));  // a token for some cameras: only them
+      if (sees(ctx, t.camera)) cams.push_back(to_json(t, sub_of(t.camera)));  // a token for some cameras: only them
     }
     body["cameras"] = std::move(cams);
   }

@@ -109,17 +109,17 @@ void LiveFeed::end() {
 
 void LiveFeeds::put(const std::shared_ptr<LiveFeed>& feed) {
   std::lock_guard lock(mu_);
-  feeds_[feed->camera()] = feed;
+  feeds_[feed->track().label()] = feed;
 }
 
 void LiveFeeds::erase(const std::shared_ptr<LiveFeed>& feed) {
   std::lock_guard lock(mu_);
-  if (auto it = feeds_.find(feed->camera()); it != feeds_.end() && it->second.lock() == feed) feeds_.erase(it);
+  if (auto it = feeds_.find(feed->track().label()); it != feeds_.end() && it->second.lock() == feed) feeds_.erase(it);
 }
 
-std::shared_ptr<LiveFeed> LiveFeeds::find(const std::string& name) const {
+std::shared_ptr<LiveFeed> LiveFeeds::find(const Track& track) const {
   std::lock_guard lock(mu_);
-  auto it = feeds_.find(name);
+  auto it = feeds_.find(track.label());
   return it == feeds_.end() ? nullptr : it->second.lock();
 }
 

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "common/rate.hpp"
+#include "common/track.hpp"
 #include "proto/vigil.pb.h"
 #include "storage/record.hpp"
 
@@ -60,9 +61,9 @@ class LiveTap {
 
 class LiveFeed {
  public:
-  LiveFeed(std::string camera, proto::CodecParameters codec, Rate rate)
-      : camera_(std::move(camera)), codec_(std::move(codec)), rate_(rate) {}
-  const std::string& camera() const noexcept { return camera_; }
+  LiveFeed(Track track, proto::CodecParameters codec, Rate rate)
+      : track_(std::move(track)), codec_(std::move(codec)), rate_(rate) {}
+  const Track& track() const noexcept { return track_; }
   const proto::CodecParameters& codec() const noexcept { return codec_; }
   Rate rate() const noexcept { return rate_; }
 
@@ -74,7 +75,7 @@ class LiveFeed {
   void end();  // the recording ended: viewers drain and finish
 
  private:
-  std::string camera_;
+  Track track_;
   proto::CodecParameters codec_;
   Rate rate_;
   std::mutex mu_;
@@ -83,20 +84,20 @@ class LiveFeed {
   bool ended_ = false;
 };
 
-// The live feed of every camera recording now, by camera name: recording registers, live view
-// and live HLS look up. Thread: any.
+// The live feed of every track recording now (a camera's main and sub video and its audio are
+// feeds of their own): recording registers, live view and live HLS look up. Thread: any.
 class LiveFeeds {
  public:
-  // FEED is camera FEED->camera()'s feed from now on.
+  // FEED is track FEED->track()'s feed from now on.
   void put(const std::shared_ptr<LiveFeed>& feed);
-  // Forgets FEED if it is still its camera's feed (a newer recording may have replaced it).
+  // Forgets FEED if it is still its track's feed (a newer recording may have replaced it).
   void erase(const std::shared_ptr<LiveFeed>& feed);
-  // The live feed of camera NAME while it records, or null.
-  std::shared_ptr<LiveFeed> find(const std::string& name) const;
+  // The live feed of TRACK while it records, or null.
+  std::shared_ptr<LiveFeed> find(const Track& track) const;
 
  private:
   mutable std::mutex mu_;
-  std::map<std::string, std::weak_ptr<LiveFeed>> feeds_;  // guarded by mu_
+  std::map<std::string, std::weak_ptr<LiveFeed>> feeds_;  // by Track::label(); guarded by mu_
 };
 
 }  // namespace vigil::server

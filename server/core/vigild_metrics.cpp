@@ -411,6 +411,12 @@ int Metrics::recording_streams(const std::string& name) {
   return it == cameras_.end() ? 0 : static_cast<int>(it->second->recording_streams());
 }
 
+int Metrics::main_video_streams(const std::string& name) {
+  std::lock_guard lock(mu_);
+  const auto it = cameras_.find(name);
+  return it == cameras_.end() ? 0 : it->second->main_video_streams();
+}
+
 void Metrics::volume_unavailable(const std::string& path) { v_unavailable_.with({path}).set(1); }
 
 void DiskMetrics::miss(storage::MissCause cause) noexcept {
@@ -451,9 +457,10 @@ CameraMetrics::CameraMetrics(Metrics& m, const std::string& camera)
   }
 }
 
-void CameraMetrics::stream_started(Rate admitted_rate) noexcept {
+void CameraMetrics::stream_started(Rate admitted_rate, bool main_video) noexcept {
   streams_.inc();
   recording_.add(1);
+  if (main_video) main_video_.fetch_add(1, std::memory_order_relaxed);
   admitted_rate_.add(admitted_rate.Bps());
   std::lock_guard lock(rate_mu_);  // network thread, once per stream; never on the packet path
   if (!sampled_) {
@@ -463,8 +470,9 @@ void CameraMetrics::stream_started(Rate admitted_rate) noexcept {
   }
 }
 
-void CameraMetrics::stream_ended(Rate admitted_rate) noexcept {
+void CameraMetrics::stream_ended(Rate admitted_rate, bool main_video) noexcept {
   recording_.add(-1);
+  if (main_video) main_video_.fetch_sub(1, std::memory_order_relaxed);
   admitted_rate_.add(-admitted_rate.Bps());
 }
 

@@ -8,6 +8,7 @@
 // and decision() on network threads; Metrics::disk()/camera() take a mutex (start-up, opening a
 // stream), never on an IO thread; render() on HTTP threads. Errors: none at run time.
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -92,8 +93,11 @@ class CameraMetrics {
  public:
   CameraMetrics(Metrics& m, const std::string& camera);
 
-  void stream_started(Rate admitted_rate) noexcept;
-  void stream_ended(Rate admitted_rate) noexcept;
+  // MAIN_VIDEO: the stream records the camera's main video (not its sub stream or audio): the
+  // camera counts as recording while one does (main_video_streams()). Every track's stream is
+  // counted in the camera's series (vigil_camera_recording_streams, rates, bytes).
+  void stream_started(Rate admitted_rate, bool main_video = true) noexcept;
+  void stream_ended(Rate admitted_rate, bool main_video = true) noexcept;
   // A running stream re-admitted at another rate (its source sends more than it declared).
   void readmitted(Rate from, Rate to) noexcept;
   void packet(std::size_t payload_bytes) noexcept;
@@ -110,6 +114,8 @@ class CameraMetrics {
   void discontinuity() noexcept;
   // Streams of the camera recording now.
   int recording_streams() const noexcept { return static_cast<int>(recording_.value()); }
+  // Main video streams of the camera recording now.
+  int main_video_streams() const noexcept { return main_video_.load(std::memory_order_relaxed); }
 
   // Render side: the measured rate, bytes accepted per second since the previous sample (taken
   // at most once a second, so concurrent scrapers do not shorten the window to nothing).
@@ -121,6 +127,7 @@ class CameraMetrics {
   std::array<metrics::Counter*, 4> lost_frames_{}, lost_bytes_{};
   Metrics& node_;  // vigild's gaps by reason
   metrics::Gauge &recording_, &admitted_rate_, &rate_;
+  std::atomic<int> main_video_{0};
   std::mutex rate_mu_;  // sampling state; never taken on the packet path
   std::uint64_t last_bytes_ = 0;
   std::chrono::steady_clock::time_point last_{};
@@ -183,6 +190,9 @@ class Metrics {
   void camera_restarted(const std::string& name);
   // Streams of camera NAME recording now (0 for a camera that never recorded). Takes mu_.
   int recording_streams(const std::string& name);
+  // Of those, the ones that record its main video (a camera whose sub stream or audio alone
+  // records is not up). Takes mu_.
+  int main_video_streams(const std::string& name);
 
   // HOOK runs before every render (metrics::Registry::on_collect): for gauges computed from
   // state that its owner does not publish itself. Whatever HOOK uses must outlive the renders.

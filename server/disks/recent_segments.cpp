@@ -77,10 +77,11 @@ catalog::FreshSegment RecentSegments::fresh(const Source& s, const storage::Segm
   return f;
 }
 
-std::vector<catalog::FreshSegment> RecentSegments::of(const std::string& camera, std::int64_t from_us,
-                                                      std::int64_t to_us) {
+std::vector<catalog::FreshSegment> RecentSegments::of(const Track& track, std::int64_t from_us, std::int64_t to_us) {
   std::vector<catalog::FreshSegment> out;
-  for (auto& n : of_cameras({camera}, from_us, to_us)) out.push_back(std::move(n.segment));
+  for (auto& n : of_cameras({track.camera}, from_us, to_us)) {
+    if (n.track == track) out.push_back(std::move(n.segment));
+  }
   return out;
 }
 
@@ -88,7 +89,9 @@ std::vector<catalog::TimelineSegment> RecentSegments::timeline_segments(const st
                                                                         std::int64_t from_us, std::int64_t to_us) {
   std::vector<catalog::TimelineSegment> out;
   for (auto& n : of_cameras(cameras, from_us, to_us)) {
-    out.push_back({.camera = std::move(n.camera),
+    out.push_back({.camera = std::move(n.track.camera),
+                   .role = n.track.role,
+                   .media_kind = n.track.media_kind,
                    .segment_id = n.segment.segment.segment_id,
                    .start_us = n.segment.start_us,
                    .end_us = n.segment.segment.end_pts,
@@ -112,9 +115,9 @@ std::vector<RecentSegments::Named> RecentSegments::of_cameras(const std::vector<
     std::lock_guard lock(mu_);
     prune_locked();
     for (auto& [id, e] : entries_) {
-      if (!wanted(e.source.camera)) continue;
+      if (!wanted(e.source.track.camera)) continue;
       for (const auto& c : e.closed) {
-        if (intersects(c.summary)) out.push_back({e.source.camera, fresh(e.source, c.summary, false)});
+        if (intersects(c.summary)) out.push_back({e.source.track, fresh(e.source, c.summary, false)});
       }
       if (auto stream = e.source.stream.lock()) live.emplace_back(e.source, std::move(stream));
     }
@@ -126,27 +129,27 @@ std::vector<RecentSegments::Named> RecentSegments::of_cameras(const std::vector<
       const bool known = std::any_of(out.begin(), out.end(), [&](const Named& n) {
         return n.segment.segment.segment_id == rotated->segment_id;
       });
-      if (!known) out.push_back({source.camera, fresh(source, *rotated, false)});
+      if (!known) out.push_back({source.track, fresh(source, *rotated, false)});
     }
     if (auto view = stream->durable_view(); view && intersects(*view)) {
-      out.push_back({source.camera, fresh(source, *view, true)});
+      out.push_back({source.track, fresh(source, *view, true)});
     }
   }
   return out;
 }
 
-bool RecentSegments::recording(const std::string& camera) {
+bool RecentSegments::recording(const Track& track) {
   std::lock_guard lock(mu_);
   return std::any_of(entries_.begin(), entries_.end(),
-                     [&](const auto& e) { return !e.second.ended && e.second.source.camera == camera; });
+                     [&](const auto& e) { return !e.second.ended && e.second.source.track == track; });
 }
 
-std::optional<std::int64_t> RecentSegments::durable_end_us(const std::string& camera) {
+std::optional<std::int64_t> RecentSegments::durable_end_us(const Track& track) {
   std::vector<std::shared_ptr<const storage::RecordingStream>> live;
   {
     std::lock_guard lock(mu_);
     for (auto& [id, e] : entries_) {
-      if (e.source.camera != camera) continue;
+      if (e.source.track != track) continue;
       if (auto stream = e.source.stream.lock()) live.push_back(std::move(stream));
     }
   }

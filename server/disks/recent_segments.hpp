@@ -22,6 +22,7 @@
 #include "catalog/batcher.hpp"
 #include "catalog/playback_rows.hpp"
 #include "catalog/timeline_rows.hpp"
+#include "common/track.hpp"
 #include "storage/recording_stream.hpp"
 #include "storage/volume.hpp"
 
@@ -39,7 +40,7 @@ class RecentSegments {
   static constexpr std::chrono::seconds kEndedGrace{30};
 
   struct Source {
-    std::string camera;
+    Track track;  // the camera's track the recording records
     std::uint64_t stream_id = 0;
     std::int64_t volume_id = 0;
     const storage::Volume* volume = nullptr;  // for extent offsets; outlives the recording
@@ -59,22 +60,22 @@ class RecentSegments {
   // once the rows of its segments are committed.
   void ended(std::uint64_t stream_id);
 
-  // CAMERA's segments known here that intersect [FROM_US, TO_US): the open ones as far as durable,
+  // TRACK's segments known here that intersect [FROM_US, TO_US): the open ones as far as durable,
   // the closed ones whose rows wait. Rows committed meanwhile are dropped here.
-  std::vector<catalog::FreshSegment> of(const std::string& camera, std::int64_t from_us, std::int64_t to_us);
-  // The same for every camera (EMPTY: all) at once, each with its camera's name.
+  std::vector<catalog::FreshSegment> of(const Track& track, std::int64_t from_us, std::int64_t to_us);
+  // The same for every track of every camera of CAMERAS (empty: all) at once, each with its track.
   struct Named {
-    std::string camera;
+    Track track;
     catalog::FreshSegment segment;
   };
   std::vector<Named> of_cameras(const std::vector<std::string>& cameras, std::int64_t from_us, std::int64_t to_us);
-  // The same as the timeline query's fresher segments (catalog::TimelineQuery::fresher).
+  // The same as the timeline query's fresher segments (catalog::TimelineQuery::fresher), every track.
   std::vector<catalog::TimelineSegment> timeline_segments(const std::vector<std::string>& cameras, std::int64_t from_us,
                                                           std::int64_t to_us);
-  // Whether CAMERA records here now (a recording started and not yet ended()).
-  bool recording(const std::string& camera);
-  // The end of CAMERA's last durable frame recorded here, if it records now.
-  std::optional<std::int64_t> durable_end_us(const std::string& camera);
+  // Whether TRACK records here now (a recording started and not yet ended()).
+  bool recording(const Track& track);
+  // The end of TRACK's last durable frame recorded here, if it records now.
+  std::optional<std::int64_t> durable_end_us(const Track& track);
 
  private:
   struct Closed {

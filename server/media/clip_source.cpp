@@ -67,22 +67,26 @@ std::string ClipPlan::etag(const std::string& kind) const {
   return "\"" + std::string(buf) + "\"";
 }
 
-boost::asio::awaitable<ClipPlan> plan_clip(CatalogPool& catalog, DiskSet* disks, const std::string& camera,
+boost::asio::awaitable<ClipPlan> plan_clip(CatalogPool& catalog, DiskSet* disks, const Track& track,
                                            std::int64_t from_us, std::int64_t to_us, std::uint64_t max_bytes) {
   ClipPlan out;
-  out.camera = camera;
+  out.camera = track.camera;
+  out.track = track;
   // What this node recorded lately, up to its last durable cycle, beside the catalog's rows.
-  const auto fresher = disks ? disks->recent().of(camera, from_us, to_us) : std::vector<catalog::FreshSegment>{};
+  const auto fresher = disks ? disks->recent().of(track, from_us, to_us) : std::vector<catalog::FreshSegment>{};
   // By reference: see CatalogPool::run; all outlive the co_await.
-  out.plan = co_await catalog.run([&camera, &from_us, &to_us, &fresher](pqxx::connection& c) {
+  out.plan = co_await catalog.run([&track, &from_us, &to_us, &fresher](pqxx::connection& c) {
     pqxx::work tx(c);
-    auto p = catalog::plan_playback(tx, camera, from_us, to_us, 10'000, fresher);
+    auto p = catalog::plan_playback(tx, track, from_us, to_us, 10'000, fresher);
     tx.commit();
     return p;
   });
-  if (!out.plan.camera_exists) throw ApiError(ApiErrc::not_found, "no camera named '" + camera + "'");
+  if (!out.plan.camera_exists) throw ApiError(ApiErrc::not_found, "no camera named '" + track.camera + "'");
+  if (!out.plan.track_exists) {
+    throw ApiError(ApiErrc::not_found, "camera '" + track.camera + "' has no " + track.kind_words() + " stream");
+  }
   if (out.plan.segments.empty()) {
-    throw ApiError(ApiErrc::not_found, "nothing of '" + camera + "' is recorded in that range");
+    throw ApiError(ApiErrc::not_found, "nothing of " + track.described() + " is recorded in that range");
   }
   out.from_us = std::max(from_us, out.plan.from_us);
   out.to_us = std::min(to_us, out.plan.to_us);

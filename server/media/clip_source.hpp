@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/media_writer.hpp"
+#include "common/track.hpp"
 #include "catalog/playback_rows.hpp"
 #include "server/core/catalog_pool.hpp"
 #include "server/net/http_server.hpp"
@@ -24,6 +25,7 @@ class ClipReader;
 
 struct ClipPlan {
   std::string camera;
+  Track track;  // the camera's track planned
   catalog::PlaybackPlan plan;
   std::int64_t from_us = 0, to_us = 0;  // the request, clipped to what is recorded
   std::uint64_t estimated_bytes = 0;    // GOP bytes the range touches
@@ -67,11 +69,12 @@ struct Clip {
   std::uint64_t bytes_read = 0, requests = 0;
 };
 
-// Plans CAMERA's [FROM_US, TO_US): closed segments and the open one up to its last durable cycle
+// Plans TRACK's [FROM_US, TO_US): closed segments and the open one up to its last durable cycle
 // (DISKS' recent segments, when given, are fresher than the catalog). 404 if the camera is
-// unknown or nothing is recorded; 413 if the GOPs it touches exceed MAX_BYTES. The plan is the
+// unknown, has no stream of that track (a camera without a sub stream asked for its sub), or
+// nothing is recorded; 413 if the GOPs it touches exceed MAX_BYTES. The plan is the
 // range's first part (plan.parts lists them all; plan.next_from_us is where the next begins).
-boost::asio::awaitable<ClipPlan> plan_clip(CatalogPool& catalog, DiskSet* disks, const std::string& camera,
+boost::asio::awaitable<ClipPlan> plan_clip(CatalogPool& catalog, DiskSet* disks, const Track& track,
                                            std::int64_t from_us, std::int64_t to_us, std::uint64_t max_bytes);
 
 // Reads the plan's GOPs of [FROM_US, TO_US) (KEYFRAMES_ONLY: each GOP's keyframe alone) as

@@ -109,22 +109,23 @@ std::chrono::steady_clock::time_point HlsLiveChannel::last_used() const {
   return last_used_;
 }
 
-std::shared_ptr<HlsLiveChannel> HlsLive::channel(const std::string& camera) {
+std::shared_ptr<HlsLiveChannel> HlsLive::channel(const Track& track) {
+  const std::string key = track.label();
   std::lock_guard lock(mu_);
   const auto now = std::chrono::steady_clock::now();
   // Channels nobody asked for lately are closed (their tap with them).
   std::erase_if(channels_, [&](const auto& kv) { return now - kv.second->last_used() > kLiveIdle; });
-  auto it = channels_.find(camera);
+  auto it = channels_.find(key);
   // A channel whose recording ended is kept (its playlist says ENDLIST) until a new recording
   // of the camera starts.
-  auto feed = feeds_.find(camera);
+  auto feed = feeds_.find(track);
   if (it != channels_.end() && !(it->second->ended() && feed)) return it->second;
   if (!feed) {
     if (it != channels_.end()) return it->second;
     return nullptr;
   }
   auto ch = std::make_shared<HlsLiveChannel>(feed);
-  channels_[camera] = ch;
+  channels_[key] = ch;
   return ch;
 }
 

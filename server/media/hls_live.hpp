@@ -77,13 +77,13 @@ class HlsLiveChannel {
 class HlsLive {
  public:
   explicit HlsLive(LiveFeeds& feeds) : feeds_(feeds) {}
-  // CAMERA's channel, opened if it records now; null if it does not (and no channel is left).
-  std::shared_ptr<HlsLiveChannel> channel(const std::string& camera);
+  // TRACK's channel, opened if it records now; null if it does not (and no channel is left).
+  std::shared_ptr<HlsLiveChannel> channel(const Track& track);
 
  private:
   LiveFeeds& feeds_;
   std::mutex mu_;
-  std::map<std::string, std::shared_ptr<HlsLiveChannel>> channels_;
+  std::map<std::string, std::shared_ptr<HlsLiveChannel>> channels_;  // by Track::label()
 };
 
 }  // namespace vigil::server

@@ -87,4 +87,11 @@ std::vector<std::string> QueryParams::cameras() const {
   return out;
 }
 
+Track QueryParams::video_track(const std::string& camera) const {
+  const auto word = get("stream");
+  const auto role = parse_role(word.value_or(""));
+  if (!role || (word && word->empty())) throw BadRequest("parameter 'stream' must be 'main' or 'sub'");
+  return Track{.camera = camera, .role = *role, .media_kind = MediaKind::video};
+}
+
 }  // namespace vigil::server

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/track.hpp"
 #include "server/net/api_error.hpp"
 
 namespace vigil::server {
@@ -31,6 +32,8 @@ class QueryParams {
   std::optional<double> number(std::string_view key, double min, double max) const;
   // camera=a&camera=b or cameras=a,b; each name checked.
   std::vector<std::string> cameras() const;
+  // CAMERA's video track that stream=main|sub names (absent: main); another value is a 400.
+  Track video_track(const std::string& camera) const;
 
  private:
   std::string path_;

@@ -14,6 +14,14 @@ namespace {
 // Playback ids live apart from recording stream ids on a disk's scheduler.
 constexpr std::uint64_t kPlaybackIdBase = 1ull << 62;
 
+// The track REQ asks for (empty role and media_kind: the main video); nullopt for a word unknown.
+std::optional<Track> track_of(const proto::OpenPlayback& req) {
+  const auto role = parse_role(req.role());
+  const auto kind = parse_media_kind(req.media_kind());
+  if (!role || !kind) return std::nullopt;
+  return Track{.camera = req.stream_name(), .role = *role, .media_kind = *kind};
+}
+
 }  // namespace
 
 asio::awaitable<PlaybackService::OpenResult> PlaybackService::open(const proto::OpenPlayback& req,
@@ -25,7 +33,12 @@ asio::awaitable<PlaybackService::OpenResult> PlaybackService::open(const proto::
   if (!(speed > 0 && speed <= kMaxPlaybackRate)) {
     co_return refuse(proto::REFUSE_REASON_INVALID_REQUEST, "rate must be in (0, 64]");
   }
-  if (req.live()) co_return open_live(req, notify, out, id);
+  const auto track = track_of(req);
+  if (!track) {
+    co_return refuse(proto::REFUSE_REASON_INVALID_REQUEST,
+                     "open-playback role must be \"main\" or \"sub\", media_kind \"video\" or \"audio\"");
+  }
+  if (req.live()) co_return open_live(req, *track, notify, out, id);
   if (req.end_us() <= req.start_us()) {
     co_return refuse(proto::REFUSE_REASON_INVALID_REQUEST, "the end of the range must be after its start");
   }
@@ -34,11 +47,11 @@ asio::awaitable<PlaybackService::OpenResult> PlaybackService::open(const proto::
   try {
     // By reference: see CatalogPool::run. REQ outlives the co_await.
     // What this node recorded lately, up to its last durable cycle, beside the catalog's rows.
-    const auto fresher = disks_.recent().of(req.stream_name(), req.start_us(), req.end_us());
-    plan = co_await catalog_.run([&req, &fresher](pqxx::connection& c) {
+    const auto fresher = disks_.recent().of(*track, req.start_us(), req.end_us());
+    plan = co_await catalog_.run([&req, &track, &fresher](pqxx::connection& c) {
       pqxx::work tx(c);
       // One disk's scheduler reads a playback: it stops where the volume changes too.
-      auto p = catalog::plan_playback(tx, req.stream_name(), req.start_us(), req.end_us(), 10'000, fresher, true);
+      auto p = catalog::plan_playback(tx, *track, req.start_us(), req.end_us(), 10'000, fresher, true);
       tx.commit();
       return p;
     });
@@ -48,9 +61,13 @@ asio::awaitable<PlaybackService::OpenResult> PlaybackService::open(const proto::
   if (!plan.camera_exists) {
     co_return refuse(proto::REFUSE_REASON_NO_SUCH_STREAM, "no camera named '" + req.stream_name() + "'");
   }
+  if (!plan.track_exists) {
+    co_return refuse(proto::REFUSE_REASON_NO_SUCH_STREAM,
+                     "camera '" + req.stream_name() + "' has no " + track->kind_words() + " stream");
+  }
   if (plan.segments.empty()) {
     co_return refuse(proto::REFUSE_REASON_NO_SUCH_STREAM,
-                     "nothing of '" + req.stream_name() + "' is recorded in that range");
+                     "nothing of " + track->described() + " is recorded in that range");
   }
   auto* disk = disks_.disk_of_volume(plan.volume_id);
   if (!disk) {
@@ -91,10 +108,11 @@ asio::awaitable<PlaybackService::OpenResult> PlaybackService::open(const proto::
   p->disk = disk;
   p->demand = demand;
   p->request = req;
+  p->track = *track;
   p->from_us = std::max(plan.from_us, req.start_us());
   p->to_us = std::min(plan.to_us, req.end_us());
   // The range goes on past its durable end while the camera records here (live tail).
-  p->reaches_open = plan.reaches_open || (plan.next_from_us == 0 && disks_.recent().recording(req.stream_name()));
+  p->reaches_open = plan.reaches_open || (plan.next_from_us == 0 && disks_.recent().recording(*track));
   p->volume_id = plan.volume_id;
   p->codec = plan.codec;
   p->extradata = plan.extradata;
@@ -131,7 +149,7 @@ asio::awaitable<PlaybackService::OpenResult> PlaybackService::open(const proto::
   codec->set_extradata(plan.extradata);
   codec->set_bit_rate(plan.rate_bps);
   log::info("playback admitted", {{"playback", p->id},
-                                  {"name", req.stream_name()},
+                                  {"name", track->label()},
                                   {"from_us", p->from_us},
                                   {"to_us", p->to_us},
                                   {"speed", speed},
@@ -142,37 +160,37 @@ asio::awaitable<PlaybackService::OpenResult> PlaybackService::open(const proto::
   co_return started;
 }
 
-PlaybackService::OpenResult PlaybackService::open_live(const proto::OpenPlayback& req,
+PlaybackService::OpenResult PlaybackService::open_live(const proto::OpenPlayback& req, const Track& track,
                                                        const std::function<void()>& notify,
                                                        std::shared_ptr<Playback>& out, std::uint64_t id) {
   if (req.direction() == proto::DIRECTION_REVERSE || req.keyframes_only() || (req.rate() != 0 && req.rate() != 1.0)) {
     return refuse(proto::REFUSE_REASON_INVALID_REQUEST, "live view plays forward at rate 1, every frame");
   }
-  auto feed = feeds_.find(req.stream_name());
+  auto feed = feeds_.find(track);
   std::shared_ptr<LiveTap> tap;
   if (feed) {
     // Two cycles' worth of the camera's rate, like a stream's double buffer, plus a keyframe's room.
     const std::size_t bound = static_cast<std::size_t>(feed->rate().bytes_over(2.0)) + (1u << 20);
     tap = feed->subscribe(bound, notify);
   }
-  if (!tap)
-    return refuse(proto::REFUSE_REASON_NO_SUCH_STREAM, "camera '" + req.stream_name() + "' is not recording now");
+  if (!tap) return refuse(proto::REFUSE_REASON_NO_SUCH_STREAM, track.described() + " is not recording now");
   auto p = std::make_shared<Playback>();
   p->id = id ? id : kPlaybackIdBase + next_id_.fetch_add(1);
   p->request = req;
+  p->track = track;
   p->live = std::move(tap);
   proto::PlaybackStarted started;
   started.set_stream_id(p->id);
   *started.mutable_codec() = feed->codec();
   started.set_admitted_rate_bps(0);  // no disk time
-  log::info("live view opened", {{"playback", p->id}, {"name", req.stream_name()}});
+  log::info("live view opened", {{"playback", p->id}, {"name", track.label()}});
   out = std::move(p);
   return started;
 }
 
 PlaybackService::Extended PlaybackService::extend(Playback& p, std::int64_t from_us) {
   if (!p.disk || !p.stream) return Extended::over;
-  auto fresh = disks_.recent().of(p.request.stream_name(), from_us, p.request.end_us());
+  auto fresh = disks_.recent().of(p.track, from_us, p.request.end_us());
   const auto other = [&](const catalog::FreshSegment& f) {
     return f.volume_id != p.volume_id || f.codec != p.codec || f.extradata != p.extradata;
   };
@@ -197,13 +215,13 @@ PlaybackService::Extended PlaybackService::extend(Playback& p, std::int64_t from
   }
   // A segment just rotated may have no durable frame yet: the camera recording here is what says
   // the range goes on.
-  const bool recording = disks_.recent().recording(p.request.stream_name());
+  const bool recording = disks_.recent().recording(p.track);
   p.reaches_open = open || recording;
   if (end_us <= from_us) {
     // Nothing new is durable: the next cycle may bring some while the camera records (its last
     // segment is handed over before its recording counts as ended here) — unless what it records
     // is durable past the range already (a range that ended before a reconnect, say).
-    const auto durable_end = disks_.recent().durable_end_us(p.request.stream_name());
+    const auto durable_end = disks_.recent().durable_end_us(p.track);
     if (!recording || (durable_end && *durable_end >= p.request.end_us())) return Extended::over;
     return Extended::not_yet;
   }
@@ -226,7 +244,7 @@ PlaybackService::Extended PlaybackService::extend(Playback& p, std::int64_t from
 }
 
 std::shared_ptr<LiveTap> PlaybackService::subscribe_tail(const Playback& p) {
-  auto feed = feeds_.find(p.request.stream_name());
+  auto feed = feeds_.find(p.track);
   if (!feed) return nullptr;
   // The recorded part lags the live edge by a cycle or two; four seconds of the camera's rate
   // hold what arrives meanwhile (more is dropped to a keyframe, and read from the disk instead).
@@ -244,7 +262,7 @@ void PlaybackService::go_live(Playback& p, std::shared_ptr<LiveTap> tap) {
   p.tail.reset();
   p.live = std::move(tap);
   p.live_tail = true;
-  log::info("playback reached the live edge: continues live", {{"playback", p.id}, {"name", p.request.stream_name()}});
+  log::info("playback reached the live edge: continues live", {{"playback", p.id}, {"name", p.track.label()}});
 }
 
 void PlaybackService::suspend(Playback& p) {
@@ -253,7 +271,7 @@ void PlaybackService::suspend(Playback& p) {
   if (auto* m = p.disk->io->metrics()) m->playback_released(DiskMetrics::Release::paused);
   p.disk->io->scheduler().remove_stream(p.sched_id, [keep = p.stream] {});
   log::info("paused playback released its disk share",
-            {{"playback", p.id}, {"name", p.request.stream_name()}, {"after_ms", pause_release_.count()}});
+            {{"playback", p.id}, {"name", p.track.label()}, {"after_ms", pause_release_.count()}});
   p.disk = nullptr;
   p.stream.reset();
   p.suspended = true;

@@ -25,6 +25,7 @@
 #include <variant>
 
 #include "admission/admission.hpp"
+#include "common/track.hpp"
 #include "proto/vigil.pb.h"
 #include "server/core/catalog_pool.hpp"
 #include "server/core/live_feed.hpp"
@@ -68,6 +69,7 @@ class PlaybackService {
     admission::StreamDemand demand;
     std::shared_ptr<storage::PlaybackStream> stream;
     proto::OpenPlayback request;
+    Track track;                          // the camera's track it plays (request's role and media_kind)
     std::int64_t from_us = 0, to_us = 0;  // what the recording covers of the request
     std::int64_t next_from_us = 0;        // where the range's next part begins (PlaybackEnd); 0: none
     std::shared_ptr<LiveTap> live;        // live view: frames from the recording session, no disk
@@ -118,7 +120,7 @@ class PlaybackService {
   void go_live(Playback& p, std::shared_ptr<LiveTap> tap);
 
  private:
-  OpenResult open_live(const proto::OpenPlayback& request, const std::function<void()>& notify,
+  OpenResult open_live(const proto::OpenPlayback& request, const Track& track, const std::function<void()>& notify,
                        std::shared_ptr<Playback>& out, std::uint64_t id);
 
   DiskSet& disks_;

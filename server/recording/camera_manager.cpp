@@ -12,6 +12,7 @@
 
 #include "common/log.hpp"
 #include "common/redact.hpp"
+#include "common/track.hpp"
 #include "catalog/camera_rows.hpp"
 #include "catalog/conninfo.hpp"
 
@@ -26,6 +27,9 @@ constexpr auto kHealthyRun = std::chrono::seconds(60);  // a run this long reset
 
 // The descriptor number a worker reads its commands from (vigil ingest --control-fd).
 constexpr int kControlFd = 3;
+
+// Whether pull NAME (a track label) is a camera's main stream, not its sub stream.
+bool is_main_pull(const std::string& name) { return name.find('/') == std::string::npos; }
 
 std::string one_line_reason(std::string text) {
   for (auto& c : text) {
@@ -197,10 +201,11 @@ bool CameraManager::send(Worker& w, const std::string& message) {
   return true;
 }
 
-// The start message of camera NAME: its URL, the operator's declared rate when set (the
-// recorder declares it as given: client/cli/rate_policy.hpp), and why its last recording ended.
+// The start message of pull NAME: its URL, the operator's declared rate when set (the camera's,
+// for its main stream only: the recorder declares it as given, client/cli/rate_policy.hpp; a sub
+// stream declares what it advertises), and why its last recording ended.
 ingest::Start CameraManager::start_message(const std::string& name, const Pull& p) const {
-  const auto rate = rates_.find(name);
+  const auto rate = rates_.find(name);  // keyed by camera name: a sub stream's label is not one
   return ingest::Start{name, p.url, p.last_reason, rate == rates_.end() ? 0 : rate->second};
 }
 
@@ -217,8 +222,9 @@ void CameraManager::start(const std::string& name, Pull& p) {
       }
     }
     w->cameras.insert(name);
-    // Started again after a session ended (not a first start, nor one after a URL change).
-    if (!p.last_reason.empty() && config_.status) config_.status->restarted(name);
+    // Started again after a session ended (not a first start, nor one after a URL change); the
+    // camera's restarts count its main stream's.
+    if (!p.last_reason.empty() && config_.status && is_main_pull(name)) config_.status->restarted(name);
     p.worker = w->index;
     p.started = std::chrono::steady_clock::now();
     log::info("camera recorder started", {{"camera", name}, {"pid", w->child.pid()}, {"worker", w->index}});
@@ -294,7 +300,11 @@ void CameraManager::reconcile() {
       // Removed, disabled or moved to another URL: stopped cleanly; a new URL starts once it ended.
       if (p.worker >= 0) {
         log::info("camera recorder stopping",
-                  {{"camera", it->first}, {"why", w == wanted.end() ? "removed or disabled" : "URL changed"}});
+                  {{"camera", it->first},
+                   {"why", w != wanted.end() ? "URL changed"
+                           : !is_main_pull(it->first) && wanted.contains(it->first.substr(0, it->first.find('/')))
+                               ? "substream_url cleared"
+                               : "removed or disabled"}});
         p.stopping = true;
         if (send(*workers_[static_cast<std::size_t>(p.worker)], ingest::format(ingest::Stop{it->first}))) {
           ++it;
@@ -348,6 +358,10 @@ void CameraManager::run(std::stop_token stop) {
         for (const auto& c : catalog::list_cameras(tx)) {
           if (c.enabled && c.url) wanted[c.name] = *c.url;
           if (c.enabled && c.url && c.declared_rate_bps) rates[c.name] = *c.declared_rate_bps;
+          // Its sub stream: a pull of its own (own worker slot, admission, reconnects and gaps).
+          if (c.enabled && c.url && c.substream_url) {
+            wanted[Track{.camera = c.name, .role = TrackRole::sub}.label()] = *c.substream_url;
+          }
         }
         tx.commit();
         querying(-1);
@@ -414,6 +428,7 @@ void CameraManager::publish_status() {
   std::vector<PulledCamera> cameras;
   cameras.reserve(wanted_->size());
   for (const auto& [name, url] : *wanted_) {
+    if (!is_main_pull(name)) continue;  // a camera's state is its main stream's
     const auto it = pulls_.find(name);
     if (it == pulls_.end()) {
       cameras.push_back({name, false, {}});

@@ -1,7 +1,10 @@
 #pragma once
 // The camera manager (docs/protocol.md, "Pulled cameras"): every enabled camera with a URL in the
 // catalog is recorded by one of a few `vigil ingest` worker processes that vigild starts, watches
-// and restarts. A worker records many cameras, one thread each, each pulling its camera through
+// and restarts. A camera with a substream_url has two pulls, each a session of its own with its
+// own admission, backoff and gaps: its main stream, named by the camera's name, and its sub
+// stream (role "sub"), named CAMERA/sub (Track::label()); both stop when the camera is disabled
+// or removed, the sub one alone when its substream_url is cleared or changed. A worker records many cameras, one thread each, each pulling its camera through
 // libavformat (RTSP over TCP by default), never decoding, and recording into this vigild over its
 // wire port like any recording client, with its client-side buffer and acknowledgements. Workers
 // isolate vigild from a camera or demuxer that misbehaves; a worker that dies takes only its
@@ -125,9 +128,9 @@ class CameraManager {
   static constexpr std::chrono::milliseconds kStopGrace{1000};
 
   CameraManagerConfig config_;
-  std::optional<std::map<std::string, std::string>> wanted_;  // the catalog's, as last read
+  std::optional<std::map<std::string, std::string>> wanted_;  // URL by pull (track label), as last read
   std::map<std::string, std::int64_t> rates_;     // the manager thread's: cameras' declared_rate_bps, when set
-  std::map<std::string, Pull> pulls_;             // the manager thread's
+  std::map<std::string, Pull> pulls_;             // the manager thread's, by track label
   std::vector<std::unique_ptr<Worker>> workers_;  // the manager thread's
   std::mutex mu_;
   std::condition_variable_any cv_;

@@ -22,7 +22,7 @@ void CameraStatusBoard::restarted(const std::string& name) {
 }
 
 CameraState CameraStatusBoard::state_of(const PulledCamera& c) const {
-  if (metrics_ && metrics_->recording_streams(c.name) > 0) return CameraState::recording;
+  if (metrics_ && metrics_->main_video_streams(c.name) > 0) return CameraState::recording;
   return c.last_reason.empty() ? CameraState::starting : CameraState::reconnecting;
 }
 

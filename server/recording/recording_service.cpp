@@ -94,6 +94,14 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
       !breach.empty()) {
     co_return refuse(proto::REFUSE_REASON_INVALID_REQUEST, "open-record refused: " + breach);
   }
+  // The camera's track this stream records (empty: main video, what recorders before tracks send).
+  const auto role = parse_role(req.role());
+  if (!role) co_return refuse(proto::REFUSE_REASON_INVALID_REQUEST, "open-record role must be \"main\" or \"sub\"");
+  const auto media_kind = parse_media_kind(req.media_kind());
+  if (!media_kind) {
+    co_return refuse(proto::REFUSE_REASON_INVALID_REQUEST, "open-record media_kind must be \"video\" or \"audio\"");
+  }
+  const Track track{.camera = req.stream_name(), .role = *role, .media_kind = *media_kind};
   const std::uint64_t peak_bps =
       req.declared_peak_rate_bps() ? req.declared_peak_rate_bps() : req.declared_average_rate_bps();
   if (peak_bps == 0) co_return refuse(proto::REFUSE_REASON_INVALID_REQUEST, "open-record needs a declared rate");
@@ -133,11 +141,13 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
       pqxx::work tx(c);
       if (top_up > 0) reserved = catalog::reserve_stream_ids(tx, top_up);
       const auto cam = catalog::ensure_camera(tx, req.stream_name());
-      // Reconnecting continues the camera's recording: the hole since its last stream is a gap.
-      gap = catalog::record_reconnect_gap(tx, cam, first_wall ? std::min(first_wall, opened_at) : opened_at,
-                                          req.gap_reason());
+      // Reconnecting continues the track's recording: the hole since its last stream is a gap.
+      gap = catalog::record_reconnect_gap(tx, cam, track.role, track.media_kind,
+                                          first_wall ? std::min(first_wall, opened_at) : opened_at, req.gap_reason());
       const auto id =
           catalog::open_stream(tx, {.camera_id = cam,
+                                    .role = track.role,
+                                    .media_kind = track.media_kind,
                                     .codec = codec.codec_name(),
                                     .extradata = codec.extradata(),
                                     .width = codec.width(),
@@ -177,7 +187,9 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
                                             .admitted_rate_bps = static_cast<std::int64_t>(peak_bps),
                                             .disk_id = disk_id,
                                             .started_at_us = first_wall ? std::min(first_wall, opened_at) : opened_at,
-                                            .gap_why = req.gap_reason()});
+                                            .gap_why = req.gap_reason(),
+                                            .role = track.role,
+                                            .media_kind = track.media_kind});
     log::warn("catalog unavailable: recording opened with a reserved stream id; its row is queued",
               {{"stream", stream_id}, {"name", req.stream_name()}, {"error", e.what()}});
   }
@@ -193,10 +205,11 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
   r->first_wall_us = first_wall;
   r->notify = notify;
   r->name = req.stream_name();
+  r->main_video = track.role == TrackRole::main && track.media_kind == MediaKind::video;
   if (metrics_) {
     r->camera = &metrics_->camera(req.stream_name());
     if (gap) r->camera->gap("source_lost");
-    r->camera->stream_started(demand.peak_rate);
+    r->camera->stream_started(demand.peak_rate, r->main_video);
   }
   const auto& sched_cfg = chosen->io->scheduler().config();
   const double cycle_s = std::chrono::duration<double>(sched_cfg.cycle).count();
@@ -244,7 +257,7 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
     for (auto e : s.extents) offsets.push_back(vol->extent_offset(e));
     batcher->enqueue(catalog::open_segment_row(volume_id, s, offsets, vol->extent_bytes(), now_us()));
   });
-  disks_.recent().started({.camera = req.stream_name(),
+  disks_.recent().started({.track = track,
                            .stream_id = r->stream_id,
                            .volume_id = volume_id,
                            .volume = vol,
@@ -261,7 +274,7 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
     proto::CodecParameters live_codec = codec;
     live_codec.set_time_base_num(1);
     live_codec.set_time_base_den(1'000'000);
-    r->feed = std::make_shared<LiveFeed>(req.stream_name(), std::move(live_codec), demand.peak_rate);
+    r->feed = std::make_shared<LiveFeed>(track, std::move(live_codec), demand.peak_rate);
     feeds_.put(r->feed);
   }
 
@@ -541,7 +554,7 @@ asio::awaitable<void> RecordingService::close(const std::shared_ptr<Recording>& 
   const auto demand_id = r->demand.id;
   disks_.release(*disk, demand_id);
   if (r->camera) {
-    r->camera->stream_ended(r->demand.peak_rate);
+    r->camera->stream_ended(r->demand.peak_rate, r->main_video);
     if (disk_failed) r->camera->gap("io_error");
     else if (ending == Ending::stalled) r->camera->gap("source_stalled");
   }

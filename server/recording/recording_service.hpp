@@ -63,6 +63,7 @@ class RecordingService {
     std::shared_ptr<LiveFeed> feed;                        // live viewers of this camera
     CameraMetrics* camera = nullptr;                       // this camera's /metrics series
     std::string name;                                      // the camera's
+    bool main_video = true;                                // it records the camera's main video track
     OfferedRate offered;                                   // what its source really sends (re-admission)
     std::chrono::steady_clock::time_point next_readmit{};  // no re-admission attempt before this
     std::uint64_t readmissions = 0;

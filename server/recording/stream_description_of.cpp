@@ -1,5 +1,6 @@
 #include "server/recording/stream_description_of.hpp"
 
+#include "common/track.hpp"
 #include "storage/stream_description.hpp"
 
 namespace vigil::server {
@@ -9,9 +10,9 @@ std::vector<std::byte> stream_description_of(const proto::OpenRecord& request, s
   const auto& codec = request.codec();
   storage::StreamDescription d;
   d.camera = request.stream_name();
-  // Recorders push one track per stream; the catalog opens every such stream as a main video one.
-  d.role = "main";
-  d.media_kind = "video";
+  // The track the recorder named (RecordingService::open validated it: empty is main video).
+  d.role = std::string(role_name(parse_role(request.role()).value_or(TrackRole::main)));
+  d.media_kind = std::string(media_kind_name(parse_media_kind(request.media_kind()).value_or(MediaKind::video)));
   d.codec = codec.codec_name();
   const auto* extradata = reinterpret_cast<const std::byte*>(codec.extradata().data());
   d.extradata.assign(extradata, extradata + codec.extradata().size());

@@ -129,9 +129,14 @@ asio::awaitable<proto::Envelope> QueryChannel::timeline(const proto::QueryReques
   query.to_us = range.to_us;
   query.max_items = limit_of(request, kQueryDefaultTimelineItems, kQueryMaxTimelineItems);
   if (disks_) query.fresher = disks_->recent().timeline_segments(query.cameras, query.from_us, query.to_us);
-  auto result = co_await catalog_.run([&query](pqxx::connection& c) {
+  // The main video's timeline, then the sub streams' (one snapshot: both see the same rows).
+  auto [result, subs] = co_await catalog_.run([&query](pqxx::connection& c) {
     pqxx::read_transaction tx(c);
-    return catalog::timeline(tx, query);
+    auto main = catalog::timeline(tx, query);
+    auto sub_query = query;
+    sub_query.role = TrackRole::sub;
+    auto sub = catalog::timeline(tx, sub_query);
+    return std::pair{std::move(main), std::move(sub)};
   });
   // A camera named and not found is an error, not an empty timeline.
   for (const auto& name : query.cameras) {
@@ -140,25 +145,35 @@ asio::awaitable<proto::Envelope> QueryChannel::timeline(const proto::QueryReques
   }
   auto out = response_for(request);
   auto* r = out.mutable_query_response();
-  for (const auto& t : result) {
-    if (!grant.sees(t.camera)) continue;
-    auto* s = r->add_timelines();
-    s->set_stream_name(t.camera);
-    s->set_recording(t.recording);
-    s->set_truncated(t.truncated);
+  const auto fill = [](proto::StreamTimeline& s, const catalog::CameraTimeline& t) {
+    s.set_stream_name(t.camera);
+    s.set_recording(t.recording);
+    s.set_truncated(t.truncated);
     for (const auto& run : t.runs) {
-      auto* tr = s->add_runs();
+      auto* tr = s.add_runs();
       tr->set_from_us(run.start_us);
       tr->set_to_us(run.end_us);
     }
-    s->set_open_run(!t.runs.empty() && t.runs.back().open);
+    s.set_open_run(!t.runs.empty() && t.runs.back().open);
     for (const auto& gap : t.gaps) {
-      auto* g = s->add_gaps();
+      auto* g = s.add_gaps();
       g->set_from_us(gap.start_us);
       g->set_to_us(gap.end_us);
       g->set_reason(gap.detail.empty() ? gap.reason : gap.reason + ": " + gap.detail);
     }
+  };
+  for (const auto& t : result) {
+    if (!grant.sees(t.camera)) continue;
+    fill(*r->add_timelines(), t);
     if (t.truncated) r->set_truncated(true);
+    // Its sub stream's timeline follows it, named by its track label (CAMERA/sub), when it has one.
+    const auto sub = std::find_if(subs.begin(), subs.end(), [&](const auto& x) { return x.camera == t.camera; });
+    if (sub != subs.end() && sub->has_track) {
+      auto* s = r->add_timelines();
+      fill(*s, *sub);
+      s->set_stream_name(Track{.camera = t.camera, .role = TrackRole::sub}.label());
+      if (sub->truncated) r->set_truncated(true);
+    }
   }
   co_return out;
 }

@@ -57,7 +57,7 @@ TEST_CASE("a playback plan goes on across volumes and reconnects, and ends where
   };
   auto plan = [&](std::int64_t from, std::int64_t to, bool one_volume = false) {
     pqxx::work tx(conn);
-    return catalog::plan_playback(tx, "gate", from, to, 10'000, fresher, one_volume);
+    return catalog::plan_playback(tx, Track{.camera = "gate"}, from, to, 10'000, fresher, one_volume);
   };
 
   const auto all = plan(T0, T0 + 60 * S);
@@ -95,4 +95,35 @@ TEST_CASE("a playback plan goes on across volumes and reconnects, and ends where
   REQUIRE(wire2.segments.size() == 1);
   CHECK(wire2.segments[0].segment_id == 2);
   CHECK(wire2.next_from_us == T0 + 20 * S);
+}
+
+TEST_CASE("a playback plan is of one track: a camera's sub stream is planned apart, and only if it has one",
+          "[catalog][playback][track]") {
+  const std::string db = test::shared_cluster().create_database("playback_tracks");
+  pqxx::connection conn(db);
+  catalog::migrate(conn);
+  {
+    pqxx::work tx(conn);
+    const auto cam = catalog::ensure_camera(tx, "gate");
+    const auto disk =
+        tx.exec1("INSERT INTO disks (node, device_path, capacity_bytes) VALUES ('n1', 'sim:0', 1) RETURNING id")[0]
+            .as<std::int64_t>();
+    catalog::open_stream(tx, {.camera_id = cam,
+                              .codec = "h264",
+                              .declared_rate_bps = 1'000'000,
+                              .admitted_rate_bps = 1'000'000,
+                              .disk_id = disk,
+                              .started_at_us = T0});
+    tx.commit();
+  }
+  const Track main_video{.camera = "gate"};
+  const Track sub_video{.camera = "gate", .role = TrackRole::sub};
+  pqxx::work tx(conn);
+  const auto main_plan = catalog::plan_playback(tx, main_video, T0, T0 + 60 * S);
+  CHECK(main_plan.camera_exists);
+  CHECK(main_plan.track_exists);
+  const auto no_sub = catalog::plan_playback(tx, sub_video, T0, T0 + 60 * S);
+  CHECK(no_sub.camera_exists);
+  CHECK_FALSE(no_sub.track_exists);  // the routes answer 404 "has no sub video stream"
+  CHECK(no_sub.segments.empty());
 }

@@ -110,7 +110,8 @@ TEST_CASE("a reconnect records the hole since the camera's last stream, once tha
   catalog::migrate(conn);
   pqxx::work tx(conn);
   const auto cam = catalog::ensure_camera(tx, "yard");
-  CHECK_FALSE(catalog::record_reconnect_gap(tx, cam, 5'000'000));  // no previous stream
+  CHECK_FALSE(
+      catalog::record_reconnect_gap(tx, cam, TrackRole::main, MediaKind::video, 5'000'000));  // no previous stream
   const auto disk = tx.exec1(
                           "INSERT INTO disks (node, device_path, capacity_bytes) VALUES ('n1', 'sim:0', 1) "
                           "RETURNING id")[0]
@@ -121,9 +122,10 @@ TEST_CASE("a reconnect records the hole since the camera's last stream, once tha
                                                .admitted_rate_bps = 1'000'000,
                                                .disk_id = disk,
                                                .started_at_us = 1'000'000});
-  CHECK_FALSE(catalog::record_reconnect_gap(tx, cam, 5'000'000));  // still recording: its end is not known yet
+  CHECK_FALSE(catalog::record_reconnect_gap(tx, cam, TrackRole::main, MediaKind::video,
+                                            5'000'000));  // still recording: its end is not known yet
   catalog::end_stream(tx, first, "interrupted", 2'000'000);
-  CHECK(catalog::record_reconnect_gap(tx, cam, 5'000'000));
+  CHECK(catalog::record_reconnect_gap(tx, cam, TrackRole::main, MediaKind::video, 5'000'000));
   auto gap = tx.exec_params1("SELECT start_us, end_us, reason, detail FROM gaps WHERE stream_id = $1", first);
   CHECK(gap[0].as<std::int64_t>() == 1'000'000);  // no segment: from the stream's start
   CHECK(gap[1].as<std::int64_t>() == 5'000'000);
@@ -141,8 +143,10 @@ struct CameraRows {
     disk = tx.exec1("INSERT INTO disks (node, device_path, capacity_bytes) VALUES ('n1', 'sim:0', 1) RETURNING id")[0]
                .as<std::int64_t>();
   }
-  std::int64_t open(std::int64_t at) {
+  std::int64_t open(std::int64_t at, TrackRole role = TrackRole::main, MediaKind kind = MediaKind::video) {
     return catalog::open_stream(tx, {.camera_id = cam,
+                                     .role = role,
+                                     .media_kind = kind,
                                      .codec = "h264",
                                      .declared_rate_bps = 1'000'000,
                                      .admitted_rate_bps = 1'000'000,
@@ -170,7 +174,8 @@ TEST_CASE("an io_error gap covers only the time lost: it ends where the camera's
     const auto first = open(1'000'000);
     catalog::end_stream_with_gap(tx, first, "interrupted", 5'000'000, "io_error", "disk failed");
     REQUIRE(gaps(first).size() == 1);
-    CHECK_FALSE(catalog::record_reconnect_gap(tx, cam, 1'400'000));  // resent from 1.4 s: nothing else missing
+    CHECK_FALSE(catalog::record_reconnect_gap(tx, cam, TrackRole::main, MediaKind::video,
+                                              1'400'000));  // resent from 1.4 s: nothing else missing
     open(1'400'000);
     auto g = gaps(first);
     REQUIRE(g.size() == 1);
@@ -180,7 +185,8 @@ TEST_CASE("an io_error gap covers only the time lost: it ends where the camera's
   }
   SECTION("the new stream opened before the failed one's end was committed") {
     const auto first = open(1'000'000);
-    CHECK_FALSE(catalog::record_reconnect_gap(tx, cam, 1'400'000));  // still 'recording'
+    CHECK_FALSE(
+        catalog::record_reconnect_gap(tx, cam, TrackRole::main, MediaKind::video, 1'400'000));  // still 'recording'
     open(1'400'000);
     catalog::end_stream_with_gap(tx, first, "interrupted", 5'000'000, "io_error", "disk failed");
     auto g = gaps(first);
@@ -190,7 +196,7 @@ TEST_CASE("an io_error gap covers only the time lost: it ends where the camera's
   SECTION("nothing lost: the resent stream begins where the failed one's frames ended") {
     const auto first = open(1'000'000);
     catalog::end_stream_with_gap(tx, first, "interrupted", 5'000'000, "io_error", "disk failed");
-    CHECK_FALSE(catalog::record_reconnect_gap(tx, cam, 1'000'000));
+    CHECK_FALSE(catalog::record_reconnect_gap(tx, cam, TrackRole::main, MediaKind::video, 1'000'000));
     CHECK(gaps(first).empty());
   }
 }
@@ -211,7 +217,7 @@ TEST_CASE("a gap of refused frames ends where the camera's next stream resent th
   SECTION("refused at the end, resent in the next stream: the reconnect cuts the gap") {
     catalog::end_stream(tx, first, "interrupted", 3'000'000);
     CHECK(catalog::record_refused_gap(tx, first, 2'800'000, 3'000'000, "rate_exceeded", "5 frames"));
-    CHECK_FALSE(catalog::record_reconnect_gap(tx, cam, 2'900'000));
+    CHECK_FALSE(catalog::record_reconnect_gap(tx, cam, TrackRole::main, MediaKind::video, 2'900'000));
     open(2'900'000);
     auto g = gaps(first);
     REQUIRE(g.size() == 1);
@@ -236,4 +242,53 @@ TEST_CASE("a gap of refused frames ends where the camera's next stream resent th
     CHECK(catalog::record_refused_gap(tx, second, 1'500'000, 1'600'000, "rate_exceeded", "2 frames"));
     CHECK(gaps(second).size() == 1);
   }
+}
+
+TEST_CASE("reconnect and refused gaps are per track: another track's stream never makes or cuts a gap in this one",
+          "[catalog][recording][gaps][track]") {
+  CameraRows rows("track_gaps", "porch");
+  auto& tx = rows.tx;
+  const auto cam = rows.cam;
+  const auto main_stream = rows.open(1'000'000);
+  // The camera's sub stream and audio open while its main video records: no gap anywhere (the
+  // main stream is still recording, and the other tracks have no previous stream).
+  CHECK_FALSE(catalog::record_reconnect_gap(tx, cam, TrackRole::sub, MediaKind::video, 1'500'000));
+  const auto sub_stream = rows.open(1'500'000, TrackRole::sub);
+  CHECK_FALSE(catalog::record_reconnect_gap(tx, cam, TrackRole::main, MediaKind::audio, 1'600'000));
+  const auto audio_stream = rows.open(1'600'000, TrackRole::main, MediaKind::audio);
+  CHECK(
+      tx.exec_params1("SELECT role || '/' || media_kind FROM streams WHERE id = $1", sub_stream)[0].as<std::string>() ==
+      "sub/video");
+  CHECK(tx.exec_params1("SELECT role || '/' || media_kind FROM streams WHERE id = $1", audio_stream)[0]
+            .as<std::string>() == "main/audio");
+
+  // The audio session ends and comes back: its own gap, none in the video.
+  catalog::end_stream(tx, audio_stream, "interrupted", 2'000'000);
+  CHECK(catalog::record_reconnect_gap(tx, cam, TrackRole::main, MediaKind::audio, 4'000'000));
+  rows.open(4'000'000, TrackRole::main, MediaKind::audio);
+  CHECK(rows.gaps(audio_stream).size() == 1);
+  CHECK(rows.gaps(main_stream).empty());
+  CHECK(rows.gaps(sub_stream).empty());
+
+  // The main video ends; the sub stream (still recording) reconnecting must not gap the main one,
+  // and the main one's refused frames are not cut where another track's stream began.
+  catalog::end_stream(tx, main_stream, "interrupted", 5'000'000);
+  CHECK(catalog::record_refused_gap(tx, main_stream, 4'800'000, 5'000'000, "rate_exceeded", "5 frames"));
+  REQUIRE(rows.gaps(main_stream).size() == 1);
+  CHECK(rows.gaps(main_stream)[0][1].as<std::int64_t>() == 5'000'000);
+  catalog::end_stream(tx, sub_stream, "interrupted", 5'500'000);
+  CHECK(catalog::record_reconnect_gap(tx, cam, TrackRole::sub, MediaKind::video, 7'000'000));
+  rows.open(7'000'000, TrackRole::sub);
+  CHECK(rows.gaps(main_stream).size() == 1);  // only its refused frames
+  auto sub_gaps = rows.gaps(sub_stream);
+  REQUIRE(sub_gaps.size() == 1);
+  CHECK(sub_gaps[0][0].as<std::int64_t>() == 1'500'000);  // no segment: from its start
+  CHECK(sub_gaps[0][1].as<std::int64_t>() == 7'000'000);
+  CHECK(sub_gaps[0][2].as<std::string>() == "source_lost");
+  // The main video comes back: its hole is its own, from its end.
+  CHECK(catalog::record_reconnect_gap(tx, cam, TrackRole::main, MediaKind::video, 8'000'000));
+  auto main_gaps = rows.gaps(main_stream);
+  REQUIRE(main_gaps.size() == 2);
+  CHECK(main_gaps[1][2].as<std::string>() == "source_lost");
+  CHECK(main_gaps[1][1].as<std::int64_t>() == 8'000'000);
 }

@@ -3,7 +3,8 @@
 python3-gi, gir1.2-gst-rtsp-server-1.0, gstreamer1.0-plugins-*) serving a live 25 fps H.264 test
 pattern at /cam1 (no B-frames, a keyframe per second) and /bframes (main profile with two B-frames:
 its RTP timestamps go back and forth, and its first RTP packets reach FFmpeg without timestamps); the same
-as H.265 (x265enc, rtph265pay) at /hevc and /hevc-bframes. Usage: rtsp_camera.py PORT [KBPS [USER:PASSWORD]] (0: any
+as H.265 (x265enc, rtph265pay) at /hevc and /hevc-bframes; /cam1-sub is /cam1's sub stream, 320x180 H.264 (a
+camera's low-resolution second encoding). Usage: rtsp_camera.py PORT [KBPS [USER:PASSWORD]] (0: any
 free port; KBPS: x264's bitrate, 0 or absent for its own, 2048, e.g. lower for many cameras on a slow simulated
 disk; USER:PASSWORD: every mount asks for these credentials with HTTP Digest, as most IP cameras do).
 Prints "ready PORT" once it listens. Run with Debian's /usr/bin/python3 (it has gi)."""
@@ -67,6 +68,12 @@ mount("/cam1", 0)
 mount("/bframes", 2)
 mount_hevc("/hevc", 0)
 mount_hevc("/hevc-bframes", 2)
+
+# Sub streams: a camera's second, low-resolution encoding of the same scene (substream_url).
+add_mount("/cam1-sub",
+    "( videotestsrc is-live=true pattern=smpte ! video/x-raw,width=320,height=180,framerate=25/1 "
+    "! x264enc tune=zerolatency speed-preset=ultrafast key-int-max=25 bitrate=256 bframes=0 "
+    "! h264parse config-interval=-1 ! rtph264pay name=pay0 pt=96 )")
 server.attach(None)
 print("ready", server.get_bound_port(), flush=True)
 GLib.MainLoop().run()

@@ -90,3 +90,20 @@ TEST_CASE("metrics: a removed series leaves the render, the family's others stay
   CHECK_THAT(text, !ContainsSubstring("camera=\"a\""));
   CHECK_THAT(text, ContainsSubstring("vigil_test_up{camera=\"b\"} 0"));
 }
+
+TEST_CASE("camera status: a camera is up while its main video records, not while only its sub stream does",
+          "[metrics][camera][track]") {
+  Metrics m;
+  CameraStatusBoard board(&m);
+  m.camera("a").stream_started(Rate::from_bps(200'000), /*main_video=*/false);  // its sub stream
+  board.publish({{"a", true, "camera unreachable or stream lost: a"}});
+  CHECK(board.health().down == 1);
+  auto p = render(m);
+  CHECK(p.value("vigil_camera_up", {{"camera", "a"}}) == 0);
+  CHECK(p.value("vigil_camera_recording_streams", {{"camera", "a"}}) == 1);  // every track's stream counts
+  m.camera("a").stream_started(Rate::from_bps(1'000'000));
+  CHECK(board.health().recording == 1);
+  p = render(m);
+  CHECK(p.value("vigil_camera_up", {{"camera", "a"}}) == 1);
+  CHECK(p.value("vigil_camera_recording_streams", {{"camera", "a"}}) == 2);
+}

@@ -20,7 +20,7 @@ void publish(LiveFeed& feed, std::uint64_t seq, std::size_t bytes = 1000) {
 }  // namespace
 
 TEST_CASE("live viewers start at a keyframe, lag without slowing others, and see the end", "[live]") {
-  LiveFeed feed("porch", {}, Rate::from_bps(8'000'000));
+  LiveFeed feed(Track{.camera = "porch"}, {}, Rate::from_bps(8'000'000));
   publish(feed, 1);  // nobody watches yet: nothing kept
   int wakes = 0;
   auto fast = feed.subscribe(1 << 20, [&] { ++wakes; });

@@ -24,7 +24,7 @@ catalog::BatcherOptions unreachable() {
 
 server::RecentSegments::Source source(const std::string& camera, std::uint64_t stream, const storage::Volume& vol) {
   server::RecentSegments::Source s;
-  s.camera = camera;
+  s.track = Track{.camera = camera};
   s.stream_id = stream;
   s.volume_id = 7;
   s.volume = &vol;
@@ -51,7 +51,7 @@ TEST_CASE("recent segments: kept while their rows wait, only the camera and rang
   const auto row = batcher.enqueue(catalog::ReclaimRow{});
   recent.closed(3, seg, row);
 
-  const auto all = recent.of("gate", seg.first_pts, seg.end_pts);
+  const auto all = recent.of(Track{.camera = "gate"}, seg.first_pts, seg.end_pts);
   REQUIRE(all.size() == 1);
   CHECK(!all[0].open);
   CHECK(all[0].volume_id == 7);
@@ -61,13 +61,13 @@ TEST_CASE("recent segments: kept while their rows wait, only the camera and rang
   CHECK(all[0].segment.gops.size() == seg.gop_index.size());
   REQUIRE(all[0].segment.extent_offsets.size() == seg.extents.size());
   CHECK(all[0].segment.extent_offsets[0] == (*vol)->extent_offset(seg.extents[0]));
-  CHECK(recent.of("porch", seg.first_pts, seg.end_pts).empty());               // another camera
-  CHECK(recent.of("gate", seg.end_pts, seg.end_pts + 1'000'000).empty());      // after it
-  CHECK(recent.of("gate", seg.first_pts - 1'000'000, seg.first_pts).empty());  // before it
+  CHECK(recent.of(Track{.camera = "porch"}, seg.first_pts, seg.end_pts).empty());               // another camera
+  CHECK(recent.of(Track{.camera = "gate"}, seg.end_pts, seg.end_pts + 1'000'000).empty());      // after it
+  CHECK(recent.of(Track{.camera = "gate"}, seg.first_pts - 1'000'000, seg.first_pts).empty());  // before it
   // Ended: still answered while its row waits (the catalog does not have it yet).
   recent.ended(3);
-  CHECK(recent.of("gate", seg.first_pts, seg.end_pts).size() == 1);
-  CHECK(!recent.durable_end_us("gate"));  // nothing records now
+  CHECK(recent.of(Track{.camera = "gate"}, seg.first_pts, seg.end_pts).size() == 1);
+  CHECK(!recent.durable_end_us(Track{.camera = "gate"}));  // nothing records now
 
   // At most kClosedPerStream closed segments per recording: the oldest goes first.
   recent.started(source("yard", 5, **vol));
@@ -76,7 +76,7 @@ TEST_CASE("recent segments: kept while their rows wait, only the camera and rang
     s.segment_id = id;
     recent.closed(5, s, batcher.enqueue(catalog::ReclaimRow{}));
   }
-  const auto yard = recent.of("yard", seg.first_pts, seg.end_pts);
+  const auto yard = recent.of(Track{.camera = "yard"}, seg.first_pts, seg.end_pts);
   REQUIRE(yard.size() == server::RecentSegments::kClosedPerStream);
   CHECK(yard.front().segment.segment_id == 12);
 }
@@ -93,9 +93,34 @@ TEST_CASE("recent segments: rows committed, the catalog answers alone; ended one
   server::RecentSegments recent(batcher);
   recent.started(source("gate", 3, **vol));
   recent.closed(3, seg, 0);
-  CHECK(recent.of("gate", seg.first_pts, seg.end_pts).empty());
+  CHECK(recent.of(Track{.camera = "gate"}, seg.first_pts, seg.end_pts).empty());
   // An ended recording's last segments stay a while (a playback finishing from memory), then go.
   recent.closed(3, seg, 0);
   recent.ended(3);
-  CHECK(recent.of("gate", seg.first_pts, seg.end_pts).size() == 1);
+  CHECK(recent.of(Track{.camera = "gate"}, seg.first_pts, seg.end_pts).size() == 1);
+}
+
+TEST_CASE("recent segments: a camera's tracks are apart (its sub stream is not its main video)", "[recent][track]") {
+  storage::VirtualClock clock;
+  storage::SimulatedDisk disk(clock, {.size_bytes = 8 << 20});
+  REQUIRE(storage::Volume::format(disk, {.extent_bytes = 64 * 1024}).has_value());
+  auto vol = storage::Volume::open(disk);
+  REQUIRE(vol.has_value());
+  const auto seg = test::write_script_segment(**vol, 1, 3, 20);
+  catalog::Batcher batcher("host=/nonexistent-vigil-socket-dir dbname=none connect_timeout=1", unreachable());
+  server::RecentSegments recent(batcher);
+  auto sub = source("gate", 3, **vol);
+  sub.track.role = TrackRole::sub;
+  recent.started(sub);
+  recent.closed(3, seg, batcher.enqueue(catalog::ReclaimRow{}));
+  const Track main_video{.camera = "gate"};
+  const Track sub_video{.camera = "gate", .role = TrackRole::sub};
+  CHECK(recent.of(main_video, seg.first_pts, seg.end_pts).empty());
+  CHECK(recent.of(sub_video, seg.first_pts, seg.end_pts).size() == 1);
+  CHECK(recent.recording(sub_video));
+  CHECK_FALSE(recent.recording(main_video));
+  const auto timeline = recent.timeline_segments({"gate"}, seg.first_pts, seg.end_pts);
+  REQUIRE(timeline.size() == 1);
+  CHECK(timeline[0].role == TrackRole::sub);
+  CHECK(timeline[0].media_kind == MediaKind::video);
 }
