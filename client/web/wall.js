@@ -306,10 +306,22 @@ function setWallMode(mode) {
   $('wall').dataset.mode = mode;
 }
 
+// Recorded mode from MS, by default 30 s ago — or later, where every tile's camera has recorded
+// (cameras that started recording less than 30 s ago), if that is at least 5 s ago.
 async function enterRecorded(ms) {
   setWallMode('recorded');
   await loadWallTimelines();
-  seekWall(ms || Date.now() - 30e3);
+  if (!ms) {
+    ms = Date.now() - 30e3;
+    const starts = [];
+    for (const tl of wall.timelines.values()) {
+      const run = ((tl && tl.runs) || []).find((r) => r.end_us / 1000 > ms);
+      if (run) starts.push(run.start_us / 1000);
+    }
+    const latest = Math.max(ms, ...starts);
+    if (latest < Date.now() - 5e3) ms = latest + 500;
+  }
+  seekWall(ms);
 }
 
 function startWallTimers() {
