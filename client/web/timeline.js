@@ -71,7 +71,7 @@ function filteredCameras() {
 
 $('group-filter').addEventListener('change', () => {
   loadCameras().catch(showError);
-  if (state.view === 'wall') fillWall();
+  if (state.view === 'wall') fillWall().catch(showError);
 });
 
 async function selectCamera(name) {

@@ -20,6 +20,7 @@ const wall = {
   timelines: new Map(),  // camera → its last timeline answer (recorded mode)
   win: { from: 0, to: 1 },
   timers: [],
+  gen: 0,        // fillWall's calls: only the newest builds the grid
 };
 
 // ---------- tiles ----------
@@ -69,18 +70,23 @@ function setTileStatus(t, text, cls) {
 }
 
 // Builds the grid for the layout and starts every tile in the current mode.
+// (A newer call — the layout or the group changed meanwhile — wins: GEN.)
 async function fillWall() {
-  stopWallTiles();
+  const gen = ++wall.gen;
   const side = wallSide();
+  const names = wallCameras();
+  await Promise.all([...new Set(names.filter(Boolean))].map(cameraDetails)).catch(showError);
+  if (gen !== wall.gen) return;
+  stopWallTiles();
   const box = $('wall');
   box.dataset.layout = String(side);
   box.style.gridTemplateColumns = `repeat(${side}, 1fr)`;
-  box.replaceChildren();
-  const names = wallCameras();
-  await Promise.all([...new Set(names.filter(Boolean))].map(cameraDetails)).catch(showError);
   wall.tiles = names.map((name, i) => makeTile(i, name));
-  for (const t of wall.tiles) box.append(t.el);
-  if (wall.mode === 'recorded') await loadWallTimelines();
+  box.replaceChildren(...wall.tiles.map((t) => t.el));
+  if (wall.mode === 'recorded') {
+    await loadWallTimelines();
+    if (gen !== wall.gen) return;
+  }
   for (const t of wall.tiles) startTile(t);
 }
 

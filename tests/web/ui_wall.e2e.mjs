@@ -279,7 +279,7 @@ async function main() {
   await page.click('nav.views [data-view="camera"]');
   await page.selectOption('#span', '300');
   await page.click('#cameras li[data-camera="cam2"]');
-  await page.waitForSelector('#track .run.open', { timeout: 10_000 });
+  await page.waitForFunction(() => state.win.to - state.win.from < 400e3 && document.querySelector('#track .run.open'), null, { timeout: 10_000 });
   const sel = await page.evaluate(() => {
     const r = document.getElementById('track').getBoundingClientRect();
     const x = (t) => r.left + r.width * (t - state.win.from) / (state.win.to - state.win.from);
@@ -320,10 +320,12 @@ async function main() {
   await page.waitForSelector('#track .run.open', { timeout: 10_000 });
   await page.evaluate((r) => playRecorded(r.from, r.to), range);
   await page.waitForSelector('#export:not([hidden])', { timeout: 5_000 });
+  // (The player's own loading would share the throttled network with the exports.)
+  await page.evaluate(() => { if (state.hls) state.hls.stopLoad(); document.getElementById('video').pause(); });
   const cdp = await context.newCDPSession(page);
   await cdp.send('Network.enable');
   await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 20, downloadThroughput: 64 * 1024, uploadThroughput: -1 });
-  const download = page.waitForEvent('download', { timeout: 90_000 });
+  const download = page.waitForEvent('download', { timeout: 90_000 }).catch((e) => e);
   await page.click('#export');
   const job = page.locator('#exports li.export').first();
   await page.waitForFunction(() => {
@@ -343,7 +345,10 @@ async function main() {
   await page.waitForFunction(() => document.querySelector('#exports li.export:last-child').dataset.state === 'done', null, { timeout: 60_000 });
   const done = await page.evaluate(() => { const li = document.querySelector('#exports li.export:last-child'); return { bytes: Number(li.dataset.bytes), total: Number(li.dataset.total) }; });
   const saved = path.join(args.out, 'export.mp4');
-  await (await download).saveAs(saved);
+  const dl = await download;
+  if (dl instanceof Error) throw dl;
+  check(dl.suggestedFilename().startsWith('cam2-') && dl.suggestedFilename().endsWith('.mp4'), `the export is saved as ${dl.suggestedFilename()}`);
+  await dl.saveAs(saved);
   const size = fs.statSync(saved).size;
   check(done.total > 0 && size === done.total && done.bytes === done.total, `the saved file is exactly Content-Length bytes (${size} = ${done.total})`);
   fs.rmSync(saved);
