@@ -234,6 +234,7 @@ function syncWall() {
 
 function seekWall(ms) {
   wall.master = { baseMs: ms, t0: 0, playing: false, paused: false };
+  $('wall-play').textContent = 'Pause';
   for (const t of wall.tiles) startTile(t);
   syncWall();
 }
@@ -354,11 +355,13 @@ $('wall-play').addEventListener('click', () => {
     m.t0 = performance.now();
     m.playing = true;
     for (const t of wall.tiles) t.video.play().catch(() => {});
+    $('wall-play').textContent = 'Pause';
   } else {
     m.baseMs = masterMs();
     m.paused = true;
     m.playing = false;
     for (const t of wall.tiles) t.video.pause();
+    $('wall-play').textContent = 'Play';
   }
 });
 $('wall-back').addEventListener('click', () => seekWall(masterMs() - 10e3));
