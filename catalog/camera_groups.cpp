@@ -76,8 +76,8 @@ std::optional<CameraGroup> camera_group(pqxx::work& tx, std::int64_t id) {
 std::int64_t create_camera_group(pqxx::work& tx, const std::string& name, const std::vector<std::string>& cameras) {
   check_group_name(name);
   check_members(cameras);
-  auto r = tx.exec_params("INSERT INTO camera_groups (name) VALUES ($1) ON CONFLICT (name) DO NOTHING RETURNING id",
-                          name);
+  auto r =
+      tx.exec_params("INSERT INTO camera_groups (name) VALUES ($1) ON CONFLICT (name) DO NOTHING RETURNING id", name);
   if (r.empty()) throw CatalogError::conflict("a group named '" + name + "' exists already");
   const auto id = r[0][0].as<std::int64_t>();
   insert_members(tx, id, cameras);

@@ -19,6 +19,7 @@
 namespace vigil::server {
 
 // Any path /api/v1/groups[/...].
-boost::asio::awaitable<HttpResponse> groups_route(const RouteContext& ctx, const HttpRequest& req, const QueryParams& q);
+boost::asio::awaitable<HttpResponse> groups_route(const RouteContext& ctx, const HttpRequest& req,
+                                                  const QueryParams& q);
 
 }  // namespace vigil::server

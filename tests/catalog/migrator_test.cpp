@@ -25,7 +25,7 @@ namespace {
 
 const char* const kCatalogTables[] = {
     "cameras",   "disks", "volumes", "disk_profiles",       "streams", "segments",  "segment_extents",
-    "gop_index", "gaps",  "events",  "admission_decisions", "tokens",  "audit_log", "camera_groups", "camera_group_members", "vigil_schema_version",
+    "gop_index", "gaps",  "events",  "admission_decisions", "tokens",  "audit_log", "vigil_schema_version",
 };
 
 std::string fresh_database(std::string_view hint) { return vigil::test::shared_cluster().create_database(hint); }
