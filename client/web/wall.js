@@ -208,6 +208,13 @@ function tileWallMs(t) {
 // Moves every tile onto the master clock (or pauses it where it has nothing at that time).
 function syncWall() {
   if (wall.mode !== 'recorded') return;
+  // Every tile waiting for data (a slow network or disk): the clock waits too, instead of running
+  // away from all of them; the next tile that plays starts it again.
+  const active = wall.tiles.filter((t) => t.hls && t.camera && tileWallMs(t));
+  if (wall.master.playing && active.length && active.every((t) => t.video.readyState < 3 || t.video.seeking)) {
+    wall.master.baseMs = masterMs();
+    wall.master.playing = false;
+  }
   const m = masterMs();
   $('wall-clock').textContent = fmtTime(m, true);
   $('wall-clock').dataset.ms = String(Math.round(m));
