@@ -74,7 +74,8 @@ TEST_CASE("camera groups: made, changed, deleted, and filtered by a token's came
     CHECK(api.call("DELETE", "/api/v1/groups/999999").status == 404);
     auto list = api.get("/api/v1/groups");
     REQUIRE(list.status == 200);
-    const auto& groups = list.json().at("groups").as_array();
+    const auto body = list.json();  // (json() parses anew: keep the value)
+    const auto& groups = body.at("groups").as_array();
     REQUIRE(groups.size() == 1);
     CHECK(groups[0].at("name").as_string() == "Lobby");
     CHECK(names_of(groups[0].at("cameras")) == std::vector<std::string>{"b", "a"});
@@ -117,7 +118,8 @@ TEST_CASE("camera groups: made, changed, deleted, and filtered by a token's came
     auto list = as(d.http(), viewer, "GET", "/api/v1/groups");
     INFO(list.body);
     REQUIRE(list.status == 200);
-    const auto& groups = list.json().at("groups").as_array();
+    const auto body = list.json();  // (json() parses anew: keep the value)
+    const auto& groups = body.at("groups").as_array();
     REQUIRE(groups.size() == 1);  // "Back" holds only c
     CHECK(groups[0].at("name").as_string() == "Lobby");
     CHECK(names_of(groups[0].at("cameras")) == std::vector<std::string>{"a"});
