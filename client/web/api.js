@@ -22,6 +22,12 @@ const state = {
   posMs: 0,          // the last recording position shown (wall time, ms)
   trick: null,       // { dir: 1 | -1, rate, from, to }: the keyframe clip playing, its recorded range (ms)
   searchNext: null,
+  range: null,       // { from, to } (ms) of the recording playing: what Export MP4 downloads
+  selection: null,   // { from, to } (ms) dragged on the timeline: what Lock selection locks
+  view: 'camera',    // camera | wall | locks | admin
+  admin: false,      // the token may administer (GET /api/v1/tokens answered 200)
+  groups: [],        // GET /api/v1/groups
+  details: new Map(),  // camera name → GET /api/v1/cameras/{name} (streams, for the substream)
 };
 
 // ---------- token ----------
@@ -68,16 +74,22 @@ class ApiError extends Error {
   constructor(status, message) { super(message); this.status = status; }
 }
 
-async function api(path) {
-  const res = await fetch(path, { headers: { Authorization: 'Bearer ' + state.token }, cache: 'no-store' });
+// BODY (optional) is sent as JSON with METHOD (default GET, or POST with a body).
+async function api(path, method, body) {
+  const init = { headers: { Authorization: 'Bearer ' + state.token }, cache: 'no-store', method: method || (body ? 'POST' : 'GET') };
+  if (body !== undefined) {
+    init.headers['Content-Type'] = 'application/json';
+    init.body = JSON.stringify(body);
+  }
+  const res = await fetch(path, init);
   if (res.status === 401) {
     askToken('The token was refused (401). Enter another one.');
     throw new ApiError(401, 'unauthorized');
   }
   const ctype = res.headers.get('content-type') || '';
-  const body = ctype.includes('json') ? await res.json() : await res.text();
-  if (!res.ok) throw new ApiError(res.status, (body && body.error) || res.statusText);
-  return body;
+  const answer = ctype.includes('json') ? await res.json() : await res.text();
+  if (!res.ok) throw new ApiError(res.status, (answer && answer.error) || res.statusText);
+  return answer;
 }
 
 function mediaUrl(path, params = {}) {

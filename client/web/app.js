@@ -143,6 +143,22 @@ async function loadDisks() {
   box.replaceChildren(table);
 }
 
+// ---------- views ----------
+
+// Shows view NAME (camera | wall | locks | admin); what the others play stops.
+function showView(name) {
+  if (state.view === 'wall' && name !== 'wall') stopWall();
+  if (state.view === 'camera' && name !== 'camera') stopPlayer();
+  state.view = name;
+  for (const b of document.querySelectorAll('nav.views button')) b.setAttribute('aria-pressed', String(b.dataset.view === name));
+  for (const v of ['camera', 'wall', 'locks', 'admin']) $('view-' + v).hidden = v !== name;
+  if (name === 'wall') enterWall();
+  if (name === 'locks') loadLocks().catch((e) => lockError(e.message));
+  if (name === 'admin') loadAdmin().catch((e) => adminError(e.message));
+}
+
+for (const b of document.querySelectorAll('nav.views button')) b.addEventListener('click', () => showView(b.dataset.view));
+
 // ---------- start ----------
 
 function showError(e) {
@@ -154,8 +170,9 @@ let timers = [];
 
 async function refresh() {
   try {
+    await loadGroups();
     await loadCameras();
-    if (state.camera) await loadTimeline();
+    if (state.camera && state.view === 'camera') await loadTimeline();
     setStatus('updated ' + fmtTime(Date.now()));
   } catch (e) { showError(e); }
   loadDisks().catch(() => { $('disks').innerHTML = '<p class="muted">metrics unavailable</p>'; });
@@ -167,18 +184,24 @@ async function start() {
   $('app').hidden = false;
   $('login').hidden = true;
   const hash = new URLSearchParams(location.hash.replace(/^#/, ''));
+  await probeAdmin().catch(showError);
   await refresh();
   const want = hash.get('camera') || (state.cameras[0] && state.cameras[0].name);
   if (want && !state.camera) {
     if (hash.get('span')) $('span').value = hash.get('span');
     await selectCamera(want).catch(showError);
   }
+  if (hash.get('group')) {
+    const g = state.groups.find((x) => x.name === hash.get('group'));
+    if (g) { $('group-filter').value = String(g.id); await loadCameras(); }
+  }
+  if (['wall', 'locks', 'admin'].includes(hash.get('view'))) showView(hash.get('view'));
   timers.push(setInterval(refresh, 5000));
   // An open run grows at the cycle's pace: while the timeline shows now, redraw it every second
   // (one request at a time).
   let growing = false;
   timers.push(setInterval(() => {
-    if (growing || !state.camera || !showsLiveEdge()) return;
+    if (growing || !state.camera || state.view !== 'camera' || !showsLiveEdge()) return;
     growing = true;
     loadTimeline().catch(showError).finally(() => { growing = false; });
   }, 1000));

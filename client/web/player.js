@@ -65,9 +65,8 @@ function playRecorded(fromMs, toMs) {
   v.playbackRate = Number($('speed').value);
   v.play().catch(() => {});
   setMode('recorded');
-  const exp = $('export');
-  exp.href = mediaUrl(`${camPath(state.camera)}/export.mp4`, { from: at(start), to: at(end), download: 1 });
-  exp.hidden = false;
+  state.range = { from: start, to: end };
+  $('export').hidden = false;
 }
 
 // Live view: the live playlist exists once the recording has cut its first segment (~2 s); until
@@ -242,6 +241,8 @@ $('rew').addEventListener('click', () => startTrick(-1));
 $('play').addEventListener('click', playNormal);
 $('trick-rate').addEventListener('change', () => { if (state.mode === 'trick') startTrick(state.trick.dir); });
 $('live').addEventListener('click', () => playLive());
+// Export MP4: the range playing, downloaded with progress (exports.js).
+$('export').addEventListener('click', () => { if (state.range) startExport(state.camera, state.range.from, state.range.to); });
 // (A keyframe clip keeps playbackRate 1: its rate is the trick-play rate.)
 $('speed').addEventListener('change', () => { if (state.mode !== 'trick') $('video').playbackRate = Number($('speed').value); });
 $('back10').addEventListener('click', () => { const v = $('video'); v.currentTime = Math.max(0, v.currentTime - 10); });

@@ -12,7 +12,8 @@ async function loadCameras() {
   const qcam = $('q-camera');
   const keep = qcam.value;
   qcam.replaceChildren(new Option('all', ''));
-  for (const c of state.cameras) {
+  for (const c of state.cameras) qcam.append(new Option(c.name, c.name));
+  for (const c of filteredCameras()) {
     const li = document.createElement('li');
     li.dataset.camera = c.name;
     li.classList.toggle('selected', c.name === state.camera);
@@ -34,13 +35,44 @@ async function loadCameras() {
     }
     li.addEventListener('click', () => selectCamera(c.name));
     ul.append(li);
-    qcam.append(new Option(c.name, c.name));
   }
   qcam.value = keep;
   if (!state.cameras.length) ul.innerHTML = '<li class="muted">no cameras yet</li>';
+  else if (!ul.children.length) ul.innerHTML = '<li class="muted">no camera in this group</li>';
   const cur = state.cameras.find((c) => c.name === state.camera);
   $('live').disabled = !cur || cur.state !== 'recording';
 }
+
+// ---------- groups ----------
+
+// The camera groups (GET /api/v1/groups) into the group filter; an older vigild without groups
+// leaves just "all cameras".
+async function loadGroups() {
+  try {
+    state.groups = (await api('/api/v1/groups')).groups || [];
+  } catch (e) {
+    if (e.status === 401) throw e;
+    state.groups = [];
+  }
+  const sel = $('group-filter');
+  const keep = sel.value;
+  sel.replaceChildren(new Option('all cameras', ''));
+  for (const g of state.groups) sel.append(new Option(`${g.name} (${g.cameras.length})`, String(g.id)));
+  sel.value = state.groups.some((g) => String(g.id) === keep) ? keep : '';
+}
+
+// The cameras the group filter shows, in the group's order (all cameras: the list's order).
+function filteredCameras() {
+  const id = $('group-filter').value;
+  const g = id && state.groups.find((x) => String(x.id) === id);
+  if (!g) return state.cameras;
+  return g.cameras.map((n) => state.cameras.find((c) => c.name === n)).filter(Boolean);
+}
+
+$('group-filter').addEventListener('change', () => {
+  loadCameras().catch(showError);
+  if (state.view === 'wall') fillWall().catch(showError);
+});
 
 async function selectCamera(name) {
   if (state.camera !== name) {
@@ -243,9 +275,13 @@ window.addEventListener('mouseup', (e) => {
   drag = null;
   const t1 = timeAtClientX(e.clientX);
   if (Math.abs(e.clientX - d.x) > 4) {
-    playRecorded(Math.min(d.t0, t1), Math.max(d.t0, t1));
+    state.selection = { from: Math.min(d.t0, t1), to: Math.max(d.t0, t1) };
+    $('lock-selection').hidden = !state.admin;
+    playRecorded(state.selection.from, state.selection.to);
   } else {
     $('selection').hidden = true;
+    state.selection = null;
+    $('lock-selection').hidden = true;
     playRecorded(d.t0);
   }
 });

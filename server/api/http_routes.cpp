@@ -12,6 +12,7 @@
 #include "server/api/http_discovery.hpp"
 #include "server/api/http_disks.hpp"
 #include "server/api/http_events.hpp"
+#include "server/api/http_groups.hpp"
 #include "server/api/http_health.hpp"
 #include "server/core/catalog_health.hpp"
 #include "server/core/auth.hpp"
@@ -68,6 +69,7 @@ boost::asio::awaitable<HttpReply> route(const RouteContext& ctx, const HttpReque
       co_return co_await camera_route(ctx, req, q);
     }
     if (seg[2] == "locks") co_return co_await locks_route(ctx, req, q);
+    if (seg[2] == "groups") co_return co_await groups_route(ctx, req, q);
     if (seg[2] == "discovery") co_return co_await discovery_route(ctx, req, q);
     if (seg[2] == "tokens") co_return co_await tokens_route(ctx, req, q);
     if (seg.size() == 3 && seg[2] == "audit") co_return co_await audit_route(ctx, req, q);
@@ -126,7 +128,7 @@ namespace {
 // trail and ONVIF discovery (it sends packets on vigild's network) are for admins.
 // Cameras: a route under /cameras/NAME needs NAME in the token's set; the node-wide routes that
 // name every camera (disks, admission decisions) need a token for all cameras; the lists
-// (cameras, timeline, events, locks, /metrics) filter by the token's set in the route.
+// (cameras, groups, timeline, events, locks, /metrics) filter by the token's set in the route.
 struct Need {
   Access access = Access::admin;
   std::optional<std::string> camera{};  // the route is about this camera
