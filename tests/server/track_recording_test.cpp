@@ -6,6 +6,7 @@
 // and a reconnect gaps only its own track's previous stream.
 #include <sys/socket.h>
 
+#include <boost/json.hpp>
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 #include <chrono>
