@@ -54,7 +54,7 @@ struct Rig {
     const Nanos t = model.service_time({IoKind::read, offset, bytes, false, now});
     map.update(head, offset, t);  // learning from every completion
     now += t;
-    head = offset;
+    head = offset + bytes;
     return t;
   }
   // Every ordered pair once, 4 KB (the largest request: a later, smaller predecessor ends

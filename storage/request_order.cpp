@@ -58,7 +58,7 @@ std::vector<std::size_t> order_satf(std::uint64_t head_offset, std::span<const P
   while (!left.empty()) {
     const std::size_t i = pick_satf(head_offset, left, predictor);
     out.push_back(ids[i]);
-    head_offset = left[i].offset;
+    head_offset = end_offset(left[i]);
     left.erase(left.begin() + static_cast<std::ptrdiff_t>(i));
     ids.erase(ids.begin() + static_cast<std::ptrdiff_t>(i));
   }
@@ -71,7 +71,7 @@ std::vector<std::size_t> order_nearest_insertion(std::uint64_t head_offset, std:
   // Path nodes: kHead (the head's place) then request indices. W(a, v) = predicted service of v
   // after a; the head is never a destination.
   constexpr std::size_t kHead = std::numeric_limits<std::size_t>::max();
-  auto from_offset = [&](std::size_t a) { return a == kHead ? head_offset : requests[a].offset; };
+  auto from_offset = [&](std::size_t a) { return a == kHead ? head_offset : end_offset(requests[a]); };
   auto w = [&](std::size_t a, std::size_t v) { return predictor.predict(from_offset(a), requests[v]); };
 
   std::vector<std::size_t> path{kHead};
@@ -118,7 +118,7 @@ std::size_t pick_g_matrix(std::uint64_t head_offset, Nanos now, std::span<const 
       t += s;
       path += s;
       if (requests[i].deadline) over = std::max(over, t - *requests[i].deadline);
-      at = requests[i].offset;
+      at = end_offset(requests[i]);
     }
     if (over < best_over || (over == best_over && path < best_path)) {
       best_over = over, best_path = path, best_first = window.front();
@@ -135,7 +135,7 @@ std::vector<std::size_t> order_g_matrix(std::uint64_t head_offset, Nanos now, st
   while (!left.empty()) {
     const std::size_t i = pick_g_matrix(head_offset, now, left, predictor, k);
     now += predictor.predict(head_offset, left[i]);
-    head_offset = left[i].offset;
+    head_offset = end_offset(left[i]);
     out.push_back(ids[i]);
     left.erase(left.begin() + static_cast<std::ptrdiff_t>(i));
     ids.erase(ids.begin() + static_cast<std::ptrdiff_t>(i));
@@ -148,7 +148,7 @@ Nanos predicted_path(std::uint64_t head_offset, std::span<const PendingIo> reque
   Nanos t{0};
   for (std::size_t i : order) {
     t += predictor.predict(head_offset, requests[i]);
-    head_offset = requests[i].offset;
+    head_offset = end_offset(requests[i]);
   }
   return t;
 }

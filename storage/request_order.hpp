@@ -32,10 +32,14 @@ struct PendingIo {
   std::optional<Nanos> deadline;  // absolute, on the scheduler's clock
 };
 
+// Where the head is once R is served: the byte after it. Every "head_offset" below is this for
+// the request served last (a map learns cells from it too, LatencyMap::update's FROM).
+inline std::uint64_t end_offset(const PendingIo& r) noexcept { return r.offset + r.bytes; }
+
 class ServiceTimePredictor {
  public:
   virtual ~ServiceTimePredictor() = default;
-  // Service time of TO issued when a request ending near FROM_OFFSET completes.
+  // Service time of TO issued when a request ending at FROM_OFFSET completes.
   virtual Nanos predict(std::uint64_t from_offset, const PendingIo& to) const noexcept = 0;
 };
 

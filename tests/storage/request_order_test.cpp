@@ -49,14 +49,14 @@ struct MappedDisk {
     for (std::uint64_t a : positions) {
       for (std::uint64_t b : positions) {
         read(a);
-        map.update(a, b, read(b));
+        map.update(a + 4096, b, read(b));  // from where a ended
       }
     }
   }
   Nanos read(std::uint64_t offset) {
     const Nanos t = model.service_time({IoKind::read, offset, 4096, false, now});
     now += t;
-    head = offset;
+    head = offset + 4096;
     return t;
   }
 };
