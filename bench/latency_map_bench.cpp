@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <numeric>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -221,6 +222,9 @@ CycleResult cycle_run(bool by_map, int streams, int cycles) {
 
 BenchReport latency_map_bench(const BenchOptions& options) {
   const bool quick = options.quick;
+  if (!options.args.empty()) {
+    throw std::invalid_argument("unknown option " + options.args.front() + " (latency-map takes --quick, --json FILE)");
+  }
   const std::size_t positions = quick ? 300 : 1000;
   const int completions = quick ? 1500 : 20000;
   const int deadline_completions = quick ? 4000 : 100000;
