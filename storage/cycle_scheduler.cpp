@@ -309,8 +309,16 @@ void CycleScheduler::order_by_predictor(std::vector<Job*>& fresh) {
         {j->next_offset(), static_cast<std::uint32_t>(std::min<std::uint64_t>(j->remaining, UINT32_MAX)), {}});
   }
   const std::vector<std::size_t> order = order_nearest_insertion(head_offset_, ios, *config_.stream_order);
+  // The map's cells are first commands (positioning + one chunk); an IO's further chunks follow
+  // without positioning, at the service model's transfer time.
+  Nanos rest{0};
+  for (const Job* j : fresh) {
+    if (j->remaining <= config_.chunk_bytes) continue;
+    const std::uint64_t more = j->remaining - config_.chunk_bytes;
+    rest += model_.predict(j->write, j->next_offset(), more) - model_.predict(j->write, j->next_offset(), 0);
+  }
   const auto share = Nanos(static_cast<Nanos::rep>(static_cast<double>(config_.cycle.count()) * config_.r_rt));
-  if (predicted_path(head_offset_, ios, order, bound) > share) return;
+  if (predicted_path(head_offset_, ios, order, bound) + rest > share) return;
   std::vector<Job*> ordered;
   ordered.reserve(fresh.size());
   for (std::size_t i : order) ordered.push_back(fresh[i]);

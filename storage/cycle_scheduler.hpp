@@ -95,7 +95,8 @@ struct SchedulerConfig {
   // the frozen cycle from the head (docs/latency-map.md) — instead of one ascending sweep
   // (C-LOOK); e.g. a MapPredictor over the disk's learned map whose fallback for unlearned
   // cells is optimistic (LBN distance), so that the order explores them as seed 004 does.
-  // The cycle takes that order only when its path, predicted by STREAM_ORDER_BOUND, fits the
+  // The cycle takes that order only when its path, predicted by STREAM_ORDER_BOUND (cells are
+  // an IO's first command; further chunks at the service model's transfer time), fits the
   // real-time share r_RT·T, with nothing carried over from a late cycle; otherwise C-LOOK, whose
   // guarantee is admission's. STREAM_ORDER_BOUND must be an upper bound: the same map with a
   // worst case (full stroke + a rotation + transfer) for unlearned cells; null = STREAM_ORDER.
