@@ -7,6 +7,7 @@ namespace vigil::bench {
 BenchReport admission_bench(const BenchOptions& options);    // bench/admission_bench.cpp
 BenchReport store_bench(const BenchOptions& options);        // bench/store_bench.cpp
 BenchReport preempt_bench(const BenchOptions& options);      // bench/preempt_bench.cpp
+BenchReport latency_map_bench(const BenchOptions& options);  // bench/latency_map_bench.cpp
 BenchReport interactive_bench(const BenchOptions& options);  // bench/interactive_bench.cpp
 BenchReport ingest_bench(const BenchOptions& options);       // bench/ingest_bench.cpp
 BenchReport query_bench(const BenchOptions& options);        // bench/query_bench.cpp

@@ -8,6 +8,10 @@ const std::map<std::string, BenchEntry>& registry() {
        {"thesis Table 3.5 on the simulated WD400BB: MaxN vs what each policy admits; Figs. 3.28/3.29",
         admission_bench}},
       {"store", {"N streams written through the storage engine vs a plain O_DIRECT writer", store_bench}},
+      {"latency-map",
+       {"seed 004 on the simulated ST373207LW: throughput vs queue length by LBN and by map (Fig. 5), "
+        "EDF vs G-MATRIX deadline classes (Table II)",
+        latency_map_bench}},
       {"preempt", {"Semi-preemptible IO on the simulated ST318437LW: thesis Tables 4.2-4.4", preempt_bench}},
       {"ingest",
        {"K pre-encoded streams replayed at real time into vigild: streams sustained, CPU per Gbit/s", ingest_bench}},

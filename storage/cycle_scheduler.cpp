@@ -297,6 +297,35 @@ CycleScheduler::Job* CycleScheduler::pick_interactive() {
   return nullptr;
 }
 
+// FSATF over the frozen cycle by config_.stream_order, kept only where its path, predicted by
+// the upper bound, fits the real-time share (an order that explores unlearned cells is then
+// safe: at worst it takes the bound).
+void CycleScheduler::order_by_predictor(std::vector<Job*>& fresh) {
+  const ServiceTimePredictor& bound = config_.stream_order_bound ? *config_.stream_order_bound : *config_.stream_order;
+  std::vector<PendingIo> ios;
+  ios.reserve(fresh.size());
+  for (const Job* j : fresh) {
+    ios.push_back(
+        {j->next_offset(), static_cast<std::uint32_t>(std::min<std::uint64_t>(j->remaining, UINT32_MAX)), {}});
+  }
+  const std::vector<std::size_t> order = order_nearest_insertion(head_offset_, ios, *config_.stream_order);
+  // The map's cells are first commands (positioning + one chunk); an IO's further chunks follow
+  // without positioning, at the service model's transfer time.
+  Nanos rest{0};
+  for (const Job* j : fresh) {
+    if (j->remaining <= config_.chunk_bytes) continue;
+    const std::uint64_t more = j->remaining - config_.chunk_bytes;
+    rest += model_.predict(j->write, j->next_offset(), more) - model_.predict(j->write, j->next_offset(), 0);
+  }
+  const auto share = Nanos(static_cast<Nanos::rep>(static_cast<double>(config_.cycle.count()) * config_.r_rt));
+  if (predicted_path(head_offset_, ios, order, bound) + rest > share) return;
+  std::vector<Job*> ordered;
+  ordered.reserve(fresh.size());
+  for (std::size_t i : order) ordered.push_back(fresh[i]);
+  fresh = std::move(ordered);
+  report_.stream_order_used = true;
+}
+
 CycleScheduler::Job* CycleScheduler::pick() {
   if (current_ && !current_->issued_all()) {
     // The npIO baseline: an IO's commands run back to back, nothing preempts them.
@@ -585,7 +614,8 @@ CycleReport CycleScheduler::run_cycle() {
   cpu_starved_.reset();
   admit_arrivals();
 
-  // This cycle's stream IOs, one per stream, in one ascending sweep from the head (C-LOOK).
+  // This cycle's stream IOs, one per stream, in one ascending sweep from the head (C-LOOK), or
+  // in FSATF order by config_.stream_order.
   // IOs carried over from a missed cycle stay in front.
   std::vector<Job*> fresh;
   for (auto& [id, s] : streams_) {
@@ -598,6 +628,7 @@ CycleReport CycleScheduler::run_cycle() {
     fresh.push_back(stream_job(id, *s, std::move(io), cycle_start_));
   }
   std::sort(fresh.begin(), fresh.end(), clook_order(head_offset_));
+  if (config_.stream_order && rt_.empty() && !fresh.empty()) order_by_predictor(fresh);
   rt_.insert(rt_.end(), fresh.begin(), fresh.end());
   report_.predicted_rt = predicted_remaining_rt();
 

@@ -45,6 +45,7 @@
 
 #include "storage/device.hpp"
 #include "storage/preemptibility_meter.hpp"
+#include "storage/request_order.hpp"
 #include "storage/stream_io.hpp"
 #include "storage/stream_io_stats.hpp"
 #include "storage/service_model.hpp"
@@ -90,6 +91,19 @@ struct SchedulerConfig {
   bool preemptible = true;               // false: the npIO baseline (an IO's chunks run back to back)
   Nanos background_budget{200'000'000};  // per cycle
   bool durable_last_write_chunk = true;
+  // Set: a cycle's stream IOs may go in FSATF order by this predictor — nearest insertion over
+  // the frozen cycle from the head (docs/latency-map.md) — instead of one ascending sweep
+  // (C-LOOK); e.g. a MapPredictor over the disk's learned map whose fallback for unlearned
+  // cells is optimistic (LBN distance), so that the order explores them as seed 004 does.
+  // The cycle takes that order only when its path, predicted by STREAM_ORDER_BOUND (cells are
+  // an IO's first command; further chunks at the service model's transfer time), fits the
+  // real-time share r_RT·T, with nothing carried over from a late cycle; otherwise C-LOOK, whose
+  // guarantee is admission's. STREAM_ORDER_BOUND must be an upper bound: the same map with a
+  // worst case (full stroke + a rotation + transfer) for unlearned cells; null = STREAM_ORDER.
+  // Not owned; both outlive the scheduler. Interactive, best-effort and background requests
+  // are not affected.
+  const ServiceTimePredictor* stream_order = nullptr;
+  const ServiceTimePredictor* stream_order_bound = nullptr;
 };
 
 // cpu_starved: the IO thread waited for a CPU this cycle at least as long as the cycle was late
@@ -115,6 +129,7 @@ struct CycleReport {
   Nanos slack{0};          // T − rt_done (negative: the cycle overran)
   double utilisation = 0;  // busy / T
   std::uint32_t stream_ios = 0, skipped = 0, misses = 0, preemptions = 0;
+  bool stream_order_used = false;  // the stream IOs went in SchedulerConfig::stream_order's order
   std::uint32_t interactive = 0, best_effort = 0, background_chunks = 0;
   Nanos interactive_wait_max{0}, interactive_response_max{0};
 };
@@ -207,6 +222,7 @@ class CycleScheduler {
   Job* make_job(IoClass cls);
   Job* stream_job(std::uint64_t id, CycleStream& stream, StreamIo io, Nanos arrival);
   bool write_work_queued() const;
+  void order_by_predictor(std::vector<Job*>& fresh);
 
   Device& device_;
   Clock& clock_;

@@ -29,6 +29,7 @@ std::vector<HddZone> linear_zones(std::uint32_t zones, std::uint32_t cylinders, 
     const double spt = outer + (static_cast<double>(inner) - outer) * f;
     out.push_back({cylinders / zones, static_cast<std::uint32_t>(std::lround(spt))});
   }
+  out.back().cylinders += cylinders % zones;  // the remainder, so the disk has CYLINDERS in all
   return out;
 }
 
@@ -140,14 +141,53 @@ HddGeometry hdd_preset(std::string_view name) {
     g.cache_segments = 2;
     g.cache_segment_sectors = 256;
     g.write_buffer_sectors = 256;
+  } else if (name == "atlas10k") {
+    // Quantum Atlas 10K, 9 GB (seeds 000 and 003): 10,025 rpm, 10,042 cylinders, 6 heads,
+    // 334 → 229 sectors per track, 5.0 ms average seek (seed 003 Table 2); 0.8 ms head switch
+    // (seed 000 Table 1). The zones are 24 equal bands falling linearly (the count of DiskSim's
+    // Atlas 10K model; its per-zone table is not in the seeds). Seek: γ(1) = 1.0 ms and a
+    // 10.8 ms full stroke assumed, √ piece meeting the linear one at 1,500 cylinders, fitted so
+    // that the mean over random sector pairs is 5.0 ms. Cylinder switch 1.0 ms (≈ γ(1)),
+    // 2 MB cache as 8 × 512 sectors, 100 µs overhead and an 80 MB/s Ultra2 bus assumed.
+    g.heads = 6;
+    g.zones = linear_zones(24, 10042, 334, 229);
+    g.rotation = from_us(60e6 / 10025);
+    g.head_switch = 800us;
+    g.cylinder_switch = 1000us;
+    g.seek = {.settle = from_us(933.5), .sqrt_us = 66.51, .knee = 1500, .linear_base_us = 2229, .linear_us = 0.8536};
+    g.command_overhead = 100us;
+    g.bus_bytes_per_s = 80e6;
+    g.cache_segments = 8;
+    g.cache_segment_sectors = 512;
+    g.write_buffer_sectors = 1024;
+  } else if (name == "st373207lw") {
+    // Seagate Cheetah 10K.7 ST373207LW, 73 GB (seed 004 Table I): 10,000 rpm, 4.9 ms average
+    // seek. Not in the seed, assumed: 4 heads × 50,000 cylinders in 16 equal zones falling
+    // linearly from 940 to 500 sectors per track (73.7 GB; within-track 80 → 43 MB/s);
+    // γ(1) = 0.6 ms, 10.0 ms full stroke, knee at 15,000 cylinders, fitted so that the mean
+    // over random sector pairs is 4.9 ms; 0.5/0.6 ms head/cylinder switches; 8 MB cache as
+    // 16 × 1,024 sectors; 100 µs overhead; a 320 MB/s Ultra320 bus.
+    g.heads = 4;
+    g.zones = linear_zones(16, 50000, 940, 500);
+    g.rotation = from_us(6000);
+    g.head_switch = 500us;
+    g.cylinder_switch = 600us;
+    g.seek = {.settle = from_us(564.5), .sqrt_us = 35.54, .knee = 15000, .linear_base_us = 2739, .linear_us = 0.14523};
+    g.command_overhead = 100us;
+    g.bus_bytes_per_s = 320e6;
+    g.cache_segments = 16;
+    g.cache_segment_sectors = 1024;
+    g.write_buffer_sectors = 2048;
   } else {
     throw std::invalid_argument("unknown disk preset '" + std::string(name) +
-                                "' (st318437lw, st39102lw, wd400bb, hp_c2247)");
+                                "' (st318437lw, st39102lw, wd400bb, hp_c2247, atlas10k, st373207lw)");
   }
   return g;
 }
 
-std::vector<std::string> hdd_preset_names() { return {"hp_c2247", "st318437lw", "st39102lw", "wd400bb"}; }
+std::vector<std::string> hdd_preset_names() {
+  return {"atlas10k", "hp_c2247", "st318437lw", "st373207lw", "st39102lw", "wd400bb"};
+}
 
 HddModel::HddModel(HddGeometry geometry) : g_(std::move(geometry)), rng_(g_.seed) {
   if (g_.zones.empty() || g_.heads == 0) throw std::invalid_argument("HddModel: no zones");

@@ -68,8 +68,8 @@ struct HddGeometry {
   std::uint64_t seed = 1;
 };
 
-// Calibrated presets: "st39102lw", "st318437lw", "wd400bb", "hp_c2247" (docs/scheduler.md
-// lists their sources). Throws std::invalid_argument for an unknown name.
+// Calibrated presets: "st39102lw", "st318437lw", "wd400bb", "hp_c2247", and the seed drives
+// "atlas10k" (seeds 000/003) and "st373207lw" (seed 004); docs/scheduler.md lists their sources. Throws std::invalid_argument for an unknown name.
 HddGeometry hdd_preset(std::string_view name);
 std::vector<std::string> hdd_preset_names();
 

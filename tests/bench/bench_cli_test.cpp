@@ -83,6 +83,26 @@ TEST_CASE("vigil bench preempt prints the thesis figures beside ours", "[bench][
   CHECK(thesis == 92);  // Table 4.4 (20) + Table 4.2 (48) + Table 4.3 (24)
 }
 
+TEST_CASE("vigil bench latency-map prints seed 004's figures beside ours", "[bench][latency-map]") {
+  vigil::test::TempDir dir;
+  const auto json = dir.path() / "latmap.json";
+  auto [code, out] = run_vigil({"bench", "latency-map", "--quick", "--json", json.string()}, dir.path() / "out.log");
+  INFO(out);
+  REQUIRE(code == 0);
+  CHECK_THAT(out, ContainsSubstring("G-MATRIX throughput (ops/s)"));
+  auto doc = read_json(json);
+  std::size_t seed = 0;
+  for (const auto& f : doc.at("figures").as_array()) {
+    const auto& o = f.as_object();
+    CHECK(o.at("ours").to_number<double>() > 0);
+    seed += std::string(o.at("reference_source").as_string()).starts_with("seed 004") ? 1 : 0;
+  }
+  CHECK(seed == 10);  // Fig. 5 (3) + Table II (7)
+  auto [code2, out2] = run_vigil({"bench", "latency-map", "--frobs"}, dir.path() / "b.log");
+  CHECK(code2 != 0);
+  CHECK_THAT(out2, ContainsSubstring("--frobs"));
+}
+
 TEST_CASE("vigil bench interactive runs both phases on a real file and cleans up", "[bench]") {
   vigil::test::TempDir dir;
   const auto json = dir.path() / "i.json";

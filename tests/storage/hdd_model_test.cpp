@@ -77,7 +77,7 @@ TEST_CASE("presets match their sources: capacity, rotation, zone rates", "[hdd]"
   CHECK(ms(hp.seek_time(1000)) == Approx(7.75 + 0.0059 * 1000).epsilon(0.01));
 
   CHECK_THROWS_AS(hdd_preset("floppy"), std::invalid_argument);
-  CHECK(hdd_preset_names().size() == 4);
+  CHECK(hdd_preset_names().size() == 6);
 }
 
 TEST_CASE("the ST318437LW seek curve hits the thesis example points", "[hdd]") {
