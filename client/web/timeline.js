@@ -207,18 +207,7 @@ function drawTimeline() {
     d.addEventListener('click', (ev) => { ev.stopPropagation(); playRecorded(e.start_us / 1000 - 2000); });
     track.append(d);
   }
-  // Axis: about 8 labels at round times.
-  const axis = $('axis');
-  axis.replaceChildren();
-  const spanMs = state.win.to - state.win.from;
-  const steps = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600].map((s) => s * 1000);
-  const step = steps.find((s) => spanMs / s <= 8) || 43200e3;
-  for (let t = Math.ceil(state.win.from / step) * step; t < state.win.to; t += step) {
-    const s = document.createElement('span');
-    s.style.left = xOf(t) + '%';
-    s.textContent = fmtTime(t);
-    axis.append(s);
-  }
+  drawTimeAxis($('axis'), state.win.from, state.win.to, xOf);
   const days = tl.days || [];
   $('day-totals').textContent = days.map((d) => `${d.day}: ${fmtDuration(d.recorded_s)} recorded, ${d.gaps} gaps`).join(' · ') +
     (tl.recording ? ' · recording now' : '');
@@ -310,3 +299,17 @@ $('timeline').addEventListener('mousemove', (e) => {
 $('timeline').addEventListener('mouseleave', () => { $('hover').hidden = true; clearTimeout(hoverTimer); });
 $('span').addEventListener('change', () => loadTimeline().catch(showError));
 
+
+// A time axis in AXIS: about 8 labels at round times between FROM and TO (ms), each placed at
+// X_OF(t) percent. The camera timeline and the wall's shared timeline both draw it.
+function drawTimeAxis(axis, from, to, xOfTime) {
+  axis.replaceChildren();
+  const steps = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600].map((s) => s * 1000);
+  const step = steps.find((s) => (to - from) / s <= 8) || 43200e3;
+  for (let t = Math.ceil(from / step) * step; t < to; t += step) {
+    const s = document.createElement('span');
+    s.style.left = xOfTime(t) + '%';
+    s.textContent = fmtTime(t);
+    axis.append(s);
+  }
+}

@@ -290,17 +290,7 @@ function drawWallTimeline() {
     }
     rows.append(row);
   }
-  const axis = $('wall-axis');
-  axis.replaceChildren();
-  const spanMs = wall.win.to - wall.win.from;
-  const steps = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600].map((s) => s * 1000);
-  const step = steps.find((s) => spanMs / s <= 8) || 3600e3;
-  for (let x = Math.ceil(wall.win.from / step) * step; x < wall.win.to; x += step) {
-    const s = document.createElement('span');
-    s.style.left = wallX(x) + '%';
-    s.textContent = fmtTime(x);
-    axis.append(s);
-  }
+  drawTimeAxis($('wall-axis'), wall.win.from, wall.win.to, wallX);
   drawWallCursor();
 }
 
