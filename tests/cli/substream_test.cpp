@@ -3,8 +3,7 @@
 // streams of the same camera (role main and sub), each admitted and reconnected on its own. Every
 // read path picks the track: the HTTP export, HLS and thumbnail with stream=sub are the sub
 // stream's pictures (ffprobe's sizes), without it the main one's; the timeline lists the sub
-// stream's runs apart (HTTP `substream`); `vigil play --substream`
-// (OpenPlayback.role) plays the sub stream. A camera without a substream answers 404 for
+// stream's runs apart (HTTP `substream`). (Wire playback of a sub stream: track_recording_test.) A camera without a substream answers 404 for
 // stream=sub and is otherwise unchanged; clearing substream_url stops the sub stream alone.
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
@@ -198,22 +197,6 @@ TEST_CASE("a pulled camera's substream is recorded as its own track and every re
     CHECK(porch_seen);
     CHECK(yard_seen);
   }
-  {  // Wire playback of the sub stream: its codec parameters, its pictures.
-    auto play = test::run_to_exit(VIGIL_CLI_PATH,
-                                  {"--server", d.wire(), "play", "--stream", "porch", "--substream", "--from", "-20s",
-                                   "--to", "-1s", "--rate", "16", "-o", (d_ / "play-sub.mkv").string()},
-                                  d_ / "play-sub.log");
-    INFO(play.output);
-    REQUIRE(play.status == 0);
-    CHECK(size_of(d_ / "play-sub.mkv", d_) == "320x180");
-    auto none = test::run_to_exit(VIGIL_CLI_PATH,
-                                  {"--server", d.wire(), "play", "--stream", "yard", "--substream", "--from", "-20s",
-                                   "--to", "-1s", "--rate", "16", "-o", (d_ / "play-none.mkv").string()},
-                                  d_ / "play-none.log");
-    CHECK(none.status == 5);  // nothing recorded: the camera has no sub stream
-    CHECK_THAT(none.output, ContainsSubstring("has no sub video stream"));
-  }
-
   // Clearing substream_url stops the sub stream alone: it ends as stopped, the main one records on.
   auto cleared = api.call("PATCH", "/api/v1/cameras/porch", R"({"substream_url": null})");
   INFO(cleared.body);
