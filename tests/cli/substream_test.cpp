@@ -3,8 +3,9 @@
 // streams of the same camera (role main and sub), each admitted and reconnected on its own. Every
 // read path picks the track: the HTTP export, HLS and thumbnail with stream=sub are the sub
 // stream's pictures (ffprobe's sizes), without it the main one's; the timeline lists the sub
-// stream's runs apart (HTTP `substream`). (Wire playback of a sub stream: track_recording_test.) A camera without a substream answers 404 for
-// stream=sub and is otherwise unchanged; clearing substream_url stops the sub stream alone.
+// stream's runs apart (HTTP `substream`); wire playback of a sub stream is track_recording_test's.
+// A camera without a substream answers 404 for stream=sub and is otherwise unchanged; clearing
+// substream_url stops the sub stream alone.
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 #include <boost/json.hpp>
