@@ -196,6 +196,32 @@ TEST_CASE("every pending row survives its encoding", "[catalog][spool]") {
   CHECK(g.reason == "deadline_missed");
   CHECK(g.detail == "late");
   CHECK(catalog::label(*back) == "deadline_missed gap of stream 4");
+  // A stream opened during an outage keeps its track; one spooled before tracks existed (no
+  // role and media kind after its gap reason) is the camera's main video.
+  catalog::StreamOpenRow open{.stream_id = 9,
+                              .camera = "porch",
+                              .codec = "h264",
+                              .width = 320,
+                              .height = 180,
+                              .declared_rate_bps = 256'000,
+                              .admitted_rate_bps = 256'000,
+                              .disk_id = 1,
+                              .started_at_us = 5,
+                              .gap_why = "camera unreachable",
+                              .role = TrackRole::sub};
+  back = catalog::decode(catalog::encode(open));
+  REQUIRE(back.has_value());
+  CHECK(std::get<catalog::StreamOpenRow>(*back).role == TrackRole::sub);
+  CHECK(std::get<catalog::StreamOpenRow>(*back).media_kind == MediaKind::video);
+  CHECK(std::get<catalog::StreamOpenRow>(*back).gap_why == "camera unreachable");
+  open.role = TrackRole::main;
+  const auto current = catalog::encode(open);
+  const std::string older = current.substr(0, current.size() - (4 + 4) - (4 + 5));  // without "main", "video"
+  back = catalog::decode(older);
+  REQUIRE(back.has_value());
+  CHECK(std::get<catalog::StreamOpenRow>(*back).role == TrackRole::main);
+  CHECK(std::get<catalog::StreamOpenRow>(*back).gap_why == "camera unreachable");
+  CHECK_FALSE(catalog::decode(current.substr(0, current.size() - 1)).has_value());  // a torn track word
   // The kinds written before gap rows existed keep their bytes: an older spool still decodes.
   CHECK(static_cast<std::uint8_t>(catalog::encode(seg)[1]) == 1);
   CHECK(static_cast<std::uint8_t>(catalog::encode(end)[1]) == 2);
