@@ -129,8 +129,8 @@ ObjectInfo S3Client::head_object(const std::string& bucket, const std::string& k
   return info;
 }
 
-void S3Client::delete_object(const std::string& bucket, const std::string& key) const {
-  send(archive::delete_object(bucket, key));
+void S3Client::delete_object(const std::string& bucket, const std::string& key, const std::string& version_id) const {
+  send(archive::delete_object(bucket, key, version_id));
 }
 
 std::string S3Client::create_multipart_upload(const std::string& bucket, const std::string& key,

@@ -61,7 +61,7 @@ class S3Client {
                          std::optional<std::uint32_t> crc32c) const;
   std::string get_object(const std::string& bucket, const std::string& key, std::optional<ByteRange> range = {}) const;
   ObjectInfo head_object(const std::string& bucket, const std::string& key) const;
-  void delete_object(const std::string& bucket, const std::string& key) const;
+  void delete_object(const std::string& bucket, const std::string& key, const std::string& version_id = {}) const;
   // Returns the upload id.
   std::string create_multipart_upload(const std::string& bucket, const std::string& key, bool checksum_crc32c) const;
   // Returns the part's ETag.

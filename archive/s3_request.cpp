@@ -57,8 +57,10 @@ S3Request head_object(const std::string& bucket, const std::string& key) {
   return {"HEAD", object_path(bucket, key), {}, {}, {}};
 }
 
-S3Request delete_object(const std::string& bucket, const std::string& key) {
-  return {"DELETE", object_path(bucket, key), {}, {}, {}};
+S3Request delete_object(const std::string& bucket, const std::string& key, const std::string& version_id) {
+  S3Request r{"DELETE", object_path(bucket, key), {}, {}, {}};
+  if (!version_id.empty()) r.query.emplace_back("versionId", version_id);
+  return r;
 }
 
 S3Request create_multipart_upload(const std::string& bucket, const std::string& key, bool checksum_crc32c) {

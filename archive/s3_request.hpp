@@ -46,7 +46,9 @@ S3Request put_object(const std::string& bucket, const std::string& key, std::str
                      std::optional<std::uint32_t> crc32c);
 S3Request get_object(const std::string& bucket, const std::string& key, std::optional<ByteRange> range = {});
 S3Request head_object(const std::string& bucket, const std::string& key);
-S3Request delete_object(const std::string& bucket, const std::string& key);
+// VERSION_ID (non-empty): that version, for good; else the current one (a delete marker in a
+// versioned bucket, which even a legal hold allows).
+S3Request delete_object(const std::string& bucket, const std::string& key, const std::string& version_id = {});
 // CHECKSUM_CRC32C: the upload's parts carry CRC32C checksums (x-amz-checksum-algorithm).
 S3Request create_multipart_upload(const std::string& bucket, const std::string& key, bool checksum_crc32c);
 S3Request upload_part(const std::string& bucket, const std::string& key, const std::string& upload_id, int part_number,

@@ -17,6 +17,12 @@ GO="${GO:-$(command -v go || echo /usr/local/go/bin/go)}"
 CACHE_DIR="${VIGIL_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/vigil}/seaweedfs/${SEAWEEDFS_VERSION}"
 BIN="${CACHE_DIR}/weed"
 
+# --path: only print the cached binary's path (exit 1 when it is not built): how tests find it.
+if [[ "${1:-}" == "--path" ]]; then
+  [[ -x "$BIN" ]] && echo "$BIN" && exit 0
+  exit 1
+fi
+
 if [[ -x "$BIN" ]]; then
   echo "$BIN"
   exit 0

@@ -49,6 +49,7 @@ TEST_CASE("GetObject with a Range, HeadObject, DeleteObject", "[archive][s3]") {
   CHECK(del.method == "DELETE");
   CHECK(del.path == "/b/k");
   CHECK(del.query.empty());
+  CHECK(delete_object("b", "k", "v1").query == Pairs{{"versionId", "v1"}});
 }
 
 TEST_CASE("multipart: create, upload part, complete, abort", "[archive][s3]") {
