@@ -26,10 +26,10 @@ declare -A max_len=(
   [frame_decoder]=4096 [wire_hello]=4096
   [http_request]=4096 [http_range]=256 [http_query]=1024 [time_arg]=128 [json_body]=4096 [event_json]=8192
   [record_scan]=4096 [stream_description]=2048 [segment_recovery]=2048
-  [media_writer]=8192 [thumbnail]=8192 [rtsp_media]=4096 [onvif_xml]=8192
+  [media_writer]=8192 [thumbnail]=8192 [rtsp_media]=4096 [onvif_xml]=8192 [s3_xml]=8192
 )
 all=(frame_decoder wire_hello http_request http_range http_query time_arg json_body event_json
-  record_scan stream_description segment_recovery media_writer thumbnail rtsp_media onvif_xml)
+  record_scan stream_description segment_recovery media_writer thumbnail rtsp_media onvif_xml s3_xml)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
 for t in "${targets[@]}"; do

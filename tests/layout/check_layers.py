@@ -14,6 +14,7 @@ DIRECT = {
     "proto": ["common"],
     "storage": ["common"],
     "onvif": ["common"],
+    "archive": ["common"],
     "admission": ["storage", "common"],
     "catalog": ["admission", "storage", "proto", "schema", "common"],
     "server/core": ["catalog"],
@@ -35,7 +36,7 @@ DIRECT = {
 # admission sees only these of storage/ (ARCHITECTURE.md): the device and the service model.
 NARROW = {"admission": {"storage": {"device.hpp", "service_model.hpp", "clock.hpp", "hdd_model.hpp",
                                     "simulated_disk.hpp", "file_device.hpp"}}}
-SOURCE_DIRS = ["common", "schema", "proto", "onvif", "storage", "admission", "catalog", "server", "client", "bench"]
+SOURCE_DIRS = ["common", "schema", "proto", "onvif", "archive", "storage", "admission", "catalog", "server", "client", "bench"]
 
 
 def closure():
