@@ -114,6 +114,7 @@ void write_segment(Writer& w, const ClosedSegmentRow& r) {
   w.fixed(r.gop_count);
   w.text(r.gop_blob);
   w.fixed(static_cast<std::uint8_t>(r.deleting ? 1 : 0));
+  w.fixed(r.checksum_crc32c);
 }
 
 void write(Writer& w, const ClosedSegmentRow& r) {
@@ -248,6 +249,8 @@ ClosedSegmentRow read_closed_segment(Reader& in) {
   r.gop_count = in.fixed<std::uint32_t>();
   r.gop_blob = in.text();
   r.deleting = in.fixed<std::uint8_t>() != 0;
+  // Absent in rows spooled by a vigild from before the segment checksum: unknown.
+  if (!in.at_end()) r.checksum_crc32c = in.fixed<std::uint32_t>();
   return r;
 }
 
@@ -317,21 +320,21 @@ void apply_row(pqxx::work& tx, const ClosedSegmentRow& r) {
   const auto id = static_cast<std::int64_t>(r.segment_id);
   const auto inserted = tx.exec_params(
       "INSERT INTO segments (id, stream_id, volume_id, state, start_us, end_us, data_bytes, frame_count, "
-      "checksum_crc32c, closed_at_us) VALUES ($1, $2, $3, $9, $4, $5, $6, $7, 0, $8) "
+      "checksum_crc32c, closed_at_us) VALUES ($1, $2, $3, $9, $4, $5, $6, $7, $10, $8) "
       "ON CONFLICT (id) DO NOTHING RETURNING id",
       id, static_cast<std::int64_t>(r.stream_id), r.volume_id, r.start_us, r.end_us,
       static_cast<std::int64_t>(r.data_bytes), static_cast<std::int64_t>(r.frame_count), r.closed_at_us,
-      r.deleting ? "deleting" : "closed");
+      r.deleting ? "deleting" : "closed", static_cast<std::int64_t>(r.checksum_crc32c));
   if (inserted.empty()) {
     // Already there: its open row (its progress so far), the same segment committed before a
     // restart (a replayed spool row), or another one with the same id, a real conflict, refused.
     const std::string state = existing_segment_state(tx, r);
     if (state != "open") return;
     tx.exec_params0(
-        "UPDATE segments SET state = $2, end_us = $3, data_bytes = $4, frame_count = $5, checksum_crc32c = 0, "
+        "UPDATE segments SET state = $2, end_us = $3, data_bytes = $4, frame_count = $5, checksum_crc32c = $7, "
         "closed_at_us = $6 WHERE id = $1",
         id, r.deleting ? "deleting" : "closed", r.end_us, static_cast<std::int64_t>(r.data_bytes),
-        static_cast<std::int64_t>(r.frame_count), r.closed_at_us);
+        static_cast<std::int64_t>(r.frame_count), r.closed_at_us, static_cast<std::int64_t>(r.checksum_crc32c));
   }
   write_extents_and_gops(tx, r);
 }
@@ -411,6 +414,7 @@ ClosedSegmentRow closed_segment_row(std::int64_t volume_id, const storage::Segme
   r.closed_at_us = closed_at_us;
   r.gop_count = static_cast<std::uint32_t>(seg.gop_index.size());
   r.deleting = seg.discard;
+  r.checksum_crc32c = seg.checksum_crc32c;
   const auto blob = seg.gop_index.encode();
   r.gop_blob.assign(reinterpret_cast<const char*>(blob.data()), blob.size());
   return r;

@@ -36,6 +36,9 @@ struct ClosedSegmentRow {
   std::uint32_t gop_count = 0;
   std::string gop_blob;   // storage::GopIndex::encode()
   bool deleting = false;  // the writer gave it up (SegmentSummary::discard): catalogued 'deleting', freed by recovery
+  // SegmentSummary::checksum_crc32c (0: unknown). Encoded last, so spool rows of an older vigild,
+  // which end before it, still read (as unknown).
+  std::uint32_t checksum_crc32c = 0;
 };
 // The row of SEGMENT (a writer's summary) closed at CLOSED_AT_US on VOLUME_ID.
 ClosedSegmentRow closed_segment_row(std::int64_t volume_id, const storage::SegmentSummary& segment,

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "storage/crc32c.hpp"
+
 namespace vigil::storage {
 
 SegmentWriter::SegmentWriter(Volume& volume, std::uint64_t stream_id, SegmentWriterOptions options)
@@ -45,12 +47,13 @@ Result<void> SegmentWriter::open_segment_deferred(std::uint64_t segment_id, std:
   sealed_meta_.reset();
   start_summary(segment_id, first_sequence);
   next_sequence_ = first_sequence;
+  appended_crc_ = 0;
   // A stream that starts at FIRST_SEQUENCE (a recorder resending after a failure or a restart)
   // has everything before it durable elsewhere: a failure before its first batch names that.
   if (first_sequence > 0) durable_sequence_ = std::max(durable_sequence_, first_sequence - 1);
   written_.clear();
   batch_ = RecordBatch(halves_[filling_].span(), block);
-  filling_meta_ = Pending{0, {}, 0, kNoTimestamp, kNoTimestamp};
+  filling_meta_ = Pending{0, {}, 0, kNoTimestamp, kNoTimestamp, 0};
   return {};
 }
 
@@ -99,6 +102,11 @@ Result<void> SegmentWriter::append(const RecordHeader& header, std::span<const s
   h.stream_id = stream_id_;
   const std::uint64_t offset_in_batch = batch_.used_bytes();
   if (auto r = batch_.append(h, payload); !r) return r;
+  // The segment checksum grows record by record, in the order the records lie in the segment:
+  // the filling half's records follow every sealed one's.
+  appended_crc_ =
+      crc32c(halves_[filling_].span().subspan(offset_in_batch, kRecordHeaderBytes + payload.size()), appended_crc_);
+  filling_meta_.crc_after = appended_crc_;
   // Keyframe offsets are relative to the batch until write_cycle() knows where it lands.
   if (h.keyframe()) filling_meta_.keyframes.push_back({h.pts, offset_in_batch, h.sequence});
   filling_meta_.last_sequence = h.sequence;
@@ -178,7 +186,7 @@ Result<std::optional<SegmentWriter::SealedBatch>> SegmentWriter::seal_cycle() no
     buffer_bytes_ = halves_[filling_].size();
   }
   batch_ = RecordBatch(halves_[filling_].span(), volume_.block_bytes());
-  filling_meta_ = Pending{0, {}, 0, kNoTimestamp, kNoTimestamp};
+  filling_meta_ = Pending{0, {}, 0, kNoTimestamp, kNoTimestamp, 0};
   return std::optional<SealedBatch>{out};
 }
 
@@ -233,6 +241,7 @@ std::optional<std::uint64_t> SegmentWriter::mark_durable() noexcept {
     }
   }
   durable_sequence_ = written_.back().last_sequence;
+  summary_.checksum_crc32c = written_.back().crc_after;
   written_.clear();
   return durable_sequence_;
 }
@@ -264,6 +273,10 @@ SegmentSummary SegmentWriter::rotate_segment(std::uint64_t new_segment_id, std::
   failed_batch_offset_.reset();
   written_.clear();
   start_summary(new_segment_id, first);
+  // Frames already buffered belong to the new segment: its checksum starts over from them (the
+  // filling half holds them back to back, no padding before finish()).
+  appended_crc_ = crc32c(halves_[filling_].span().first(batch_.used_bytes()));
+  filling_meta_.crc_after = appended_crc_;
   return done;
 }
 

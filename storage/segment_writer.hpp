@@ -53,6 +53,10 @@ struct SegmentSummary {
   std::uint64_t end_offset = 0;        // logical end of written data
   std::vector<std::uint64_t> extents;  // by ordinal
   GopIndex gop_index;
+  // CRC32C over the bytes of every frame record (header and payload, no padding) in logical
+  // order, as far as the segment is durable; what the scrubber re-checks. 0: unknown (a segment
+  // rebuilt by recovery, or written before the checksum was kept).
+  std::uint32_t checksum_crc32c = 0;
   // Nothing of it may ever be served, but its extents could not be freed (the device failed):
   // catalogued as being deleted, so the next start frees them (catalog/recovery_plan.hpp).
   bool discard = false;
@@ -143,13 +147,15 @@ class SegmentWriter {
   std::uint32_t header_blocks_ = 1;
   std::uint64_t write_offset_ = 0;  // logical offset of the next batch
   std::uint64_t next_sequence_ = 0;
-  SegmentSummary summary_;  // grows as batches are written
+  std::uint32_t appended_crc_ = 0;  // running CRC32C over the segment's records appended so far
+  SegmentSummary summary_;          // grows as batches are written
   // Frames written but not yet durable: (last sequence, GOP entries) per written batch.
   struct Pending {
     std::uint64_t last_sequence;
     std::vector<GopEntry> keyframes;
     std::uint64_t frames;
     std::int64_t first_pts, end_pts;
+    std::uint32_t crc_after = 0;  // the segment's running checksum after this batch's last record
   };
   std::vector<Pending> written_;
   Pending filling_meta_{};

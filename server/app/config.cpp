@@ -160,7 +160,10 @@ po::options_description disks_options(ServerConfig& cfg, RawArgs& raw) {
       "watched every second and the oldest unlocked segments are reclaimed when it runs short; 0 turns "
       "retention off (a full volume then stalls recording)")(
       "retention-reserve", po::value(&cfg.retention_reserve_s)->value_name("S")->default_value(cfg.retention_reserve_s),
-      "free space retention keeps: S seconds of the admitted recording rate (at least 1 % of the volume)");
+      "free space retention keeps: S seconds of the admitted recording rate (at least 1 % of the volume)")(
+      "scrub-days", po::value(&cfg.scrub_days)->value_name("N")->default_value(cfg.scrub_days),
+      "the integrity scrubber re-reads every closed segment in the disks' slack and checks its CRCs at least every N "
+      "days (a rolling epoch per volume); damage becomes a 'corruption' gap; 0 turns it off");
   return d;
 }
 
@@ -310,7 +313,8 @@ ParsedArgs parse_server_args(int argc, const char* const argv[]) {
   // Test only, on the command line only, and not in --help: volumes that fail on purpose
   // (docs/durability.md, "Faults at runtime").
   po::options_description testing;
-  testing.add_options()("fault-plan", po::value(&raw.fault_plans)->composing(), "");
+  testing.add_options()("fault-plan", po::value(&raw.fault_plans)->composing(), "")("scrub-epoch-ms",
+                                                                                    po::value(&cfg.scrub_epoch_ms), "");
   po::options_description all;
   all.add(general).add(settings);
   po::options_description accepted;

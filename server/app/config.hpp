@@ -52,10 +52,14 @@ struct ServerConfig {
   std::size_t io_depth = 2;                      // D: chunks in flight per disk
   std::optional<std::filesystem::path> profile;  // disk profile to use (and store) where the catalog has none
   std::string admission_policy = "conservative";
-  int model_check_cycles = 5;                     // online model check: K optimistic cycles recalibrate it; 0 off
-  std::string io_priority = "realtime";           // IO threads: realtime (SCHED_FIFO, else normal) or normal
-  double overbooking = 0.01;                      // adm2/adm3/statistical: accepted per-cycle overload probability
-  double retention_interval_s = 60;               // a full retention pass (camera ages) at least this often; 0 off
+  int model_check_cycles = 5;            // online model check: K optimistic cycles recalibrate it; 0 off
+  std::string io_priority = "realtime";  // IO threads: realtime (SCHED_FIFO, else normal) or normal
+  double overbooking = 0.01;             // adm2/adm3/statistical: accepted per-cycle overload probability
+  double retention_interval_s = 60;      // a full retention pass (camera ages) at least this often; 0 off
+  // The integrity scrubber: every closed segment verified at least every N days; 0 off. Tests
+  // shorten the epoch with the hidden --scrub-epoch-ms (0: scrub_days decides).
+  double scrub_days = 7;
+  std::int64_t scrub_epoch_ms = 0;
   double retention_reserve_s = 120;               // free space kept, in seconds of admitted recording
   std::optional<std::filesystem::path> recorder;  // `vigil` binary for pulled cameras; none: beside vigild
   bool pull_cameras = true;                       // run the camera manager (needs a volume)

@@ -32,6 +32,7 @@
 #include "server/core/vigild_metrics.hpp"
 #include "server/disks/disk_startup.hpp"
 #include "server/disks/retention_service.hpp"
+#include "server/disks/scrub_service.hpp"
 #include "storage/faulty_device.hpp"
 #include "storage/memory_lock.hpp"
 #include "server/media/clip_reader.hpp"
@@ -104,6 +105,7 @@ class Daemon {
   std::optional<RecordingService> recording_;
   std::optional<PlaybackService> playback_;
   std::unique_ptr<RetentionService> retention_;  // hands reclaim work to the IO threads
+  std::unique_ptr<ScrubService> scrub_;          // reads through the IO threads' brokers
   std::optional<NetworkThreads> network_;        // sessions run here; the main io_context only accepts
   std::optional<ExportCache> exports_;
   std::optional<MediaPool> media_;  // joined at shutdown after the network threads, before their sessions go
@@ -270,6 +272,14 @@ void Daemon::start_services() {
                          .reachable = [this] { return catalog_health_->status().ok; }});
   } else {
     log::warn("--retention-interval 0: retention is off; a full volume stalls recording");
+  }
+  if (cfg_.scrub_days > 0 || cfg_.scrub_epoch_ms > 0) {
+    const auto epoch = cfg_.scrub_epoch_ms > 0
+                           ? std::chrono::milliseconds(cfg_.scrub_epoch_ms)
+                           : std::chrono::milliseconds(static_cast<std::int64_t>(cfg_.scrub_days * 86'400'000.0));
+    scrub_ = std::make_unique<ScrubService>(conninfo_, disk_set_->disks(), ScrubOptions{.epoch = epoch});
+  } else {
+    log::warn("--scrub-days 0: the integrity scrubber is off; damaged recordings are found only when read");
   }
 }
 

@@ -78,6 +78,18 @@ Metrics::Metrics()
           "Times the online model check recalibrated the disk model (raised when it tripped, lowered when the device "
           "was faster for a whole window).",
           {"disk"})),
+      d_scrub_segments_(registry_.counter("vigil_scrub_segments_total",
+                                          "Closed segments the integrity scrubber re-read and verified.", {"disk"})),
+      d_scrub_corrupt_(registry_.counter(
+          "vigil_scrub_corrupt_segments_total",
+          "Closed segments the scrubber found damaged (a record failed its CRC, or the segment checksum did not "
+          "match); each became a 'corruption' gap. Counted once per segment.",
+          {"disk"})),
+      d_scrub_bytes_(
+          registry_.counter("vigil_scrub_bytes_total", "Bytes the scrubber read back (in slack).", {"disk"})),
+      d_scrub_epochs_(registry_.counter("vigil_scrub_epochs_total",
+                                        "Scrub epochs finished: every closed segment with a known checksum verified.",
+                                        {"disk"})),
       d_utilisation_(registry_.gauge("vigil_disk_last_cycle_utilisation_ratio",
                                      "Device busy time of the last cycle over the cycle length T.", {"disk"})),
       d_slack_(registry_.gauge(
@@ -125,6 +137,8 @@ Metrics::Metrics()
                                      {"disk"})),
       d_free_bytes_(
           registry_.gauge("vigil_disk_free_bytes", "Free space of the disk's volume (whole free extents).", {"disk"})),
+      d_scrub_progress_(registry_.gauge("vigil_scrub_epoch_progress_ratio",
+                                        "Share of the current scrub epoch's segments verified so far.", {"disk"})),
       d_playback_share_(registry_.gauge(
           "vigil_disk_playback_share_ratio",
           "The playbacks' share of the cycle: --playback-share x r_RT (what admitted playbacks may be predicted to use, "
@@ -321,7 +335,12 @@ DiskMetrics::DiskMetrics(Metrics& m, const std::string& disk)
       reclaimed_segments_(m.d_reclaimed_segments_.with({disk})),
       reclaimed_bytes_(m.d_reclaimed_bytes_.with({disk})),
       retention_failures_(m.d_retention_failures_.with({disk})),
+      scrub_segments_(m.d_scrub_segments_.with({disk})),
+      scrub_corrupt_(m.d_scrub_corrupt_.with({disk})),
+      scrub_bytes_(m.d_scrub_bytes_.with({disk})),
+      scrub_epochs_(m.d_scrub_epochs_.with({disk})),
       free_bytes_(m.d_free_bytes_.with({disk})),
+      scrub_progress_(m.d_scrub_progress_.with({disk})),
       interactive_read_(m.d_interactive_read_.with({disk})),
       last_cycle_age_(m.d_last_cycle_age_.with({disk})) {
   for (std::size_t i = 0; i < kDiskStates.size(); ++i)
@@ -382,6 +401,16 @@ void DiskMetrics::io_thread(bool realtime, bool buffers_locked) noexcept {
 }
 
 void DiskMetrics::cpu_wait(double seconds) noexcept { io_cpu_wait_.set(seconds); }
+
+void DiskMetrics::scrubbed(std::uint64_t bytes, bool corrupt) noexcept {
+  scrub_segments_.inc();
+  scrub_bytes_.inc(bytes);
+  if (corrupt) scrub_corrupt_.inc();
+}
+
+void DiskMetrics::scrub_progress(double done) noexcept { scrub_progress_.set(done); }
+
+void DiskMetrics::scrub_epoch_done() noexcept { scrub_epochs_.inc(); }
 
 void DiskMetrics::reclaimed(std::uint64_t segments, std::uint64_t bytes) noexcept {
   reclaimed_segments_.inc(segments);

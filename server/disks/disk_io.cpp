@@ -71,6 +71,7 @@ DiskIoThread::DiskIoThread(OpenVolume& volume, const DiskIoConfig& config,
                                                                                   .chunk_bytes = chunk,
                                                                                   .depth = config.depth});
   scheduler_->on_cycle = [this](const storage::CycleReport& r) { on_cycle(r); };
+  broker_ = std::make_unique<storage::BackgroundBroker>(*scheduler_, chunk, volume_.volume->block_bytes());
   if (metrics_) {
     // Interactive reads (media routes' ClipReader): queue-to-completion latency, atomics only.
     scheduler_->on_request = [this](storage::IoClass cls, bool write, const storage::IoOutcome& o) {

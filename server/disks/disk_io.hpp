@@ -31,6 +31,7 @@
 #include "server/core/vigild_metrics.hpp"
 #include "server/disks/io_thread_priority.hpp"
 #include "server/disks/volume_startup.hpp"
+#include "storage/background_broker.hpp"
 #include "storage/cycle_scheduler.hpp"
 
 namespace vigil::server {
@@ -60,6 +61,9 @@ class DiskIoThread {
   DiskIoThread& operator=(const DiskIoThread&) = delete;
 
   storage::CycleScheduler& scheduler() noexcept { return *scheduler_; }
+  // The disk's background broker (storage/background_broker.hpp): reads in the cycles' slack
+  // (the scrubber's); blocks of the scheduler's chunk size.
+  storage::BackgroundBroker& broker() noexcept { return *broker_; }
   // Null without a profile: admission cannot be decided for this disk.
   const admission::AdmissionController* admission() const noexcept { return admission_.get(); }
   std::uint64_t cycles() const noexcept { return cycles_.load(std::memory_order_relaxed); }
@@ -109,6 +113,7 @@ class DiskIoThread {
   std::atomic<std::uint64_t> recalibrations_{0};
   admission::ModelCalibration calibration_;  // window and noise floor set in the constructor
   std::unique_ptr<storage::CycleScheduler> scheduler_;
+  std::unique_ptr<storage::BackgroundBroker> broker_;  // after scheduler_: destroyed before it
   mutable std::mutex measured_mu_;
   std::map<std::uint64_t, storage::StreamIoStats> measured_;  // guarded by measured_mu_
   std::atomic<std::uint64_t> cycles_{0}, misses_{0}, free_extents_{0};

@@ -1,0 +1,176 @@
+#include "server/disks/scrub_service.hpp"
+
+#include <future>
+#include <map>
+#include <pqxx/pqxx>
+
+#include "catalog/scrub_rows.hpp"
+#include "common/log.hpp"
+#include "storage/segment_verify.hpp"
+
+namespace vigil::server {
+
+using Clock = std::chrono::steady_clock;
+
+ScrubService::ScrubService(std::string conninfo, std::span<const std::unique_ptr<Disk>> disks, ScrubOptions options)
+    : conninfo_(std::move(conninfo)),
+      disks_(disks),
+      options_(options),
+      thread_([this](std::stop_token s) { run(s); }) {}
+
+ScrubService::~ScrubService() {
+  thread_.request_stop();
+  cv_.notify_all();
+}
+
+bool ScrubService::wait_until(Clock::time_point when, std::stop_token stop) {
+  std::unique_lock lock(mu_);
+  return !cv_.wait_until(lock, stop, when, [] { return false; });
+}
+
+void ScrubService::run(std::stop_token stop) {
+  while (!stop.stop_requested()) {
+    // One epoch: what every volume holds now, spread evenly over the epoch's length, disks in
+    // turn, so each volume is verified at the same pace whatever the others hold.
+    const auto start = Clock::now();
+    std::vector<std::pair<Disk*, catalog::ScrubTarget>> work;
+    std::map<Disk*, std::pair<std::size_t, std::size_t>> progress;  // done, total
+    try {
+      pqxx::connection conn(conninfo_);
+      std::vector<std::vector<catalog::ScrubTarget>> per_disk;
+      for (const auto& d : disks_) {
+        pqxx::work tx(conn);
+        per_disk.push_back(catalog::scrub_targets(tx, d->volume->volume_id));
+        progress[d.get()] = {0, per_disk.back().size()};
+      }
+      for (std::size_t i = 0;; ++i) {
+        bool any = false;
+        for (std::size_t d = 0; d < per_disk.size(); ++d) {
+          if (i < per_disk[d].size()) {
+            work.emplace_back(disks_[d].get(), std::move(per_disk[d][i]));
+            any = true;
+          }
+        }
+        if (!any) break;
+      }
+    } catch (const std::exception& e) {
+      log::warn("scrub: cannot read the catalog; retried next epoch", {{"error", e.what()}});
+    }
+    for (const auto& [disk, p] : progress) {
+      if (auto* m = disk->io->metrics()) m->scrub_progress(p.second == 0 ? 1.0 : 0.0);
+    }
+    for (std::size_t i = 0; i < work.size(); ++i) {
+      if (!wait_until(start + options_.epoch * static_cast<std::int64_t>(i) / static_cast<std::int64_t>(work.size()),
+                      stop))
+        return;
+      auto& [disk, target] = work[i];
+      if (!disk->io->volume_failed()) scrub(*disk, target, stop);
+      if (stop.stop_requested()) return;
+      auto& p = progress[disk];
+      ++p.first;
+      if (auto* m = disk->io->metrics())
+        m->scrub_progress(static_cast<double>(p.first) / static_cast<double>(p.second));
+    }
+    for (const auto& entry : progress) {
+      if (auto* m = entry.first->io->metrics()) m->scrub_epoch_done();
+    }
+    if (!wait_until(start + options_.epoch, stop)) return;
+  }
+}
+
+void ScrubService::scrub(Disk& disk, const catalog::ScrubTarget& t, std::stop_token stop) {
+  auto& vol = *disk.volume->volume;
+  storage::SegmentVerifier verifier({.stream_id = t.stream_id,
+                                     .extent_bytes = vol.extent_bytes(),
+                                     .block_bytes = vol.block_bytes(),
+                                     .end_offset = t.data_bytes,
+                                     .start_us = t.start_us,
+                                     .end_us = t.end_us});
+  // The blocks arrive in order on the IO thread, which only copies them.
+  struct Read {
+    std::vector<storage::BrokerExtent> extents;
+    std::vector<std::vector<std::byte>> bytes;
+    std::size_t at = 0;
+    std::promise<Result<void>> done;
+  };
+  auto read = std::make_shared<Read>();
+  for (std::uint32_t i = 0; i < t.extent_offsets.size(); ++i) {
+    read->extents.push_back({t.extent_offsets[i], verifier.extent_read_bytes(i)});
+  }
+  read->bytes.resize(read->extents.size());
+  auto finished = read->done.get_future();
+  auto task = disk.io->broker().register_read(
+      read->extents,
+      [read](std::span<const std::byte> data, std::uint64_t) {
+        while (read->at < read->extents.size() && read->bytes[read->at].size() >= read->extents[read->at].bytes)
+          ++read->at;
+        if (read->at < read->bytes.size())
+          read->bytes[read->at].insert(read->bytes[read->at].end(), data.begin(), data.end());
+      },
+      [read](Result<void> r) { read->done.set_value(r); });
+  if (!task) {
+    log::warn("scrub: cannot read segment", {{"segment", t.segment_id}, {"error", task.error().message()}});
+    return;
+  }
+  while (finished.wait_for(std::chrono::milliseconds(200)) != std::future_status::ready) {
+    if (stop.stop_requested()) {
+      disk.io->broker().abort(*task);
+      return;
+    }
+  }
+  if (auto r = finished.get(); !r) {
+    log::warn("scrub: read failed; retried next epoch",
+              {{"segment", t.segment_id}, {"volume", disk.volume->path.string()}, {"error", r.error().message()}});
+    return;
+  }
+  std::uint64_t bytes = 0;
+  for (std::uint32_t i = 0; i < read->bytes.size(); ++i) {
+    bytes += read->bytes[i].size();
+    verifier.add_extent(i, read->bytes[i]);
+  }
+  const auto check = verifier.finish();
+  const bool damaged = !check.damage.empty() || check.checksum_crc32c != t.checksum_crc32c;
+  bool found = false;
+  if (damaged) {
+    try {
+      pqxx::connection conn(conninfo_);
+      pqxx::work tx(conn);
+      // Reclaimed while it was read (retention marks it 'deleting' before freeing an extent):
+      // what was read may be another segment's data, not damage.
+      if (!catalog::segment_still_closed(tx, t.segment_id)) return;
+      for (const auto& d : check.damage) {
+        const std::uint64_t offset = t.extent_offsets[d.ordinal] + d.offset_in_extent;
+        const std::string detail = "scrub: segment " + std::to_string(t.segment_id) + " on " +
+                                   disk.volume->path.string() + " at offset " + std::to_string(offset) + ": " +
+                                   storage::scan_stop_name(d.why);
+        found |= catalog::record_corruption_gap(tx, t.stream_id, d.from_us, d.to_us, detail);
+        log::error("scrub found a damaged segment", {{"segment", t.segment_id},
+                                                     {"volume", disk.volume->path.string()},
+                                                     {"offset", offset},
+                                                     {"stream", t.stream_id},
+                                                     {"why", storage::scan_stop_name(d.why)},
+                                                     {"from_us", d.from_us},
+                                                     {"to_us", d.to_us}});
+      }
+      if (check.damage.empty()) {
+        // Every record valid, yet not the records written: the whole segment is in doubt.
+        found |= catalog::record_corruption_gap(tx, t.stream_id, t.start_us, t.end_us,
+                                                "scrub: segment " + std::to_string(t.segment_id) + " on " +
+                                                    disk.volume->path.string() + ": segment checksum mismatch");
+        log::error("scrub found a segment checksum mismatch",
+                   {{"segment", t.segment_id},
+                    {"volume", disk.volume->path.string()},
+                    {"offset", t.extent_offsets.empty() ? 0 : t.extent_offsets[0]},
+                    {"stream", t.stream_id}});
+      }
+      tx.commit();
+    } catch (const std::exception& e) {
+      log::warn("scrub: cannot record a damaged segment; retried next epoch",
+                {{"segment", t.segment_id}, {"error", e.what()}});
+      return;
+    }
+  }
+  if (auto* m = disk.io->metrics()) m->scrubbed(bytes, found);
+}
+
+}  // namespace vigil::server

@@ -1,0 +1,85 @@
+#pragma once
+// The background broker of one disk (docs/scheduler.md, "The background broker"): the shape of
+// seed 003's freeblock interface (Table 1 of the research note's §1.2) over the cycle scheduler.
+// A task is a list of extents to read; the broker reads it block by block and hands each block
+// to the task's callback, in order, then calls its done callback once.
+//
+// Tier 1 of the research note's §5.3 only: blocks are IoClass::background requests, served in a
+// cycle's slack once its stream IOs are done and within background_budget, so background work
+// never costs an admitted stream its deadline (the scheduler's rule). Blocks adjacent to a stream
+// IO (tier 2) and true freeblock reads inside rotational gaps on the simulated hard disk (tier 3)
+// are not built yet. promote() moves a task to interactive requests: overdue work is served
+// within the interactive share, ahead of the slack, as any interactive read.
+//
+// One block of a task is in flight at a time (so blocks arrive in order without reordering);
+// tasks run side by side. Each request reads into its own buffer, so a promote() can reissue the
+// block in flight at once: the superseded background request still completes, and is dropped.
+// Thread: register/abort/promote from any thread; callbacks on the disk's IO thread. After
+// abort() returns no callback of that task runs (unless abort is called from inside one of its
+// callbacks, which is allowed). Errors: a failed read ends its task with the error (on_done).
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <vector>
+
+#include "common/errors.hpp"
+#include "storage/cycle_scheduler.hpp"
+
+namespace vigil::storage {
+
+struct BrokerExtent {
+  std::uint64_t offset = 0;  // device offset, block-aligned
+  std::uint64_t bytes = 0;   // a block multiple
+};
+
+// A block: DATA as read from the device at OFFSET.
+using BrokerBlockFn = std::function<void(std::span<const std::byte> data, std::uint64_t offset)>;
+// The task ended: every block delivered (ok), or a read failed (its error).
+using BrokerDoneFn = std::function<void(Result<void>)>;
+
+class BackgroundBroker {
+ public:
+  using TaskId = std::uint64_t;
+
+  // BLOCK_BYTES: the most one request reads (a multiple of ALIGNMENT, the device's block).
+  BackgroundBroker(CycleScheduler& scheduler, std::size_t block_bytes, std::size_t alignment);
+  ~BackgroundBroker();
+  BackgroundBroker(const BackgroundBroker&) = delete;
+  BackgroundBroker& operator=(const BackgroundBroker&) = delete;
+
+  // Reads EXTENTS in order. invalid_argument for an extent that is not block-aligned.
+  Result<TaskId> register_read(std::vector<BrokerExtent> extents, BrokerBlockFn on_block, BrokerDoneFn on_done);
+  // No callback of TASK runs after this returns; other tasks are untouched. False: not running.
+  bool abort(TaskId task);
+  // The rest of TASK is read as interactive requests (overdue work). False: not running.
+  bool promote(TaskId task);
+
+  std::size_t running() const;
+  std::uint64_t blocks_read() const;  // delivered, all tasks
+  std::uint64_t bytes_read() const;
+
+ private:
+  struct Task;
+  void issue(TaskId id, Task& task);  // REQUIRES mu_
+  void completed(TaskId id, std::uint64_t generation, std::shared_ptr<AlignedBuffer> buf, std::uint64_t offset,
+                 const IoOutcome& outcome);
+
+  CycleScheduler& scheduler_;
+  std::size_t block_bytes_, alignment_;
+  // Held while a callback runs and by abort(): abort's promise. Recursive: a callback may abort.
+  mutable std::recursive_mutex mu_;
+  std::map<TaskId, std::unique_ptr<Task>> tasks_;
+  TaskId next_id_ = 1;
+  std::uint64_t blocks_read_ = 0, bytes_read_ = 0;
+  // Outlives the broker in the requests' callbacks: a completion after destruction is dropped.
+  struct Alive {
+    std::mutex mu;
+    BackgroundBroker* broker = nullptr;
+  };
+  std::shared_ptr<Alive> alive_;
+};
+
+}  // namespace vigil::storage
