@@ -38,8 +38,8 @@ inline constexpr std::int64_t kMaxChannels = 8;
 inline constexpr std::size_t kMaxAudioExtradataBytes = 1024;
 
 struct MediaParameters {
-  std::string_view codec;  // FFmpeg's name
-  std::string_view extradata;
+  std::string_view codec{};  // FFmpeg's name
+  std::string_view extradata{};
   std::int64_t width = 0, height = 0;
   std::int64_t time_base_num = 1, time_base_den = 1'000'000;
   // Audio: checked where given (open-record gives them, proto's 0 when a recorder leaves them
