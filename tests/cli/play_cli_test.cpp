@@ -132,7 +132,7 @@ TEST_CASE("vigil play returns what vigil record stored: full, keyframes-only and
                                     "@1000000060", "-o", (dir.path() / "e.mp4").string()},
                                    dir.path() / "e.log");
     CHECK(empty.status == 5);
-    CHECK_THAT(empty.output, ContainsSubstring("nothing of 'lobby' is recorded"));
+    CHECK_THAT(empty.output, ContainsSubstring("nothing of camera 'lobby' is recorded"));
     auto nocam = test::run_to_exit(VIGIL_CLI_PATH,
                                    {"--server", d.wire(), "play", "--stream", "nope", "--from", "-1h", "-o",
                                     (dir.path() / "n.mp4").string()},

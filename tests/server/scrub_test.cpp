@@ -54,19 +54,25 @@ TEST_CASE("the scrubber turns a flipped byte in a closed segment into a corrupti
   CHECK(one("SELECT count(*) FROM gaps WHERE reason = 'corruption'") == 0);
 
   // The second segment, a byte three quarters into its data (a record's payload or header).
-  pqxx::nontransaction q(c);
-  const auto seg = q.exec1(
-      "SELECT s.id, s.start_us, s.end_us, s.data_bytes, e.length_bytes FROM segments s "
-      "JOIN segment_extents e ON e.segment_id = s.id AND e.ordinal = 0 "
-      "WHERE s.stream_id = " +
-      stream + " AND s.state = 'closed' ORDER BY s.start_us OFFSET 1 LIMIT 1");
-  const auto id = seg[0].as<std::int64_t>(), start_us = seg[1].as<std::int64_t>(), end_us = seg[2].as<std::int64_t>();
-  const auto data_bytes = seg[3].as<std::uint64_t>(), extent_bytes = seg[4].as<std::uint64_t>();
-  const std::uint64_t logical = data_bytes * 3 / 4;
-  const auto extent =
-      q.exec1("SELECT volume_offset_bytes FROM segment_extents WHERE segment_id = " + std::to_string(id) +
-              " AND ordinal = " + std::to_string(logical / extent_bytes));
-  const auto at = static_cast<off_t>(extent[0].as<std::uint64_t>() + logical % extent_bytes);
+  std::int64_t id = 0, start_us = 0, end_us = 0;
+  off_t at = 0;
+  {
+    pqxx::nontransaction q(c);  // closed before `one` opens its own on the same connection
+    const auto seg = q.exec1(
+        "SELECT s.id, s.start_us, s.end_us, s.data_bytes, e.length_bytes FROM segments s "
+        "JOIN segment_extents e ON e.segment_id = s.id AND e.ordinal = 0 "
+        "WHERE s.stream_id = " +
+        stream + " AND s.state = 'closed' ORDER BY s.start_us OFFSET 1 LIMIT 1");
+    id = seg[0].as<std::int64_t>();
+    start_us = seg[1].as<std::int64_t>();
+    end_us = seg[2].as<std::int64_t>();
+    const auto data_bytes = seg[3].as<std::uint64_t>(), extent_bytes = seg[4].as<std::uint64_t>();
+    const std::uint64_t logical = data_bytes * 3 / 4;
+    const auto extent =
+        q.exec1("SELECT volume_offset_bytes FROM segment_extents WHERE segment_id = " + std::to_string(id) +
+                " AND ordinal = " + std::to_string(logical / extent_bytes));
+    at = static_cast<off_t>(extent[0].as<std::uint64_t>() + logical % extent_bytes);
+  }
   {
     const int fd = ::open(disk.c_str(), O_RDWR);
     REQUIRE(fd >= 0);
@@ -79,7 +85,8 @@ TEST_CASE("the scrubber turns a flipped byte in a closed segment into a corrupti
   }
 
   REQUIRE(test::eventually([&] { return one("SELECT count(*) FROM gaps WHERE reason = 'corruption'") >= 1; }, 30s));
-  const auto gap = q.exec1("SELECT stream_id, start_us, end_us, detail FROM gaps WHERE reason = 'corruption'");
+  const auto gap =
+      pqxx::nontransaction(c).exec1("SELECT stream_id, start_us, end_us, detail FROM gaps WHERE reason = 'corruption'");
   CHECK(gap[0].as<std::int64_t>() == static_cast<std::int64_t>(rec.stream));
   // Inside the damaged segment, and only the damaged records' time, not the whole segment.
   CHECK(gap[1].as<std::int64_t>() >= start_us);
