@@ -17,7 +17,6 @@ RecordingStream::RecordingStream(Volume& volume, std::uint64_t stream_id, std::v
               {.buffer_bytes = options.io_bytes,
                .max_segment_bytes = options.max_segment_bytes,
                .max_segment_pts = options.max_segment_pts}),
-      start_us_(start_us),
       next_segment_id_(std::move(next_segment_id)),
       on_durable_(std::move(on_durable)),
       on_segment_closed_(std::move(on_segment_closed)),

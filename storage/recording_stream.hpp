@@ -114,7 +114,6 @@ class RecordingStream final : public CycleStream {
   Volume& volume_;
   const std::atomic<bool>* volume_failing_;
   SegmentWriter writer_;
-  std::int64_t start_us_;
   NextSegmentId next_segment_id_;
   DurableFn on_durable_;
   SegmentFn on_segment_closed_;

@@ -18,22 +18,6 @@ namespace http = beast::http;
 
 namespace vigil::server {
 
-std::string loggable_target(const HttpRequest& req) {
-  const std::string_view t(req.target().data(), req.target().size());
-  return std::string(t.substr(0, std::min<std::size_t>(t.find('?'), 200)));
-}
-
-HttpResponse json_response(const HttpRequest& req, http::status status, std::string body) {
-  HttpResponse res{status, req.version()};
-  res.set(http::field::server, "vigild/" VIGIL_VERSION);
-  res.set(http::field::content_type, "application/json");
-  res.set(http::field::cache_control, "no-store");
-  res.keep_alive(req.keep_alive());
-  res.body() = std::move(body);
-  res.prepare_payload();
-  return res;
-}
-
 namespace {
 
 // Sends RES's head, then each chunk its producer makes, in chunked transfer encoding (Beast's
@@ -90,11 +74,6 @@ bool connection_ended(const beast::error_code& ec) {
 }
 
 }  // namespace
-
-void apply_limits(HttpRequestParser& parser, const HttpLimits& limits) {
-  parser.header_limit(static_cast<std::uint32_t>(limits.header_bytes));
-  parser.body_limit(limits.body_bytes);
-}
 
 HttpServer::HttpServer(asio::io_context& io, const asio::ip::tcp::endpoint& endpoint, HttpHandler handler,
                        HttpLimits limits, NetworkThreads* sessions, std::shared_ptr<asio::ssl::context> tls)
