@@ -57,6 +57,16 @@ function streamParams(name) {
   return streams.some((s) => s.role === 'sub') ? { stream: 'sub' } : {};
 }
 
+// The runs a tile shows: its substream's when the tile plays the substream (the timeline answer's
+// `substream` object), else the main stream's. The sub stream may start later or have gaps the main
+// one has not: the wall's timeline must show what its tiles can actually play.
+function tileRuns(name) {
+  const tl = name && wall.timelines.get(name);
+  if (!tl) return [];
+  const track = streamParams(name).stream === 'sub' && tl.substream ? tl.substream : tl;
+  return track.runs || [];
+}
+
 function destroyTile(t) {
   if (t.hls) { t.hls.destroy(); t.hls = null; }
   t.video.removeAttribute('src');
@@ -254,7 +264,7 @@ async function loadWallTimelines() {
     api(`${camPath(n)}/timeline?from=${at(from)}&to=${at(now)}`).catch((e) => { if (e.status === 401) throw e; return null; })));
   wall.timelines = new Map(names.map((n, i) => [n, got[i]]));
   // The window: the recorded span of the wall's cameras in the last hour, up to now.
-  const starts = got.flatMap((tl) => ((tl && tl.runs) || []).map((r) => r.start_us / 1000));
+  const starts = names.flatMap((n) => tileRuns(n).map((r) => r.start_us / 1000));
   const lo = starts.length ? Math.min(...starts) : now - 600e3;
   const pad = Math.max((now - lo) * 0.03, 2000);
   wall.win = { from: lo - pad, to: now + pad };
@@ -275,8 +285,7 @@ function drawWallTimeline() {
     label.className = 'row-label';
     label.textContent = t.camera || '–';
     row.append(label);
-    const tl = t.camera && wall.timelines.get(t.camera);
-    for (const r of (tl && tl.runs) || []) {
+    for (const r of tileRuns(t.camera)) {
       const d = document.createElement('div');
       d.className = r.open ? 'run open' : 'run';
       d.dataset.start = r.start_us;
@@ -318,8 +327,8 @@ async function enterRecorded(ms) {
   if (!ms) {
     ms = Date.now() - 30e3;
     const starts = [];
-    for (const tl of wall.timelines.values()) {
-      const run = ((tl && tl.runs) || []).find((r) => r.end_us / 1000 > ms);
+    for (const name of wall.timelines.keys()) {
+      const run = tileRuns(name).find((r) => r.end_us / 1000 > ms);
       if (run) starts.push(run.start_us / 1000);
     }
     const latest = Math.max(ms, ...starts);

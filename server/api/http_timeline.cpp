@@ -106,7 +106,8 @@ boost::asio::awaitable<HttpResponse> timeline_route(const RouteContext& ctx, con
   // What this node recorded up to its last durable cycle, fresher than the catalog's rows.
   if (ctx.disks) query.fresher = ctx.disks->recent().timeline_segments(query.cameras, query.from_us, query.to_us);
   // The main video's timeline, then the sub streams' (one snapshot: both see the same rows).
-  auto [result, subs] = co_await ctx.catalog.run([&query](pqxx::connection& c) {
+  // Named, not a structured binding: clang 14 (the asan lane) cannot capture bindings in a lambda.
+  auto timelines = co_await ctx.catalog.run([&query](pqxx::connection& c) {
     pqxx::read_transaction tx(c);
     auto main = catalog::timeline(tx, query);
     auto sub_query = query;
@@ -114,6 +115,8 @@ boost::asio::awaitable<HttpResponse> timeline_route(const RouteContext& ctx, con
     auto sub = catalog::timeline(tx, sub_query);
     return std::pair{std::move(main), std::move(sub)};
   });
+  auto& result = timelines.first;
+  const auto& subs = timelines.second;
   const auto sub_of = [&subs](const std::string& camera) -> const catalog::CameraTimeline* {
     for (const auto& s : subs) {
       if (s.camera == camera) return &s;

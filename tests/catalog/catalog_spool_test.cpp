@@ -36,7 +36,7 @@ struct Catalog {
     storage::VirtualClock clock;
     storage::SimulatedDisk disk(clock, {.size_bytes = 16 << 20});
     REQUIRE(storage::Volume::format(disk, {.extent_bytes = 1 << 20}).has_value());
-    auto vol = std::move(*storage::Volume::open(disk));
+    auto vol = *storage::Volume::open(disk);
     pqxx::work tx(conn);
     volume_id = catalog::register_volume(tx, *vol, "sim:0");
     const auto disk_id = tx.exec_params1("SELECT disk_id FROM volumes WHERE id = $1", volume_id)[0].as<std::int64_t>();

@@ -100,9 +100,9 @@ TEST_CASE("start-up reads extent headers in batches and only the segments open a
   std::int64_t volume_id = 0;
   std::set<std::uint64_t> closed_extents, open_extents;
   {
-    auto dev = std::move(*FileDevice::open(path));
+    auto dev = *FileDevice::open(path);
     REQUIRE(Volume::format(*dev, {.extent_bytes = kExtentBytes}).has_value());
-    auto vol = std::move(*Volume::open(*dev));
+    auto vol = *Volume::open(*dev);
     REQUIRE(vol->extent_count() == (kVolumeBytes - (1 << 20)) / kExtentBytes);
     pqxx::work tx(conn);
     volume_id = catalog::register_volume(tx, *vol, path.string());
@@ -123,9 +123,9 @@ TEST_CASE("start-up reads extent headers in batches and only the segments open a
   }
 
   // The restart.
-  auto file = std::move(*FileDevice::open(path));
+  auto file = *FileDevice::open(path);
   CountingDevice dev(*file);
-  auto vol = std::move(*Volume::open(dev));
+  auto vol = *Volume::open(dev);
   const std::size_t header_reads = dev.reads.size();
   CHECK(header_reads == 1 + vol->extent_count());  // the superblock and each extent header, once
   CHECK(dev.peak_reads_in_flight > 1);             // batches in flight, not one read at a time
@@ -147,7 +147,7 @@ TEST_CASE("start-up reads extent headers in batches and only the segments open a
 
   // The next start trusts the adopted segment too: nothing but headers is read.
   {
-    auto again = std::move(*Volume::open(dev));
+    auto again = *Volume::open(dev);
     dev.reads.clear();
     auto second = catalog::reconcile_volume(conn, *again, volume_id, 20'000'000);
     CHECK(second.trusted == kClosed + 1);

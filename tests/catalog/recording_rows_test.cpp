@@ -26,7 +26,7 @@ TEST_CASE("a recording's segments land in the catalog and agree with the volume"
   VirtualClock clock;
   SimulatedDisk disk(clock, {.size_bytes = 64 << 20});
   REQUIRE(Volume::format(disk, {.extent_bytes = 1 << 20}).has_value());
-  auto vol = std::move(*Volume::open(disk));
+  auto vol = *Volume::open(disk);
   std::int64_t volume_id = 0, stream_id = 0;
   std::uint64_t next_id = 0;
   {

@@ -71,13 +71,13 @@ TEST_CASE("recovery reconciles a volume and the catalog in both directions", "[r
   VirtualClock clock;
   SimulatedDisk disk(clock, {.size_bytes = 4 << 20});
   REQUIRE(Volume::format(disk, {.extent_bytes = 64 * 1024}).has_value());
-  auto vol = std::move(*Volume::open(disk));
+  auto vol = *Volume::open(disk);
   test::write_script_segment(*vol, 10, static_cast<std::uint64_t>(stream), 30);  // the open one
   test::write_script_segment(*vol, 11, static_cast<std::uint64_t>(other), 10);
   test::write_script_segment(*vol, 13, static_cast<std::uint64_t>(stream), 12);  // orphan on disk, known stream
   test::write_script_segment(*vol, 14, 999, 5);                                  // orphan on disk, unknown stream
   disk.crash();
-  vol = std::move(*Volume::open(disk));
+  vol = *Volume::open(disk);
 
   const std::int64_t restart_us = 10'000'000;
   pqxx::work tx(conn);
@@ -141,7 +141,7 @@ TEST_CASE("recovery keeps what it cannot read, and restores it once it reads aga
   VirtualClock clock;
   SimulatedDisk disk(clock, {.size_bytes = 4 << 20});
   REQUIRE(Volume::format(disk, {.extent_bytes = 64 * 1024}).has_value());
-  auto vol = std::move(*Volume::open(disk));
+  auto vol = *Volume::open(disk);
   test::write_script_segment(*vol, 20, static_cast<std::uint64_t>(stream), 10);
   const std::set<std::int64_t> streams{stream};
 
@@ -202,7 +202,7 @@ TEST_CASE("damage in a closed segment: start-up trusts its row, fsck's full scan
   VirtualClock clock;
   SimulatedDisk disk(clock, {.size_bytes = 4 << 20});
   REQUIRE(Volume::format(disk, {.extent_bytes = 64 * 1024}).has_value());
-  auto vol = std::move(*Volume::open(disk));
+  auto vol = *Volume::open(disk);
   const auto seg = test::write_script_segment(*vol, 30, static_cast<std::uint64_t>(stream), 40);
   {
     pqxx::work tx(conn);

@@ -29,7 +29,7 @@ TEST_CASE("retention marks only segments no evidence lock covers, re-checked whe
   storage::VirtualClock clock;
   storage::SimulatedDisk disk(clock, {.size_bytes = 16 << 20});
   REQUIRE(storage::Volume::format(disk, {.extent_bytes = 1 << 20}).has_value());
-  auto vol = std::move(*storage::Volume::open(disk));
+  auto vol = *storage::Volume::open(disk);
   std::int64_t stream = 0;
   std::vector<std::uint64_t> ids;
   {

@@ -120,7 +120,7 @@ TEST_CASE("an empty catalog is rebuilt from a volume, and a second rebuild chang
   VirtualClock clock;
   SimulatedDisk disk(clock, {.size_bytes = 4 << 20});
   REQUIRE(Volume::format(disk, {.extent_bytes = 64 * 1024}).has_value());
-  auto vol = std::move(*Volume::open(disk));
+  auto vol = *Volume::open(disk);
   // Camera gate: stream 40 (two segments), then stream 41 after a hole; stream 42 from before
   // descriptions; an empty segment of stream 43.
   const auto gate40 = encode_stream_description(described("gate", 3600));

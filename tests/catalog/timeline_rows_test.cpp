@@ -57,7 +57,7 @@ TEST_CASE("the timeline merges short holes, splits at long ones, clips to the ra
   storage::VirtualClock clock;
   storage::SimulatedDisk disk(clock, {.size_bytes = 16 << 20});
   REQUIRE(storage::Volume::format(disk, {.extent_bytes = 1 << 20}).has_value());
-  auto vol = std::move(*storage::Volume::open(disk));
+  auto vol = *storage::Volume::open(disk);
   {
     pqxx::work tx(conn);
     const auto volume_id = catalog::register_volume(tx, *vol, "sim:0");

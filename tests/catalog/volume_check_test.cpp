@@ -46,7 +46,7 @@ TEST_CASE("fsck's catalog check finds each disagreement and repair resolves it",
   VirtualClock clock;
   SimulatedDisk disk(clock, {.size_bytes = 4 << 20});
   REQUIRE(Volume::format(disk, {.extent_bytes = 64 * 1024}).has_value());
-  auto vol = std::move(*Volume::open(disk));
+  auto vol = *Volume::open(disk);
   for (std::uint64_t id = 1; id <= 3; ++id)
     test::write_script_segment(*vol, id, static_cast<std::uint64_t>(stream), 20);
 
@@ -119,7 +119,7 @@ TEST_CASE("evidence locks live in the catalog and keep retention away", "[retent
   VirtualClock clock;
   SimulatedDisk disk(clock, {.size_bytes = 4 << 20});
   REQUIRE(Volume::format(disk, {.extent_bytes = 64 * 1024}).has_value());
-  auto vol = std::move(*Volume::open(disk));
+  auto vol = *Volume::open(disk);
   test::write_script_segment(*vol, 1, static_cast<std::uint64_t>(stream), 10);
   std::int64_t volume_id = 0;
   {

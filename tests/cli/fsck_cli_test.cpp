@@ -33,7 +33,7 @@ std::uint64_t make_volume(const std::filesystem::path& file) {
   auto dev = FileDevice::open(file, {.create_bytes = 16 << 20});
   REQUIRE(dev.has_value());
   REQUIRE(Volume::format(**dev, {.extent_bytes = 1 << 20}).has_value());
-  auto vol = std::move(*Volume::open(**dev));
+  auto vol = *Volume::open(**dev);
   SegmentWriter w(*vol, 4, {.buffer_bytes = 64 * 1024});
   REQUIRE(w.open_segment(1, {}, 1, 0).has_value());
   for (std::uint64_t seq = 1; seq <= 60; ++seq) {
@@ -118,7 +118,7 @@ TEST_CASE("vigil fsck --db checks the catalog against the volume and --repair re
   {
     auto dev = FileDevice::open(file, {.exclusive = true});
     REQUIRE(dev.has_value());
-    auto vol = std::move(*Volume::open(**dev));
+    auto vol = *Volume::open(**dev);
     pqxx::work tx(conn);
     vigil::catalog::register_volume(tx, *vol, file.string());
     tx.commit();

@@ -43,8 +43,8 @@ constexpr std::uint64_t kExtentsPerSegment = 266;  // 15960 in use: all but ~2.6
 // a SegmentWriter); its other extents get their headers only, written in bulk (start-up reads
 // headers, never a closed segment's data).
 void fill_volume(const std::filesystem::path& path, const std::string& db, std::int64_t stream) {
-  auto dev = std::move(*storage::FileDevice::open(path));
-  auto vol = std::move(*storage::Volume::open(*dev));
+  auto dev = *storage::FileDevice::open(path);
+  auto vol = *storage::Volume::open(*dev);
   pqxx::connection conn(db);
   pqxx::work tx(conn);
   const auto volume_id = catalog::register_volume(tx, *vol, path.string());
@@ -97,7 +97,7 @@ TEST_CASE("vigild restarts on a 1 TiB volume in use without reading its closed s
   std::ofstream(path).close();
   std::filesystem::resize_file(path, kVolumeBytes);  // a hole: nothing is allocated
   {
-    auto dev = std::move(*storage::FileDevice::open(path));
+    auto dev = *storage::FileDevice::open(path);
     REQUIRE(storage::Volume::format(*dev, {.extent_bytes = kExtentBytes}).has_value());
   }
   std::int64_t stream = 0;

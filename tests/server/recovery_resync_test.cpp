@@ -40,8 +40,8 @@ std::int64_t now_us() {
 // Flips a byte inside the payload of frame SEQ of STREAM's segment on the volume file PATH
 // (vigild is not running: nothing holds the volume).
 void damage_frame(const std::filesystem::path& path, std::uint64_t stream, std::uint64_t seq) {
-  auto dev = std::move(*storage::FileDevice::open(path));
-  auto vol = std::move(*storage::Volume::open(*dev));
+  auto dev = *storage::FileDevice::open(path);
+  auto vol = *storage::Volume::open(*dev);
   std::optional<std::uint64_t> segment;
   for (const auto& [id, uses] : vol->segments()) {
     if (uses.front().header.stream_id == stream) segment = id;

@@ -35,7 +35,7 @@ std::string catalog_of(const std::filesystem::path& data) {
 void leave_segment_on_volume(const std::filesystem::path& volume, std::uint64_t id, std::uint64_t stream) {
   auto dev = storage::FileDevice::open(volume);
   REQUIRE(dev.has_value());
-  auto vol = std::move(*storage::Volume::open(**dev));
+  auto vol = *storage::Volume::open(**dev);
   storage::SegmentWriter w(*vol, stream, {.buffer_bytes = 64 * 1024});
   REQUIRE(w.open_segment(id, {}, 1, 0).has_value());
   for (std::uint64_t seq = 1; seq <= 20; ++seq) {

@@ -143,7 +143,7 @@ TEST_CASE("a crash at every write and flush boundary loses nothing acknowledged"
   std::uint64_t crashes = 0, lost_unacked = 0;
   for (std::uint64_t k = 0; k <= commands; ++k) {
     disk.restore(formatted);
-    std::unique_ptr<Volume> vol = std::move(*Volume::open(disk));
+    std::unique_ptr<Volume> vol = *Volume::open(disk);
     disk.power_fail_after(k);
     auto run = record(*vol);
     vol.reset();
@@ -176,7 +176,7 @@ TEST_CASE("a write torn at any point is never served and loses nothing acknowled
   const std::size_t tear_at = GENERATE(std::size_t{1}, std::size_t{60}, std::size_t{1500}, std::size_t{4096 + 77});
   for (std::uint64_t w = 1; w <= writes; ++w) {
     disk.restore(formatted);
-    auto vol = std::move(*Volume::open(disk));
+    auto vol = *Volume::open(disk);
     disk.tear_write(w, tear_at);
     auto run = record(*vol);
     vol.reset();

@@ -21,7 +21,7 @@ struct Fixture {
   SegmentSummary summary;
   Fixture() {
     REQUIRE(Volume::format(disk, {.extent_bytes = 64 * 1024}).has_value());
-    vol = std::move(*Volume::open(disk));
+    vol = *Volume::open(disk);
     SegmentWriter w(*vol, 9, {.buffer_bytes = 16 * 1024});
     REQUIRE(w.open_segment(1, {}, 1, 0).has_value());
     for (std::uint64_t seq = 1; seq <= 40; ++seq) {

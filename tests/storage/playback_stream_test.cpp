@@ -29,7 +29,7 @@ struct Rig {
 
   explicit Rig(int frames = 100, int big_keyframe = -1) {
     REQUIRE(Volume::format(disk, {.extent_bytes = 64 * 1024}).has_value());
-    vol = std::move(*Volume::open(disk));
+    vol = *Volume::open(disk);
     SegmentWriter w(*vol, 7, {.buffer_bytes = 32 * 1024});
     REQUIRE(w.open_segment(1, {}, 1, 0).has_value());
     std::mt19937 rng(11);

@@ -40,7 +40,7 @@ struct Rig {
   explicit Rig(const std::atomic<bool>* volume_failing = nullptr, std::int64_t max_segment_pts = 0)
       : disk(clock, {.size_bytes = 64 << 20}) {
     REQUIRE(Volume::format(disk, {.extent_bytes = 1 << 20}).has_value());
-    volume = std::move(*Volume::open(disk));
+    volume = *Volume::open(disk);
     sched = std::make_unique<CycleScheduler>(disk, clock, model, SchedulerConfig{.cycle = 1s, .chunk_bytes = 16 * 1024},
                                              &clock);
     for (std::uint64_t s = 1; s <= 3; ++s) {
@@ -355,7 +355,7 @@ TEST_CASE("a refusal says why the half was full: the sender's rate, a write stil
   VirtualClock clock;
   SimulatedDisk disk(clock, {.size_bytes = 8 << 20});
   REQUIRE(Volume::format(disk, {.extent_bytes = 1 << 20}).has_value());
-  auto volume = std::move(*Volume::open(disk));
+  auto volume = *Volume::open(disk);
   std::uint64_t next_segment = 100;
   RecordingStream rec(*volume, 1, {}, 1, 0, RecordingStreamOptions{.io_bytes = 16 * 1024},
                       [&] { return ++next_segment; }, {}, {}, {});

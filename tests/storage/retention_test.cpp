@@ -66,7 +66,7 @@ TEST_CASE("a full disk keeps recording by reclaiming; locked segments survive; n
   VirtualClock clock;
   SimulatedDisk disk(clock, {.size_bytes = 2 << 20});
   REQUIRE(Volume::format(disk, {.extent_bytes = 64 * 1024}).has_value());
-  auto vol = std::move(*Volume::open(disk));
+  auto vol = *Volume::open(disk);
   const std::uint64_t capacity_extents = vol->extent_count();
 
   constexpr int kStreams = 2;

@@ -27,7 +27,7 @@ struct Fixture {
 
   explicit Fixture(int frames = 60) {
     REQUIRE(Volume::format(disk, {.extent_bytes = 32 * 1024}).has_value());
-    vol = std::move(*Volume::open(disk));
+    vol = *Volume::open(disk);
     SegmentWriter w(*vol, 3, {.buffer_bytes = 8 * 1024});
     REQUIRE(w.open_segment(1, {}, 1, 0).has_value());
     std::mt19937 rng(5);

@@ -36,7 +36,7 @@ struct FileVolume {
     REQUIRE(d.has_value());
     dev = std::move(*d);
     REQUIRE(Volume::format(*dev, {.extent_bytes = 64 * 1024}).has_value());
-    vol = std::move(*Volume::open(*dev));
+    vol = *Volume::open(*dev);
     written = vigil::test::write_script_segment(*vol, 1, kStream, kFrames);
     REQUIRE(written.extents.size() >= 4);
     auto pristine = recover_segment(*vol, 1, [&](const ScannedRecord&) {});
@@ -152,9 +152,9 @@ TEST_CASE("recovery resynchronises in a later extent when the rest of an extent 
 
 TEST_CASE("a torn tail after a crash is the end of the segment, not damage", "[recovery][storage]") {
   vigil::test::TempDir dir;
-  auto dev = std::move(*FileDevice::open(dir.path() / "vol", {.create_bytes = 8 << 20}));
+  auto dev = *FileDevice::open(dir.path() / "vol", {.create_bytes = 8 << 20});
   REQUIRE(Volume::format(*dev, {.extent_bytes = 64 * 1024}).has_value());
-  auto vol = std::move(*Volume::open(*dev));
+  auto vol = *Volume::open(*dev);
   const auto open = vigil::test::write_script_segment(*vol, 1, kStream, 30, 16 * 1024, /*close=*/false);
   // What a crash mid-write leaves: the next batch's first record, cut short.
   auto next = vigil::test::script_frame(31, kStream);
@@ -176,9 +176,9 @@ TEST_CASE("a torn tail after a crash is the end of the segment, not damage", "[r
 
 TEST_CASE("stale records of an earlier use of an extent are never adopted", "[recovery][storage]") {
   vigil::test::TempDir dir;
-  auto dev = std::move(*FileDevice::open(dir.path() / "vol", {.create_bytes = 8 << 20}));
+  auto dev = *FileDevice::open(dir.path() / "vol", {.create_bytes = 8 << 20});
   REQUIRE(Volume::format(*dev, {.extent_bytes = 64 * 1024}).has_value());
-  auto vol = std::move(*Volume::open(*dev));
+  auto vol = *Volume::open(*dev);
   // Segment 1 fills extents with frames 1..120 of the stream; retention reclaims it.
   const auto old = vigil::test::write_script_segment(*vol, 1, kStream, kFrames);
   REQUIRE(reclaim_segment(*vol, 1).has_value());
@@ -198,7 +198,7 @@ TEST_CASE("stale records of an earlier use of an extent are never adopted", "[re
   w.mark_durable();
   const auto fresh = w.current();
   REQUIRE(fresh.extents.front() == old.extents.front());
-  vol = std::move(*Volume::open(*dev));
+  vol = *Volume::open(*dev);
 
   auto rec = recover_segment(*vol, 2);
   REQUIRE(rec.has_value());

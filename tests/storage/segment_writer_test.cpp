@@ -18,7 +18,7 @@ struct Fixture {
   std::unique_ptr<Volume> vol;
   Fixture() {
     REQUIRE(Volume::format(disk, {.extent_bytes = 32 * 1024}).has_value());
-    vol = std::move(*Volume::open(disk));
+    vol = *Volume::open(disk);
   }
 };
 

@@ -4,7 +4,8 @@
 // cam1…cam4, each `vigil record` of a generated clip in real time, and the test checks real state:
 //   - the wall (2×2) shows the four cameras live: every tile's <video> advances (currentTime grows,
 //     frames decoded), each on the main stream (none lists a substream; with one listed the tile
-//     would ask for stream=sub — checked on the UI's choice);
+//     would ask for stream=sub — checked on the UI's choice, and its timeline row then shows the
+//     substream's runs);
 //   - a group made in the Admin view (GET /api/v1/groups shows it, in the order ticked) filters the
 //     wall: its two cameras fill the first tiles in that order, the rest are empty;
 //   - recorded mode: every tile plays the same instant; after a seek on the shared timeline every
@@ -172,6 +173,19 @@ async function main() {
     return { withSub, without: streamParams('cam1') };
   });
   check(choice.withSub.stream === 'sub' && !choice.without.stream, 'stream=sub only for a camera that lists a substream');
+  // ... and the wall's timeline row of such a tile shows the substream's runs, not the main stream's.
+  const rows = await page.evaluate(() => {
+    const main = [{ start_us: 1e15, end_us: 1e15 + 9e6 }];
+    const sub = [{ start_us: 1e15 + 3e6, end_us: 1e15 + 9e6 }];
+    wall.timelines.set('fake', { camera: 'fake', runs: main, substream: { runs: sub } });
+    wall.timelines.set('nosub', { camera: 'nosub', runs: main });
+    const got = { fake: tileRuns('fake'), nosub: tileRuns('nosub') };
+    wall.timelines.delete('fake');
+    wall.timelines.delete('nosub');
+    return got;
+  });
+  check(rows.fake.length === 1 && rows.fake[0].start_us === 1e15 + 3e6 && rows.nosub[0].start_us === 1e15,
+    `a substream tile's timeline row shows the substream's runs (${JSON.stringify(rows)})`);
 
   // ---- a group, made in the Admin view, filters the wall ----
   await page.click('nav.views [data-view="admin"]');
