@@ -135,6 +135,9 @@ class HddModel final : public TimingModel {
   // service_time charges it when no cache is involved: a read that does not continue the
   // read-ahead, or a durable write, with no write-back pending. Jitter is not predicted.
   Positioning predict(HeadPosition from, std::uint64_t offset, std::size_t bytes, Nanos start) const noexcept;
+  // True when a read at OFFSET would continue the read-ahead (served from the cache: predict's
+  // figures do not apply).
+  bool continues_read_ahead(std::uint64_t offset) const noexcept { return offset == prefetch_from_; }
   std::uint64_t tracks() const noexcept { return static_cast<std::uint64_t>(cylinders()) * g_.heads; }
   HddTrack track(HeadPosition position) const noexcept;
   // When sector SECTOR (index within TRACK) next begins to pass under the head, at or after AT.
