@@ -169,8 +169,10 @@ struct OltpResult {
   double mean_tracks_examined = 0;
 };
 
+// Runs for DURATION of virtual time, or until the scan is done when STOP_WHEN_SCANNED.
 OltpResult oltp_run(const Policy& policy, int mpl, Nanos duration, std::optional<FreeblockConfig> freeblock,
-                    std::uint64_t seed, Progress* progress = nullptr, double progress_base = 0) {
+                    std::uint64_t seed, bool stop_when_scanned = false, Progress* progress = nullptr,
+                    double progress_base = 0) {
   HddModel m(hdd_preset("atlas10k"));
   FreeblockWanted wanted(m);
   if (freeblock) wanted.want_all();
@@ -187,7 +189,7 @@ OltpResult oltp_run(const Policy& policy, int mpl, Nanos duration, std::optional
   Nanos now{0}, response_sum{0};
   std::uint64_t head_offset = 0, plans = 0, examined_sum = 0;
   const std::uint32_t sector_bytes = m.geometry().sector_bytes;
-  while (now < duration) {
+  while (now < duration && !(stop_when_scanned && out.scan_done >= Nanos(0))) {
     for (std::size_t c = 0; c < wakes.size(); ++c) {
       if (wakes[c] == Nanos::max() || wakes[c] > now) continue;
       const auto blocks = 1 + static_cast<std::uint64_t>(extra_blocks(rng));
@@ -284,12 +286,12 @@ BenchReport freeblock_bench(const BenchOptions& options) {
                        {"part_b_workload",
                         "OLTP-like: MPL 10, 30 ms exp. think, 2:1 read:write, 4 KB multiples, mean ~8 KB"},
                        {"part_b_foreground_order", "SPTF"},
-                       {"part_b_virtual_seconds", s_of(oltp_duration)},
+                       {"part_b_max_virtual_seconds", s_of(oltp_duration)},
                        {"freeblock_margin_ms", 0.3},
                        {"full_bandwidth_MBps", full_bps / 1e6}};
 
   const double part_a_steps = static_cast<double>(depths.size() * policies.size());
-  const double part_b_steps = 3.0 + static_cast<double>(margins.size());
+  const double part_b_steps = 3.0 + static_cast<double>(margins.size());  // scan, baseline, sweep baseline, sweep
   Progress progress("freeblock", part_a_steps + part_b_steps);
   double step = 0;
 
@@ -348,15 +350,18 @@ BenchReport freeblock_bench(const BenchOptions& options) {
   // --- Part B ---
   const Policy sptf{Policy::sptf};
   const std::uint64_t seed = 7;
-  const OltpResult base = oltp_run(sptf, mpl, oltp_duration, std::nullopt, seed, &progress, step);
+  // The main run stops when its scan is done (full mode), so its rates are a whole scan's; the
+  // baseline runs as long (the foreground trace is the same request for request).
+  const OltpResult fb = oltp_run(sptf, mpl, oltp_duration, FreeblockConfig{}, seed, true, &progress, step);
   progress.update(++step);
-  const OltpResult fb = oltp_run(sptf, mpl, oltp_duration, FreeblockConfig{}, seed, &progress, step);
+  const OltpResult base = oltp_run(sptf, mpl, fb.elapsed, std::nullopt, seed);
   progress.update(++step);
-  const OltpResult sweep_base = quick ? base : oltp_run(sptf, mpl, sweep_duration, std::nullopt, seed);
+  const OltpResult sweep_base = oltp_run(sptf, mpl, sweep_duration, std::nullopt, seed);
   progress.update(++step);
   std::vector<OltpResult> runs;
   for (Nanos margin : margins) {
-    runs.push_back(oltp_run(sptf, mpl, sweep_duration, FreeblockConfig{.margin = margin}, seed, &progress, step));
+    runs.push_back(
+        oltp_run(sptf, mpl, sweep_duration, FreeblockConfig{.margin = margin}, seed, false, &progress, step));
     progress.update(++step);
   }
   const double free_bps = static_cast<double>(fb.free_sectors) * disk.geometry().sector_bytes / s_of(fb.elapsed);
@@ -365,14 +370,13 @@ BenchReport freeblock_bench(const BenchOptions& options) {
   const double scans_per_day = free_bps * 86400 / static_cast<double>(disk.capacity_bytes());
   const std::string fig8 = std::string(kSeed003) + " Fig. 8";
   report.figures.push_back(
-      {"free bandwidth, scan under OLTP (0.3 ms margin)", "MB/s", free_bps / 1e6, 4.9, fig8 + ": 4.9 MB/s", true});
+      {"free bandwidth, whole-disk scan under OLTP", "MB/s", free_bps / 1e6, 4.9, fig8 + ": 4.9 MB/s", true});
   report.figures.push_back(
       {"free bandwidth / full disk bandwidth", "%", 100 * free_bps / full_bps, 21, fig8 + ": ~21 %", true});
   report.figures.push_back(
       {"head utilisation (useful transfer), foreground only", "%", 100 * util_base, 3, fig8 + ": 3 %", true});
   report.figures.push_back({"head utilisation, with the free scan", "%", 100 * util_fb, 24, fig8 + ": 24 %", true});
-  report.figures.push_back(
-      {"full scans per day (steady rate)", "scans/day", scans_per_day, 47, fig8 + ": ~47 per day", true});
+  report.figures.push_back({"full scans per day", "scans/day", scans_per_day, 47, fig8 + ": ~47 per day", true});
   report.figures.push_back({"realized share of the rotational potential", "%",
                             100 * s_of(fb.free_useful) / s_of(fb.opportunity), 50,
                             std::string(kSeed003) + " Fig. 8b: about half", true});

@@ -274,7 +274,7 @@ TEST_CASE("vigil bench freeblock prints seeds 003 and 000 beside ours", "[bench]
   INFO(out);
   REQUIRE(code == 0);
   CHECK_THAT(out, ContainsSubstring("rotational share, SPTF, queue 20 (%)"));
-  CHECK_THAT(out, ContainsSubstring("free bandwidth, scan under OLTP"));
+  CHECK_THAT(out, ContainsSubstring("free bandwidth, whole-disk scan under OLTP"));
   CHECK_THAT(out, ContainsSubstring("0 of 45000 requests differ"));  // predict() is what the model charges
   auto doc = read_json(json);
   std::size_t s003 = 0, s000 = 0;
