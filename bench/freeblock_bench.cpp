@@ -81,7 +81,10 @@ std::size_t pick(const Policy& p, const HddModel& m, std::uint64_t head_offset, 
     Nanos best_seek = Nanos::max();
     for (std::size_t i = 0; i < queue.size(); ++i) {
       const Nanos seek = m.move_time(from, m.position_of(queue[i].offset));
-      if (seek < best_seek) best_seek = seek, best = i;
+      if (seek < best_seek) {
+        best_seek = seek;
+        best = i;
+      }
     }
     return best;
   }
@@ -96,7 +99,10 @@ std::size_t pick(const Policy& p, const HddModel& m, std::uint64_t head_offset, 
   for (std::size_t i = 0; i < queue.size(); ++i) {
     if (positioning[i] > limit) continue;
     const Nanos seek = m.move_time(from, m.position_of(queue[i].offset));
-    if (seek < best_seek) best_seek = seek, best = i;
+    if (seek < best_seek) {
+      best_seek = seek;
+      best = i;
+    }
   }
   return best;
 }
@@ -188,7 +194,6 @@ OltpResult oltp_run(const Policy& policy, int mpl, Nanos duration, std::optional
   OltpResult out;
   Nanos now{0}, response_sum{0};
   std::uint64_t head_offset = 0, plans = 0, examined_sum = 0;
-  const std::uint32_t sector_bytes = m.geometry().sector_bytes;
   while (now < duration && !(stop_when_scanned && out.scan_done >= Nanos(0))) {
     for (std::size_t c = 0; c < wakes.size(); ++c) {
       if (wakes[c] == Nanos::max() || wakes[c] > now) continue;
@@ -234,7 +239,6 @@ OltpResult oltp_run(const Policy& policy, int mpl, Nanos duration, std::optional
   out.response_ms = ms(response_sum) / static_cast<double>(std::max<std::uint64_t>(out.foreground.requests, 1));
   out.scan_fraction = scan_total == 0 ? 0 : static_cast<double>(out.free_sectors) / static_cast<double>(scan_total);
   out.mean_tracks_examined = plans == 0 ? 0 : static_cast<double>(examined_sum) / static_cast<double>(plans);
-  (void)sector_bytes;
   return out;
 }
 
