@@ -12,6 +12,10 @@ const std::map<std::string, BenchEntry>& registry() {
        {"seed 004 on the simulated ST373207LW: throughput vs queue length by LBN and by map (Fig. 5), "
         "EDF vs G-MATRIX deadline classes (Table II)",
         latency_map_bench}},
+      {"freeblock",
+       {"seeds 003/000 on the simulated Atlas 10K: rotational share of head time by order (Figs. 2, 5, 6), "
+        "free bandwidth of a whole-disk scan under OLTP (Fig. 8)",
+        freeblock_bench}},
       {"preempt", {"Semi-preemptible IO on the simulated ST318437LW: thesis Tables 4.2-4.4", preempt_bench}},
       {"ingest",
        {"K pre-encoded streams replayed at real time into vigild: streams sustained, CPU per Gbit/s", ingest_bench}},

@@ -287,14 +287,55 @@ double HddModel::media_rate(std::uint64_t offset) const noexcept {
 }
 
 Nanos HddModel::predicted_rotational_delay(std::uint64_t offset, Nanos start) const noexcept {
-  const Place p = locate(offset);
-  return rotate_to(p, start + g_.command_overhead + seek_time(distance_to(p.cylinder)));
+  return predict(head_position(), offset, g_.sector_bytes, start).rotation;
 }
 
 Nanos HddModel::predicted_access(std::uint64_t offset, Nanos start) const noexcept {
+  return predict(head_position(), offset, g_.sector_bytes, start).transfer_start();
+}
+
+HeadPosition HddModel::position_of(std::uint64_t offset) const noexcept {
   const Place p = locate(offset);
-  const Nanos seek = seek_time(distance_to(p.cylinder));
-  return g_.command_overhead + seek + rotate_to(p, start + g_.command_overhead + seek);
+  return {p.cylinder, p.head};
+}
+
+Nanos HddModel::move_time(HeadPosition from, HeadPosition to) const noexcept {
+  if (from.cylinder != to.cylinder) {
+    return seek_time(static_cast<std::uint32_t>(std::abs(static_cast<std::int64_t>(to.cylinder) - from.cylinder)));
+  }
+  return from.head == to.head ? Nanos(0) : g_.head_switch;
+}
+
+Positioning HddModel::predict(HeadPosition from, std::uint64_t offset, std::size_t bytes, Nanos start) const noexcept {
+  const Place p = locate(offset);
+  Positioning out;
+  out.overhead = g_.command_overhead;
+  const Nanos move = move_time(from, {p.cylinder, p.head});
+  (from.cylinder != p.cylinder ? out.seek : out.head_switch) = move;
+  out.rotation = rotate_to(p, start + out.overhead + move);
+  out.transfer = media_transfer(offset, std::max<std::size_t>(bytes, g_.sector_bytes));
+  return out;
+}
+
+HddTrack HddModel::track(HeadPosition position) const noexcept {
+  const std::uint64_t first = offset_of_cylinder(position.cylinder) / g_.sector_bytes;
+  const Place p = locate(first * g_.sector_bytes);
+  return {position, p.sectors_per_track, first + static_cast<std::uint64_t>(position.head) * p.sectors_per_track};
+}
+
+Nanos HddModel::sector_arrival(const HddTrack& track, std::uint32_t sector, Nanos at) const noexcept {
+  const Place p = locate((track.first_sector + sector) * g_.sector_bytes);
+  return at + rotate_to(p, at);
+}
+
+std::uint32_t HddModel::next_sector(const HddTrack& track, Nanos at) const noexcept {
+  const Place first = locate(track.first_sector * g_.sector_bytes);
+  double pos = angle_at(at) - sector_angle(first);  // sectors of the track passed since sector 0, in rotations
+  if (pos < 0) pos += 1;
+  auto s = static_cast<std::uint32_t>(std::ceil(pos * track.sectors)) % track.sectors;
+  // Rounding may name a sector that began a hair before AT: take the one after it.
+  if (sector_arrival(track, s, at) - at > g_.rotation - g_.rotation / (2 * track.sectors)) s = (s + 1) % track.sectors;
+  return s;
 }
 
 Nanos HddModel::next_jitter() {
@@ -305,6 +346,12 @@ Nanos HddModel::next_jitter() {
 
 std::uint32_t HddModel::distance_to(std::uint32_t cylinder) const noexcept {
   return static_cast<std::uint32_t>(std::abs(static_cast<std::int64_t>(cylinder) - head_cyl_));
+}
+
+void HddModel::move_heads_to(std::uint64_t offset) noexcept {
+  const Place p = locate(offset);
+  head_cyl_ = p.cylinder;
+  head_surface_ = p.head;
 }
 
 // The head or cylinder switch in front of OFFSET when a transfer runs into it from the
@@ -319,14 +366,14 @@ Nanos HddModel::switch_before(std::uint64_t offset) const noexcept {
 // OFFSET can begin.
 Nanos HddModel::access(std::uint64_t offset, Nanos t) const noexcept {
   const Place p = locate(offset);
-  t += seek_time(distance_to(p.cylinder));
+  t += move_time(head_position(), {p.cylinder, p.head});
   return t + rotate_to(p, t);
 }
 
 // Positioning + media transfer, starting at T; moves the arm.
 Nanos HddModel::access_and_transfer(std::uint64_t offset, std::size_t bytes, Nanos t) {
   t = access(offset, t) + media_transfer(offset, bytes);
-  head_cyl_ = locate(offset + bytes - 1).cylinder;
+  move_heads_to(offset + bytes - 1);
   return t;
 }
 
@@ -356,7 +403,7 @@ Nanos HddModel::append_to_destage(const TimedCommand& cmd, std::size_t bytes) {
   destage_done_ += switch_before(cmd.offset) + media_transfer(cmd.offset, bytes);
   destage_bytes_ += bytes;
   buffered_end_ = cmd.offset + bytes;
-  head_cyl_ = locate(cmd.offset + bytes - 1).cylinder;
+  move_heads_to(cmd.offset + bytes - 1);
   prefetch_from_ = UINT64_MAX;
   const Nanos in_buffer = cmd.start + g_.command_overhead + from_s(static_cast<double>(bytes) / g_.bus_bytes_per_s);
   if (cmd.durable) return std::max(in_buffer, destage_done_);  // FUA: it and all before it on the media
@@ -377,7 +424,7 @@ Nanos HddModel::read_ahead(std::uint64_t offset, std::size_t bytes, Nanos t) {
                                                : prefetch_since_ + from_s(want / rate);
     done = std::max(done, media_ready);
   }
-  head_cyl_ = locate(offset + bytes - 1).cylinder;
+  move_heads_to(offset + bytes - 1);
   return done;
 }
 
@@ -415,9 +462,8 @@ Nanos HddModel::service_time(const TimedCommand& cmd) {
   switch (cmd.kind) {
     case IoKind::flush: prefetch_from_ = UINT64_MAX; break;
     case IoKind::seek: {
-      const auto cyl = locate(cmd.offset).cylinder;
-      t += seek_time(distance_to(cyl));
-      head_cyl_ = cyl;
+      t += seek_time(distance_to(locate(cmd.offset).cylinder));
+      move_heads_to(cmd.offset);
       prefetch_from_ = UINT64_MAX;
       break;
     }

@@ -12,7 +12,8 @@
 //  - rotation: the platter angle is a function of absolute virtual time (period T_rot), so
 //    rotational delay depends on when a command starts — which is what makes JIT-seek work;
 //  - track and cylinder switches (head switch / cylinder step times) during long transfers,
-//    with skews so that a sequential transfer continues without a lost rotation;
+//    with skews so that a sequential transfer continues without a lost rotation; a command on
+//    another track of the arm's cylinder pays a head switch instead of a seek;
 //  - per-command overhead; the host bus rate for transfers served from the disk's cache;
 //  - read-ahead cache: after a read the disk keeps reading sequentially into a cache segment
 //    (up to segment size); a read that continues it is served from the cache at bus rate for
@@ -73,6 +74,31 @@ struct HddGeometry {
 HddGeometry hdd_preset(std::string_view name);
 std::vector<std::string> hdd_preset_names();
 
+// Where the heads are: the arm's cylinder and the surface (head) last read or written.
+struct HeadPosition {
+  std::uint32_t cylinder = 0;
+  std::uint32_t head = 0;
+  bool operator==(const HeadPosition&) const = default;
+};
+
+// Where a media access's time goes, from the moment the disk starts the command: the command
+// overhead, the arm's move (a seek to another cylinder, or a head switch within the arm's
+// cylinder), the wait on the destination track until the first sector arrives (rotational
+// latency: what freeblock scheduling fills, docs/freeblock.md), then the media transfer.
+struct Positioning {
+  Nanos overhead{0}, seek{0}, head_switch{0}, rotation{0}, transfer{0};
+  Nanos positioning() const noexcept { return seek + head_switch + rotation; }
+  Nanos transfer_start() const noexcept { return overhead + positioning(); }  // after the command's start
+  Nanos total() const noexcept { return transfer_start() + transfer; }
+};
+
+// One track: its place, size and first sector (a device sector number, LBA order).
+struct HddTrack {
+  HeadPosition position;
+  std::uint32_t sectors = 0;
+  std::uint64_t first_sector = 0;
+};
+
 class HddModel final : public TimingModel {
  public:
   explicit HddModel(HddGeometry geometry);
@@ -99,6 +125,26 @@ class HddModel final : public TimingModel {
   // ST318437LW, whose within-track rate spt × sector_bytes / T_rot is 26.9–46.2 MB/s).
   double media_rate(std::uint64_t offset) const noexcept;
 
+  // --- the head's state and exact positioning, for freeblock planning (no state change) ---
+  HeadPosition head_position() const noexcept { return {head_cyl_, head_surface_}; }
+  HeadPosition position_of(std::uint64_t offset) const noexcept;  // the track OFFSET lies on
+  // The arm's move between two tracks: the seek between their cylinders, or a head switch
+  // within one cylinder, or nothing.
+  Nanos move_time(HeadPosition from, HeadPosition to) const noexcept;
+  // A media access of BYTES at OFFSET started at START with the heads at FROM, exactly as
+  // service_time charges it when no cache is involved: a read that does not continue the
+  // read-ahead, or a durable write, with no write-back pending. Jitter is not predicted.
+  Positioning predict(HeadPosition from, std::uint64_t offset, std::size_t bytes, Nanos start) const noexcept;
+  // True when a read at OFFSET would continue the read-ahead (served from the cache: predict's
+  // figures do not apply).
+  bool continues_read_ahead(std::uint64_t offset) const noexcept { return offset == prefetch_from_; }
+  std::uint64_t tracks() const noexcept { return static_cast<std::uint64_t>(cylinders()) * g_.heads; }
+  HddTrack track(HeadPosition position) const noexcept;
+  // When sector SECTOR (index within TRACK) next begins to pass under the head, at or after AT.
+  Nanos sector_arrival(const HddTrack& track, std::uint32_t sector, Nanos at) const noexcept;
+  // The index within TRACK of the first sector that begins to pass under the head at or after AT.
+  std::uint32_t next_sector(const HddTrack& track, Nanos at) const noexcept;
+
  private:
   struct Place {
     std::uint32_t cylinder, head, sector;
@@ -113,6 +159,7 @@ class HddModel final : public TimingModel {
   Nanos rotate_to(const Place& p, Nanos at) const noexcept;  // wait until P's sector is under the head
   Nanos next_jitter();
   std::uint32_t distance_to(std::uint32_t cylinder) const noexcept;  // seek distance from the arm
+  void move_heads_to(std::uint64_t offset) noexcept;                 // the heads end on OFFSET's track
   Nanos switch_before(std::uint64_t offset) const noexcept;          // head/cylinder switch if OFFSET starts a track
   // The pieces of service_time: each takes the time the disk starts the work (after overhead
   // and any earlier write-back), updates the state and returns when the command completes.
@@ -130,6 +177,7 @@ class HddModel final : public TimingModel {
   std::vector<std::uint32_t> zone_first_cylinder_;
   std::uint64_t total_sectors_ = 0;
   std::uint32_t head_cyl_ = 0;
+  std::uint32_t head_surface_ = 0;  // the head of the last track read or written
   // read-ahead: the one sequential stream the cache is following. Only one segment is modelled
   // (cache_segment_sectors bounds the prefetch; cache_segments is not used): any command other
   // than the read continuing the stream cancels the prefetch.

@@ -266,3 +266,37 @@ TEST_CASE("vigil bench freshness records in real time, exports each acknowledged
   CHECK(left == 0);
   CHECK(run_vigil({"bench", "freshness", "--bogus", "1"}, dir.path() / "bad.log").first != 0);
 }
+
+TEST_CASE("vigil bench freeblock prints seeds 003 and 000 beside ours", "[bench][freeblock]") {
+  vigil::test::TempDir dir;
+  const auto json = dir.path() / "freeblock.json";
+  auto [code, out] = run_vigil({"bench", "freeblock", "--quick", "--json", json.string()}, dir.path() / "out.log");
+  INFO(out);
+  REQUIRE(code == 0);
+  CHECK_THAT(out, ContainsSubstring("rotational share, SPTF, queue 20 (%)"));
+  CHECK_THAT(out, ContainsSubstring("free bandwidth, whole-disk scan under OLTP"));
+  CHECK_THAT(out, ContainsSubstring("0 of 45000 requests differ"));  // predict() is what the model charges
+  auto doc = read_json(json);
+  std::size_t s003 = 0, s000 = 0, unchanged = 0;
+  for (const auto& f : doc.at("figures").as_array()) {
+    const auto& o = f.as_object();
+    CHECK(o.at("ours").to_number<double>() > 0);
+    CHECK(o.at("ratio").to_number<double>() > 0);
+    const std::string source(o.at("reference_source").as_string());
+    s003 += source.starts_with("seed 003") ? 1 : 0;
+    s000 += source.starts_with("seed 000") ? 1 : 0;
+    // The planner never delays the foreground: the response time is the same with and without.
+    // With commands up to 0.2 ms late and a 0.3 ms margin, still not.
+    if (o.at("name").as_string() == "foreground response time, with / without freeblock" ||
+        o.at("name").as_string() == "foreground response, with / without, 0.2 ms noise, 0.3 ms margin") {
+      CHECK(o.at("ours").to_number<double>() == 1.0);
+      ++unchanged;
+    }
+  }
+  CHECK(s003 == 15);  // Figs. 2 (2), 5 (3), 6 (4), 8 (6)
+  CHECK(s000 == 3);   // the 15 % bar, the < 2 % impact without and with noise
+  CHECK(unchanged == 2);
+  auto [code2, out2] = run_vigil({"bench", "freeblock", "--frobs"}, dir.path() / "b.log");
+  CHECK(code2 != 0);
+  CHECK_THAT(out2, ContainsSubstring("--frobs"));
+}
