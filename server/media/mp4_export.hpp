@@ -22,10 +22,19 @@ struct Mp4Rendition {
   bool reverse = false;
 };
 
+// The camera's audio over the same range (its own stream, docs/media.md "Audio"): its codec and
+// its frames, muxed beside the video.
+struct AudioClip {
+  media::CodecInfo codec;
+  Clip clip;
+};
+
 // Writes CLIP's frames to WRITER in decode order; a frame recorded without a pts takes the previous
 // frame's (FIRST_PTS_US before the first), one without a dts its pts. What an MP4 export and an
-// HLS segment both need.
-void write_clip(media::MediaWriter& writer, const Clip& clip, std::int64_t first_pts_us);
+// HLS segment both need. AUDIO (the writer has its track): its frames interleaved by time, those
+// from FIRST_PTS_US up to the video's end (the file starts and ends with the video).
+void write_clip(media::MediaWriter& writer, const Clip& clip, std::int64_t first_pts_us,
+                const AudioClip* audio = nullptr);
 
 // Whether the muxer takes CODEC's parameters (its extradata above all): a fragmented MP4's
 // header is written and dropped. A route that answers before it muxes (a streamed export's head,
@@ -34,7 +43,9 @@ void write_clip(media::MediaWriter& writer, const Clip& clip, std::int64_t first
 void check_muxable(const media::CodecInfo& codec);
 
 // The clip's frames muxed into one MP4, index first, media time from the first frame.
+// AUDIO: the camera's audio beside it (not in trick play, which has no audio).
 std::shared_ptr<const std::vector<std::byte>> build_mp4(const ClipPlan& plan, const Clip& clip,
-                                                        const Mp4Rendition& rendition);
+                                                        const Mp4Rendition& rendition,
+                                                        const AudioClip* audio = nullptr);
 
 }  // namespace vigil::server
