@@ -5,8 +5,8 @@ pattern at /cam1 (no B-frames, a keyframe per second) and /bframes (main profile
 its RTP timestamps go back and forth, and its first RTP packets reach FFmpeg without timestamps); the same
 as H.265 (x265enc, rtph265pay) at /hevc and /hevc-bframes; /cam1-sub is /cam1's sub stream, 320x180 H.264 (a
 camera's low-resolution second encoding); /cam1's video with a 440 Hz sine as audio at /av-aac (voaacenc
-48 kHz mono, rtpmp4gpay: RFC 3640 AAC-hbr), /av-pcmu (G.711 mu-law 8 kHz, payload type 0) and /av-opus
-(48 kHz stereo, RFC 7587). Usage: rtsp_camera.py PORT [KBPS [USER:PASSWORD]] (0: any
+48 kHz mono, rtpmp4gpay: RFC 3640 AAC-hbr), /av-pcmu (G.711 mu-law 8 kHz, payload type 0, 20 ms
+packets) and /av-opus (48 kHz stereo, RFC 7587). Usage: rtsp_camera.py PORT [KBPS [USER:PASSWORD]] (0: any
 free port; KBPS: x264's bitrate, 0 or absent for its own, 2048, e.g. lower for many cameras on a slow simulated
 disk; USER:PASSWORD: every mount asks for these credentials with HTTP Digest, as most IP cameras do).
 Prints "ready PORT" once it listens. Run with Debian's /usr/bin/python3 (it has gi)."""
@@ -69,7 +69,10 @@ def mount_hevc(path, bframes):
 # Cameras with audio: /cam1's video and a sine as a second track (pay1), each codec a camera sends.
 AUDIO = {
     "/av-aac": "audio/x-raw,rate=48000,channels=1 ! voaacenc bitrate=64000 ! rtpmp4gpay name=pay1 pt=97",
-    "/av-pcmu": "audio/x-raw,rate=8000,channels=1 ! mulawenc ! rtppcmupay name=pay1 pt=0",
+    # 20 ms a packet (160 bytes), as cameras send G.711 (ptime 20): left alone, rtppcmupay packs
+    # audiotestsrc's 1024-sample buffers whole, 128 ms a packet.
+    "/av-pcmu": "audio/x-raw,rate=8000,channels=1 ! mulawenc "
+                "! rtppcmupay name=pay1 pt=0 min-ptime=20000000 max-ptime=20000000",
     "/av-opus": "audio/x-raw,rate=48000,channels=2 ! opusenc ! rtpopuspay name=pay1 pt=111",
 }
 for audio_path, audio in AUDIO.items():
