@@ -88,6 +88,16 @@ bool AudioFeed::next() {
   return false;
 }
 
+std::optional<std::int64_t> AudioFeed::first_pts_from(std::int64_t from_us) {
+  for (;;) {
+    if (!pending_ && !next()) return std::nullopt;
+    const auto& m = pending_->msg.media_packet();
+    const std::int64_t pts = m.has_pts() ? m.pts() : m.dts();
+    if (pts >= from_us) return pts;
+    pending_.reset();
+  }
+}
+
 void AudioFeed::write_until(std::int64_t until_us, std::int64_t from_us, media::MediaWriter& out,
                             const std::function<std::int64_t(std::int64_t)>& out_time) {
   for (;;) {

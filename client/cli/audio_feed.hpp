@@ -2,7 +2,9 @@
 // `vigil play --audio`: the camera's audio stream played over its own connection beside the
 // video's (OpenPlayback.media_kind "audio", the same range and rate), its packets written into
 // the same output file in time order: before each video packet, every audio packet up to its
-// time. Audio before the first video packet is left out (the file starts at the video).
+// time. The file starts at the earlier of the video's first packet and the first audio packet
+// recorded in the range asked for (an AAC file's priming frame, a camera's sound in the moment
+// before its first keyframe): audio recorded in the range is never left out for coming first.
 // Thread: the player's. Errors: open() returns null and says why on LOG (no audio recorded there,
 // an older vigild); take() stops the feed on an error and says so (the video goes on).
 #include <cstdint>
@@ -24,6 +26,9 @@ class AudioFeed {
                                          const proto::OpenPlayback& video, std::ostream& log);
 
   const media::CodecInfo& codec() const { return codec_; }
+  // The recorded time of the first audio packet at or after FROM_US (those before it are dropped);
+  // nullopt when the audio ends first. Waits for that packet.
+  std::optional<std::int64_t> first_pts_from(std::int64_t from_us);
   // Writes to OUT every audio packet recorded at or before UNTIL_US (a recorded time), each at
   // OUT_TIME(its recorded time); those before FROM_US are left out.
   void write_until(std::int64_t until_us, std::int64_t from_us, media::MediaWriter& out,

@@ -210,7 +210,6 @@ int play_main(const std::string& server, const std::string& token, const std::ve
   std::int64_t base = 0;
   bool have_base = false;
   std::uint64_t packets = 0, keyframes_seen = 0, bytes = 0;
-  std::int64_t last_end_us = std::numeric_limits<std::int64_t>::min();  // the video's (recorded time)
   const auto started_at = std::chrono::steady_clock::now();
   int exit_code = exit_code::kOk;
   for (;;) {
@@ -283,6 +282,12 @@ int play_main(const std::string& server, const std::string& token, const std::ve
     const std::int64_t dts = m.has_dts() ? m.dts() : pts;
     if (!have_base) {
       base = reverse ? pts : std::min(pts, dts);
+      // Audio recorded in the range before the first video packet (an AAC file's priming frame)
+      // starts the file: the clip holds all the sound of its range (audio_feed.hpp).
+      if (audio) {
+        const auto range_start_us = std::min(base, open.open_playback().start_us());
+        if (const auto first_audio_us = audio->first_pts_from(range_start_us)) base = std::min(base, *first_audio_us);
+      }
       have_base = true;
     }
     auto out_time = [&](std::int64_t t) {
@@ -302,15 +307,19 @@ int play_main(const std::string& server, const std::string& token, const std::ve
       break;
     }
     ++packets;
-    last_end_us = std::max(last_end_us, pts + m.duration());
     bytes += msg.payload.size();
     if (m.keyframe()) ++keyframes_seen;
     if (duration_s > 0 && static_cast<double>(pts - base) >= duration_s * 1e6) break;
   }
   try {
-    // The audio up to the video's end.
+    // The rest of the audio up to the range's end (--to, or --duration), not only to the video's
+    // last frame: the sound recorded after it is in the range too.
     if (out && audio && have_base && exit_code == exit_code::kOk) {
-      audio->write_until(last_end_us, base, *out, [&](std::int64_t t) { return t - base; });
+      std::int64_t audio_until_us = to_us;
+      if (duration_s > 0) {
+        audio_until_us = std::min(audio_until_us, base + static_cast<std::int64_t>(duration_s * 1e6));
+      }
+      audio->write_until(audio_until_us, base, *out, [&](std::int64_t t) { return t - base; });
     }
     if (out) out->finish();
   } catch (const std::exception& e) {

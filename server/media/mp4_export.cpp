@@ -26,7 +26,7 @@ std::vector<const storage::ScannedRecord*> audio_frames(const Clip& clip) {
 void write_clip(media::MediaWriter& writer, const Clip& clip, std::int64_t first_pts_us, const AudioClip* audio) {
   const auto sound = audio ? audio_frames(audio->clip) : std::vector<const storage::ScannedRecord*>{};
   std::size_t next_sound = 0;
-  // Audio up to UNTIL_US, from the video's first frame on.
+  // Audio up to UNTIL_US, from the file's start on.
   const auto write_sound = [&](std::int64_t until_us) {
     for (; next_sound < sound.size() && sound[next_sound]->header.pts <= until_us; ++next_sound) {
       const auto& a = *sound[next_sound];
@@ -54,7 +54,15 @@ void write_clip(media::MediaWriter& writer, const Clip& clip, std::int64_t first
                     .payload = f.payload});
     }
   }
-  if (audio) write_sound(end - 1);
+  if (audio) write_sound(std::max(end, audio->to_us) - 1);  // [from, to): to itself is not in it
+}
+
+std::int64_t audio_start_us(std::int64_t video_origin_us, const AudioClip& audio) {
+  const std::int64_t range_start_us = std::min(video_origin_us, audio.from_us);
+  for (const auto* f : audio_frames(audio.clip)) {
+    if (f->header.pts >= range_start_us) return std::min(video_origin_us, f->header.pts);
+  }
+  return video_origin_us;
 }
 
 void check_muxable(const media::CodecInfo& codec) { (void)media::MediaWriter::fragmented(codec, 0).take_output(); }
@@ -99,9 +107,10 @@ std::shared_ptr<const std::vector<std::byte>> build_mp4(const ClipPlan& plan, co
   }
   // MP4 takes AAC and Opus as they are; G.711 stays out of it (docs/media.md, "Audio").
   if (audio && !media::container_takes_audio("mp4", audio->codec.codec_name)) audio = nullptr;
+  const std::int64_t start_us = audio ? audio_start_us(origin.value_or(0), *audio) : origin.value_or(0);
   auto writer = media::MediaWriter::mp4_in_memory(plan.codec(), clip.frames + (audio ? audio->clip.frames : 0),
-                                                  origin.value_or(0), audio ? &audio->codec : nullptr);
-  write_clip(writer, clip, origin.value_or(0), audio);
+                                                  start_us, audio ? &audio->codec : nullptr);
+  write_clip(writer, clip, start_us, audio);
   writer.finish();
   return std::make_shared<const std::vector<std::byte>>(writer.take_output());
 }
