@@ -290,7 +290,7 @@ int play_main(const std::string& server, const std::string& token, const std::ve
       }
       have_base = true;
     }
-    auto out_time = [&](std::int64_t t) {
+    auto out_time = [&, reverse = reverse](std::int64_t t) {  // clang 14 cannot capture a binding
       const double d = reverse ? static_cast<double>(base - t) : static_cast<double>(t - base);
       return static_cast<std::int64_t>(d / time_scale);
     };
