@@ -89,6 +89,25 @@ bool parameter_sets_ok(std::string_view codec, std::string_view b) {
   return annex_b_ok(hevc, b);
 }
 
+std::string audio_breach(const MediaParameters& p) {
+  if (p.width != 0 || p.height != 0) return "an audio codec has no picture size (width and height must be 0)";
+  if (p.sample_rate && (*p.sample_rate < kMinSampleRate || *p.sample_rate > kMaxSampleRate)) {
+    return "sample rate " + std::to_string(*p.sample_rate) + " Hz is outside the limits (" +
+           std::to_string(kMinSampleRate) + ".." + std::to_string(kMaxSampleRate) + " Hz)";
+  }
+  if (p.channels && (*p.channels < 1 || *p.channels > kMaxChannels)) {
+    return std::to_string(*p.channels) + " channels is outside the limits (1.." + std::to_string(kMaxChannels) + ")";
+  }
+  if (p.extradata.size() > kMaxAudioExtradataBytes) {
+    return "audio extradata of " + std::to_string(p.extradata.size()) + " bytes is more than the limit of " +
+           std::to_string(kMaxAudioExtradataBytes) + " bytes";
+  }
+  if ((p.codec == "pcm_mulaw" || p.codec == "pcm_alaw") && !p.extradata.empty()) {
+    return "G.711 (" + std::string(p.codec) + ") has no extradata";
+  }
+  return {};
+}
+
 }  // namespace
 
 bool is_video_codec(std::string_view codec) noexcept {
@@ -121,8 +140,11 @@ std::string media_limits_breach(const MediaParameters& p) {
       return std::string("extradata is not ") + (p.codec == "hevc" ? "H.265" : "H.264") + " parameter sets (none, " +
              (p.codec == "hevc" ? "hvcC" : "avcC") + ", or Annex B units with an SPS and a PPS)";
     }
-  } else if (p.width != 0 || p.height != 0) {
-    return "an audio codec has no picture size (width and height must be 0)";
+    if (p.sample_rate.value_or(0) != 0 || p.channels.value_or(0) != 0) {
+      return "a video codec has no sample rate or channels (they must be 0)";
+    }
+  } else if (auto breach = audio_breach(p); !breach.empty()) {
+    return breach;
   }
   if (p.time_base_num < 1 || p.time_base_den < 1 || p.time_base_num > p.time_base_den ||
       p.time_base_den > kMaxTimeBaseDen) {

@@ -9,6 +9,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -29,12 +30,21 @@ inline constexpr std::int64_t kMaxPictureDimension = 8192;
 inline constexpr std::int64_t kMaxPicturePixels = kMaxPictureDimension * kMaxPictureDimension;
 // A time base's tick: at least 1 ns, at most 1 s (1/90000 and 1001/30000 are the usual ones).
 inline constexpr std::int64_t kMaxTimeBaseDen = 1'000'000'000;
+// Audio: G.711's 8 kHz to studio 96 kHz; mono to 7.1.
+inline constexpr std::int64_t kMinSampleRate = 8000, kMaxSampleRate = 96000;
+inline constexpr std::int64_t kMaxChannels = 8;
+// An AAC AudioSpecificConfig is a few bytes (a program config element, a few dozen more); an
+// Opus head at most 19 + 2 + 255 (a channel mapping table for 255 channels).
+inline constexpr std::size_t kMaxAudioExtradataBytes = 1024;
 
 struct MediaParameters {
   std::string_view codec{};  // FFmpeg's name
   std::string_view extradata{};
   std::int64_t width = 0, height = 0;
   std::int64_t time_base_num = 1, time_base_den = 1'000'000;
+  // Audio: checked where given (open-record gives them, proto's 0 when a recorder leaves them
+  // out; the catalog keeps none, so media routes give none). A video codec must give none or 0.
+  std::optional<std::int64_t> sample_rate{}, channels{};
 };
 
 bool is_video_codec(std::string_view codec) noexcept;
@@ -42,7 +52,9 @@ bool is_allowed_codec(std::string_view codec) noexcept;
 
 // Why P is outside the limits, naming the limit ("codec 'vp9' is not allowed (h264, hevc, …)",
 // "extradata of 40000 bytes is more than the limit of 32768"); empty when it is within them.
-// Video codecs need a picture size in 1..kMaxPictureDimension; audio codecs have none (0 × 0).
+// Video codecs need a picture size in 1..kMaxPictureDimension; audio codecs have none (0 × 0),
+// a sample rate in kMinSampleRate..kMaxSampleRate and 1..kMaxChannels channels (where given), and
+// extradata of at most kMaxAudioExtradataBytes (none for G.711, which has no configuration).
 // A video codec's extradata is its parameter sets, whose structure is checked (FFmpeg's muxer
 // copies them unread into every export): none (sent in band), avcC/hvcC whose lengths hold
 // within it and name an SPS and a PPS, or Annex B NAL units with an SPS and a PPS.

@@ -7,7 +7,11 @@ extern "C" {
 #include <libavutil/mem.h>
 }
 
+#include <algorithm>
 #include <cstring>
+#include <iterator>
+#include <string_view>
+#include <utility>
 #include <limits>
 #include <stdexcept>
 
@@ -23,6 +27,46 @@ std::string av_error(int err) {
   return buf;
 }
 
+// The sample rate and channel count of an AAC AudioSpecificConfig (ISO/IEC 14496-3 1.6.2.1):
+// what a recording whose catalog keeps neither still says of itself. {0, 0} where it cannot be read.
+std::pair<int, int> aac_config(std::string_view asc) {
+  constexpr int kRates[] = {96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000, 7350};
+  std::size_t bit = 0;
+  const auto bits = [&](int n) {
+    std::uint32_t v = 0;
+    for (int i = 0; i < n; ++i, ++bit) {
+      if (bit / 8 >= asc.size()) return ~0u;
+      v = (v << 1) | ((static_cast<unsigned char>(asc[bit / 8]) >> (7 - bit % 8)) & 1u);
+    }
+    return v;
+  };
+  if (bits(5) == 31) bits(6);  // an escaped object type
+  const auto index = bits(4);
+  int rate = 0;
+  if (index < std::size(kRates)) {
+    rate = kRates[index];
+  } else if (index == 15) {
+    const auto explicit_rate = bits(24);
+    rate = explicit_rate == ~0u ? 0 : static_cast<int>(explicit_rate);
+  }
+  const auto config = bits(4);
+  const int channels = config >= 1 && config <= 6 ? static_cast<int>(config) : config == 7 ? 8 : 0;
+  return {rate, channels};
+}
+
+// An Opus head (RFC 7845 §5.1) for CHANNELS at 48 kHz, no pre-skip, mapping family 0: what MP4's
+// dOps and Matroska's CodecPrivate are written from, and what an RTP camera never sends.
+std::string opus_head(int channels) {
+  std::string h = "OpusHead";
+  h += static_cast<char>(1);                     // version
+  h += static_cast<char>(channels);              // output channel count
+  h.append(2, '\0');                             // pre-skip, little-endian
+  h += std::string{'\x80', '\xbb', '\0', '\0'};  // input sample rate 48000, little-endian
+  h.append(2, '\0');                             // output gain
+  h += '\0';                                     // channel mapping family 0 (mono, stereo)
+  return h;
+}
+
 void add_stream(AVFormatContext* oc, const CodecInfo& codec) {
   const AVCodecDescriptor* desc = avcodec_descriptor_get_by_name(codec.codec_name.c_str());
   if (!desc) throw std::runtime_error("unknown codec '" + codec.codec_name + "'");
@@ -35,6 +79,28 @@ void add_stream(AVFormatContext* oc, const CodecInfo& codec) {
   par->width = codec.width;
   par->height = codec.height;
   par->bit_rate = codec.bit_rate;
+  if (desc->type == AVMEDIA_TYPE_AUDIO) {
+    // What a camera's audio leaves unsaid (the catalog keeps no sample rate or channels) has one
+    // answer per codec: G.711 is 8 kHz mono, Opus runs at 48 kHz (RTP's rtpmap says 2 channels),
+    // AAC says both in its AudioSpecificConfig.
+    const bool g711 = desc->id == AV_CODEC_ID_PCM_MULAW || desc->id == AV_CODEC_ID_PCM_ALAW;
+    const auto [asc_rate, asc_channels] =
+        desc->id == AV_CODEC_ID_AAC ? aac_config(codec.extradata) : std::pair<int, int>{0, 0};
+    par->sample_rate = codec.sample_rate > 0          ? codec.sample_rate
+                       : g711                         ? 8000
+                       : desc->id == AV_CODEC_ID_OPUS ? 48000
+                                                      : asc_rate;
+    const int channels = codec.channels > 0             ? codec.channels
+                         : desc->id == AV_CODEC_ID_OPUS ? 2
+                         : asc_channels > 0             ? asc_channels
+                                                        : 1;
+    av_channel_layout_default(&par->ch_layout, channels);
+    if (g711) {
+      par->bits_per_coded_sample = 8;
+      par->block_align = par->ch_layout.nb_channels;
+    }
+    if (desc->id == AV_CODEC_ID_OPUS) par->frame_size = 960;
+  }
   // H.265 in MP4 (exports, HLS fragments, `vigil play -o x.mp4`) goes in an 'hvc1' sample entry
   // (parameter sets in the hvcC box), not FFmpeg's default 'hev1': Safari and Apple's HLS players
   // refuse 'hev1'. Matroska and MPEG-TS have no sample entry and keep their own tags.
@@ -42,12 +108,26 @@ void add_stream(AVFormatContext* oc, const CodecInfo& codec) {
   if (desc->id == AV_CODEC_ID_HEVC && (format == "mp4" || format == "mov")) {
     par->codec_tag = MKTAG('h', 'v', 'c', '1');
   }
-  if (!codec.extradata.empty()) {
-    par->extradata = static_cast<std::uint8_t*>(av_mallocz(codec.extradata.size() + AV_INPUT_BUFFER_PADDING_SIZE));
+  std::string extradata = codec.extradata;
+  if (desc->id == AV_CODEC_ID_OPUS && extradata.empty()) extradata = opus_head(std::min(par->ch_layout.nb_channels, 2));
+  if (!extradata.empty()) {
+    par->extradata = static_cast<std::uint8_t*>(av_mallocz(extradata.size() + AV_INPUT_BUFFER_PADDING_SIZE));
     if (!par->extradata) throw std::runtime_error("out of memory");
-    std::memcpy(par->extradata, codec.extradata.data(), codec.extradata.size());
-    par->extradata_size = static_cast<int>(codec.extradata.size());
+    std::memcpy(par->extradata, extradata.data(), extradata.size());
+    par->extradata_size = static_cast<int>(extradata.size());
   }
+}
+
+// Adds the audio track (stream 1) where the container takes its codec as it is.
+void add_audio_stream(AVFormatContext* oc, const CodecInfo* audio) {
+  if (!audio) return;
+  const std::string format = oc->oformat->name;
+  if (!container_takes_audio(format, audio->codec_name)) {
+    throw std::runtime_error(format + " does not take " + audio->codec_name + " audio as it is (never transcoded)");
+  }
+  add_stream(oc, *audio);
+  // Opus in MP4 is experimental in FFmpeg 5.1's mp4 muxer.
+  if (audio->codec_name == "opus") oc->strict_std_compliance = FF_COMPLIANCE_EXPERIMENTAL;
 }
 
 void write_header(AVFormatContext* oc, const char* movflags) {
@@ -60,6 +140,15 @@ void write_header(AVFormatContext* oc, const char* movflags) {
 
 }  // namespace
 
+bool container_takes_audio(const std::string& format, const std::string& codec) {
+  const bool g711 = codec == "pcm_mulaw" || codec == "pcm_alaw";
+  if (format == "matroska") return codec == "aac" || codec == "opus" || g711;
+  if (format == "mp4") return codec == "aac" || codec == "opus";  // no G.711 sample entry in MP4
+  if (format == "mov") return codec == "aac" || g711;             // no Opus in QuickTime
+  if (format == "mpegts") return codec == "aac" || codec == "opus";
+  return false;
+}
+
 struct MediaWriter::Impl {
   AVFormatContext* oc = nullptr;
   bool own_file = false;  // avio_open'ed: closed with avio_closep
@@ -67,7 +156,7 @@ struct MediaWriter::Impl {
   Bytes out;
   std::size_t pos = 0;  // memory output: where the next write goes (seekable outputs seek back)
   std::int64_t origin_us = 0;
-  std::int64_t last_dts = std::numeric_limits<std::int64_t>::min();
+  std::int64_t last_dts[2] = {std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::min()};
   bool finished = false;
 
   ~Impl() {
@@ -123,7 +212,8 @@ MediaWriter::MediaWriter(MediaWriter&&) noexcept = default;
 MediaWriter& MediaWriter::operator=(MediaWriter&&) noexcept = default;
 MediaWriter::~MediaWriter() = default;
 
-MediaWriter MediaWriter::to_file(const std::string& file, const std::string& format, const CodecInfo& codec) {
+MediaWriter MediaWriter::to_file(const std::string& file, const std::string& format, const CodecInfo& codec,
+                                 const CodecInfo* audio) {
   const bool stdout_out = file == "-";
   std::string fmt = format;
   if (fmt.empty() && stdout_out) fmt = "mpegts";
@@ -135,6 +225,7 @@ MediaWriter MediaWriter::to_file(const std::string& file, const std::string& for
                              "' (mp4, matroska or mpegts): " + av_error(err));
   }
   add_stream(impl->oc, codec);
+  add_audio_stream(impl->oc, audio);
   if (!(impl->oc->oformat->flags & AVFMT_NOFILE)) {
     err = avio_open(&impl->oc->pb, stdout_out ? "pipe:1" : file.c_str(), AVIO_FLAG_WRITE);
     if (err < 0) throw std::runtime_error("cannot open '" + file + "' for writing: " + av_error(err));
@@ -148,12 +239,13 @@ MediaWriter MediaWriter::to_file(const std::string& file, const std::string& for
   return MediaWriter(std::move(impl));
 }
 
-MediaWriter MediaWriter::fragmented(const CodecInfo& codec, std::int64_t origin_us) {
+MediaWriter MediaWriter::fragmented(const CodecInfo& codec, std::int64_t origin_us, const CodecInfo* audio) {
   auto impl = std::make_unique<Impl>();
   impl->origin_us = origin_us;
   int err = avformat_alloc_output_context2(&impl->oc, nullptr, "mp4", nullptr);
   if (err < 0 || !impl->oc) throw std::runtime_error("no MP4 muxer: " + av_error(err));
   add_stream(impl->oc, codec);
+  add_audio_stream(impl->oc, audio);
   impl->open_memory(false);
   // empty_moov: the init segment is ftyp + moov alone; frag_custom: fragments end where we
   // say (segment boundaries are GOP boundaries); default_base_moof: offsets relative to each
@@ -172,12 +264,14 @@ MediaWriter MediaWriter::fragmented(const CodecInfo& codec, std::int64_t origin_
   return MediaWriter(std::move(impl));
 }
 
-MediaWriter MediaWriter::mp4_in_memory(const CodecInfo& codec, std::size_t frame_count, std::int64_t origin_us) {
+MediaWriter MediaWriter::mp4_in_memory(const CodecInfo& codec, std::size_t frame_count, std::int64_t origin_us,
+                                       const CodecInfo* audio) {
   auto impl = std::make_unique<Impl>();
   impl->origin_us = origin_us;
   int err = avformat_alloc_output_context2(&impl->oc, nullptr, "mp4", nullptr);
   if (err < 0 || !impl->oc) throw std::runtime_error("no MP4 muxer: " + av_error(err));
   add_stream(impl->oc, codec);
+  add_audio_stream(impl->oc, audio);
   impl->open_memory(true);
   impl->oc->flags |= AVFMT_FLAG_BITEXACT;  // the same frames give the same bytes (ETag, Range)
   // The index per frame: stsz 4 B, stts and ctts at most 8 B each, stss 4 B per keyframe,
@@ -200,22 +294,26 @@ void MediaWriter::write(const Frame& f) {
   // Not refcounted: av_write_frame reads the payload where it lies (no copy).
   pkt->data = reinterpret_cast<std::uint8_t*>(const_cast<std::byte*>(f.payload.data()));
   pkt->size = static_cast<int>(f.payload.size());
-  pkt->stream_index = 0;
+  const int stream = f.audio ? 1 : 0;
+  if (f.audio && !has_audio()) throw std::logic_error("MediaWriter: an audio frame without an audio track");
+  pkt->stream_index = stream;
   std::int64_t dts = f.dts_us - s.origin_us;
   std::int64_t pts = f.pts_us - s.origin_us;
-  if (dts <= s.last_dts) dts = s.last_dts + 1;  // muxers need strictly rising dts
+  if (dts <= s.last_dts[stream]) dts = s.last_dts[stream] + 1;  // muxers need strictly rising dts
   if (pts < dts) pts = dts;
-  s.last_dts = dts;
+  s.last_dts[stream] = dts;
   pkt->dts = dts;
   pkt->pts = pts;
   pkt->duration = f.duration_us;
   if (f.keyframe) pkt->flags |= AV_PKT_FLAG_KEY;
-  av_packet_rescale_ts(pkt, kMicros, s.oc->streams[0]->time_base);
+  av_packet_rescale_ts(pkt, kMicros, s.oc->streams[stream]->time_base);
   if (const int err = av_write_frame(s.oc, pkt); err < 0) {
     throw std::runtime_error("writing the output failed: " + av_error(err));
   }
   ++frames_;
 }
+
+bool MediaWriter::has_audio() const noexcept { return impl_->oc->nb_streams > 1; }
 
 void MediaWriter::flush_fragment() {
   if (const int err = av_write_frame(impl_->oc, nullptr); err < 0) {

@@ -32,7 +32,8 @@ namespace vigil::storage {
 struct RecordingStreamOptions {
   std::size_t io_bytes = 1 << 20;  // S = T·BR: each half of the double buffer
   std::uint64_t max_segment_bytes = 256ull << 20;
-  std::int64_t max_segment_pts = 0;  // SegmentWriterOptions::max_segment_pts
+  std::int64_t max_segment_pts = 0;      // SegmentWriterOptions::max_segment_pts
+  std::int64_t min_gop_spacing_pts = 0;  // SegmentWriterOptions::min_gop_spacing_pts (audio)
   // Set when the volume is taken out of service (storage/guarded_device.hpp): the stream then
   // ends at its next cycle like after a failed write, so its sender moves to another volume.
   const std::atomic<bool>* volume_failing = nullptr;

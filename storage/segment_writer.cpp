@@ -225,7 +225,14 @@ std::size_t SegmentWriter::resident_buffer_bytes() const noexcept {
 std::optional<std::uint64_t> SegmentWriter::mark_durable() noexcept {
   if (written_.empty()) return std::nullopt;
   for (auto& p : written_) {
-    for (auto& k : p.keyframes) summary_.gop_index.add(k);
+    for (auto& k : p.keyframes) {
+      const auto entries = summary_.gop_index.entries();
+      if (options_.min_gop_spacing_pts > 0 && !entries.empty() &&
+          k.pts - entries.back().pts < options_.min_gop_spacing_pts) {
+        continue;
+      }
+      summary_.gop_index.add(k);
+    }
     summary_.frame_count += p.frames;
     summary_.last_sequence = p.last_sequence;
     if (summary_.first_pts == kNoTimestamp) summary_.first_pts = p.first_pts;

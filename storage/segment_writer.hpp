@@ -33,6 +33,10 @@ struct SegmentWriterOptions {
   // ... or once its durable frames span this much media time (pts units; 0: no limit): a slow
   // camera's segment closes in minutes, not hours, so retention and recovery work in small units.
   std::int64_t max_segment_pts = 0;
+  // The GOP index takes a keyframe only this long (pts units) after the last one it took (0: every
+  // keyframe). Audio, every packet of which is a keyframe, is indexed about once a second this
+  // way instead of 50 times: playback starts at most that much before its time.
+  std::int64_t min_gop_spacing_pts = 0;
 };
 
 // What the catalog needs when a segment closes.

@@ -10,6 +10,7 @@ extern "C" {
 #include <mutex>
 #include <map>
 #include <stdexcept>
+#include <vector>
 
 #include "common/redact.hpp"
 
@@ -59,14 +60,18 @@ std::optional<std::int64_t> timestamp_of(const AVPacket& p) {
   return std::nullopt;
 }
 
-InputDemuxer::InputDemuxer(const std::string& input, const std::atomic<bool>& stop, std::ostream& log)
+InputDemuxer::InputDemuxer(const std::string& input, const std::atomic<bool>& stop, std::ostream& log, bool with_audio)
     : stop_(stop), log_(log), input_(input) {
   live_source_ = input.find("://") != std::string::npos && !input.starts_with("file://");
   if (buffered_rtsp(input)) {
     try {
-      rtsp_ = std::make_unique<RtspInput>(input, stop_, interrupted_, reorder_depth_of(input));
+      rtsp_ = std::make_unique<RtspInput>(input, stop_, interrupted_, reorder_depth_of(input), with_audio);
       codecpar_ = &rtsp_->codecpar();
       time_base_ = AVRational{1, rtsp_->clock_rate_hz()};
+      if (!rtsp_->skipped_audio().empty()) log_ << "vigil record: " << rtsp_->skipped_audio() << "\n";
+      if (const auto* par = rtsp_->audio_codecpar()) {
+        audio_ = std::make_unique<AudioTrack>(*par, AVRational{1, rtsp_->audio_clock_rate_hz()}, true);
+      }
       return;
     } catch (const rtsp::UnsupportedStream& e) {
       log_ << "vigil record: " << e.what() << "; reading it with libavformat\n";
@@ -99,10 +104,39 @@ InputDemuxer::InputDemuxer(const std::string& input, const std::atomic<bool>& st
   video_ = format_->streams[index];
   codecpar_ = video_->codecpar;
   time_base_ = video_->time_base;
+  if (with_audio) open_libav_audio(index);
+}
+
+// The audio stream that goes with the video (libavformat's best for it), if vigild records its
+// codec; anything else is said once and left out.
+void InputDemuxer::open_libav_audio(int video_index) {
+  const int index = av_find_best_stream(format_.get(), AVMEDIA_TYPE_AUDIO, -1, video_index, nullptr, 0);
+  if (index < 0) return;
+  const AVStream* stream = format_->streams[index];
+  const std::string codec = avcodec_get_name(stream->codecpar->codec_id);
+  if (!recordable_audio_codec(codec)) {
+    log_ << "vigil record: audio codec " << codec
+         << " is not recorded: vigild stores aac, pcm_mulaw, pcm_alaw and opus audio as it is, never transcoded; "
+            "recording the video only\n";
+    return;
+  }
+  audio_index_ = index;
+  audio_ = std::make_unique<AudioTrack>(*stream->codecpar, stream->time_base, live_source_);
+}
+
+void InputDemuxer::interrupt() {
+  interrupted_.store(true);
+  if (audio_) audio_->end();
 }
 
 PacketPtr InputDemuxer::read_rtsp_packet() {
-  if (auto p = rtsp_->next()) return p;
+  auto p = rtsp_->next();
+  if (audio_) {
+    std::vector<PacketPtr> audio;
+    rtsp_->take_audio(audio);
+    for (auto& a : audio) audio_->push(std::move(a));
+  }
+  if (p) return p;
   if (!stop_.load() && !interrupted_.load()) {
     log_ << "vigil record: input lost: " << rtsp_->error() << "\n";
     lost_ = true;
@@ -133,6 +167,7 @@ PacketPtr InputDemuxer::read_libav_packet() {
       return nullptr;
     }
     if (pkt->stream_index == video_->index) return pkt;
+    if (audio_ && pkt->stream_index == audio_index_) audio_->push(std::move(pkt));
     if (stop_.load() || interrupted_.load()) return nullptr;
   }
 }
@@ -140,11 +175,13 @@ PacketPtr InputDemuxer::read_libav_packet() {
 PacketPtr InputDemuxer::read_packet() {
   if (done_ || stop_.load() || interrupted_.load()) {
     done_ = true;
+    if (audio_) audio_->end();
     return nullptr;
   }
   PacketPtr pkt = rtsp_ ? read_rtsp_packet() : read_libav_packet();
   if (!pkt) {
     done_ = true;
+    if (audio_) audio_->end();
     return nullptr;
   }
   if (!any_read_) {
@@ -219,9 +256,5 @@ void InputDemuxer::describe(proto::CodecParameters& c) const {
 }
 
 double InputDemuxer::time_base_s() const { return av_q2d(time_base_); }
-
-std::int64_t InputDemuxer::to_us(std::int64_t ts) const {
-  return static_cast<std::int64_t>(static_cast<double>(ts) * time_base_s() * 1e6);
-}
 
 }  // namespace vigil::client

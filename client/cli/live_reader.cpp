@@ -4,7 +4,7 @@
 
 namespace vigil::client {
 
-LiveReader::LiveReader(InputDemuxer& input, std::size_t cap_bytes, bool live, bool pace)
+LiveReader::LiveReader(PacketSource& input, std::size_t cap_bytes, bool live, bool pace)
     : input_(input), cap_bytes_(cap_bytes), live_(live), pace_(pace), holes_(input.time_base_s()) {
   thread_ = std::thread([this] { read_all(); });
 }

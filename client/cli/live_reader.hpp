@@ -11,7 +11,7 @@
 // buffered RTSP session after an RTP loss), and those found in the timestamps (source_gaps.hpp).
 // Frames lost before the first packet delivered are not reported: recording starts at it.
 // Losses come in the order they happened.
-// Thread: the reader thread calls InputDemuxer (nothing else may, once started); next(),
+// Thread: the reader thread calls the source (nothing else may, once started); next(),
 // take_losses() and the destructor are the recorder's. Errors: none thrown; the input's end or
 // loss ends the queue (InputDemuxer::lost() says which, once next() returned null).
 #include <chrono>
@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "client/cli/input_demuxer.hpp"
+#include "client/cli/packet_source.hpp"
 #include "client/cli/source_gaps.hpp"
 
 namespace vigil::client {
@@ -41,7 +42,7 @@ class LiveReader {
   // Starts reading INPUT (already opened; what it read ahead comes first). LIVE: drop beyond
   // CAP_BYTES; else wait for room. PACE: read no faster than real time (a file standing in for a
   // camera: `vigil record --as-live`).
-  LiveReader(InputDemuxer& input, std::size_t cap_bytes, bool live, bool pace = false);
+  LiveReader(PacketSource& input, std::size_t cap_bytes, bool live, bool pace = false);
   ~LiveReader();  // interrupts the input's reading and joins the thread
   LiveReader(const LiveReader&) = delete;
   LiveReader& operator=(const LiveReader&) = delete;
@@ -60,7 +61,7 @@ class LiveReader {
   void end_drop_run(std::int64_t resumed_at_ts);                       // with mu_ held
   bool gathered() const;                                               // with mu_ held: next() may return
 
-  InputDemuxer& input_;
+  PacketSource& input_;
   const std::size_t cap_bytes_;
   const bool live_, pace_;
   SourceGapDetector holes_;

@@ -1,5 +1,6 @@
 #include "client/cli/play_command.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -11,6 +12,7 @@
 #include <boost/program_options/options_description.hpp>
 #include <boost/program_options/value_semantic.hpp>
 
+#include "client/cli/audio_feed.hpp"
 #include "common/command_line.hpp"
 #include "common/exit_codes.hpp"
 #include "common/media_writer.hpp"
@@ -35,14 +37,16 @@ constexpr CommandHelp kHelp{
     "time; append Z for UTC).\n"
     "A range recorded across volumes or reconnects plays on into one file. Where the codec parameters\n"
     "change (e.g. the camera's resolution), the rest goes to FILE.part2.EXT, FILE.part3.EXT, ... (to\n"
-    "standard output: it stops there and says where the next part begins).\n",
+    "standard output: it stops there and says where the next part begins).\n"
+    "--audio adds the camera's audio (recorded beside its video) as a second track, as recorded: AAC and\n"
+    "Opus go into MP4, MKV and MPEG-TS; G.711 into MKV (or .mov) only.\n",
     "\nExit: 0 the range was played, 1 failed, 2 usage, 3 server unreachable, 4 refused by admission\n"
     "(the reason and the largest rate that would fit are printed), 5 nothing recorded in the range.\n"};
 
 struct PlayArgs {
   std::string name, from_text, to_text = "now", output, format;
   double rate = 1.0, duration_s = 0;
-  bool keyframes = false, reverse = false, live = false;
+  bool keyframes = false, reverse = false, live = false, audio = false;
   bool substream = false;  // the camera's sub (low-resolution) stream instead of its main one
 };
 
@@ -66,8 +70,10 @@ po::options_description play_options(PlayArgs& a) {
       ("live", po::bool_switch(&a.live), "the camera as it records now (from its next keyframe) until it stops, or")  //
       ("substream", po::bool_switch(&a.substream),
        "the camera's sub stream (its low-resolution encoding, recorded from its substream URL) instead of its main "
-       "one")                                                                                                   //
-      ("duration", po::value(&a.duration_s)->value_name("S"), "for S seconds")                                  //
+       "one")                                                                   //
+      ("duration", po::value(&a.duration_s)->value_name("S"), "for S seconds")  //
+      ("audio", po::bool_switch(&a.audio),
+       "also the camera's audio, as a second track (not with --live, --keyframes or --reverse)")                //
       ("format", po::value(&a.format)->value_name("F"), "mp4, matroska, mpegts (default: from the file name)")  //
       (",o", po::value(&a.output)->value_name("FILE|-"), "where to write");
   return o;
@@ -113,7 +119,11 @@ std::string part_file(const std::string& output, int n) {
 int play_main(const std::string& server, const std::string& token, const std::vector<std::string>& args) {
   PlayArgs a;
   if (auto rc = parse_command_line(args, play_options(a), kHelp)) return *rc;
-  auto& [name, from_text, to_text, output, format, rate, duration_s, keyframes, reverse, live, substream] = a;
+  auto& [name, from_text, to_text, output, format, rate, duration_s, keyframes, reverse, live, with_audio, substream] =
+      a;
+  if (with_audio && (live || keyframes || reverse)) {
+    return usage_error(kHelp, "--audio plays beside every frame: not with --live, --keyframes or --reverse");
+  }
   if (live) {
     if (!from_text.empty() || keyframes || reverse || rate != 1.0) {
       return usage_error(kHelp, "--live plays forward at rate 1 from now: no --from, --keyframes, --reverse or --rate");
@@ -175,10 +185,17 @@ int play_main(const std::string& server, const std::string& token, const std::ve
   }
   proto::CodecParameters codec = first.msg.playback_started().codec();
 
+  // The audio over its own connection (audio_feed.hpp), on the same range and rate.
+  std::unique_ptr<AudioFeed> audio;
+  if (with_audio) {
+    audio = AudioFeed::open(server, token, open.open_playback(), std::cerr);
+    if (audio) std::cerr << "vigil play: with its audio (" << audio->codec().codec_name << ")\n";
+  }
+  const media::CodecInfo* audio_codec = audio ? &audio->codec() : nullptr;
   std::optional<media::MediaWriter> out;
   std::string out_file = output;
   try {
-    out.emplace(media::MediaWriter::to_file(out_file, format, codec_info(codec)));
+    out.emplace(media::MediaWriter::to_file(out_file, format, codec_info(codec), audio_codec));
   } catch (const std::exception& e) {
     std::cerr << "vigil play: " << e.what() << "\n";
     return exit_code::kFailed;
@@ -248,7 +265,7 @@ int play_main(const std::string& server, const std::string& token, const std::ve
           break;
         }
         out_file = part_file(output, ++part);
-        out.emplace(media::MediaWriter::to_file(out_file, format, codec_info(codec)));
+        out.emplace(media::MediaWriter::to_file(out_file, format, codec_info(codec), audio_codec));
       } catch (const std::exception& e) {
         std::cerr << "vigil play: " << e.what() << "\n";
         exit_code = exit_code::kFailed;
@@ -265,6 +282,12 @@ int play_main(const std::string& server, const std::string& token, const std::ve
     const std::int64_t dts = m.has_dts() ? m.dts() : pts;
     if (!have_base) {
       base = reverse ? pts : std::min(pts, dts);
+      // Audio recorded in the range before the first video packet (an AAC file's priming frame)
+      // starts the file: the clip holds all the sound of its range (audio_feed.hpp).
+      if (audio) {
+        const auto range_start_us = std::min(base, open.open_playback().start_us());
+        if (const auto first_audio_us = audio->first_pts_from(range_start_us)) base = std::min(base, *first_audio_us);
+      }
       have_base = true;
     }
     auto out_time = [&, reverse = reverse](std::int64_t t) {  // clang 14 cannot capture a binding
@@ -272,6 +295,7 @@ int play_main(const std::string& server, const std::string& token, const std::ve
       return static_cast<std::int64_t>(d / time_scale);
     };
     try {
+      if (audio) audio->write_until(dts, base, *out, out_time);  // interleaved by time
       out->write({.pts_us = out_time(pts),
                   .dts_us = trick ? out_time(pts) : out_time(dts),
                   .duration_us = static_cast<std::int64_t>(static_cast<double>(m.duration()) / time_scale),
@@ -288,6 +312,15 @@ int play_main(const std::string& server, const std::string& token, const std::ve
     if (duration_s > 0 && static_cast<double>(pts - base) >= duration_s * 1e6) break;
   }
   try {
+    // The rest of the audio up to the range's end (--to, or --duration), not only to the video's
+    // last frame: the sound recorded after it is in the range too.
+    if (out && audio && have_base && exit_code == exit_code::kOk) {
+      std::int64_t audio_until_us = to_us;
+      if (duration_s > 0) {
+        audio_until_us = std::min(audio_until_us, base + static_cast<std::int64_t>(duration_s * 1e6));
+      }
+      audio->write_until(audio_until_us, base, *out, [&](std::int64_t t) { return t - base; });
+    }
     if (out) out->finish();
   } catch (const std::exception& e) {
     if (exit_code == exit_code::kOk) {
@@ -299,6 +332,7 @@ int play_main(const std::string& server, const std::string& token, const std::ve
   std::cerr << "vigil play: " << packets << " packets (" << keyframes_seen << " keyframes, " << bytes / 1e6
             << " MB) in " << secs << " s" << (output == "-" ? "" : " -> " + out_file)
             << (part > 1 ? " (part " + std::to_string(part) + ")" : std::string()) << "\n";
+  if (audio) std::cerr << "vigil play: " << audio->packets() << " audio packets\n";
   if (packets == 0 && exit_code == exit_code::kOk) {
     std::cerr << "vigil play: nothing was played\n";
     return exit_code::kNothing;

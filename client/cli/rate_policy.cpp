@@ -35,4 +35,14 @@ DeclaredRate declared_rate(const RateEvidence& e) {
   return {std::max(kMinRateBps, bps * kMeasuredSpanMargin), "measured window"};
 }
 
+double declared_audio_rate_bps(std::string_view codec, double bit_rate, int sample_rate, int channels) {
+  double media_bps = bit_rate > 0 ? bit_rate : kAudioUnknownBps;
+  if (codec == "pcm_mulaw" || codec == "pcm_alaw") {
+    // 8 bits a sample: exact, whatever the container claims.
+    media_bps = 8.0 * (sample_rate > 0 ? sample_rate : 8000) * (channels > 0 ? channels : 1);
+  }
+  const double header_bps = kAudioPacketsPerS * kAudioRecordHeaderBytes * 8;
+  return std::max(kMinRateBps, (media_bps + header_bps) * kAdvertisedMargin);
+}
+
 }  // namespace vigil::client

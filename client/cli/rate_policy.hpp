@@ -55,4 +55,13 @@ struct DeclaredRate {
 
 DeclaredRate declared_rate(const RateEvidence& evidence);
 
+// A camera's audio stream (audio_track.hpp): its codec's rate — the encoder's figure (BIT_RATE,
+// 0: unknown), G.711's 8 bits a sample, else kAudioUnknownBps — plus the record header of up to
+// kAudioPacketsPerS packets a second (the short frames of RTP audio make that header a large
+// share), with kAdvertisedMargin. SAMPLE_RATE and CHANNELS: 0 when unknown.
+inline constexpr double kAudioUnknownBps = 320e3;  // AAC and Opus at their usual ceilings
+inline constexpr double kAudioPacketsPerS = 100;   // 10 ms frames, the shortest cameras send
+inline constexpr double kAudioRecordHeaderBytes = 56;
+double declared_audio_rate_bps(std::string_view codec, double bit_rate, int sample_rate, int channels);
+
 }  // namespace vigil::client

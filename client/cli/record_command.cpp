@@ -15,9 +15,13 @@ extern "C" {
 #include <cstdarg>
 #include <cstring>
 #include <iostream>
+#include <mutex>
+#include <thread>
 
+#include "client/cli/audio_track.hpp"
 #include "client/cli/av_log_line.hpp"
 #include "client/cli/input_demuxer.hpp"
+#include "client/cli/line_log.hpp"
 #include "client/cli/rate_policy.hpp"
 #include "client/cli/recorder_session.hpp"
 #include "common/command_line.hpp"
@@ -42,6 +46,9 @@ constexpr CommandHelp kHelp{
     "rate_exceeded gap; a hole in its timestamps is recorded as a source_loss gap.\n"
     "SIGINT/SIGTERM stop reading the input; what was read is still sent and acknowledged.\n"
     "rtsp:// inputs use TCP and give up after 10 s without data.\n"
+    "Audio (AAC, G.711 mu-law/A-law, Opus) is recorded beside the video as the stream's audio, without\n"
+    "transcoding, over its own connection (--no-audio leaves it out); audio of another codec is left out\n"
+    "with a warning.\n"
     "A camera URL with a password is better passed with --url-fd than as INPUT: a command line is\n"
     "readable by every local user (/proc/PID/cmdline). Passwords are masked in everything printed.\n",
     "\nExit: 0 every packet acknowledged, 1 failed, 2 usage, 3 server unreachable, 4 refused by admission\n"
@@ -56,6 +63,7 @@ struct RecordArgs {
   std::string role;  // the camera's track: "main" (empty) or "sub"
   int url_fd = -1;
   double rate_mbps = 0;
+  bool no_audio = false;
   RecordOptions session;
 };
 
@@ -68,7 +76,10 @@ po::options_description record_options(RecordArgs& a) {
        "recorded beside the main one and played with stream=sub")  //
       ("rate", po::value(&a.rate_mbps)->value_name("MBPS"),
        "declared rate in Mbit/s (default: the rate INPUT advertises, else its first GOP measured, with a "
-       "margin)")                                                                                       //
+       "margin)")  //
+      ("no-audio", po::bool_switch(&a.no_audio),
+       "record the video only, not the input's audio (a --role sub input's audio is never recorded: the main "
+       "one's is)")                                                                                     //
       ("duration", po::value(&a.session.duration_s)->value_name("S"), "stop after S seconds of media")  //
       ("fast", po::bool_switch(&a.session.fast),
        "do not pace at real time (files only; vigild still polices the rate)")  //
@@ -147,6 +158,49 @@ RecordOptions session_options(const RecordArgs& a, std::ostream& log) {
 
 int record_input(const RecordArgs& a, const std::atomic<bool>& g_stop, std::ostream& log, std::ostream& out);
 
+struct AudioResult {
+  int rc = exit_code::kOk;
+  std::uint64_t read = 0, acked = 0, stream_id = 0;
+  bool recorded = false;  // a session ran (the input had audio packets)
+};
+
+// The input's audio as its own stream of the camera (media_kind audio, role main), beside the
+// video session: it waits for the first audio packet, so both are on the recorder's one wall
+// clock (WALL_OFFSET_US, the video's: libavformat puts every stream of an input on one
+// timeline), or, for the buffered RTSP session, whose streams' RTP clocks are unrelated, at the
+// wall clock of the first audio packet's arrival (as the video's is).
+AudioResult record_audio(const RecordArgs& a, AudioTrack& audio, bool own_clock,
+                         std::optional<std::int64_t> wall_offset_us, const std::atomic<bool>& g_stop,
+                         std::ostream& log) {
+  AudioResult r;
+  if (!audio.wait_first_packet()) return r;
+  if (own_clock) {
+    const auto arrival = audio.first_arrival_wall_us();
+    const auto pts = audio.first_pts();
+    wall_offset_us = arrival && pts ? std::optional(*arrival - audio.to_us(*pts)) : std::nullopt;
+  }
+  proto::Envelope open;
+  auto* o = open.mutable_open_record();
+  o->set_stream_name(a.name);
+  o->set_role("main");
+  o->set_media_kind("audio");
+  audio.describe(*o->mutable_codec());
+  const double rate_bps = audio.declared_rate_bps();  // --rate is the video's
+  o->set_declared_average_rate_bps(static_cast<std::uint64_t>(rate_bps));
+  o->set_declared_peak_rate_bps(static_cast<std::uint64_t>(rate_bps));
+  o->set_gap_reason(a.session.gap_reason);
+  log << "vigil record: declaring " << rate_bps / 1e3 << " kbit/s for its audio (" << audio.codec_name() << ")\n";
+  auto options = a.session;
+  options.log = &log;
+  RecorderSession session(options, audio, std::move(open), wall_offset_us, g_stop);
+  r.recorded = true;
+  r.rc = session.run();
+  r.read = session.packets_read();
+  r.acked = session.packets_acked();
+  r.stream_id = session.stream_id();
+  return r;
+}
+
 }  // namespace
 
 int record_main(const std::string& server, const std::string& token, const std::vector<std::string>& args) {
@@ -177,10 +231,16 @@ int record_main(const std::string& server, const std::string& token, const std::
 // What it says goes to LOG (std::cerr for `vigil record`, the camera's tagged lines in an ingest
 // worker); its summary line to OUT.
 namespace {
-int record_input(const RecordArgs& a, const std::atomic<bool>& g_stop, std::ostream& log, std::ostream& out) {
+int record_input(const RecordArgs& a, const std::atomic<bool>& g_stop, std::ostream& shared_log, std::ostream& out) {
+  // The audio is recorded on its own thread beside this one's video: every line either says goes
+  // through a line log (whole lines, the audio's tagged), the input's own included.
+  std::mutex log_mu;
+  LineLog log(shared_log, log_mu, ""), audio_log(shared_log, log_mu, "audio: ");
   std::unique_ptr<InputDemuxer> input;
   try {
-    input = std::make_unique<InputDemuxer>(a.input, g_stop, log);
+    // A sub stream's audio is its main stream's (the camera's one microphone): recorded there once.
+    const bool with_audio = !a.no_audio && (a.role.empty() || a.role == "main");
+    input = std::make_unique<InputDemuxer>(a.input, g_stop, log, with_audio);
   } catch (const std::exception& e) {
     log << "vigil record: " << e.what() << "\n";
     return exit_code::kFailed;
@@ -190,6 +250,11 @@ int record_input(const RecordArgs& a, const std::atomic<bool>& g_stop, std::ostr
     input->describe(codec);
     log << "vigil record: reading " << codec.codec_name() << " " << codec.width() << "x" << codec.height() << " with "
         << input->reader() << "\n";
+    if (const auto* audio = input->audio()) {
+      audio->describe(codec);
+      log << "vigil record: and its audio: " << codec.codec_name() << " " << codec.sample_rate() << " Hz, "
+          << codec.channels() << " channel(s), as its own stream\n";
+    }
   }
   // When the first packet was read: with a live camera, about when it was captured.
   const std::int64_t read_start_wall_us = wall_now_us();
@@ -211,19 +276,34 @@ int record_input(const RecordArgs& a, const std::atomic<bool>& g_stop, std::ostr
   std::optional<std::int64_t> wall_offset_us;
   if (const auto ts = input->first_timestamp()) wall_offset_us = read_start_wall_us - input->to_us(*ts);
 
+  AudioResult audio;
+  std::jthread audio_thread;
+  if (auto* track = input->audio()) {
+    audio_thread = std::jthread([&, track] {
+      audio = record_audio(a, *track, input->reader() == std::string_view("rtsp"), wall_offset_us, g_stop, audio_log);
+    });
+  }
   RecorderSession session(session_options(a, log), *input, open_record(a, *input, rate_bps), wall_offset_us, g_stop);
-  if (const int rc = session.run(); rc != exit_code::kOk) return rc;
+  const int video_rc = session.run();  // its end ends the audio's input too
+  if (audio_thread.joinable()) audio_thread.join();
+  if (video_rc != exit_code::kOk) return video_rc;
+  if (audio.rc != exit_code::kOk) return audio.rc;
   if (g_stop.load()) log << "vigil record: stopped by signal\n";
   out << "recorded " << session.packets_read() << " packets of " << a.name << " as stream " << session.stream_id()
       << "; " << session.packets_acked() << " acknowledged as durable"
       << (session.connections() > 1 ? " (over " + std::to_string(session.connections()) + " connections)" : "") << "\n";
+  if (audio.recorded) {
+    out << "recorded " << audio.read << " audio packets of " << a.name << " as stream " << audio.stream_id << "; "
+        << audio.acked << " acknowledged as durable\n";
+  }
   if (session.packets_dropped() > 0) {
     out << session.packets_dropped() << " packets dropped above the admitted rate (rate_exceeded gaps)\n";
   }
   // A camera that went away is a failure for whoever restarts the recorder, even if everything
   // read from it was stored.
   if (input->lost()) return exit_code::kFailed;
-  return session.packets_acked() == session.packets_read() ? exit_code::kOk : exit_code::kFailed;
+  return session.packets_acked() == session.packets_read() && audio.acked == audio.read ? exit_code::kOk
+                                                                                        : exit_code::kFailed;
 }
 }  // namespace
 

@@ -25,7 +25,7 @@ constexpr double kMaxQueueBytes = 8 * 1024 * 1024;
 
 }  // namespace
 
-RecorderSession::RecorderSession(RecordOptions options, InputDemuxer& input, proto::Envelope open,
+RecorderSession::RecorderSession(RecordOptions options, PacketSource& input, proto::Envelope open,
                                  std::optional<std::int64_t> wall_offset_us, const std::atomic<bool>& stop)
     : options_(std::move(options)),
       input_(input),

@@ -20,6 +20,7 @@
 
 #include "client/cli/input_demuxer.hpp"
 #include "client/cli/live_reader.hpp"
+#include "client/cli/packet_source.hpp"
 #include "client/wire/unacked_window.hpp"
 #include "client/wire/wire_client.hpp"
 
@@ -39,7 +40,7 @@ class RecorderSession {
  public:
   // OPEN: the open-record to send (name, codec, declared rates). WALL_OFFSET_US: the recorder's
   // clock, wall = pts + offset, when the input's first packet had a timestamp.
-  RecorderSession(RecordOptions options, InputDemuxer& input, proto::Envelope open,
+  RecorderSession(RecordOptions options, PacketSource& input, proto::Envelope open,
                   std::optional<std::int64_t> wall_offset_us, const std::atomic<bool>& stop);
 
   // Records the whole input. The exit code: every packet acknowledged, or why not.
@@ -70,7 +71,7 @@ class RecorderSession {
   PendingPacket to_pending(const AVPacket& p) const;
 
   RecordOptions options_;
-  InputDemuxer& input_;
+  PacketSource& input_;
   proto::Envelope open_;
   std::optional<std::int64_t> wall_offset_us_;
   const std::atomic<bool>& stop_;

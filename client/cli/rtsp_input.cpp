@@ -4,6 +4,7 @@ extern "C" {
 #include <libavcodec/avcodec.h>
 }
 #include <algorithm>
+#include <chrono>
 #include <stdexcept>
 #include <string>
 
@@ -63,58 +64,9 @@ void read_picture_size(AVCodecParameters& par, const std::vector<std::uint8_t>& 
 
 void free_vector(void* opaque, std::uint8_t*) { delete static_cast<std::vector<std::uint8_t>*>(opaque); }
 
-}  // namespace
-
-RtspInput::RtspInput(const std::string& url, const std::atomic<bool>& stop, const std::atomic<bool>& interrupted,
-                     int reorder_depth)
-    : session_(url, stop, interrupted), codecpar_(avcodec_parameters_alloc()), decode_times_(reorder_depth) {
-  if (!codecpar_) throw std::runtime_error("out of memory");
-  const auto& video = session_.video();
-  codecpar_->codec_type = AVMEDIA_TYPE_VIDEO;
-  codecpar_->codec_id = video.codec == rtsp::VideoCodec::h264 ? AV_CODEC_ID_H264 : AV_CODEC_ID_HEVC;
-  codecpar_->bit_rate = video.bandwidth_bps;
-  std::vector<std::uint8_t> sets = video.parameter_sets;
-  // Without parameter sets in the SDP, nothing before the first keyframe can be decoded: wait
-  // for it (a GOP at most) and take them from it.
-  for (;;) {
-    if (!fill()) {
-      avcodec_parameters_free(&codecpar_);
-      throw std::runtime_error("no video from the camera: " + (error_.empty() ? std::string("stopped") : error_));
-    }
-    if (!sets.empty()) break;
-    if (pending_.front().keyframe) {
-      sets = parameter_sets(video.codec, pending_.front().annexb);
-      break;
-    }
-    pending_.pop_front();
-  }
-  codecpar_->extradata = static_cast<std::uint8_t*>(av_mallocz(sets.size() + AV_INPUT_BUFFER_PADDING_SIZE));
-  if (!codecpar_->extradata) {
-    avcodec_parameters_free(&codecpar_);
-    throw std::runtime_error("out of memory");
-  }
-  std::copy(sets.begin(), sets.end(), codecpar_->extradata);
-  codecpar_->extradata_size = static_cast<int>(sets.size());
-  read_picture_size(*codecpar_, pending_.front().annexb);
-}
-
-RtspInput::~RtspInput() { avcodec_parameters_free(&codecpar_); }
-
-bool RtspInput::fill() {
-  while (pending_.empty()) {
-    read_.clear();
-    if (!session_.read(read_)) {
-      error_ = session_.error();
-      return false;
-    }
-    for (auto& unit : read_) pending_.push_back(std::move(unit));
-  }
-  return true;
-}
-
-PacketPtr RtspInput::to_packet(rtsp::AccessUnit& unit, std::int64_t pts) {
-  // The payload moves into the packet's buffer, not copied: the vector is freed with the packet.
-  auto* payload = new std::vector<std::uint8_t>(std::move(unit.annexb));
+// A packet owning PAYLOAD (moved, not copied: the vector is freed with the packet).
+PacketPtr packet_of(std::vector<std::uint8_t>&& bytes) {
+  auto* payload = new std::vector<std::uint8_t>(std::move(bytes));
   const std::size_t size = payload->size();
   payload->resize(size + AV_INPUT_BUFFER_PADDING_SIZE, 0);
   AVBufferRef* buffer = av_buffer_create(payload->data(), payload->size(), free_vector, payload, 0);
@@ -130,6 +82,122 @@ PacketPtr RtspInput::to_packet(rtsp::AccessUnit& unit, std::int64_t pts) {
   p->buf = buffer;
   p->data = buffer->data;
   p->size = static_cast<int>(size);
+  return p;
+}
+
+// The codec parameters of the camera's audio, as libavformat would give them.
+AVCodecParameters* audio_parameters(const rtsp::SdpAudio& audio) {
+  AVCodecParameters* par = avcodec_parameters_alloc();
+  const AVCodecDescriptor* descriptor = avcodec_descriptor_get_by_name(rtsp::ffmpeg_name(audio.codec));
+  if (!par || !descriptor) {
+    avcodec_parameters_free(&par);
+    throw std::runtime_error("out of memory");
+  }
+  par->codec_type = AVMEDIA_TYPE_AUDIO;
+  par->codec_id = descriptor->id;
+  par->sample_rate = audio.clock_rate_hz;
+  av_channel_layout_default(&par->ch_layout, audio.channels);
+  par->bit_rate = audio.bandwidth_bps;
+  if (!audio.config.empty()) {
+    par->extradata = static_cast<std::uint8_t*>(av_mallocz(audio.config.size() + AV_INPUT_BUFFER_PADDING_SIZE));
+    if (!par->extradata) {
+      avcodec_parameters_free(&par);
+      throw std::runtime_error("out of memory");
+    }
+    std::copy(audio.config.begin(), audio.config.end(), par->extradata);
+    par->extradata_size = static_cast<int>(audio.config.size());
+  }
+  return par;
+}
+
+}  // namespace
+
+RtspInput::RtspInput(const std::string& url, const std::atomic<bool>& stop, const std::atomic<bool>& interrupted,
+                     int reorder_depth, bool with_audio)
+    : session_(url, stop, interrupted, std::chrono::seconds(10), with_audio),
+      codecpar_(avcodec_parameters_alloc()),
+      decode_times_(reorder_depth) {
+  if (!codecpar_) throw std::runtime_error("out of memory");
+  if (session_.audio()) {
+    try {
+      audio_codecpar_ = audio_parameters(*session_.audio());
+    } catch (...) {
+      avcodec_parameters_free(&codecpar_);
+      throw;
+    }
+  }
+  const auto& video = session_.video();
+  codecpar_->codec_type = AVMEDIA_TYPE_VIDEO;
+  codecpar_->codec_id = video.codec == rtsp::VideoCodec::h264 ? AV_CODEC_ID_H264 : AV_CODEC_ID_HEVC;
+  codecpar_->bit_rate = video.bandwidth_bps;
+  std::vector<std::uint8_t> sets = video.parameter_sets;
+  // Without parameter sets in the SDP, nothing before the first keyframe can be decoded: wait
+  // for it (a GOP at most) and take them from it.
+  for (;;) {
+    if (!fill()) {
+      avcodec_parameters_free(&codecpar_);
+      avcodec_parameters_free(&audio_codecpar_);
+      throw std::runtime_error("no video from the camera: " + (error_.empty() ? std::string("stopped") : error_));
+    }
+    if (!sets.empty()) break;
+    if (pending_.front().keyframe) {
+      sets = parameter_sets(video.codec, pending_.front().annexb);
+      break;
+    }
+    pending_.pop_front();
+  }
+  codecpar_->extradata = static_cast<std::uint8_t*>(av_mallocz(sets.size() + AV_INPUT_BUFFER_PADDING_SIZE));
+  if (!codecpar_->extradata) {
+    avcodec_parameters_free(&codecpar_);
+    avcodec_parameters_free(&audio_codecpar_);
+    throw std::runtime_error("out of memory");
+  }
+  std::copy(sets.begin(), sets.end(), codecpar_->extradata);
+  codecpar_->extradata_size = static_cast<int>(sets.size());
+  read_picture_size(*codecpar_, pending_.front().annexb);
+}
+
+RtspInput::~RtspInput() {
+  avcodec_parameters_free(&codecpar_);
+  avcodec_parameters_free(&audio_codecpar_);
+}
+
+std::string RtspInput::skipped_audio() const {
+  if (session_.skipped_audio().empty()) return {};
+  return "audio codec " + session_.skipped_audio() +
+         " is not recorded: a camera's audio is read as AAC (RFC 3640 AAC-hbr), PCMU, PCMA or Opus; recording the "
+         "video only";
+}
+
+void RtspInput::take_audio(std::vector<PacketPtr>& out) {
+  audio_read_.clear();
+  session_.take_audio(audio_read_);
+  for (auto& frame : audio_read_) {
+    if (!first_audio_ts_) first_audio_ts_ = frame.timestamp;
+    auto p = packet_of(std::move(frame.data));
+    p->pts = p->dts = frame.timestamp - *first_audio_ts_;
+    p->duration = frame.duration;
+    p->flags |= AV_PKT_FLAG_KEY;
+    set_frames_lost_before(*p, frame.frames_lost_before);
+    out.push_back(std::move(p));
+  }
+}
+
+bool RtspInput::fill() {
+  while (pending_.empty()) {
+    read_.clear();
+    if (!session_.read(read_)) {
+      error_ = session_.error();
+      return false;
+    }
+    for (auto& unit : read_) pending_.push_back(std::move(unit));
+  }
+  return true;
+}
+
+PacketPtr RtspInput::to_packet(rtsp::AccessUnit& unit, std::int64_t pts) {
+  // The payload moves into the packet's buffer, not copied: the vector is freed with the packet.
+  PacketPtr p = packet_of(std::move(unit.annexb));
   p->pts = pts;
   p->dts = pts;
   if (unit.keyframe) p->flags |= AV_PKT_FLAG_KEY;

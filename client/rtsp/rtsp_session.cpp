@@ -11,6 +11,7 @@
 #include <charconv>
 #include <cstring>
 #include <stdexcept>
+#include <utility>
 
 #include "common/redact.hpp"
 
@@ -33,7 +34,7 @@ std::optional<int> interleaved_channel(std::string_view transport) {
 }  // namespace
 
 RtspSession::RtspSession(const std::string& url, const std::atomic<bool>& stop, const std::atomic<bool>& interrupted,
-                         std::chrono::milliseconds io_timeout)
+                         std::chrono::milliseconds io_timeout, bool with_audio)
     : stop_(stop),
       interrupted_(interrupted),
       io_timeout_(io_timeout),
@@ -71,6 +72,7 @@ RtspSession::RtspSession(const std::string& url, const std::atomic<bool>& stop, 
       if (seconds >= 2) keep_alive_every_ = std::chrono::seconds(seconds / 2);
     }
     depacketizer_.emplace(video_.codec, video_.payload_type);
+    if (with_audio) set_up_audio(base, described.body);
     play_uri_ = base;
     // No Range: a live camera plays from now anyway, and a Range asks a server to seek — which
     // GStreamer's RTSP server (1.22) cannot do on a shared live media whose first client is still
@@ -99,6 +101,31 @@ RtspSession::RtspSession(const std::string& url, const std::atomic<bool>& stop, 
     if (fd_ >= 0) ::close(fd_);
     throw;
   }
+}
+
+// The audio on channels 2-3 of the same session. A camera that will not set it up still gives
+// its video: the failure is said (skipped_audio), not thrown.
+void RtspSession::set_up_audio(const std::string& base, std::string_view sdp) {
+  auto audio = parse_sdp_audio(sdp, skipped_audio_);
+  if (!audio) return;
+  try {
+    const RtspMessage set_up =
+        transact("SETUP", resolve_control(base, audio->control),
+                 "Transport: RTP/AVP/TCP;unicast;interleaved=2-3\r\nSession: " + session_id_ + "\r\n");
+    const auto transport = set_up.header("transport");
+    audio_channel_ = transport ? interleaved_channel(*transport).value_or(2) : 2;
+  } catch (const std::runtime_error& e) {
+    if (stopping() || fd_ < 0) throw;
+    skipped_audio_ = std::string(ffmpeg_name(audio->codec)) + " (its SETUP failed: " + e.what() + ")";
+    return;
+  }
+  audio_depacketizer_.emplace(audio->codec, audio->payload_type, audio->channels);
+  audio_ = std::move(audio);
+}
+
+void RtspSession::take_audio(std::vector<AudioFrame>& out) {
+  for (auto& f : audio_frames_) out.push_back(std::move(f));
+  audio_frames_.clear();
 }
 
 RtspSession::~RtspSession() {
@@ -224,6 +251,17 @@ bool RtspSession::drain_buffer(std::vector<AccessUnit>* out, std::optional<RtspM
         return true;
       }
       if (at[1] == rtp_channel_ && depacketizer_ && out) depacketizer_->push({at + 4, length}, *out);
+      if (at[1] == audio_channel_ && audio_depacketizer_ && out) {
+        const std::size_t before = audio_frames_.size();
+        audio_depacketizer_->push({at + 4, length}, audio_frames_);
+        if (audio_frames_.size() > kMaxPendingAudioFrames) {
+          // Not taken for long (the video stalled): dropped, and the next frame kept says so.
+          audio_dropped_ += audio_frames_.size() - before;
+          audio_frames_.resize(before);
+        } else if (audio_dropped_ > 0 && audio_frames_.size() > before) {
+          audio_frames_[before].frames_lost_before += std::exchange(audio_dropped_, 0);
+        }
+      }
       begin_ += 4 + length;
       continue;
     }

@@ -1,6 +1,6 @@
 #pragma once
 // One camera's RTSP session over TCP with interleaved RTP (RFC 2326 §10.12): DESCRIBE, SETUP of
-// its H.264 or H.265 video, PLAY, a keep-alive every half session timeout, TEARDOWN at the end.
+// its H.264 or H.265 video (and, when asked, of its audio: sdp.hpp, on its own channel pair), PLAY, a keep-alive every half session timeout, TEARDOWN at the end.
 // Why not libavformat's RTSP client: it reads each interleaved RTP packet with three recv() and
 // three poll() calls (the '$', the header, the payload); at a 4 Mbit/s camera that is ~2,000
 // system calls a second, over half of an ingest worker's CPU. This session reads up to
@@ -36,17 +36,27 @@ inline constexpr std::chrono::milliseconds kPollSlice{100};
 // within these bounds (kMinBatchBytes without an advertised rate).
 inline constexpr std::chrono::milliseconds kBatch{40};
 inline constexpr std::size_t kMinBatchBytes = 2 * 1024, kMaxBatchBytes = 32 * 1024;
+// Audio frames held until the reader takes them (it does after every video frame): a camera
+// whose video stalls while its audio flows must not make the session hold audio without end.
+inline constexpr std::size_t kMaxPendingAudioFrames = 1000;
 
 class RtspSession {
  public:
   // IO_TIMEOUT: how long the camera may stay silent (connecting, answering, sending media).
   RtspSession(const std::string& url, const std::atomic<bool>& stop, const std::atomic<bool>& interrupted,
-              std::chrono::milliseconds io_timeout = std::chrono::seconds(10));
+              std::chrono::milliseconds io_timeout = std::chrono::seconds(10), bool with_audio = false);
   ~RtspSession();
   RtspSession(const RtspSession&) = delete;
   RtspSession& operator=(const RtspSession&) = delete;
 
   const SdpVideo& video() const { return video_; }
+  // The audio set up (WITH_AUDIO and the SDP offers one this session reads); nullopt otherwise.
+  const std::optional<SdpAudio>& audio() const { return audio_; }
+  // What the camera's audio is when it is not set up although asked for ("G726-32", or why its
+  // SETUP failed); empty when set up or there is none.
+  const std::string& skipped_audio() const { return skipped_audio_; }
+  // Appends the audio frames completed so far (by read()) to OUT, in order, and forgets them.
+  void take_audio(std::vector<AudioFrame>& out);
   // Reads until at least one access unit is complete and appends them to OUT; false: the
   // session ended (error() says why; empty for a stop or interrupt).
   bool read(std::vector<AccessUnit>& out);
@@ -55,6 +65,7 @@ class RtspSession {
 
  private:
   void connect_to(const RtspUrl& url);
+  void set_up_audio(const std::string& base, std::string_view sdp);
   // Sends all of BYTES; the reason when it could not (a stop, an error, the camera not reading).
   std::optional<std::string> send_all(const std::string& bytes);
   // Reads more bytes into the buffer; false on a stop, the camera closing or a timeout (error_).
@@ -88,6 +99,12 @@ class RtspSession {
   int rtp_channel_ = 0;
   SdpVideo video_;
   std::optional<RtpDepacketizer> depacketizer_;
+  int audio_channel_ = -1;
+  std::optional<SdpAudio> audio_;
+  std::optional<AudioDepacketizer> audio_depacketizer_;
+  std::vector<AudioFrame> audio_frames_;
+  std::uint64_t audio_dropped_ = 0;  // frames over kMaxPendingAudioFrames, since the last one kept
+  std::string skipped_audio_;
   std::string error_;
 };
 

@@ -216,7 +216,174 @@ std::optional<SdpVideo> video_of(const MediaSection& m, const Bandwidth& session
   return v;
 }
 
+// An audio m= section as read: every rtpmap (any encoding) and fmtp.
+struct AudioSection {
+  std::vector<int> formats;
+  struct Map {
+    int payload_type = 0;
+    std::string_view name{};
+    int clock_rate_hz = 0, channels = 1;
+  };
+  std::vector<Map> rtpmaps;
+  std::vector<std::pair<int, std::string_view>> fmtps;
+  std::string_view control;
+  Bandwidth bandwidth;
+};
+
+// "a=rtpmap:97 MPEG4-GENERIC/48000/2". Unreadable ones are left out.
+void read_audio_rtpmap(std::string_view value, AudioSection& m) {
+  value = trim(value);
+  const auto sp = value.find_first_of(kWhitespace);
+  if (sp == std::string_view::npos) return;
+  const auto pt = parse_int<int>(value.substr(0, sp));
+  if (!pt || *pt < 0 || *pt > 127) return;
+  auto encoding = trim(value.substr(sp + 1));
+  AudioSection::Map r{.payload_type = *pt};
+  const auto slash = encoding.find('/');
+  r.name = encoding.substr(0, slash);
+  if (slash != std::string_view::npos) {
+    encoding = encoding.substr(slash + 1);
+    const auto second = encoding.find('/');
+    const auto hz = parse_int<int>(encoding.substr(0, second));
+    if (!hz || *hz <= 0 || *hz > kMaxClockRateHz) return;
+    r.clock_rate_hz = *hz;
+    if (second != std::string_view::npos) {
+      const auto channels = parse_int<int>(encoding.substr(second + 1));
+      if (!channels || *channels < 1 || *channels > 255) return;
+      r.channels = *channels;
+    }
+  }
+  m.rtpmaps.push_back(r);
+}
+
+// KEY's value in an fmtp's "k=v;k=v" parameters; empty when absent.
+std::string_view fmtp_value(std::string_view params, std::string_view key) {
+  while (!params.empty()) {
+    const auto semi = params.find(';');
+    const auto param = trim(params.substr(0, semi));
+    params = semi == std::string_view::npos ? std::string_view{} : params.substr(semi + 1);
+    const auto eq = param.find('=');
+    if (eq != std::string_view::npos && iequals(trim(param.substr(0, eq)), key)) return trim(param.substr(eq + 1));
+  }
+  return {};
+}
+
+std::optional<std::vector<std::uint8_t>> decode_hex(std::string_view text) {
+  if (text.empty() || text.size() % 2 != 0) return std::nullopt;
+  std::vector<std::uint8_t> out;
+  for (std::size_t i = 0; i < text.size(); i += 2) {
+    std::uint8_t byte = 0;
+    const auto [ptr, ec] = std::from_chars(text.data() + i, text.data() + i + 2, byte, 16);
+    if (ec != std::errc{} || ptr != text.data() + i + 2) return std::nullopt;
+    out.push_back(byte);
+  }
+  return out;
+}
+
+// Format PT of section M as this session reads it; nullopt with WHY naming what it is otherwise.
+std::optional<SdpAudio> audio_format(const AudioSection& m, int pt, std::string& why) {
+  const AudioSection::Map* map = nullptr;
+  for (const auto& r : m.rtpmaps) {
+    if (r.payload_type == pt) map = &r;
+  }
+  // RFC 3551's static payload types need no rtpmap.
+  AudioSection::Map fixed{.payload_type = pt, .clock_rate_hz = 8000, .channels = 1};
+  if (!map && (pt == 0 || pt == 8)) {
+    fixed.name = pt == 0 ? "PCMU" : "PCMA";
+    map = &fixed;
+  }
+  if (!map) {
+    why = "payload type " + std::to_string(pt) + " (no rtpmap)";
+    return std::nullopt;
+  }
+  std::string_view params;
+  for (const auto& [fpt, f] : m.fmtps) {
+    if (fpt == pt) params = f;
+  }
+  SdpAudio a;
+  a.payload_type = pt;
+  a.clock_rate_hz = map->clock_rate_hz;
+  a.channels = map->channels;
+  if ((iequals(map->name, "PCMU") || iequals(map->name, "PCMA")) && map->clock_rate_hz == 8000) {
+    a.codec = iequals(map->name, "PCMU") ? AudioCodec::pcm_mulaw : AudioCodec::pcm_alaw;
+  } else if (iequals(map->name, "OPUS") && map->clock_rate_hz == 48000) {
+    a.codec = AudioCodec::opus;
+  } else if (iequals(map->name, "MPEG4-GENERIC") && map->clock_rate_hz > 0) {
+    const auto mode = fmtp_value(params, "mode");
+    auto config = decode_hex(fmtp_value(params, "config"));
+    if (!iequals(mode, "AAC-hbr") || fmtp_value(params, "sizelength") != "13" ||
+        fmtp_value(params, "indexlength") != "3" || !config) {
+      why = "MPEG4-GENERIC (mode " + std::string(mode.empty() ? "unsaid" : mode) +
+            "; this session reads mode AAC-hbr with sizelength=13, indexlength=3 and a config)";
+      return std::nullopt;
+    }
+    a.codec = AudioCodec::aac;
+    a.config = std::move(*config);
+  } else {
+    why = std::string(map->name) + "/" + std::to_string(map->clock_rate_hz);
+    return std::nullopt;
+  }
+  a.control = std::string(m.control);
+  a.bandwidth_bps = m.bandwidth.bps();
+  return a;
+}
+
 }  // namespace
+
+std::optional<SdpAudio> parse_sdp_audio(std::string_view sdp, std::string& skipped) {
+  skipped.clear();
+  std::optional<AudioSection> audio;  // the audio section being read
+  const auto choose = [&]() -> std::optional<SdpAudio> {
+    for (const int pt : audio->formats) {
+      std::string why;
+      if (auto a = audio_format(*audio, pt, why)) return a;
+      if (skipped.empty()) skipped = why;
+    }
+    return std::nullopt;
+  };
+  while (!sdp.empty()) {
+    const auto nl = sdp.find('\n');
+    auto line = sdp.substr(0, nl);
+    sdp = nl == std::string_view::npos ? std::string_view{} : sdp.substr(nl + 1);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.size() < 2 || line[1] != '=') continue;
+    const char type = line[0];
+    const auto value = line.substr(2);
+    if (type == 'm') {
+      if (audio) {
+        if (auto a = choose()) return a;
+      }
+      audio.reset();
+      if (value.substr(0, value.find(' ')) != "audio") continue;
+      audio.emplace();
+      MediaSection formats;
+      read_media_line(value, formats);
+      audio->formats = std::move(formats.formats);
+      continue;
+    }
+    if (!audio) continue;
+    if (type == 'b') {
+      audio->bandwidth.read(value);
+      continue;
+    }
+    if (type != 'a') continue;
+    const auto colon = value.find(':');
+    const auto name = value.substr(0, colon);
+    const auto arg = colon == std::string_view::npos ? std::string_view{} : value.substr(colon + 1);
+    if (name == "rtpmap") {
+      read_audio_rtpmap(arg, *audio);
+    } else if (name == "fmtp") {
+      const auto t = trim(arg);
+      const auto sp = t.find_first_of(kWhitespace);
+      const auto pt = parse_int<int>(t.substr(0, sp));
+      if (pt && sp != std::string_view::npos) audio->fmtps.emplace_back(*pt, trim(t.substr(sp + 1)));
+    } else if (name == "control") {
+      audio->control = trim(arg);
+    }
+  }
+  if (audio) return choose();
+  return std::nullopt;
+}
 
 std::optional<SdpVideo> parse_sdp_video(std::string_view sdp, std::string& why) {
   Bandwidth session_bandwidth;

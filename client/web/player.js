@@ -247,4 +247,13 @@ $('export').addEventListener('click', () => { if (state.range) startExport(state
 $('speed').addEventListener('change', () => { if (state.mode !== 'trick') $('video').playbackRate = Number($('speed').value); });
 $('back10').addEventListener('click', () => { const v = $('video'); v.currentTime = Math.max(0, v.currentTime - 10); });
 $('fwd10').addEventListener('click', () => { const v = $('video'); v.currentTime += 10; });
+// Mute / unmute: the camera's audio rides in the HLS rendition (AAC; docs/media.md, "Audio"). The
+// video starts muted (browsers autoplay only muted media); the button and the native controls agree.
+function showSound() {
+  const v = $('video');
+  $('sound').textContent = v.muted ? '\u{1F507} sound off' : '\u{1F50A} sound on';
+  $('sound').setAttribute('aria-pressed', String(!v.muted));
+}
+$('sound').addEventListener('click', () => { const v = $('video'); v.muted = !v.muted; showSound(); });
+$('video').addEventListener('volumechange', showSound);
 

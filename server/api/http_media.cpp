@@ -3,6 +3,7 @@
 #include "server/api/http_audit.hpp"
 
 #include <boost/json.hpp>
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 
@@ -26,6 +27,24 @@ constexpr std::int64_t kThumbnailLookbackUs = 600'000'000;
 std::int64_t now_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
+}
+
+// The audio recorded beside VIDEO's track from ASKED_FROM_US (the request's start: the video's plan
+// starts at its first frame, and the audio recorded before it in the range is the clip's too) to the
+// video's end (docs/media.md, "Audio"); nullopt when the camera has none there, or too much to build
+// in memory (the export is then its video alone).
+boost::asio::awaitable<std::optional<ClipPlan>> plan_audio(const RouteContext& ctx, const ClipPlan& video,
+                                                           std::int64_t asked_from_us) {
+  Track track = video.track;
+  track.media_kind = MediaKind::audio;
+  std::optional<ClipPlan> plan;
+  try {
+    plan = co_await plan_clip(ctx.catalog, ctx.disks, track, std::min(asked_from_us, video.from_us), video.to_us,
+                              ctx.export_memory_bytes);
+  } catch (const ApiError&) {
+    // 404: no audio there; 413: more audio than an in-memory export holds.
+  }
+  co_return plan;
 }
 
 // If-None-Match names ETAG (a list, or *).
@@ -227,8 +246,12 @@ boost::asio::awaitable<HttpReply> export_route(const RouteContext& ctx, const Ht
     name_parts(res, plan, to_us, q);
     co_return res;
   }
+  // The camera's audio over the same range (a full-frame export only: trick play has no sound).
+  std::optional<ClipPlan> audio_plan;
+  if (!keyframes) audio_plan = co_await plan_audio(ctx, plan, from_us);
   const std::string etag =
-      plan.etag(keyframes ? (reverse ? "mp4-keys-rev|" : "mp4-keys|") + std::to_string(rate) : std::string("mp4"));
+      plan.etag(keyframes ? (reverse ? "mp4-keys-rev|" : "mp4-keys|") + std::to_string(rate) : std::string("mp4")) +
+      (audio_plan ? audio_plan->etag("audio") : std::string());
   std::shared_ptr<const std::vector<std::byte>> mp4 = ctx.exports ? ctx.exports->find(etag) : nullptr;
   const bool cached = mp4 != nullptr;
   if (!mp4 && !not_modified(req, etag)) {
@@ -243,8 +266,19 @@ boost::asio::awaitable<HttpReply> export_route(const RouteContext& ctx, const Ht
       throw ApiError(ApiErrc::not_found,
                      "nothing playable in that range (" + std::to_string(clip.damaged_gops) + " damaged GOPs)");
     }
+    std::optional<AudioClip> audio;
+    if (audio_plan) {
+      // Awaited on its own line, not inside AudioClip's braced initializer: built by GCC 12 that way,
+      // the clip's GOPs were freed before build_mp4 read them (vigild crashed on an audio export).
+      Clip audio_clip = co_await read_clip(ctx.disks, *audio_plan, audio_plan->from_us, audio_plan->to_us, false);
+      audio.emplace(AudioClip{.codec = audio_plan->codec(),
+                              .clip = std::move(audio_clip),
+                              .from_us = audio_plan->from_us,
+                              .to_us = audio_plan->to_us});
+    }
     mp4 = co_await run_media(ctx.media, [&] {
-      return build_mp4(plan, clip, Mp4Rendition{.keyframes_only = keyframes, .rate = rate, .reverse = reverse});
+      return build_mp4(plan, clip, Mp4Rendition{.keyframes_only = keyframes, .rate = rate, .reverse = reverse},
+                       audio ? &*audio : nullptr);
     });
     if (ctx.exports) ctx.exports->put(etag, mp4);
     log::info("export built",

@@ -7,13 +7,46 @@
 
 namespace vigil::server {
 
-void write_clip(media::MediaWriter& writer, const Clip& clip, std::int64_t first_pts_us) {
-  std::int64_t last = first_pts_us;
+namespace {
+
+// The audio frames of CLIP in order, with a pts (every audio packet has one).
+std::vector<const storage::ScannedRecord*> audio_frames(const Clip& clip) {
+  std::vector<const storage::ScannedRecord*> out;
+  for (const auto& g : clip.gops) {
+    if (g->damaged) continue;
+    for (const auto& f : g->frames) {
+      if (f.header.pts != storage::kNoTimestamp) out.push_back(&f);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+void write_clip(media::MediaWriter& writer, const Clip& clip, std::int64_t first_pts_us, const AudioClip* audio) {
+  const auto sound = audio ? audio_frames(audio->clip) : std::vector<const storage::ScannedRecord*>{};
+  std::size_t next_sound = 0;
+  // Audio up to UNTIL_US, from the file's start on.
+  const auto write_sound = [&](std::int64_t until_us) {
+    for (; next_sound < sound.size() && sound[next_sound]->header.pts <= until_us; ++next_sound) {
+      const auto& a = *sound[next_sound];
+      if (a.header.pts < first_pts_us) continue;
+      writer.write({.pts_us = a.header.pts,
+                    .dts_us = a.header.pts,
+                    .duration_us = a.header.duration,
+                    .keyframe = true,
+                    .payload = a.payload,
+                    .audio = true});
+    }
+  };
+  std::int64_t last = first_pts_us, end = first_pts_us;
   for (const auto& g : clip.gops) {
     for (const auto& f : g->frames) {
       const auto pts = f.header.pts != storage::kNoTimestamp ? f.header.pts : last;
       const auto dts = f.header.dts != storage::kNoTimestamp ? f.header.dts : pts;
       last = pts;
+      end = std::max(end, pts + f.header.duration);
+      if (audio) write_sound(dts);
       writer.write({.pts_us = pts,
                     .dts_us = dts,
                     .duration_us = f.header.duration,
@@ -21,12 +54,21 @@ void write_clip(media::MediaWriter& writer, const Clip& clip, std::int64_t first
                     .payload = f.payload});
     }
   }
+  if (audio) write_sound(std::max(end, audio->to_us) - 1);  // [from, to): to itself is not in it
+}
+
+std::int64_t audio_start_us(std::int64_t video_origin_us, const AudioClip& audio) {
+  const std::int64_t range_start_us = std::min(video_origin_us, audio.from_us);
+  for (const auto* f : audio_frames(audio.clip)) {
+    if (f->header.pts >= range_start_us) return std::min(video_origin_us, f->header.pts);
+  }
+  return video_origin_us;
 }
 
 void check_muxable(const media::CodecInfo& codec) { (void)media::MediaWriter::fragmented(codec, 0).take_output(); }
 
 std::shared_ptr<const std::vector<std::byte>> build_mp4(const ClipPlan& plan, const Clip& clip,
-                                                        const Mp4Rendition& rendition) {
+                                                        const Mp4Rendition& rendition, const AudioClip* audio) {
   const double rate = rendition.rate;
   const bool reverse = rendition.reverse;
   if (rendition.keyframes_only) {
@@ -63,8 +105,12 @@ std::shared_ptr<const std::vector<std::byte>> build_mp4(const ClipPlan& plan, co
     }
     if (origin) break;  // the first GOP with timestamps holds the earliest (frames are in decode order)
   }
-  auto writer = media::MediaWriter::mp4_in_memory(plan.codec(), clip.frames, origin.value_or(0));
-  write_clip(writer, clip, origin.value_or(0));
+  // MP4 takes AAC and Opus as they are; G.711 stays out of it (docs/media.md, "Audio").
+  if (audio && !media::container_takes_audio("mp4", audio->codec.codec_name)) audio = nullptr;
+  const std::int64_t start_us = audio ? audio_start_us(origin.value_or(0), *audio) : origin.value_or(0);
+  auto writer = media::MediaWriter::mp4_in_memory(plan.codec(), clip.frames + (audio ? audio->clip.frames : 0),
+                                                  start_us, audio ? &audio->codec : nullptr);
+  write_clip(writer, clip, start_us, audio);
   writer.finish();
   return std::make_shared<const std::vector<std::byte>>(writer.take_output());
 }

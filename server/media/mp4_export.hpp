@@ -22,10 +22,29 @@ struct Mp4Rendition {
   bool reverse = false;
 };
 
+// The camera's audio over the same range (its own stream, docs/media.md "Audio"): its codec, its
+// frames, and the range asked [FROM_US, TO_US) (the clip's first GOP may begin before it), muxed
+// beside the video.
+struct AudioClip {
+  media::CodecInfo codec;
+  Clip clip;
+  std::int64_t from_us = 0, to_us = 0;
+};
+
 // Writes CLIP's frames to WRITER in decode order; a frame recorded without a pts takes the previous
 // frame's (FIRST_PTS_US before the first), one without a dts its pts. What an MP4 export and an
-// HLS segment both need.
-void write_clip(media::MediaWriter& writer, const Clip& clip, std::int64_t first_pts_us);
+// HLS segment both need. AUDIO (the writer has its track): its frames interleaved by time, those
+// from FIRST_PTS_US up to its TO_US (or the video's end, if later): the audio recorded in the range
+// after the video's last frame is in the file too. A caller whose audio starts before the video
+// passes that start as FIRST_PTS_US (audio_start_us).
+void write_clip(media::MediaWriter& writer, const Clip& clip, std::int64_t first_pts_us,
+                const AudioClip* audio = nullptr);
+
+// Where a file with VIDEO_ORIGIN_US's video and AUDIO starts: at the video, or at the first audio
+// frame recorded in the range asked where that comes first (an AAC file's priming frame, a camera's
+// sound in the moment before its first keyframe): no audio of the range is left out for coming
+// first.
+std::int64_t audio_start_us(std::int64_t video_origin_us, const AudioClip& audio);
 
 // Whether the muxer takes CODEC's parameters (its extradata above all): a fragmented MP4's
 // header is written and dropped. A route that answers before it muxes (a streamed export's head,
@@ -34,7 +53,9 @@ void write_clip(media::MediaWriter& writer, const Clip& clip, std::int64_t first
 void check_muxable(const media::CodecInfo& codec);
 
 // The clip's frames muxed into one MP4, index first, media time from the first frame.
+// AUDIO: the camera's audio beside it (not in trick play, which has no audio).
 std::shared_ptr<const std::vector<std::byte>> build_mp4(const ClipPlan& plan, const Clip& clip,
-                                                        const Mp4Rendition& rendition);
+                                                        const Mp4Rendition& rendition,
+                                                        const AudioClip* audio = nullptr);
 
 }  // namespace vigil::server

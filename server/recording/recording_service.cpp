@@ -90,7 +90,9 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
                                          .width = codec.width(),
                                          .height = codec.height(),
                                          .time_base_num = codec.time_base_num(),
-                                         .time_base_den = codec.time_base_den()});
+                                         .time_base_den = codec.time_base_den(),
+                                         .sample_rate = codec.sample_rate(),
+                                         .channels = codec.channels()});
       !breach.empty()) {
     co_return refuse(proto::REFUSE_REASON_INVALID_REQUEST, "open-record refused: " + breach);
   }
@@ -225,6 +227,8 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
                                       // Record timestamps are wall-clock microseconds.
                                       .max_segment_pts =
                                           std::chrono::duration_cast<std::chrono::microseconds>(max_segment_).count(),
+                                      // Every audio packet is a keyframe: indexed about once a second.
+                                      .min_gop_spacing_pts = track.media_kind == MediaKind::audio ? 1'000'000 : 0,
                                       .volume_failing = chosen->io->volume_failing_flag(),
                                       .progress_every_pts = kProgressEveryUs},
       [chosen] { return chosen->next_segment.fetch_add(1); },

@@ -7,7 +7,10 @@
 // little-endian length (cut to what is left). Checked: an SDP's values are in range and its
 // parameter sets are Annex B; every access unit is Annex B within kMaxAccessUnitBytes, carries
 // the timestamp of a packet that was pushed, and is marked a keyframe only if it holds an IDR
-// (H.264) or IRAP (H.265) NAL unit; the counters only grow, within what was pushed. Last, the
+// (H.264) or IRAP (H.265) NAL unit; the counters only grow, within what was pushed. The same
+// packets go to the audio depacketizer (bits 1-2 of the first byte pick AAC, PCMU, PCMA, Opus) and
+// the SDP to the audio parser: frames are non-empty, within kMaxAudioFrameBytes, their
+// timestamps strictly rising. Last, the
 // input as presentation times (16-bit signed steps, the first byte's bits 1-4 the reorder depth)
 // through decode_times: every frame accepted comes out once, in order, with its dts at or before
 // its pts and rising (strictly with a depth); once one is refused, every later one is.
@@ -20,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "client/rtsp/audio_depacketizer.hpp"
 #include "client/rtsp/decode_times.hpp"
 #include "client/rtsp/rtp_depacketizer.hpp"
 #include "client/rtsp/rtsp_message.hpp"
@@ -120,6 +124,32 @@ void fuzz_rtp(VideoCodec codec, std::span<const std::uint8_t> rest) {
   }
 }
 
+void fuzz_audio(vigil::client::rtsp::AudioCodec codec, std::span<const std::uint8_t> rest, std::string_view sdp) {
+  namespace rtsp = vigil::client::rtsp;
+  std::string skipped;
+  if (const auto a = rtsp::parse_sdp_audio(sdp, skipped)) {
+    check(a->payload_type >= 0 && a->payload_type <= 127);
+    check(a->clock_rate_hz > 0 && a->channels >= 1);
+    check(a->config.size() <= sdp.size());
+  }
+  rtsp::AudioDepacketizer d(codec, codec == rtsp::AudioCodec::pcm_mulaw ? 0 : 97);
+  std::vector<rtsp::AudioFrame> out;
+  std::uint64_t packets = 0;
+  while (rest.size() >= 2) {
+    std::size_t len = rest[0] | (std::size_t{rest[1]} << 8);
+    rest = rest.subspan(2);
+    if (len > rest.size()) len = rest.size();
+    d.push(rest.first(len), out);
+    rest = rest.subspan(len);
+    ++packets;
+    check(d.malformed_packets() <= packets * 64);
+  }
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    check(!out[i].data.empty() && out[i].data.size() <= rtsp::kMaxAudioFrameBytes);
+    check(i == 0 || out[i].timestamp > out[i - 1].timestamp);
+  }
+}
+
 void fuzz_decode_times(int depth, std::span<const std::uint8_t> bytes) {
   vigil::client::rtsp::DecodeTimes times(depth);
   std::vector<vigil::client::rtsp::TimedFrame> out;
@@ -153,6 +183,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   fuzz_sdp(std::string_view(reinterpret_cast<const char*>(data), size));
   if (size == 0) return 0;
   fuzz_rtp((data[0] & 1) != 0 ? VideoCodec::h265 : VideoCodec::h264, std::span(data + 1, size - 1));
+  fuzz_audio(static_cast<vigil::client::rtsp::AudioCodec>((data[0] >> 1) & 3), std::span(data + 1, size - 1),
+             std::string_view(reinterpret_cast<const char*>(data), size));
   fuzz_decode_times((data[0] >> 1) & 0xf, std::span(data + 1, size - 1));
   return 0;
 }

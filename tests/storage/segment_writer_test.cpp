@@ -143,3 +143,36 @@ TEST_CASE("a volume with no free extent refuses a new segment with not_found", "
   CHECK((*reopened)->free_extent_count() == 1);
   CHECK(w.open_segment(1, {}, 1, 0).has_value());
 }
+
+TEST_CASE("audio, every packet a keyframe, is indexed once per min_gop_spacing_pts", "[writer][storage][audio]") {
+  Fixture f;
+  // 20 ms audio packets (pts in us), each a keyframe; an index entry at most once a second.
+  SegmentWriter w(*f.vol, 1, {.buffer_bytes = 16 * 1024, .min_gop_spacing_pts = 1'000'000});
+  REQUIRE(w.open_segment(1, {}, 1, 0).has_value());
+  std::vector<std::byte> p(40);               // 151 records in one buffer half
+  for (std::uint64_t s = 1; s <= 151; ++s) {  // 0 .. 3.0 s
+    RecordHeader h;
+    h.sequence = s;
+    h.pts = static_cast<std::int64_t>(s - 1) * 20'000;
+    h.duration = 20'000;
+    h.flags = kRecordKeyframe;
+    REQUIRE(w.append(h, p).has_value());
+  }
+  REQUIRE(w.write_cycle().has_value());
+  REQUIRE(flush_sync(f.disk).has_value());
+  CHECK(w.mark_durable() == 151u);
+  const auto entries = w.current().gop_index.entries();
+  REQUIRE(entries.size() == 4);  // 0, 1, 2 and 3 s
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    CHECK(entries[i].pts == static_cast<std::int64_t>(i) * 1'000'000);
+    CHECK(entries[i].sequence == i * 50 + 1);
+  }
+  // Without the spacing (video), every keyframe is an entry.
+  SegmentWriter video(*f.vol, 2, {.buffer_bytes = 8192});
+  REQUIRE(video.open_segment(2, {}, 1, 0).has_value());
+  for (std::uint64_t s = 1; s <= 3; ++s) REQUIRE(video.append(frame(s, true), p).has_value());
+  REQUIRE(video.write_cycle().has_value());
+  REQUIRE(flush_sync(f.disk).has_value());
+  CHECK(video.mark_durable() == 3u);
+  CHECK(video.current().gop_index.size() == 3);
+}

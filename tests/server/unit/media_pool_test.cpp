@@ -81,3 +81,36 @@ TEST_CASE("media limits: the rules, each named", "[media][limits]") {
             {.codec = "h264", .extradata = {}, .width = 640, .height = 480, .time_base_num = 2, .time_base_den = 1})
             .find("time base") != std::string::npos);
 }
+
+TEST_CASE("media limits: a camera's audio (AAC, G.711, Opus) within its bounds, anything else refused",
+          "[media][limits][audio]") {
+  const auto audio = [](std::string_view codec, std::string_view extradata, std::int64_t rate, std::int64_t channels) {
+    return media_limits_breach({.codec = codec,
+                                .extradata = extradata,
+                                .time_base_num = 1,
+                                .time_base_den = rate,
+                                .sample_rate = rate,
+                                .channels = channels});
+  };
+  CHECK(audio("aac", "\x12\x10", 44100, 2).empty());
+  CHECK(audio("pcm_mulaw", "", 8000, 1).empty());
+  CHECK(audio("pcm_alaw", "", 8000, 1).empty());
+  CHECK(audio("opus", "", 48000, 2).empty());
+  CHECK(audio("aac", "\x12\x10", 96000, 8).empty());
+  // Out of bounds: each named.
+  CHECK(audio("aac", "\x12\x10", 7999, 1).find("sample rate 7999 Hz") != std::string::npos);
+  CHECK(audio("aac", "\x12\x10", 192000, 1).find("8000..96000") != std::string::npos);
+  CHECK(audio("pcm_mulaw", "", 8000, 0).find("channels") != std::string::npos);
+  CHECK(audio("opus", "", 48000, 9).find("1..8") != std::string::npos);
+  CHECK(audio("aac", std::string(1025, 'x'), 48000, 2).find("audio extradata of 1025 bytes") != std::string::npos);
+  CHECK(audio("pcm_alaw", "x", 8000, 1).find("no extradata") != std::string::npos);
+  // Other audio codecs are not stored; audio has no picture; video has no sample rate.
+  CHECK(audio("mp3", "", 44100, 2).find("not allowed") != std::string::npos);
+  CHECK(audio("adpcm_g726", "", 8000, 1).find("not allowed") != std::string::npos);
+  CHECK(media_limits_breach({.codec = "aac", .width = 640, .height = 480, .sample_rate = 48000, .channels = 2})
+            .find("picture size") != std::string::npos);
+  CHECK(media_limits_breach({.codec = "h264", .width = 640, .height = 480, .sample_rate = 48000})
+            .find("no sample rate") != std::string::npos);
+  // The catalog keeps no sample rate: a media route checks the rest.
+  CHECK(media_limits_breach({.codec = "pcm_mulaw"}).empty());
+}
