@@ -328,6 +328,39 @@ std::optional<SdpAudio> audio_format(const AudioSection& m, int pt, std::string&
   return a;
 }
 
+// One "x=value" line of an SDP description.
+struct SdpLine {
+  char type;
+  std::string_view value;
+};
+
+// The next well-formed line of SDP (CRLF or LF ends), consumed from SDP; nullopt at its end.
+std::optional<SdpLine> next_line(std::string_view& sdp) {
+  while (!sdp.empty()) {
+    const auto nl = sdp.find('\n');
+    auto line = sdp.substr(0, nl);
+    sdp = nl == std::string_view::npos ? std::string_view{} : sdp.substr(nl + 1);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.size() < 2 || line[1] != '=') continue;
+    return SdpLine{line[0], line.substr(2)};
+  }
+  return std::nullopt;
+}
+
+// An a= line's name and argument ("rtpmap" and "96 H264/90000").
+std::pair<std::string_view, std::string_view> split_attribute(std::string_view value) {
+  const auto colon = value.find(':');
+  return {value.substr(0, colon), colon == std::string_view::npos ? std::string_view{} : value.substr(colon + 1)};
+}
+
+// An a=fmtp argument ("96 packetization-mode=1;...") into FMTPS; one without a payload type is left out.
+void read_fmtp(std::string_view arg, std::vector<std::pair<int, std::string_view>>& fmtps) {
+  const auto t = trim(arg);
+  const auto sp = t.find_first_of(kWhitespace);
+  const auto pt = parse_int<int>(t.substr(0, sp));
+  if (pt && sp != std::string_view::npos) fmtps.emplace_back(*pt, trim(t.substr(sp + 1)));
+}
+
 }  // namespace
 
 std::optional<SdpAudio> parse_sdp_audio(std::string_view sdp, std::string& skipped) {
@@ -341,14 +374,9 @@ std::optional<SdpAudio> parse_sdp_audio(std::string_view sdp, std::string& skipp
     }
     return std::nullopt;
   };
-  while (!sdp.empty()) {
-    const auto nl = sdp.find('\n');
-    auto line = sdp.substr(0, nl);
-    sdp = nl == std::string_view::npos ? std::string_view{} : sdp.substr(nl + 1);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line.size() < 2 || line[1] != '=') continue;
-    const char type = line[0];
-    const auto value = line.substr(2);
+  while (const auto line = next_line(sdp)) {
+    const char type = line->type;
+    const auto value = line->value;
     if (type == 'm') {
       if (audio) {
         if (auto a = choose()) return a;
@@ -367,16 +395,11 @@ std::optional<SdpAudio> parse_sdp_audio(std::string_view sdp, std::string& skipp
       continue;
     }
     if (type != 'a') continue;
-    const auto colon = value.find(':');
-    const auto name = value.substr(0, colon);
-    const auto arg = colon == std::string_view::npos ? std::string_view{} : value.substr(colon + 1);
+    const auto [name, arg] = split_attribute(value);
     if (name == "rtpmap") {
       read_audio_rtpmap(arg, *audio);
     } else if (name == "fmtp") {
-      const auto t = trim(arg);
-      const auto sp = t.find_first_of(kWhitespace);
-      const auto pt = parse_int<int>(t.substr(0, sp));
-      if (pt && sp != std::string_view::npos) audio->fmtps.emplace_back(*pt, trim(t.substr(sp + 1)));
+      read_fmtp(arg, audio->fmtps);
     } else if (name == "control") {
       audio->control = trim(arg);
     }
@@ -388,14 +411,9 @@ std::optional<SdpAudio> parse_sdp_audio(std::string_view sdp, std::string& skipp
 std::optional<SdpVideo> parse_sdp_video(std::string_view sdp, std::string& why) {
   Bandwidth session_bandwidth;
   std::optional<MediaSection> media;  // the section being read; none before the first m=
-  while (!sdp.empty()) {
-    const auto nl = sdp.find('\n');
-    auto line = sdp.substr(0, nl);
-    sdp = nl == std::string_view::npos ? std::string_view{} : sdp.substr(nl + 1);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line.size() < 2 || line[1] != '=') continue;
-    const char type = line[0];
-    const auto value = line.substr(2);
+  while (const auto line = next_line(sdp)) {
+    const char type = line->type;
+    const auto value = line->value;
     if (type == 'm') {
       if (media) {
         if (auto v = video_of(*media, session_bandwidth)) return v;
@@ -409,16 +427,11 @@ std::optional<SdpVideo> parse_sdp_video(std::string_view sdp, std::string& why) 
       continue;
     }
     if (type != 'a' || !media || !media->video) continue;
-    const auto colon = value.find(':');
-    const auto name = value.substr(0, colon);
-    const auto arg = colon == std::string_view::npos ? std::string_view{} : value.substr(colon + 1);
+    const auto [name, arg] = split_attribute(value);
     if (name == "rtpmap") {
       if (!read_rtpmap(arg, *media, why)) return std::nullopt;
     } else if (name == "fmtp") {
-      const auto t = trim(arg);
-      const auto sp = t.find_first_of(kWhitespace);
-      const auto pt = parse_int<int>(t.substr(0, sp));
-      if (pt && sp != std::string_view::npos) media->fmtps.emplace_back(*pt, trim(t.substr(sp + 1)));
+      read_fmtp(arg, media->fmtps);
     } else if (name == "control") {
       media->control = trim(arg);
     }
