@@ -190,6 +190,10 @@ PlaybackService::OpenResult PlaybackService::open_live(const proto::OpenPlayback
 
 PlaybackService::Extended PlaybackService::extend(Playback& p, std::int64_t from_us) {
   if (!p.disk || !p.stream) return Extended::over;
+  // The last frame sent may end past the range (its pts inside, its duration beyond): nothing is
+  // left to read then, however the recording goes on. Without this, the open segment that runs on
+  // past the range's end was read again and again over an empty range.
+  if (from_us >= p.request.end_us()) return Extended::over;
   auto fresh = disks_.recent().of(p.track, from_us, p.request.end_us());
   const auto other = [&](const catalog::FreshSegment& f) {
     return f.volume_id != p.volume_id || f.codec != p.codec || f.extradata != p.extradata;

@@ -218,6 +218,8 @@ std::optional<PlaybackChannel::Out> PlaybackChannel::next(Clock::time_point now,
   if (!stream.done()) return std::nullopt;  // the next cycle's read will notify
   if (!stream.error()) {
     switch (tail(now, wake)) {
+      // A new read (or the live feed) has the next frame; at most one more level deep, since a
+      // tail that extends with nothing new to read answers wait or end (extend()).
       case Tail::go: return next(now, wake);
       case Tail::wait: return std::nullopt;
       case Tail::end: break;

@@ -251,3 +251,55 @@ TEST_CASE("a camera clock that jumps back is a discontinuity: every frame plays,
   for (std::size_t i = 1; i < pts.size(); ++i) CHECK(pts[i] > pts[i - 1]);
   CHECK_THAT(rig.vigild->output(), ContainsSubstring("timestamp discontinuity"));
 }
+
+TEST_CASE("a range that ends while the camera still records ends with its last frame", "[vigild][playback]") {
+  // The frame at the range's end starts inside it and ends past it; the camera records on. vigild
+  // once read its open segment again and again over the empty rest of the range, until its stack
+  // overflowed: the session must end with PlaybackEnd and vigild stay up.
+  test::RecordingRig rig;
+  client::WireClient cam(rig.vigild->wire(), 20s);
+  cam.hello("still recording camera", vigil::test::token());
+  cam.send(test::open_record("gate", 64'000'000));
+  auto a = cam.receive();
+  REQUIRE(a.msg.has_admit());
+  const auto stream = a.msg.admit().stream_id();
+  constexpr std::uint64_t kSent = 250;  // 10 s of camera time, sent at once: the wall clock runs into it
+  for (std::uint64_t seq = 1; seq <= kSent; ++seq) {
+    auto [p, payload] = test::media_packet(stream, seq, stream);
+    cam.send(p, payload);
+  }
+  std::uint64_t acked = 0;
+  while (acked < kSent) {
+    auto r = cam.receive();
+    if (r.msg.has_durable_ack()) acked = r.msg.durable_ack().last_sequence();
+  }
+  for (int round = 0; round < 3; ++round) {  // three ends, each at another point of a frame
+    client::WireClient viewer(rig.vigild->wire(), 20s);
+    viewer.hello("range viewer", vigil::test::token());
+    const auto end_us = now_us() - 3'000 - round * 13'000;
+    viewer.send(open_playback("gate", 1.0, end_us - 3'600'000'000, end_us));
+    REQUIRE(viewer.receive().msg.has_playback_started());
+    std::uint64_t n = 0;
+    for (;;) {
+      auto r = viewer.receive();
+      if (r.msg.has_playback_end()) {
+        CHECK(r.msg.playback_end().packets() == n);
+        break;
+      }
+      REQUIRE(r.msg.has_media_packet());
+      ++n;
+      CHECK(r.payload == test::script_frame(n, stream).payload);
+      CHECK(r.msg.media_packet().pts() < end_us);
+    }
+    CHECK(n >= 1);
+    CHECK(n <= kSent);
+  }
+  // The camera's session is still served: one more frame is acknowledged.
+  auto [p, payload] = test::media_packet(stream, kSent + 1, stream);
+  cam.send(p, payload);
+  while (acked < kSent + 1) {
+    auto r = cam.receive();
+    if (r.msg.has_durable_ack()) acked = r.msg.durable_ack().last_sequence();
+  }
+  CHECK(acked == kSent + 1);
+}
