@@ -10,10 +10,10 @@ extern "C" {
 #include <cerrno>
 #include <cstdarg>
 #include <ostream>
-#include <streambuf>
 #include <thread>
 
 #include "client/cli/av_log_line.hpp"
+#include "client/cli/line_buf.hpp"
 #include "client/cli/record_command.hpp"
 #include "common/exit_codes.hpp"
 #include "common/ingest_control.hpp"
@@ -40,32 +40,19 @@ void tagging_av_log(void* avcl, int level, const char* fmt, va_list args) {
 }
 
 // One camera's log: an ostream whose lines are tagged with its name.
-class CameraLogBuf : public std::streambuf {
+class CameraLogBuf : public LineBuf {
  public:
   explicit CameraLogBuf(std::string name) : name_(std::move(name)) {}
   const std::string& last_line() const { return last_; }
 
  protected:
-  int_type overflow(int_type c) override {
-    if (c != traits_type::eof()) put(static_cast<char>(c));
-    return traits_type::not_eof(c);
-  }
-  std::streamsize xsputn(const char* s, std::streamsize n) override {
-    for (std::streamsize i = 0; i < n; ++i) put(s[i]);
-    return n;
+  void on_line(std::string& line) override {
+    write_tagged(name_, line);
+    last_ = redact_credentials(line).substr(0, 300);
   }
 
  private:
-  void put(char c) {
-    if (c != '\n') {
-      line_ += c;
-      return;
-    }
-    write_tagged(name_, line_);
-    last_ = redact_credentials(line_).substr(0, 300);
-    line_.clear();
-  }
-  std::string name_, line_, last_;
+  std::string name_, last_;
 };
 
 }  // namespace

@@ -6,49 +6,38 @@
 // Thread: one LineLog per thread; the mutex is shared. Errors: none.
 #include <mutex>
 #include <ostream>
-#include <streambuf>
 #include <string>
 #include <string_view>
 
+#include "client/cli/line_buf.hpp"
+
 namespace vigil::client {
 
-class LineLogBuf : public std::streambuf {
+class LineLogBuf : public LineBuf {
  public:
   LineLogBuf(std::ostream& target, std::mutex& mu, std::string tag) : target_(target), mu_(mu), tag_(std::move(tag)) {}
   ~LineLogBuf() override {
-    if (!line_.empty()) emit();
+    if (!pending().empty()) emit(pending(), "");  // a last line without its '\n'
   }
 
  protected:
-  int_type overflow(int_type c) override {
-    if (c != traits_type::eof()) put(static_cast<char>(c));
-    return traits_type::not_eof(c);
-  }
-  std::streamsize xsputn(const char* s, std::streamsize n) override {
-    for (std::streamsize i = 0; i < n; ++i) put(s[i]);
-    return n;
-  }
+  void on_line(std::string& line) override { emit(line, "\n"); }
 
  private:
-  void put(char c) {
-    line_ += c;
-    if (c == '\n') emit();
-  }
-  void emit() {
+  void emit(std::string& line, std::string_view end) {
     constexpr std::string_view kCommand = "vigil record: ";
-    if (line_.starts_with(kCommand)) {
-      line_.insert(kCommand.size(), tag_);
+    if (line.starts_with(kCommand)) {
+      line.insert(kCommand.size(), tag_);
     } else {
-      line_.insert(0, tag_);
+      line.insert(0, tag_);
     }
     const std::lock_guard lock(mu_);
-    target_ << line_ << std::flush;
-    line_.clear();
+    target_ << line << end << std::flush;
   }
 
   std::ostream& target_;
   std::mutex& mu_;
-  std::string tag_, line_;
+  std::string tag_;
 };
 
 class LineLog : public std::ostream {
