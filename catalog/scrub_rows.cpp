@@ -4,6 +4,22 @@
 
 namespace vigil::catalog {
 
+ScrubTarget scrub_target_from(const pqxx::row& r) {
+  ScrubTarget t;
+  t.segment_id = r[0].as<std::uint64_t>();
+  t.stream_id = r[1].as<std::uint64_t>();
+  t.start_us = r[2].as<std::int64_t>();
+  t.end_us = r[3].as<std::int64_t>();
+  t.data_bytes = r[4].as<std::uint64_t>();
+  t.checksum_crc32c = static_cast<std::uint32_t>(r[5].as<std::int64_t>());
+  auto arr = r[6].as_array();
+  for (auto [kind, value] = arr.get_next(); kind != pqxx::array_parser::juncture::done;
+       std::tie(kind, value) = arr.get_next()) {
+    if (kind == pqxx::array_parser::juncture::string_value) t.extent_offsets.push_back(std::stoull(value));
+  }
+  return t;
+}
+
 std::vector<ScrubTarget> scrub_targets(pqxx::work& tx, std::int64_t volume_id) {
   const auto rows = tx.exec_params(
       "SELECT s.id, s.stream_id, s.start_us, s.end_us, s.data_bytes, s.checksum_crc32c, "
@@ -14,21 +30,7 @@ std::vector<ScrubTarget> scrub_targets(pqxx::work& tx, std::int64_t volume_id) {
       volume_id);
   std::vector<ScrubTarget> out;
   out.reserve(rows.size());
-  for (const auto& r : rows) {
-    ScrubTarget t;
-    t.segment_id = r[0].as<std::uint64_t>();
-    t.stream_id = r[1].as<std::uint64_t>();
-    t.start_us = r[2].as<std::int64_t>();
-    t.end_us = r[3].as<std::int64_t>();
-    t.data_bytes = r[4].as<std::uint64_t>();
-    t.checksum_crc32c = static_cast<std::uint32_t>(r[5].as<std::int64_t>());
-    auto arr = r[6].as_array();
-    for (auto [kind, value] = arr.get_next(); kind != pqxx::array_parser::juncture::done;
-         std::tie(kind, value) = arr.get_next()) {
-      if (kind == pqxx::array_parser::juncture::string_value) t.extent_offsets.push_back(std::stoull(value));
-    }
-    out.push_back(std::move(t));
-  }
+  for (const auto& r : rows) out.push_back(scrub_target_from(r));
   return out;
 }
 

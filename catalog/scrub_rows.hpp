@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include <pqxx/row>
 #include <pqxx/transaction>
 
 namespace vigil::catalog {
@@ -22,6 +23,10 @@ struct ScrubTarget {
 
 // VOLUME_ID's closed segments with a checksum (0 is unknown: written before it was kept, or
 // rebuilt by recovery), oldest first.
+// A ScrubTarget from a row whose first columns are: id, stream_id, start_us, end_us, data_bytes,
+// checksum_crc32c, and the extents' volume offsets as an array in ordinal order (the archive's
+// query reads the same columns).
+ScrubTarget scrub_target_from(const pqxx::row& r);
 std::vector<ScrubTarget> scrub_targets(pqxx::work& tx, std::int64_t volume_id);
 bool segment_still_closed(pqxx::work& tx, std::uint64_t segment_id);
 // A 'corruption' gap on STREAM_ID over [START_US, END_US) with DETAIL, unless the same one is

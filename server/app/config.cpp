@@ -37,7 +37,7 @@ namespace {
 
 // Flags whose text is converted after parsing (into ServerConfig's types).
 struct RawArgs {
-  std::string listen, db_url, config_file, data_dir;
+  std::string listen, db_url, config_file, data_dir, archive_endpoint;
   std::vector<std::string> volumes;
   std::vector<std::string> fault_plans;
 };
@@ -167,6 +167,24 @@ po::options_description disks_options(ServerConfig& cfg, RawArgs& raw) {
   return d;
 }
 
+po::options_description archive_options(ServerConfig& cfg, RawArgs& raw) {
+  po::options_description d("Archive tier (S3-compatible object storage)");
+  d.add_options()("archive-endpoint", po::value(&raw.archive_endpoint)->value_name("ADDR:PORT"),
+                  "copy closed segments to the S3-compatible store at ADDR:PORT (plain HTTP, path-style requests); "
+                  "each copy is verified (record CRCs, per-part CRC32C, size) before the catalog records it; "
+                  "default: no archive")(
+      "archive-bucket", po::value(&cfg.archive_bucket)->value_name("NAME")->default_value(cfg.archive_bucket),
+      "the bucket segment copies go to (made with object lock if missing)")(
+      "archive-region", po::value(&cfg.archive_region)->value_name("NAME")->default_value(cfg.archive_region),
+      "the region requests are signed for (SigV4)")(
+      "archive-credentials", po::value<std::string>()->value_name("FILE"),
+      "a file holding the access key id on its first line and the secret key on its second (mode 0600); default: "
+      "$AWS_ACCESS_KEY_ID and $AWS_SECRET_ACCESS_KEY")(
+      "archive-after", po::value(&cfg.archive_after_s)->value_name("S")->default_value(cfg.archive_after_s),
+      "copy a segment once it has been closed S seconds (0: as soon as it closes)");
+  return d;
+}
+
 po::options_description cameras_options() {
   po::options_description d("Cameras and web UI");
   d.add_options()("recorder", po::value<std::string>()->value_name("PATH"),
@@ -256,6 +274,12 @@ void finish(const po::variables_map& vm, const RawArgs& raw, ServerConfig& cfg) 
   cfg.listen = parse_endpoint(raw.listen, "listen");
   cfg.data_dir = raw.data_dir;
   if (!raw.db_url.empty()) cfg.db_url = raw.db_url;
+  if (!raw.archive_endpoint.empty()) cfg.archive_endpoint = parse_endpoint(raw.archive_endpoint, "archive-endpoint");
+  if (vm.count("archive-credentials")) cfg.archive_credentials = vm["archive-credentials"].as<std::string>();
+  if (cfg.archive_after_s < 0 || cfg.archive_after_s > 365 * 86400.0)
+    throw ConfigError("--archive-after must be between 0 and 31536000 seconds");
+  if (cfg.archive_bucket.empty()) throw ConfigError("--archive-bucket must not be empty");
+  if (cfg.archive_poll_ms < 10) throw ConfigError("--archive-poll-ms must be at least 10");
   for (const auto& v : raw.volumes) cfg.volumes.emplace_back(v);
   for (const auto& f : raw.fault_plans) {
     const auto colon = f.find(':');
@@ -309,12 +333,17 @@ ParsedArgs parse_server_args(int argc, const char* const argv[]) {
       "read options from FILE (INI: one `key = value` per line, same keys as the flags)");
   // Every option but the general ones may also come from the config file (flags win).
   po::options_description settings;
-  settings.add(server_options(cfg, raw)).add(access_options()).add(disks_options(cfg, raw)).add(cameras_options());
+  settings.add(server_options(cfg, raw))
+      .add(access_options())
+      .add(disks_options(cfg, raw))
+      .add(archive_options(cfg, raw))
+      .add(cameras_options());
   // Test only, on the command line only, and not in --help: volumes that fail on purpose
   // (docs/durability.md, "Faults at runtime").
   po::options_description testing;
-  testing.add_options()("fault-plan", po::value(&raw.fault_plans)->composing(), "")("scrub-epoch-ms",
-                                                                                    po::value(&cfg.scrub_epoch_ms), "");
+  testing.add_options()("fault-plan", po::value(&raw.fault_plans)->composing(),
+                        "")("scrub-epoch-ms", po::value(&cfg.scrub_epoch_ms), "")("archive-poll-ms",
+                                                                                  po::value(&cfg.archive_poll_ms), "");
   po::options_description all;
   all.add(general).add(settings);
   po::options_description accepted;

@@ -60,6 +60,15 @@ struct ServerConfig {
   // shorten the epoch with the hidden --scrub-epoch-ms (0: scrub_days decides).
   double scrub_days = 7;
   std::int64_t scrub_epoch_ms = 0;
+  // The archive tier (docs/archive.md): closed segments copied to S3-compatible object storage
+  // once closed for archive_after_s; no endpoint: no archive. Credentials come from a file (never
+  // the command line, where `ps` shows them) or AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY.
+  std::optional<Endpoint> archive_endpoint;
+  std::string archive_bucket = "vigil-archive";
+  std::string archive_region = "us-east-1";
+  std::optional<std::filesystem::path> archive_credentials;
+  double archive_after_s = 0;
+  std::int64_t archive_poll_ms = 5000;            // tests only (a hidden flag): a faster catalog poll
   double retention_reserve_s = 120;               // free space kept, in seconds of admitted recording
   std::optional<std::filesystem::path> recorder;  // `vigil` binary for pulled cameras; none: beside vigild
   bool pull_cameras = true;                       // run the camera manager (needs a volume)

@@ -30,6 +30,7 @@
 #include "server/core/catalog_pool.hpp"
 #include "server/core/live_feed.hpp"
 #include "server/core/vigild_metrics.hpp"
+#include "server/app/archive_startup.hpp"
 #include "server/disks/disk_startup.hpp"
 #include "server/disks/retention_service.hpp"
 #include "server/disks/scrub_service.hpp"
@@ -106,6 +107,7 @@ class Daemon {
   std::optional<PlaybackService> playback_;
   std::unique_ptr<RetentionService> retention_;  // hands reclaim work to the IO threads
   std::unique_ptr<ScrubService> scrub_;          // reads through the IO threads' brokers
+  std::unique_ptr<ArchiveService> archive_;      // reads through the IO threads' brokers
   std::optional<NetworkThreads> network_;        // sessions run here; the main io_context only accepts
   std::optional<ExportCache> exports_;
   std::optional<MediaPool> media_;  // joined at shutdown after the network threads, before their sessions go
@@ -281,6 +283,7 @@ void Daemon::start_services() {
   } else {
     log::warn("--scrub-days 0: the integrity scrubber is off; damaged recordings are found only when read");
   }
+  archive_ = start_archive(cfg_, conninfo_, disk_set_->disks());
 }
 
 void Daemon::start_listeners() {

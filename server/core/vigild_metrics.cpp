@@ -90,6 +90,14 @@ Metrics::Metrics()
       d_scrub_epochs_(registry_.counter("vigil_scrub_epochs_total",
                                         "Scrub epochs finished: every closed segment with a known checksum verified.",
                                         {"disk"})),
+      d_archive_segments_(registry_.counter("vigil_archive_segments_total",
+                                            "Closed segments copied to the archive tier and verified.", {"disk"})),
+      d_archive_bytes_(registry_.counter("vigil_archive_bytes_total",
+                                         "Bytes copied to the archive tier (read in the disk's slack).", {"disk"})),
+      d_archive_failures_(registry_.counter(
+          "vigil_archive_failures_total",
+          "Segment copies to the archive tier that failed (read, verification or upload) and will be retried.",
+          {"disk"})),
       d_utilisation_(registry_.gauge("vigil_disk_last_cycle_utilisation_ratio",
                                      "Device busy time of the last cycle over the cycle length T.", {"disk"})),
       d_slack_(registry_.gauge(
@@ -137,6 +145,10 @@ Metrics::Metrics()
                                      {"disk"})),
       d_free_bytes_(
           registry_.gauge("vigil_disk_free_bytes", "Free space of the disk's volume (whole free extents).", {"disk"})),
+      d_archive_lag_(registry_.gauge(
+          "vigil_archive_lag_seconds",
+          "How long the oldest closed segment without an archive copy has waited since it closed (0: none waits).",
+          {"disk"})),
       d_scrub_progress_(registry_.gauge("vigil_scrub_epoch_progress_ratio",
                                         "Share of the current scrub epoch's segments verified so far.", {"disk"})),
       d_playback_share_(registry_.gauge(
@@ -339,6 +351,10 @@ DiskMetrics::DiskMetrics(Metrics& m, const std::string& disk)
       scrub_corrupt_(m.d_scrub_corrupt_.with({disk})),
       scrub_bytes_(m.d_scrub_bytes_.with({disk})),
       scrub_epochs_(m.d_scrub_epochs_.with({disk})),
+      archive_segments_(m.d_archive_segments_.with({disk})),
+      archive_bytes_(m.d_archive_bytes_.with({disk})),
+      archive_failures_(m.d_archive_failures_.with({disk})),
+      archive_lag_(m.d_archive_lag_.with({disk})),
       free_bytes_(m.d_free_bytes_.with({disk})),
       scrub_progress_(m.d_scrub_progress_.with({disk})),
       interactive_read_(m.d_interactive_read_.with({disk})),
@@ -411,6 +427,15 @@ void DiskMetrics::scrubbed(std::uint64_t bytes, bool corrupt) noexcept {
 void DiskMetrics::scrub_progress(double done) noexcept { scrub_progress_.set(done); }
 
 void DiskMetrics::scrub_epoch_done() noexcept { scrub_epochs_.inc(); }
+
+void DiskMetrics::archived(std::uint64_t bytes) noexcept {
+  archive_segments_.inc();
+  archive_bytes_.inc(bytes);
+}
+
+void DiskMetrics::archive_failed() noexcept { archive_failures_.inc(); }
+
+void DiskMetrics::archive_lag(double seconds) noexcept { archive_lag_.set(seconds); }
 
 void DiskMetrics::reclaimed(std::uint64_t segments, std::uint64_t bytes) noexcept {
   reclaimed_segments_.inc(segments);

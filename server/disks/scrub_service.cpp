@@ -1,11 +1,11 @@
 #include "server/disks/scrub_service.hpp"
 
-#include <future>
 #include <map>
 #include <pqxx/pqxx>
 
 #include "catalog/scrub_rows.hpp"
 #include "common/log.hpp"
+#include "server/disks/segment_fetch.hpp"
 #include "storage/segment_verify.hpp"
 
 namespace vigil::server {
@@ -86,47 +86,22 @@ void ScrubService::scrub(Disk& disk, const catalog::ScrubTarget& t, std::stop_to
                                      .end_offset = t.data_bytes,
                                      .start_us = t.start_us,
                                      .end_us = t.end_us});
-  // The blocks arrive in order on the IO thread, which only copies them.
-  struct Read {
-    std::vector<storage::BrokerExtent> extents;
-    std::vector<std::vector<std::byte>> bytes;
-    std::size_t at = 0;
-    std::promise<Result<void>> done;
-  };
-  auto read = std::make_shared<Read>();
+  std::vector<storage::BrokerExtent> extents;
   for (std::uint32_t i = 0; i < t.extent_offsets.size(); ++i) {
-    read->extents.push_back({t.extent_offsets[i], verifier.extent_read_bytes(i)});
+    extents.push_back({t.extent_offsets[i], verifier.extent_read_bytes(i)});
   }
-  read->bytes.resize(read->extents.size());
-  auto finished = read->done.get_future();
-  auto task = disk.io->broker().register_read(
-      read->extents,
-      [read](std::span<const std::byte> data, std::uint64_t) {
-        while (read->at < read->extents.size() && read->bytes[read->at].size() >= read->extents[read->at].bytes)
-          ++read->at;
-        if (read->at < read->bytes.size())
-          read->bytes[read->at].insert(read->bytes[read->at].end(), data.begin(), data.end());
-      },
-      [read](Result<void> r) { read->done.set_value(r); });
-  if (!task) {
-    log::warn("scrub: cannot read segment", {{"segment", t.segment_id}, {"error", task.error().message()}});
-    return;
-  }
-  while (finished.wait_for(std::chrono::milliseconds(200)) != std::future_status::ready) {
-    if (stop.stop_requested()) {
-      disk.io->broker().abort(*task);
-      return;
-    }
-  }
-  if (auto r = finished.get(); !r) {
+  auto read = read_in_background(disk, extents, stop);
+  if (!read) return;  // stopped
+  if (!*read) {
     log::warn("scrub: read failed; retried next epoch",
-              {{"segment", t.segment_id}, {"volume", disk.volume->path.string()}, {"error", r.error().message()}});
+              {{"segment", t.segment_id}, {"volume", disk.volume->path.string()}, {"error", read->error().message()}});
     return;
   }
   std::uint64_t bytes = 0;
-  for (std::uint32_t i = 0; i < read->bytes.size(); ++i) {
-    bytes += read->bytes[i].size();
-    verifier.add_extent(i, read->bytes[i]);
+  const ExtentBytes& extent_bytes = **read;
+  for (std::uint32_t i = 0; i < extent_bytes.size(); ++i) {
+    bytes += extent_bytes[i].size();
+    verifier.add_extent(i, extent_bytes[i]);
   }
   const auto check = verifier.finish();
   const bool damaged = !check.damage.empty() || check.checksum_crc32c != t.checksum_crc32c;

@@ -19,7 +19,7 @@ DIRECT = {
     "catalog": ["admission", "storage", "proto", "schema", "common"],
     "server/core": ["catalog"],
     "server/net": ["catalog"],
-    "server/disks": ["server/core"],
+    "server/disks": ["server/core", "archive"],
     "server/recording": ["server/disks"],
     "server/playback": ["server/disks"],
     "server/media": ["server/disks", "server/net"],

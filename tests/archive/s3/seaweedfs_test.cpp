@@ -2,56 +2,17 @@
 // deploy/seaweedfs.sh (not by deploy/install-deps.sh: minutes of Go build). Skipped, saying so,
 // when the binary is not built. Label "s3".
 #include "archive/s3_client.hpp"
-#include "common/child_process.hpp"
 #include "storage/crc32c.hpp"
-#include "tests/support/eventually.hpp"
-#include "tests/support/temp_dir.hpp"
-
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
+#include "tests/support/seaweedfs_process.hpp"
 
 #include <catch2/catch_test_macros.hpp>
 
-#include <array>
-#include <csignal>
-#include <cstdio>
-#include <filesystem>
-#include <memory>
 #include <span>
 #include <string>
 
 using namespace vigil::archive;
 
 namespace {
-
-const Credentials kCredentials{"vigiltestaccess", "vigil-test-secret-key-not-real", "us-east-1", "s3"};
-
-// The binary deploy/seaweedfs.sh built and cached (its --path), or "" when it is not built.
-std::string seaweedfs_binary() {
-  if (const char* env = std::getenv("VIGIL_SEAWEEDFS"); env && *env) return env;
-  const std::string command = "bash " VIGIL_SOURCE_DIR "/deploy/seaweedfs.sh --path 2>/dev/null";
-  std::unique_ptr<FILE, decltype(&pclose)> pipe(popen(command.c_str(), "r"), &pclose);
-  if (!pipe) return {};
-  std::array<char, 512> line{};
-  if (!std::fgets(line.data(), line.size(), pipe.get())) return {};
-  std::string path(line.data());
-  while (!path.empty() && (path.back() == '\n' || path.back() == '\r')) path.pop_back();
-  return path;
-}
-
-// A port free now on 127.0.0.1 (the kernel's pick; weed binds it moments later).
-std::uint16_t free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-  socklen_t length = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &length);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
 
 std::uint32_t crc32c_of(std::string_view bytes) {
   return vigil::storage::crc32c(std::as_bytes(std::span(bytes.data(), bytes.size())));
@@ -68,66 +29,19 @@ std::string pattern(std::size_t size_bytes, unsigned seed) {
   return out;
 }
 
-struct SeaweedFs {
-  vigil::test::TempDir dir{"vigil-seaweedfs"};
-  vigil::ChildProcess process;
-  std::uint16_t s3_port = 0;
-
-  explicit SeaweedFs(const std::string& binary) {
-    const std::filesystem::path config = dir.path() / "s3.json";
-    vigil::test::write_file(config, R"({"identities":[{"name":"vigil","credentials":[{"accessKey":")" +
-                                        kCredentials.access_key + R"(","secretKey":")" + kCredentials.secret_key +
-                                        R"("}],"actions":["Admin","Read","Write","List","Tagging"]}]})");
-    std::filesystem::create_directories(dir.path() / "data");
-    s3_port = free_port();
-    auto port = [](std::uint16_t p) { return std::to_string(p); };
-    vigil::SpawnOptions options;
-    options.argv = {binary,
-                    "server",
-                    "-dir=" + (dir.path() / "data").string(),
-                    "-ip=127.0.0.1",
-                    "-ip.bind=127.0.0.1",
-                    "-master.port=" + port(free_port()),
-                    "-master.port.grpc=" + port(free_port()),
-                    "-volume.port=" + port(free_port()),
-                    "-volume.port.grpc=" + port(free_port()),
-                    "-filer.port=" + port(free_port()),
-                    "-filer.port.grpc=" + port(free_port()),
-                    "-s3",
-                    "-s3.port=" + port(s3_port),
-                    "-s3.port.grpc=" + port(free_port()),
-                    "-s3.config=" + config.string(),
-                    "-volume.max=0"};
-    options.output_file = dir.path() / "weed.log";
-    process = vigil::ChildProcess::spawn(options);
-  }
-  ~SeaweedFs() { process.terminate(SIGTERM, std::chrono::seconds(10)); }
-
-  S3Client client() const { return S3Client(S3Endpoint{"127.0.0.1", s3_port, kCredentials}); }
-};
-
 }  // namespace
 
 TEST_CASE("the S3 client against SeaweedFS: put, get, ranges, multipart, errors, legal hold", "[archive][s3]") {
-  const std::string binary = seaweedfs_binary();
+  const std::string binary = vigil::test::seaweedfs_binary();
   if (binary.empty()) SKIP("SeaweedFS is not built: run deploy/seaweedfs.sh (or set VIGIL_SEAWEEDFS)");
 
-  SeaweedFs weed(binary);
+  vigil::test::SeaweedFs weed(binary);
   const S3Client s3 = weed.client();
   const std::string bucket = "vigil-archive";
   // One server for every step below (each in its own block, with its own keys): starting
   // SeaweedFS is the slow part.
   // Ready when the S3 gateway, the filer and a volume all answer: the bucket gets made.
-  REQUIRE(vigil::test::eventually(
-      [&] {
-        try {
-          s3.create_bucket(bucket, /*object_lock=*/true);
-          return true;
-        } catch (const std::exception&) {
-          return false;
-        }
-      },
-      std::chrono::seconds(120), std::chrono::milliseconds(200)));
+  REQUIRE(weed.make_bucket(bucket));
 
   {
     INFO("PutObject with its CRC32C, read back whole, by range, and headed");

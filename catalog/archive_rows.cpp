@@ -1,0 +1,61 @@
+#include "catalog/archive_rows.hpp"
+
+#include <pqxx/pqxx>
+
+namespace vigil::catalog {
+
+std::vector<ArchiveTarget> archive_targets(pqxx::work& tx, std::int64_t volume_id, std::int64_t closed_by_us,
+                                           std::size_t limit) {
+  const auto rows = tx.exec_params(
+      "SELECT s.id, s.stream_id, s.start_us, s.end_us, s.data_bytes, s.checksum_crc32c, "
+      "       array_agg(e.volume_offset_bytes ORDER BY e.ordinal), c.name, st.role, s.closed_at_us "
+      "FROM segments s JOIN segment_extents e ON e.segment_id = s.id "
+      "JOIN streams st ON st.id = s.stream_id JOIN cameras c ON c.id = st.camera_id "
+      "WHERE s.volume_id = $1 AND s.state = 'closed' AND s.checksum_crc32c <> 0 AND s.closed_at_us <= $2 "
+      "  AND NOT EXISTS (SELECT 1 FROM segment_copies k WHERE k.segment_id = s.id AND k.tier = 's3') "
+      "GROUP BY s.id, c.name, st.role ORDER BY s.closed_at_us, s.id LIMIT $3",
+      volume_id, closed_by_us, static_cast<std::int64_t>(limit));
+  std::vector<ArchiveTarget> out;
+  out.reserve(rows.size());
+  for (const auto& r : rows) {
+    out.push_back({.segment = scrub_target_from(r),
+                   .camera = r[7].as<std::string>(),
+                   .role = r[8].as<std::string>(),
+                   .closed_at_us = r[9].as<std::int64_t>()});
+  }
+  return out;
+}
+
+std::optional<std::int64_t> oldest_uncopied_closed_at_us(pqxx::work& tx, std::int64_t volume_id) {
+  const auto row = tx.exec_params1(
+      "SELECT min(s.closed_at_us) FROM segments s "
+      "WHERE s.volume_id = $1 AND s.state = 'closed' AND s.checksum_crc32c <> 0 "
+      "  AND NOT EXISTS (SELECT 1 FROM segment_copies k WHERE k.segment_id = s.id AND k.tier = 's3')",
+      volume_id);
+  if (row[0].is_null()) return std::nullopt;
+  return row[0].as<std::int64_t>();
+}
+
+bool record_segment_copy(pqxx::work& tx, const SegmentCopy& copy) {
+  const auto r = tx.exec_params(
+      "INSERT INTO segment_copies (segment_id, tier, bucket, object_key, bytes, etag) "
+      "SELECT id, 's3', $2, $3, $4, $5 FROM segments WHERE id = $1 AND state = 'closed' "
+      "ON CONFLICT (segment_id, tier) DO NOTHING",
+      static_cast<std::int64_t>(copy.segment_id), copy.bucket, copy.object_key, static_cast<std::int64_t>(copy.bytes),
+      copy.etag);
+  return r.affected_rows() == 1;
+}
+
+std::optional<SegmentCopy> segment_copy(pqxx::work& tx, std::uint64_t segment_id) {
+  const auto rows =
+      tx.exec_params("SELECT bucket, object_key, bytes, etag FROM segment_copies WHERE segment_id = $1 AND tier = 's3'",
+                     static_cast<std::int64_t>(segment_id));
+  if (rows.empty()) return std::nullopt;
+  return SegmentCopy{.segment_id = segment_id,
+                     .bucket = rows[0][0].as<std::string>(),
+                     .object_key = rows[0][1].as<std::string>(),
+                     .etag = rows[0][3].as<std::string>(),
+                     .bytes = rows[0][2].as<std::uint64_t>()};
+}
+
+}  // namespace vigil::catalog

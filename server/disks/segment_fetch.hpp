@@ -1,0 +1,26 @@
+#pragma once
+// Reads a closed segment's extents through its disk's background broker (the cycles' slack, never
+// an admitted stream's deadline): what the scrubber verifies and the archive copies. The IO
+// thread only appends each block to its extent's buffer; the caller's thread waits, checking its
+// stop token, and aborts the broker task when stopped.
+// Thread: a background service's own thread (blocks until the read ends). Errors: the read's
+// error as a Result; std::nullopt when stopped.
+#include <cstddef>
+#include <optional>
+#include <stop_token>
+#include <vector>
+
+#include "common/errors.hpp"
+#include "storage/background_broker.hpp"
+
+namespace vigil::server {
+
+struct Disk;
+
+using ExtentBytes = std::vector<std::vector<std::byte>>;  // one buffer per extent, in order
+
+// EXTENTS: device offsets and block-multiple lengths, in the segment's logical order.
+std::optional<Result<ExtentBytes>> read_in_background(Disk& disk, const std::vector<storage::BrokerExtent>& extents,
+                                                      std::stop_token stop);
+
+}  // namespace vigil::server
