@@ -7,8 +7,8 @@
 # `replace` directives of dependencies, so `go install module@version` refuses it. A throwaway module that requires
 # SeaweedFS and repeats the replace builds it the way SeaweedFS's own tree does.
 #
-# Not part of deploy/install-deps.sh or deploy/test.sh: the build takes minutes. Tests labelled `s3` look for the
-# binary in the cache (or $VIGIL_SEAWEEDFS) and skip when it is absent.
+# deploy/test.sh runs it first (about 8 CPU-minutes of Go build the first time; cached afterwards). Tests labelled
+# `s3` look for the binary in the cache (or $VIGIL_SEAWEEDFS) and skip, saying so, when it is absent.
 set -euo pipefail
 
 # SeaweedFS tags (e.g. 3.80) are not semver, so the module proxy only knows pseudo-versions: pin one.

@@ -12,7 +12,7 @@
 // an upload that fails midway is aborted and retried at the next pass, and a segment reclaimed
 // while it was copied has its object deleted again.
 //
-// Memory: one segment's bytes at a time (at most the volume's largest segment, --segment-mib).
+// Memory: one segment's bytes at a time (at most 256 MiB, the largest segment a recording writes).
 // Thread: its own (blocking S3 calls and catalog queries, never an IO or network thread).
 // Errors: logged, counted (vigil_archive_failures_total) and retried at the next pass.
 #include <chrono>
