@@ -46,6 +46,34 @@ bool record_segment_copy(pqxx::work& tx, const SegmentCopy& copy) {
   return r.affected_rows() == 1;
 }
 
+std::vector<HoldChange> legal_hold_changes(pqxx::work& tx, std::int64_t volume_id, std::size_t limit) {
+  const auto rows = tx.exec_params(
+      "SELECT k.segment_id, k.bucket, k.object_key, k.bytes, k.etag, k.legal_hold, "
+      "       EXISTS (SELECT 1 FROM evidence_locks l WHERE l.stream_id = s.stream_id AND l.unlocked_at_us IS NULL "
+      "               AND l.start_us < s.end_us AND l.end_us > s.start_us) AS locked "
+      "FROM segment_copies k JOIN segments s ON s.id = k.segment_id "
+      "WHERE s.volume_id = $1 AND k.tier = 's3' "
+      "  AND k.legal_hold <> EXISTS (SELECT 1 FROM evidence_locks l WHERE l.stream_id = s.stream_id "
+      "                              AND l.unlocked_at_us IS NULL AND l.start_us < s.end_us AND l.end_us > s.start_us) "
+      "ORDER BY k.segment_id LIMIT $2",
+      volume_id, static_cast<std::int64_t>(limit));
+  std::vector<HoldChange> out;
+  for (const auto& r : rows) {
+    out.push_back({.copy = {.segment_id = r[0].as<std::uint64_t>(),
+                            .bucket = r[1].as<std::string>(),
+                            .object_key = r[2].as<std::string>(),
+                            .etag = r[4].as<std::string>(),
+                            .bytes = r[3].as<std::uint64_t>()},
+                   .hold = r[6].as<bool>()});
+  }
+  return out;
+}
+
+void record_legal_hold(pqxx::work& tx, std::uint64_t segment_id, bool hold) {
+  tx.exec_params("UPDATE segment_copies SET legal_hold = $2 WHERE segment_id = $1 AND tier = 's3'",
+                 static_cast<std::int64_t>(segment_id), hold);
+}
+
 std::optional<SegmentCopy> segment_copy(pqxx::work& tx, std::uint64_t segment_id) {
   const auto rows =
       tx.exec_params("SELECT bucket, object_key, bytes, etag FROM segment_copies WHERE segment_id = $1 AND tier = 's3'",

@@ -36,6 +36,14 @@ std::optional<std::int64_t> oldest_uncopied_closed_at_us(pqxx::work& tx, std::in
 // Records COPY as the segment's verified 's3' copy. False: the segment is gone (reclaimed while it
 // was copied; the object is then the caller's to delete) or already has one.
 bool record_segment_copy(pqxx::work& tx, const SegmentCopy& copy);
+// Copies whose S3 legal hold must change: on, for those not held whose segment an active evidence
+// lock of its stream overlaps; off, for those held that no active lock overlaps any more.
+struct HoldChange {
+  SegmentCopy copy;
+  bool hold = false;  // the hold to set
+};
+std::vector<HoldChange> legal_hold_changes(pqxx::work& tx, std::int64_t volume_id, std::size_t limit);
+void record_legal_hold(pqxx::work& tx, std::uint64_t segment_id, bool hold);
 // The segment's 's3' copy, if it has one.
 std::optional<SegmentCopy> segment_copy(pqxx::work& tx, std::uint64_t segment_id);
 

@@ -15,8 +15,11 @@ CREATE TABLE segment_copies (
   bytes           bigint NOT NULL CHECK (bytes >= 0),
   etag            text NOT NULL,
   copied_at_us    bigint NOT NULL DEFAULT vigil_now_us(),
+  legal_hold      boolean NOT NULL DEFAULT false,
   PRIMARY KEY (segment_id, tier)
 );
 COMMENT ON TABLE segment_copies IS
   'Verified copies of closed segments outside their volume (the archive tier): the segment''s logical bytes, one object each.';
 COMMENT ON COLUMN segment_copies.bytes IS 'Object size: the segment''s data_bytes, so GOP index offsets are object offsets.';
+COMMENT ON COLUMN segment_copies.legal_hold IS
+  'Whether the object is under S3 legal hold: set while an active evidence lock overlaps the segment, lifted after.';

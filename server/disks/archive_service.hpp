@@ -12,6 +12,10 @@
 // an upload that fails midway is aborted and retried at the next pass, and a segment reclaimed
 // while it was copied has its object deleted again.
 //
+// Evidence locks become S3 legal holds: each pass puts a hold on the copies of segments an active
+// lock overlaps and lifts it from those no lock overlaps any more (segment_copies.legal_hold), so a
+// locked copy cannot be deleted from the store while the case is open, even by its credentials.
+//
 // Memory: one segment's bytes at a time (at most 256 MiB, the largest segment a recording writes).
 // Thread: its own (blocking S3 calls and catalog queries, never an IO or network thread).
 // Errors: logged, counted (vigil_archive_failures_total) and retried at the next pass.
@@ -58,6 +62,8 @@ class ArchiveService {
   void run(std::stop_token stop);
   // One pass over every disk: copies what is due. False when stopped.
   bool pass(std::stop_token stop);
+  // Sets and lifts the legal holds of DISK's copies as the evidence locks now say.
+  void update_legal_holds(Disk& disk);
   // Copies T from DISK; true when the copy is recorded.
   bool copy(Disk& disk, const catalog::ArchiveTarget& t, std::stop_token stop);
   // Sends BYTES as KEY (one PUT, or a multipart upload of part_bytes parts); returns the ETag.

@@ -3,18 +3,21 @@
 // segment_copies is byte for byte the segment's logical bytes on the volume — read here straight
 // from the volume file at the catalog's extents. (Multipart uploads, for segments over 16 MiB, are
 // checked against SeaweedFS in tests/archive/s3/.)
-// While the store is down nothing is recorded as copied, and once it is back every segment is.
+// An evidence lock puts the copies it covers under S3 legal hold until it is released. While the
+// store is down nothing is recorded as copied, and once it is back every segment is.
 // Skipped, saying so, when SeaweedFS is not built (deploy/seaweedfs.sh). Label "s3".
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <boost/json.hpp>
 #include <catch2/catch_test_macros.hpp>
 #include <chrono>
 #include <filesystem>
 #include <pqxx/pqxx>
 #include <string>
 
+#include "archive/s3_request.hpp"
 #include "tests/support/eventually.hpp"
 #include "tests/support/http_client.hpp"
 #include "tests/support/paced_sender.hpp"
