@@ -131,9 +131,15 @@ boost::asio::awaitable<HttpReply> playlist(const RouteContext& ctx, const HttpRe
   if (to_us - from_us > kMaxMediaRangeUs) throw BadRequest("the range is longer than 24 hours: ask in parts");
   // The playlist reads nothing from the disk: any size of range may be listed.
   ClipPlan plan = co_await plan_clip(ctx.catalog, ctx.disks, track, from_us, to_us, ~0ull);
+  // The camera's audio, where it is AAC, is each segment's second track (docs/media.md, "Audio"):
+  // the init segments name it (a=, an instant of the audio whose codec they describe) and every
+  // media segment carries the audio of its own [t0, t1) (audio=1).
+  auto audio_plan = co_await plan_audio_beside(ctx.catalog, ctx.disks, track, from_us, to_us, ~0ull);
+  if (audio_plan && !hls_takes_audio(audio_plan->plan.codec)) audio_plan.reset();
+  const auto audio_codec = audio_plan ? std::optional<media::CodecInfo>(audio_plan->codec()) : std::nullopt;
   // A playlist whose init segments the muxer would refuse is not handed to a player: 422 now.
   const auto first_codec = plan.codec();
-  co_await run_media(ctx.media, [&] { check_muxable(first_codec); });
+  co_await run_media(ctx.media, [&] { check_muxable(first_codec, audio_codec ? &*audio_codec : nullptr); });
   // A range that reaches past what is durable of a segment still being written continues live:
   // the playlist grows at each reload (EVENT, or a sliding live window for a relative from=) and
   // ends (ENDLIST) once the range is all recorded.
@@ -146,7 +152,7 @@ boost::asio::awaitable<HttpReply> playlist(const RouteContext& ctx, const HttpRe
   for (std::int64_t part_from = plan.plan.next_from_us; part_from != 0 && part_from < to_us;) {
     plan = co_await plan_clip(ctx.catalog, ctx.disks, track, part_from, to_us, ~0ull);
     const auto part_codec = plan.codec();
-    co_await run_media(ctx.media, [&] { check_muxable(part_codec); });
+    co_await run_media(ctx.media, [&] { check_muxable(part_codec, audio_codec ? &*audio_codec : nullptr); });
     growing = plan.plan.reaches_open && to_us > plan.plan.to_us;
     auto more = cut(plan.plan.segments, part_from, to_us, kHlsTargetUs, growing, false);
     if (!more.empty()) {
@@ -174,21 +180,23 @@ boost::asio::awaitable<HttpReply> playlist(const RouteContext& ctx, const HttpRe
                      type + "#EXT-X-MEDIA-SEQUENCE:" + std::to_string(cuts.front().seg.from_us / kHlsTargetUs) +
                      "\n#EXT-X-INDEPENDENT-SEGMENTS\n";
   const std::string token_param = carried_params_of(q, track);
+  const std::string init_audio = audio_plan ? "&a=" + std::to_string(audio_plan->from_us) : std::string();
+  const std::string segment_audio = audio_plan ? "&audio=1" : "";
   const std::string bounds =
       "t0=" + std::to_string(cuts.front().seg.from_us) + "&t1=" + std::to_string(cuts.front().seg.to_us);
-  m3u8 += "#EXT-X-MAP:URI=\"hls/init.mp4?" + bounds + token_param + "\"\n";
+  m3u8 += "#EXT-X-MAP:URI=\"hls/init.mp4?" + bounds + init_audio + token_param + "\"\n";
   for (std::size_t i = 0; i < cuts.size(); ++i) {
     const auto& c = cuts[i];
     if (c.discontinuity) m3u8 += "#EXT-X-DISCONTINUITY\n";
     if (i > 0 && std::find(part_starts.begin(), part_starts.end(), i) != part_starts.end()) {
       m3u8 += "#EXT-X-MAP:URI=\"hls/init.mp4?t0=" + std::to_string(c.seg.from_us) +
-              "&t1=" + std::to_string(c.seg.to_us) + token_param + "\"\n";
+              "&t1=" + std::to_string(c.seg.to_us) + init_audio + token_param + "\"\n";
     }
     // Recorded times are wall-clock microseconds: players show the time of day of what they play.
     m3u8 += "#EXT-X-PROGRAM-DATE-TIME:" + hls_date_time(c.seg.from_us) + "\n";
     m3u8 += "#EXTINF:" + hls_seconds(c.seg.to_us - c.seg.from_us) + ",\n";
     m3u8 += "hls/seg.m4s?t0=" + std::to_string(c.seg.from_us) + "&t1=" + std::to_string(c.seg.to_us) +
-            "&o=" + std::to_string(origin) + token_param + "\n";
+            "&o=" + std::to_string(origin) + segment_audio + token_param + "\n";
   }
   if (!growing) m3u8 += "#EXT-X-ENDLIST\n";
   co_return text_response(req, std::move(m3u8), "application/vnd.apple.mpegurl");
@@ -200,10 +208,23 @@ boost::asio::awaitable<HttpReply> init_segment(const RouteContext& ctx, const Ht
   if (t1 <= t0 || t1 - t0 > kMaxMediaRangeUs) throw BadRequest("t1 must be after t0, at most 24 hours");
   const ClipPlan plan = co_await plan_clip(ctx.catalog, ctx.disks, track, t0, t1, ~0ull);
   const auto codec = plan.codec();
+  // a=: the playlist's segments carry the camera's audio, whose codec is recorded at that instant.
+  std::optional<media::CodecInfo> audio_codec;
+  std::string etag = plan.etag("hls-init|" + plan.plan.codec);
+  if (q.get("a")) {
+    const std::int64_t at = micros(q, "a");
+    const auto audio_plan = co_await plan_audio_beside(ctx.catalog, ctx.disks, track, at, at + 1, ~0ull);
+    if (!audio_plan || !hls_takes_audio(audio_plan->plan.codec)) {
+      throw ApiError(ApiErrc::not_found, "no AAC audio of camera '" + track.camera + "' at that time");
+    }
+    audio_codec = audio_plan->codec();
+    etag += audio_plan->etag("hls-init-audio");
+  }
   auto init = co_await run_media(ctx.media, [&] {
-    return std::make_shared<const std::vector<std::byte>>(media::MediaWriter::fragmented(codec, t0).take_output());
+    return std::make_shared<const std::vector<std::byte>>(
+        media::MediaWriter::fragmented(codec, t0, audio_codec ? &*audio_codec : nullptr).take_output());
   });
-  co_return media_reply(req, std::move(init), plan.etag("hls-init|" + plan.plan.codec), "video/mp4");
+  co_return media_reply(req, std::move(init), etag, "video/mp4");
 }
 
 boost::asio::awaitable<HttpReply> media_segment(const RouteContext& ctx, const HttpRequest& req, const QueryParams& q,
@@ -212,7 +233,14 @@ boost::asio::awaitable<HttpReply> media_segment(const RouteContext& ctx, const H
   if (t1 <= t0 || t1 - t0 > 10 * 60 * 1'000'000ll) throw BadRequest("t1 must be after t0, at most 10 minutes");
   if (origin > t0) throw BadRequest("o (the playlist's origin) must not be after t0");
   const ClipPlan plan = co_await plan_clip(ctx.catalog, ctx.disks, track, t0, t1, kMaxSegmentBytes);
-  const std::string etag = plan.etag("hls-seg|" + std::to_string(origin));
+  // audio=1: the camera's AAC audio of [t0, t1) beside the video (the init segment has its track);
+  // a segment with none recorded there is its video alone.
+  std::optional<ClipPlan> audio_plan;
+  if (q.get("audio") == "1")
+    audio_plan = co_await plan_audio_beside(ctx.catalog, ctx.disks, track, t0, t1, kMaxSegmentBytes);
+  if (audio_plan && !hls_takes_audio(audio_plan->plan.codec)) audio_plan.reset();
+  const std::string etag =
+      plan.etag("hls-seg|" + std::to_string(origin)) + (audio_plan ? audio_plan->etag("hls-audio") : std::string());
   auto data = ctx.exports ? ctx.exports->find(etag) : nullptr;
   if (!data) {
     std::optional<ExportCache::BuildLease> lease;
@@ -222,10 +250,17 @@ boost::asio::awaitable<HttpReply> media_segment(const RouteContext& ctx, const H
     }
     const auto codec = plan.codec();  // 422 before anything is read, if outside the media limits
     Clip clip = co_await read_clip(ctx.disks, plan, t0, t1, false);
+    std::optional<AudioClip> audio;
+    if (audio_plan) {
+      // Awaited on its own line: see export_route.
+      Clip audio_clip = co_await read_clip(ctx.disks, *audio_plan, t0, t1, false);
+      audio.emplace(AudioClip{
+          .codec = audio_plan->codec(), .clip = std::move(audio_clip), .from_us = t0, .to_us = t1, .exact = true});
+    }
     data = co_await run_media(ctx.media, [&] {
-      auto writer = media::MediaWriter::fragmented(codec, origin);
+      auto writer = media::MediaWriter::fragmented(codec, origin, audio ? &audio->codec : nullptr);
       (void)writer.take_output();  // the init segment: served by init.mp4
-      write_clip(writer, clip, t0);
+      write_clip(writer, clip, t0, audio ? &*audio : nullptr);
       if (writer.frames() == 0) throw ApiError(ApiErrc::not_found, "nothing playable in that segment");
       writer.flush_fragment();
       return std::make_shared<const std::vector<std::byte>>(writer.take_output());
