@@ -15,6 +15,7 @@
 #include "catalog/camera_rows.hpp"
 #include "server/media/clip_source.hpp"
 #include "server/media/export_cache.hpp"
+#include "server/media/hls_codecs.hpp"
 #include "server/media/hls_live.hpp"
 #include "server/media/hls_text.hpp"
 #include "server/media/media_pool.hpp"
@@ -202,6 +203,50 @@ boost::asio::awaitable<HttpReply> playlist(const RouteContext& ctx, const HttpRe
   co_return text_response(req, std::move(m3u8), "application/vnd.apple.mpegurl");
 }
 
+// The time parameter KEY as the request gave it, for a URI ("&KEY=…"; "" when absent): only the
+// characters of the time forms (digits, letters, @ . : _ -), so a relative range stays relative in
+// the playlist it names.
+std::string time_param(const QueryParams& q, const std::string& key) {
+  const auto v = q.get(key);
+  if (!v) return {};
+  if (v->empty() || v->size() > 64 ||
+      v->find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@.:_-") !=
+          std::string::npos) {
+    throw BadRequest("parameter '" + key + "' is not a time this playlist can name");
+  }
+  return "&" + key + "=" + *v;
+}
+
+// A master playlist of the range's one rendition (RFC 8216 §4.3.4.2): EXT-X-STREAM-INF with the
+// recorded rate as BANDWIDTH, the picture size, and CODECS naming the video's codec and, where
+// the segments carry it, the camera's AAC (mp4a.40.2) — what Safari and smart TVs check before
+// they fetch a segment. Its one URI is hls.m3u8 of the same range.
+boost::asio::awaitable<HttpReply> master_playlist(const RouteContext& ctx, const HttpRequest& req, const QueryParams& q,
+                                                  const Track& track) {
+  const auto now = now_us();
+  const std::int64_t from_us = q.time("from", now);
+  const std::int64_t to_us = q.get("to") ? q.time("to", now) : now;
+  if (to_us <= from_us) throw BadRequest("'to' must be after 'from'");
+  if (to_us - from_us > kMaxMediaRangeUs) throw BadRequest("the range is longer than 24 hours: ask in parts");
+  const std::string range = time_param(q, "from") + time_param(q, "to");
+  const ClipPlan plan = co_await plan_clip(ctx.catalog, ctx.disks, track, from_us, to_us, ~0ull);
+  auto audio_plan = co_await plan_audio_beside(ctx.catalog, ctx.disks, track, from_us, to_us, ~0ull);
+  if (audio_plan && !hls_takes_audio(audio_plan->plan.codec)) audio_plan.reset();
+  std::string codecs = rfc6381_codec(plan.codec());
+  if (!codecs.empty() && audio_plan) codecs += "," + rfc6381_codec(audio_plan->codec());
+  const std::int64_t bandwidth =
+      std::max<std::int64_t>(1, plan.plan.rate_bps + (audio_plan ? audio_plan->plan.rate_bps : 0));
+  std::string m3u8 = "#EXTM3U\n#EXT-X-VERSION:7\n#EXT-X-INDEPENDENT-SEGMENTS\n#EXT-X-STREAM-INF:BANDWIDTH=" +
+                     std::to_string(bandwidth);
+  // Parameter sets in band: no codec string to give, and a wrong one is worse than none.
+  if (!codecs.empty()) m3u8 += ",CODECS=\"" + codecs + "\"";
+  m3u8 += ",RESOLUTION=" + std::to_string(plan.plan.width) + "x" + std::to_string(plan.plan.height) + "\n";
+  std::string params = range + carried_params_of(q, track);
+  if (!params.empty()) params[0] = '?';
+  m3u8 += "../hls.m3u8" + params + "\n";
+  co_return text_response(req, std::move(m3u8), "application/vnd.apple.mpegurl");
+}
+
 boost::asio::awaitable<HttpReply> init_segment(const RouteContext& ctx, const HttpRequest& req, const QueryParams& q,
                                                const Track& track) {
   const std::int64_t t0 = micros(q, "t0"), t1 = micros(q, "t1");
@@ -329,6 +374,7 @@ boost::asio::awaitable<HttpReply> hls_route(const RouteContext& ctx, const HttpR
   if (!catalog::is_valid_camera_name(camera)) throw BadRequest("camera name is not valid");
   const Track track = q.video_track(camera);  // stream=main|sub
   if (path_tail == "hls.m3u8") co_return co_await playlist(ctx, req, q, track);
+  if (path_tail == "hls/master.m3u8") co_return co_await master_playlist(ctx, req, q, track);
   if (path_tail == "hls/init.mp4") co_return co_await init_segment(ctx, req, q, track);
   if (path_tail == "hls/seg.m4s") co_return co_await media_segment(ctx, req, q, track);
   if (path_tail == "live.m3u8" || path_tail == "live/init.mp4" || path_tail == "live/seg.m4s") {

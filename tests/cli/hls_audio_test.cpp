@@ -166,6 +166,10 @@ Hls fetch_hls(const test::VigildProcess& d, const std::string& camera, std::size
 void check_video_only_hls(const test::VigildProcess& d, const std::string& camera, std::size_t video_packets,
                           const fs::path& dir) {
   INFO(camera);
+  // The master playlist names the video's codec alone.
+  auto master = test::http_request(d.http(), "GET", "/api/v1/cameras/" + camera + "/hls/master.m3u8?from=-1h");
+  REQUIRE(master.status == 200);
+  CHECK(std::regex_search(master.body, std::regex(R"(CODECS="avc1\.[0-9A-F]{6}",RESOLUTION=320x240)")));
   const auto h = fetch_hls(d, camera, 1);
   CHECK(h.init_uri.find("a=") == std::string::npos);
   for (const auto& u : h.segment_uris) CHECK(u.find("audio=") == std::string::npos);
@@ -218,6 +222,16 @@ TEST_CASE("HLS and the streamed export carry a camera's AAC audio; the catalog k
   CHECK(!video_streams[0].contains("sample_rate_hz"));
   CHECK(!video_streams[0].contains("channels"));
 
+  // The master playlist names both codecs (H.264 High from the recorded avcC, AAC-LC) and leads
+  // to the media playlist of the same range.
+  auto master = test::http_request(d->http(), "GET", "/api/v1/cameras/porch/hls/master.m3u8?from=-1h");
+  INFO(master.body);
+  REQUIRE(master.status == 200);
+  CHECK(std::regex_search(
+      master.body,
+      std::regex(
+          R"(#EXT-X-STREAM-INF:BANDWIDTH=\d+,CODECS="avc1\.64[0-9A-F]{4},mp4a\.40\.2",RESOLUTION=320x240\n\.\./hls\.m3u8\?from=-1h\n)")));
+
   // Recorded HLS: the audio as each segment's second track.
   const auto h = fetch_hls(*d, "porch", 2);
   INFO(h.playlist);
@@ -250,14 +264,14 @@ TEST_CASE("HLS and the streamed export carry a camera's AAC audio; the catalog k
   CHECK(in_hls.pts_s.size() <= sent.pts_s.size());
   CHECK(in_hls.pts_s.size() + 4 >= sent.pts_s.size());
   check_contiguous(in_hls.pts_s);
-  // ffmpeg plays the playlist over HTTP, both tracks.
+  // ffmpeg plays the master playlist over HTTP (and so the media playlist it names), both tracks.
   const auto played = dir.path() / "hls.mkv";
-  auto ff =
-      test::run_to_exit("/usr/bin/ffmpeg",
-                        {"-loglevel", "error", "-y", "-i",
-                         "http://" + d->http() + "/api/v1/cameras/porch/hls.m3u8?from=-1h&access_token=" + d->token(),
-                         "-c", "copy", played.string()},
-                        dir.path() / "hls-ffmpeg.log");
+  auto ff = test::run_to_exit("/usr/bin/ffmpeg",
+                              {"-loglevel", "error", "-y", "-i",
+                               "http://" + d->http() +
+                                   "/api/v1/cameras/porch/hls/master.m3u8?from=-1h&access_token=" + d->token(),
+                               "-c", "copy", played.string()},
+                              dir.path() / "hls-ffmpeg.log");
   INFO(ff.output);
   REQUIRE(ff.status == 0);
   CHECK(test::probe_packets(played, dir.path()).size() == 150);
