@@ -133,8 +133,8 @@ boost::asio::awaitable<HttpReply> playlist(const RouteContext& ctx, const HttpRe
   // The playlist reads nothing from the disk: any size of range may be listed.
   ClipPlan plan = co_await plan_clip(ctx.catalog, ctx.disks, track, from_us, to_us, ~0ull);
   // The camera's audio, where it is AAC, is each segment's second track (docs/media.md, "Audio"):
-  // the init segments name it (a=, an instant of the audio whose codec they describe) and every
-  // media segment carries the audio of its own [t0, t1) (audio=1).
+  // the init segments have its track and every media segment the audio of its own [t0, t1)
+  // (audio=1 on both; the URIs stay the same at every reload of a growing playlist).
   auto audio_plan = co_await plan_audio_beside(ctx.catalog, ctx.disks, track, from_us, to_us, ~0ull);
   if (audio_plan && !hls_takes_audio(audio_plan->plan.codec)) audio_plan.reset();
   const auto audio_codec = audio_plan ? std::optional<media::CodecInfo>(audio_plan->codec()) : std::nullopt;
@@ -181,23 +181,22 @@ boost::asio::awaitable<HttpReply> playlist(const RouteContext& ctx, const HttpRe
                      type + "#EXT-X-MEDIA-SEQUENCE:" + std::to_string(cuts.front().seg.from_us / kHlsTargetUs) +
                      "\n#EXT-X-INDEPENDENT-SEGMENTS\n";
   const std::string token_param = carried_params_of(q, track);
-  const std::string init_audio = audio_plan ? "&a=" + std::to_string(audio_plan->from_us) : std::string();
-  const std::string segment_audio = audio_plan ? "&audio=1" : "";
+  const std::string with_audio = audio_plan ? "&audio=1" : "";
   const std::string bounds =
       "t0=" + std::to_string(cuts.front().seg.from_us) + "&t1=" + std::to_string(cuts.front().seg.to_us);
-  m3u8 += "#EXT-X-MAP:URI=\"hls/init.mp4?" + bounds + init_audio + token_param + "\"\n";
+  m3u8 += "#EXT-X-MAP:URI=\"hls/init.mp4?" + bounds + with_audio + token_param + "\"\n";
   for (std::size_t i = 0; i < cuts.size(); ++i) {
     const auto& c = cuts[i];
     if (c.discontinuity) m3u8 += "#EXT-X-DISCONTINUITY\n";
     if (i > 0 && std::find(part_starts.begin(), part_starts.end(), i) != part_starts.end()) {
       m3u8 += "#EXT-X-MAP:URI=\"hls/init.mp4?t0=" + std::to_string(c.seg.from_us) +
-              "&t1=" + std::to_string(c.seg.to_us) + init_audio + token_param + "\"\n";
+              "&t1=" + std::to_string(c.seg.to_us) + with_audio + token_param + "\"\n";
     }
     // Recorded times are wall-clock microseconds: players show the time of day of what they play.
     m3u8 += "#EXT-X-PROGRAM-DATE-TIME:" + hls_date_time(c.seg.from_us) + "\n";
     m3u8 += "#EXTINF:" + hls_seconds(c.seg.to_us - c.seg.from_us) + ",\n";
     m3u8 += "hls/seg.m4s?t0=" + std::to_string(c.seg.from_us) + "&t1=" + std::to_string(c.seg.to_us) +
-            "&o=" + std::to_string(origin) + segment_audio + token_param + "\n";
+            "&o=" + std::to_string(origin) + with_audio + token_param + "\n";
   }
   if (!growing) m3u8 += "#EXT-X-ENDLIST\n";
   co_return text_response(req, std::move(m3u8), "application/vnd.apple.mpegurl");
@@ -253,12 +252,13 @@ boost::asio::awaitable<HttpReply> init_segment(const RouteContext& ctx, const Ht
   if (t1 <= t0 || t1 - t0 > kMaxMediaRangeUs) throw BadRequest("t1 must be after t0, at most 24 hours");
   const ClipPlan plan = co_await plan_clip(ctx.catalog, ctx.disks, track, t0, t1, ~0ull);
   const auto codec = plan.codec();
-  // a=: the playlist's segments carry the camera's audio, whose codec is recorded at that instant.
+  // audio=1: the playlist's segments carry the camera's audio; its codec is the first recorded from
+  // t0 on (the playlist's range, at most 24 hours, starts at t0 at the earliest). Nothing is read.
   std::optional<media::CodecInfo> audio_codec;
   std::string etag = plan.etag("hls-init|" + plan.plan.codec);
-  if (q.get("a")) {
-    const std::int64_t at = micros(q, "a");
-    const auto audio_plan = co_await plan_audio_beside(ctx.catalog, ctx.disks, track, at, at + 1, ~0ull);
+  if (q.get("audio") == "1") {
+    const auto audio_plan =
+        co_await plan_audio_beside(ctx.catalog, ctx.disks, track, t0, t0 + kMaxMediaRangeUs + kHlsTargetUs, ~0ull);
     if (!audio_plan || !hls_takes_audio(audio_plan->plan.codec)) {
       throw ApiError(ApiErrc::not_found, "no AAC audio of camera '" + track.camera + "' at that time");
     }

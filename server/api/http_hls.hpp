@@ -4,7 +4,7 @@
 //   GET /api/v1/cameras/{name}/hls/init.mp4?t0&t1   init segment (ftyp + moov)
 //   GET /api/v1/cameras/{name}/hls/seg.m4s?t0&t1&o  media segment: the GOPs of [t0, t1)
 //   GET /api/v1/cameras/{name}/hls/master.m3u8?from&to  master playlist: hls.m3u8 with its CODECS
-// A camera's AAC audio is each segment's second track (init: a=, segments: audio=1).
+// A camera's AAC audio is each segment's second track (audio=1 on the init and media segments).
 // The playlist is cut from the GOP index alone (no disk IO): segments are whole GOPs, a new one at
 // the first keyframe of each kHlsTargetUs cell of wall-clock time, named by exact microsecond
 // bounds, so a segment request is stateless and its bytes are the same every time (ETag). Segment

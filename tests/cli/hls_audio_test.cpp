@@ -171,7 +171,7 @@ void check_video_only_hls(const test::VigildProcess& d, const std::string& camer
   REQUIRE(master.status == 200);
   CHECK(std::regex_search(master.body, std::regex(R"(CODECS="avc1\.[0-9A-F]{6}",RESOLUTION=320x240)")));
   const auto h = fetch_hls(d, camera, 1);
-  CHECK(h.init_uri.find("a=") == std::string::npos);
+  CHECK(h.init_uri.find("audio=") == std::string::npos);
   for (const auto& u : h.segment_uris) CHECK(u.find("audio=") == std::string::npos);
   CHECK(h.init.find("mp4a") == std::string::npos);
   std::string whole = h.init;
@@ -235,7 +235,7 @@ TEST_CASE("HLS and the streamed export carry a camera's AAC audio; the catalog k
   // Recorded HLS: the audio as each segment's second track.
   const auto h = fetch_hls(*d, "porch", 2);
   INFO(h.playlist);
-  CHECK(h.init_uri.find("&a=") != std::string::npos);
+  CHECK(h.init_uri.find("&audio=1") != std::string::npos);
   CHECK(h.init.find("mp4a") != std::string::npos);
   CHECK(h.init.find("avc1") != std::string::npos);
   std::string whole = h.init;
