@@ -10,6 +10,9 @@
 // - Live HLS: a player following live.m3u8 to its end gets the AAC beside the video.
 // - A G.711 camera's HLS (G.711 has no MP4 sample entry) and a camera without audio: the video
 //   alone, every packet, a playlist ffmpeg reads.
+// - GStreamer RTSP cameras (tests/support/rtsp_camera.py /av-aac, /av-pcmu) read by vigil's own RTSP
+//   session: the AAC camera's HLS segments hold its audio (rate and channels from its SDP, kept in
+//   the catalog), the G.711 camera's HLS is its video.
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 #include <boost/json.hpp>
@@ -26,6 +29,7 @@
 #include "tests/support/http_client.hpp"
 #include "tests/support/media_fixture.hpp"
 #include "tests/support/proxy_process.hpp"
+#include "tests/support/rtsp_camera_process.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/vigild_process.hpp"
 
@@ -388,4 +392,81 @@ TEST_CASE("HLS of a G.711 camera and of a camera without audio is its video alon
 
   check_video_only_hls(d, "door", 75, dir.path());
   check_video_only_hls(d, "plain", 75, dir.path());
+}
+
+TEST_CASE("HLS of RTSP cameras: the AAC camera's audio in every segment, the G.711 camera's video alone",
+          "[hls][http][audio][rtsp][ffmpeg]") {
+  test::TempDir dir;
+  [[maybe_unused]] auto camera = test::start_rtsp_camera(dir.path(), 0);
+  const auto profile = test::make_sim_profile(dir.path());
+  test::VigildProcess d(dir.path() / "data", test::sim_volume_args(dir.path(), profile));
+  REQUIRE(d.wait_ready());
+  for (const auto& [path, name] : {std::pair{"/av-aac", "aac-cam"}, std::pair{"/av-pcmu", "pcmu-cam"}}) {
+    const std::string url = "rtsp://127.0.0.1:" + std::to_string(camera.port) + path;
+    auto rec =
+        test::run_to_exit(VIGIL_CLI_PATH, {"--server", d.wire(), "record", "--stream", name, url, "--duration", "5"},
+                          dir.path() / (std::string(name) + ".log"));
+    INFO(rec.output);
+    REQUIRE(rec.status == 0);
+    CHECK_THAT(rec.output, ContainsSubstring("and its audio: "));
+  }
+  // The recordings ended: each playlist is whole (VOD) once the last segment is known.
+  for (const auto* name : {"aac-cam", "pcmu-cam"}) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    test::HttpResult pl;
+    while (std::chrono::steady_clock::now() < deadline) {
+      pl = test::http_request(d.http(), "GET", std::string("/api/v1/cameras/") + name + "/hls.m3u8?from=-1h");
+      if (pl.status == 200 && pl.body.find("#EXT-X-ENDLIST") != std::string::npos) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    INFO(pl.body);
+    REQUIRE(pl.body.find("#EXT-X-ENDLIST") != std::string::npos);
+  }
+
+  const auto audio = streams_of(d, "aac-cam", "audio");
+  REQUIRE(audio.size() == 1);
+  CHECK(audio[0].at("sample_rate_hz").as_int64() == 48000);  // the SDP's MPEG4-GENERIC/48000
+  CHECK(audio[0].at("channels").as_int64() == 1);
+  const auto h = fetch_hls(d, "aac-cam", 1);
+  CHECK(h.init.find("mp4a") != std::string::npos);
+  std::string whole = h.init;
+  double seconds = 0;
+  for (std::size_t i = 0; i < h.segments.size(); ++i) {
+    INFO(h.segment_uris[i]);
+    CHECK(h.segment_uris[i].find("&audio=1") != std::string::npos);
+    const auto file = dir.path() / ("rtsp-seg" + std::to_string(i) + ".mp4");
+    write_file(file, h.init + h.segments[i]);
+    const auto got = probe_audio(file.string(), dir.path(), "rtsp-seg" + std::to_string(i));
+    CHECK(got.codec == "aac");
+    CHECK(got.sample_rate == 48000);
+    CHECK(got.channels == 1);
+    CHECK(!got.pts_s.empty());
+    seconds += static_cast<double>(uri_param(h.segment_uris[i], "t1") - uri_param(h.segment_uris[i], "t0")) / 1e6;
+    whole += h.segments[i];
+  }
+  write_file(dir.path() / "rtsp-hls.mp4", whole);
+  const auto got = probe_audio((dir.path() / "rtsp-hls.mp4").string(), dir.path(), "rtsp-hls");
+  // The camera's audio over the video's time (its first packet may come a little after the first
+  // picture: each RTP clock is pinned at its own first arrival), in order, without a hole.
+  INFO(seconds << " s of HLS, " << got.pts_s.size() << " audio packets");
+  CHECK(static_cast<double>(got.pts_s.size()) >= (seconds - 0.5) / kAacFrameS);
+  CHECK(static_cast<double>(got.pts_s.size()) <= seconds / kAacFrameS + 3);
+  for (std::size_t i = 1; i < got.pts_s.size(); ++i) {
+    INFO("audio packet " << i);
+    CHECK(got.pts_s[i] > got.pts_s[i - 1]);
+    CHECK(got.pts_s[i] - got.pts_s[i - 1] < 0.030);
+  }
+
+  const auto pcmu = streams_of(d, "pcmu-cam", "audio");
+  REQUIRE(pcmu.size() == 1);
+  CHECK(pcmu[0].at("codec").as_string() == "pcm_mulaw");
+  CHECK(pcmu[0].at("sample_rate_hz").as_int64() == 8000);
+  const auto v = fetch_hls(d, "pcmu-cam", 1);
+  CHECK(v.init_uri.find("audio=") == std::string::npos);
+  CHECK(v.init.find("mp4a") == std::string::npos);
+  std::string video_only = v.init;
+  for (const auto& seg : v.segments) video_only += seg;
+  write_file(dir.path() / "pcmu-hls.mp4", video_only);
+  CHECK(probe_audio((dir.path() / "pcmu-hls.mp4").string(), dir.path(), "pcmu-hls").codec.empty());
+  CHECK(test::probe_packets(dir.path() / "pcmu-hls.mp4", dir.path()).size() >= 100);  // ~5 s at 25 fps
 }
