@@ -134,7 +134,7 @@ std::optional<std::vector<StreamInfo>> camera_streams(pqxx::work& tx, const std:
   auto rows = tx.exec_params(
       "SELECT s.id, s.disk_id, s.role, s.media_kind, s.codec, s.state, COALESCE(s.width, 0), COALESCE(s.height, 0), "
       "s.declared_rate_bps, s.admitted_rate_bps, s.measured_rate_bps, s.started_at_us, s.ended_at_us, "
-      "g.n, g.bytes, g.first_us, g.last_us FROM streams s LEFT JOIN LATERAL (SELECT count(*) AS n, "
+      "g.n, g.bytes, g.first_us, g.last_us, COALESCE(s.sample_rate_hz, 0), COALESCE(s.channels, 0) FROM streams s LEFT JOIN LATERAL (SELECT count(*) AS n, "
       "COALESCE(sum(data_bytes), 0) AS bytes, min(start_us) AS first_us, max(end_us) AS last_us FROM segments "
       "WHERE stream_id = s.id) g ON true WHERE s.camera_id = $1 ORDER BY s.started_at_us DESC, s.id DESC LIMIT $2",
       cam[0][0].as<std::int64_t>(), static_cast<std::int64_t>(limit));
@@ -158,6 +158,8 @@ std::optional<std::vector<StreamInfo>> camera_streams(pqxx::work& tx, const std:
     s.bytes = r[14].as<std::int64_t>();
     s.first_us = opt<std::int64_t>(r[15]);
     s.last_us = opt<std::int64_t>(r[16]);
+    s.sample_rate_hz = r[17].as<int>();
+    s.channels = r[18].as<int>();
     out.push_back(std::move(s));
   }
   return out;

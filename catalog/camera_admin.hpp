@@ -64,6 +64,7 @@ struct StreamInfo {
   std::optional<std::int64_t> disk_id;
   std::string role, media_kind, codec, state;
   int width = 0, height = 0;
+  int sample_rate_hz = 0, channels = 0;  // audio; 0: video, or not kept
   std::int64_t declared_rate_bps = 0;
   std::optional<std::int64_t> admitted_rate_bps, measured_rate_bps;
   std::int64_t started_at_us = 0;

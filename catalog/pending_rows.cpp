@@ -171,6 +171,8 @@ void write(Writer& w, const StreamOpenRow& r) {
   w.text(r.gap_why);
   w.text(std::string(role_name(r.role)));
   w.text(std::string(media_kind_name(r.media_kind)));
+  w.fixed(static_cast<std::int32_t>(r.sample_rate_hz));
+  w.fixed(static_cast<std::int32_t>(r.channels));
 }
 
 StreamOpenRow read_stream_open(Reader& in) {
@@ -195,6 +197,10 @@ StreamOpenRow read_stream_open(Reader& in) {
       r.role = *role;
       r.media_kind = *kind;
     }
+  }
+  if (!in.at_end()) {
+    r.sample_rate_hz = in.fixed<std::int32_t>();
+    r.channels = in.fixed<std::int32_t>();
   }
   return r;
 }
@@ -376,6 +382,8 @@ void apply_row(pqxx::work& tx, const StreamOpenRow& r) {
                    .extradata = r.extradata,
                    .width = r.width,
                    .height = r.height,
+                   .sample_rate_hz = r.sample_rate_hz,
+                   .channels = r.channels,
                    .declared_rate_bps = r.declared_rate_bps,
                    .admitted_rate_bps = r.admitted_rate_bps,
                    .disk_id = r.disk_id,

@@ -91,6 +91,8 @@ struct StreamOpenRow {
   // Its track; encoded after GAP_WHY, so a row spooled before tracks existed decodes as main video.
   TrackRole role = TrackRole::main;
   MediaKind media_kind = MediaKind::video;
+  // Audio; encoded after the track, so a row spooled before they were kept decodes with none (0).
+  int sample_rate_hz = 0, channels = 0;
 };
 
 // Retention during a catalog outage (server/disks/retention_service.hpp): SEGMENT_IDS are being

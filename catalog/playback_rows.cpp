@@ -48,7 +48,8 @@ PlaybackPlan plan_playback(pqxx::work& tx, const Track& track, std::int64_t from
       "       s.codec, s.extradata, COALESCE(s.width, 0), COALESCE(s.height, 0), "
       "       COALESCE(s.admitted_rate_bps, s.declared_rate_bps), gi.blob, "
       "       (SELECT array_agg(e.volume_offset_bytes ORDER BY e.ordinal) FROM segment_extents e "
-      "         WHERE e.segment_id = g.id), g.state = 'open' "
+      "         WHERE e.segment_id = g.id), g.state = 'open', "
+      "       COALESCE(s.sample_rate_hz, 0), COALESCE(s.channels, 0) "
       "FROM streams s JOIN segments g ON g.stream_id = s.id JOIN volumes v ON v.id = g.volume_id "
       "LEFT JOIN gop_index gi ON gi.segment_id = g.id "
       "WHERE s.camera_id = $1 AND s.role = $5 AND s.media_kind = $6 AND g.state IN ('open', 'closed') "
@@ -65,6 +66,8 @@ PlaybackPlan plan_playback(pqxx::work& tx, const Track& track, std::int64_t from
     f.extradata = row[8].is_null() ? std::string() : pqxx::binarystring(row[8]).str();
     f.width = row[9].as<int>();
     f.height = row[10].as<int>();
+    f.sample_rate_hz = row[15].as<int>();
+    f.channels = row[16].as<int>();
     f.rate_bps = row[11].as<std::int64_t>();
     auto& seg = f.segment;
     seg.segment_id = row[0].as<std::uint64_t>();
@@ -125,6 +128,8 @@ PlaybackPlan plan_playback(pqxx::work& tx, const Track& track, std::int64_t from
       plan.extradata = f.extradata;
       plan.width = f.width;
       plan.height = f.height;
+      plan.sample_rate_hz = f.sample_rate_hz;
+      plan.channels = f.channels;
       plan.from_us = f.start_us;
     } else if (one_volume && f.volume_id != plan.volume_id) {
       // A reader of one disk: the rest is read by a playback of its own (the parts list names

@@ -30,6 +30,7 @@ struct FreshSegment {
   std::string codec{};
   std::string extradata{};
   int width = 0, height = 0;
+  int sample_rate_hz = 0, channels = 0;  // audio; 0: video, or not kept
   std::int64_t rate_bps = 0;
   storage::PlaybackSegment segment{};
 };
@@ -48,6 +49,7 @@ struct PlaybackPlan {
   std::string codec{};
   std::string extradata{};
   int width = 0, height = 0;
+  int sample_rate_hz = 0, channels = 0;              // audio; 0: video, or not kept
   std::int64_t rate_bps = 0;                         // the highest admitted rate among the streams served
   std::int64_t data_rate_bps = 0;                    // the highest average data rate of a segment served (≥ 1 s)
   std::int64_t from_us = 0, to_us = 0;               // what the segments cover of the request

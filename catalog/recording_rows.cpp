@@ -23,14 +23,19 @@ std::int64_t open_stream(pqxx::work& tx, const StreamOpening& s) {
   }
   std::optional<std::int64_t> given;
   if (s.id != 0) given = s.id;
+  // An audio stream's sample rate and channels (what its codec config may leave unsaid: G.711,
+  // RTP's Opus), for the muxers and the API; NULL for video and where the recorder gave none.
+  std::optional<int> rate, channels;
+  if (s.sample_rate_hz > 0) rate = s.sample_rate_hz;
+  if (s.channels > 0) channels = s.channels;
   const auto id =
       tx.exec_params1(
             "INSERT INTO streams (id, camera_id, disk_id, codec, width, height, declared_rate_bps, "
-            "admitted_rate_bps, state, started_at_us, role, media_kind) VALUES (COALESCE($9, "
-            "nextval(pg_get_serial_sequence('streams', 'id'))), $1, $2, $3, $4, $5, $6, $7, 'recording', $8, $10, $11) "
-            "RETURNING id",
+            "admitted_rate_bps, state, started_at_us, role, media_kind, sample_rate_hz, channels) VALUES (COALESCE($9, "
+            "nextval(pg_get_serial_sequence('streams', 'id'))), $1, $2, $3, $4, $5, $6, $7, 'recording', $8, $10, $11, "
+            "$12, $13) RETURNING id",
             s.camera_id, s.disk_id, s.codec, w, h, s.declared_rate_bps, s.admitted_rate_bps, s.started_at_us, given,
-            std::string(role_name(s.role)), std::string(media_kind_name(s.media_kind)))[0]
+            std::string(role_name(s.role)), std::string(media_kind_name(s.media_kind)), rate, channels)[0]
           .as<std::int64_t>();
   if (!s.extradata.empty()) {
     tx.exec_params0("UPDATE streams SET extradata = $2 WHERE id = $1", id, pqxx::binarystring(s.extradata));

@@ -24,9 +24,10 @@ struct StreamOpening {
   std::int64_t camera_id = 0;
   TrackRole role = TrackRole::main;  // the camera's track this stream records
   MediaKind media_kind = MediaKind::video;
-  std::string codec;          // FFmpeg codec name
-  std::string extradata{};    // bytes, as FFmpeg's extradata
-  int width = 0, height = 0;  // 0: not video / unknown
+  std::string codec;                     // FFmpeg codec name
+  std::string extradata{};               // bytes, as FFmpeg's extradata
+  int width = 0, height = 0;             // 0: not video / unknown
+  int sample_rate_hz = 0, channels = 0;  // audio; 0: video / unknown (kept NULL)
   std::int64_t declared_rate_bps = 0;
   std::int64_t admitted_rate_bps = 0;
   std::int64_t disk_id = 0;

@@ -255,5 +255,18 @@ function showSound() {
   $('sound').setAttribute('aria-pressed', String(!v.muted));
 }
 $('sound').addEventListener('click', () => { const v = $('video'); v.muted = !v.muted; showSound(); });
+// What the selected camera's audio is (its newest audio stream in DETAILS, GET /api/v1/cameras/{name}):
+// AAC plays in HLS, its rate and channels on the button's title; G.711 and Opus stay out of HLS,
+// so the button is off for them and for a camera without audio.
+function showCameraAudio(details) {
+  const audio = ((details && details.streams) || []).find((s) => s.media_kind === 'audio');
+  const b = $('sound');
+  b.disabled = !audio || audio.codec !== 'aac';
+  b.dataset.codec = audio ? audio.codec : '';
+  if (!audio) b.title = 'This camera records no audio';
+  else if (audio.codec !== 'aac') b.title = `This camera's audio (${audio.codec}) is recorded but not in HLS: export it with vigil play --audio`;
+  else b.title = `The camera's audio: AAC${audio.sample_rate_hz ? ' ' + audio.sample_rate_hz / 1000 + ' kHz' : ''}` +
+    `${audio.channels ? ', ' + (audio.channels === 1 ? 'mono' : audio.channels + ' channels') : ''} (starts muted)`;
+}
 $('video').addEventListener('volumechange', showSound);
 

@@ -95,6 +95,7 @@ async function loadRetention() {
   try {
     const c = await api(camPath(name));
     if (state.camera !== name) return;
+    showCameraAudio(c);  // player.js: the sound button
     const kept = [];
     if (c.retention_days != null) kept.push(`${c.retention_days} days`);
     if (c.retention_bytes != null) kept.push(`at most ${fmtBytes(c.retention_bytes)}`);

@@ -58,6 +58,8 @@ json::object stream_json(const catalog::StreamInfo& s) {
     o["width"] = s.width;
     o["height"] = s.height;
   }
+  if (s.sample_rate_hz > 0) o["sample_rate_hz"] = s.sample_rate_hz;  // audio, as recorded
+  if (s.channels > 0) o["channels"] = s.channels;
   return o;
 }
 

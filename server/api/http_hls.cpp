@@ -15,6 +15,7 @@
 #include "catalog/camera_rows.hpp"
 #include "server/media/clip_source.hpp"
 #include "server/media/export_cache.hpp"
+#include "server/media/hls_codecs.hpp"
 #include "server/media/hls_live.hpp"
 #include "server/media/hls_text.hpp"
 #include "server/media/media_pool.hpp"
@@ -131,9 +132,15 @@ boost::asio::awaitable<HttpReply> playlist(const RouteContext& ctx, const HttpRe
   if (to_us - from_us > kMaxMediaRangeUs) throw BadRequest("the range is longer than 24 hours: ask in parts");
   // The playlist reads nothing from the disk: any size of range may be listed.
   ClipPlan plan = co_await plan_clip(ctx.catalog, ctx.disks, track, from_us, to_us, ~0ull);
+  // The camera's audio, where it is AAC, is each segment's second track (docs/media.md, "Audio"):
+  // the init segments have its track and every media segment the audio of its own [t0, t1)
+  // (audio=1 on both; the URIs stay the same at every reload of a growing playlist).
+  auto audio_plan = co_await plan_audio_beside(ctx.catalog, ctx.disks, track, from_us, to_us, ~0ull);
+  if (audio_plan && !hls_takes_audio(audio_plan->plan.codec)) audio_plan.reset();
+  const auto audio_codec = audio_plan ? std::optional<media::CodecInfo>(audio_plan->codec()) : std::nullopt;
   // A playlist whose init segments the muxer would refuse is not handed to a player: 422 now.
   const auto first_codec = plan.codec();
-  co_await run_media(ctx.media, [&] { check_muxable(first_codec); });
+  co_await run_media(ctx.media, [&] { check_muxable(first_codec, audio_codec ? &*audio_codec : nullptr); });
   // A range that reaches past what is durable of a segment still being written continues live:
   // the playlist grows at each reload (EVENT, or a sliding live window for a relative from=) and
   // ends (ENDLIST) once the range is all recorded.
@@ -146,7 +153,7 @@ boost::asio::awaitable<HttpReply> playlist(const RouteContext& ctx, const HttpRe
   for (std::int64_t part_from = plan.plan.next_from_us; part_from != 0 && part_from < to_us;) {
     plan = co_await plan_clip(ctx.catalog, ctx.disks, track, part_from, to_us, ~0ull);
     const auto part_codec = plan.codec();
-    co_await run_media(ctx.media, [&] { check_muxable(part_codec); });
+    co_await run_media(ctx.media, [&] { check_muxable(part_codec, audio_codec ? &*audio_codec : nullptr); });
     growing = plan.plan.reaches_open && to_us > plan.plan.to_us;
     auto more = cut(plan.plan.segments, part_from, to_us, kHlsTargetUs, growing, false);
     if (!more.empty()) {
@@ -174,23 +181,68 @@ boost::asio::awaitable<HttpReply> playlist(const RouteContext& ctx, const HttpRe
                      type + "#EXT-X-MEDIA-SEQUENCE:" + std::to_string(cuts.front().seg.from_us / kHlsTargetUs) +
                      "\n#EXT-X-INDEPENDENT-SEGMENTS\n";
   const std::string token_param = carried_params_of(q, track);
+  const std::string with_audio = audio_plan ? "&audio=1" : "";
   const std::string bounds =
       "t0=" + std::to_string(cuts.front().seg.from_us) + "&t1=" + std::to_string(cuts.front().seg.to_us);
-  m3u8 += "#EXT-X-MAP:URI=\"hls/init.mp4?" + bounds + token_param + "\"\n";
+  m3u8 += "#EXT-X-MAP:URI=\"hls/init.mp4?" + bounds + with_audio + token_param + "\"\n";
   for (std::size_t i = 0; i < cuts.size(); ++i) {
     const auto& c = cuts[i];
     if (c.discontinuity) m3u8 += "#EXT-X-DISCONTINUITY\n";
     if (i > 0 && std::find(part_starts.begin(), part_starts.end(), i) != part_starts.end()) {
       m3u8 += "#EXT-X-MAP:URI=\"hls/init.mp4?t0=" + std::to_string(c.seg.from_us) +
-              "&t1=" + std::to_string(c.seg.to_us) + token_param + "\"\n";
+              "&t1=" + std::to_string(c.seg.to_us) + with_audio + token_param + "\"\n";
     }
     // Recorded times are wall-clock microseconds: players show the time of day of what they play.
     m3u8 += "#EXT-X-PROGRAM-DATE-TIME:" + hls_date_time(c.seg.from_us) + "\n";
     m3u8 += "#EXTINF:" + hls_seconds(c.seg.to_us - c.seg.from_us) + ",\n";
     m3u8 += "hls/seg.m4s?t0=" + std::to_string(c.seg.from_us) + "&t1=" + std::to_string(c.seg.to_us) +
-            "&o=" + std::to_string(origin) + token_param + "\n";
+            "&o=" + std::to_string(origin) + with_audio + token_param + "\n";
   }
   if (!growing) m3u8 += "#EXT-X-ENDLIST\n";
+  co_return text_response(req, std::move(m3u8), "application/vnd.apple.mpegurl");
+}
+
+// The time parameter KEY as the request gave it, for a URI ("&KEY=…"; "" when absent): only the
+// characters of the time forms (digits, letters, @ . : _ -), so a relative range stays relative in
+// the playlist it names.
+std::string time_param(const QueryParams& q, const std::string& key) {
+  const auto v = q.get(key);
+  if (!v) return {};
+  if (v->empty() || v->size() > 64 ||
+      v->find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@.:_-") !=
+          std::string::npos) {
+    throw BadRequest("parameter '" + key + "' is not a time this playlist can name");
+  }
+  return "&" + key + "=" + *v;
+}
+
+// A master playlist of the range's one rendition (RFC 8216 §4.3.4.2): EXT-X-STREAM-INF with the
+// recorded rate as BANDWIDTH, the picture size, and CODECS naming the video's codec and, where
+// the segments carry it, the camera's AAC (mp4a.40.2) — what Safari and smart TVs check before
+// they fetch a segment. Its one URI is hls.m3u8 of the same range.
+boost::asio::awaitable<HttpReply> master_playlist(const RouteContext& ctx, const HttpRequest& req, const QueryParams& q,
+                                                  const Track& track) {
+  const auto now = now_us();
+  const std::int64_t from_us = q.time("from", now);
+  const std::int64_t to_us = q.get("to") ? q.time("to", now) : now;
+  if (to_us <= from_us) throw BadRequest("'to' must be after 'from'");
+  if (to_us - from_us > kMaxMediaRangeUs) throw BadRequest("the range is longer than 24 hours: ask in parts");
+  const std::string range = time_param(q, "from") + time_param(q, "to");
+  const ClipPlan plan = co_await plan_clip(ctx.catalog, ctx.disks, track, from_us, to_us, ~0ull);
+  auto audio_plan = co_await plan_audio_beside(ctx.catalog, ctx.disks, track, from_us, to_us, ~0ull);
+  if (audio_plan && !hls_takes_audio(audio_plan->plan.codec)) audio_plan.reset();
+  std::string codecs = rfc6381_codec(plan.codec());
+  if (!codecs.empty() && audio_plan) codecs += "," + rfc6381_codec(audio_plan->codec());
+  const std::int64_t bandwidth =
+      std::max<std::int64_t>(1, plan.plan.rate_bps + (audio_plan ? audio_plan->plan.rate_bps : 0));
+  std::string m3u8 = "#EXTM3U\n#EXT-X-VERSION:7\n#EXT-X-INDEPENDENT-SEGMENTS\n#EXT-X-STREAM-INF:BANDWIDTH=" +
+                     std::to_string(bandwidth);
+  // Parameter sets in band: no codec string to give, and a wrong one is worse than none.
+  if (!codecs.empty()) m3u8 += ",CODECS=\"" + codecs + "\"";
+  m3u8 += ",RESOLUTION=" + std::to_string(plan.plan.width) + "x" + std::to_string(plan.plan.height) + "\n";
+  std::string params = range + carried_params_of(q, track);
+  if (!params.empty()) params[0] = '?';
+  m3u8 += "../hls.m3u8" + params + "\n";
   co_return text_response(req, std::move(m3u8), "application/vnd.apple.mpegurl");
 }
 
@@ -200,10 +252,24 @@ boost::asio::awaitable<HttpReply> init_segment(const RouteContext& ctx, const Ht
   if (t1 <= t0 || t1 - t0 > kMaxMediaRangeUs) throw BadRequest("t1 must be after t0, at most 24 hours");
   const ClipPlan plan = co_await plan_clip(ctx.catalog, ctx.disks, track, t0, t1, ~0ull);
   const auto codec = plan.codec();
+  // audio=1: the playlist's segments carry the camera's audio; its codec is the first recorded from
+  // t0 on (the playlist's range, at most 24 hours, starts at t0 at the earliest). Nothing is read.
+  std::optional<media::CodecInfo> audio_codec;
+  std::string etag = plan.etag("hls-init|" + plan.plan.codec);
+  if (q.get("audio") == "1") {
+    const auto audio_plan =
+        co_await plan_audio_beside(ctx.catalog, ctx.disks, track, t0, t0 + kMaxMediaRangeUs + kHlsTargetUs, ~0ull);
+    if (!audio_plan || !hls_takes_audio(audio_plan->plan.codec)) {
+      throw ApiError(ApiErrc::not_found, "no AAC audio of camera '" + track.camera + "' at that time");
+    }
+    audio_codec = audio_plan->codec();
+    etag += audio_plan->etag("hls-init-audio");
+  }
   auto init = co_await run_media(ctx.media, [&] {
-    return std::make_shared<const std::vector<std::byte>>(media::MediaWriter::fragmented(codec, t0).take_output());
+    return std::make_shared<const std::vector<std::byte>>(
+        media::MediaWriter::fragmented(codec, t0, audio_codec ? &*audio_codec : nullptr).take_output());
   });
-  co_return media_reply(req, std::move(init), plan.etag("hls-init|" + plan.plan.codec), "video/mp4");
+  co_return media_reply(req, std::move(init), etag, "video/mp4");
 }
 
 boost::asio::awaitable<HttpReply> media_segment(const RouteContext& ctx, const HttpRequest& req, const QueryParams& q,
@@ -212,7 +278,14 @@ boost::asio::awaitable<HttpReply> media_segment(const RouteContext& ctx, const H
   if (t1 <= t0 || t1 - t0 > 10 * 60 * 1'000'000ll) throw BadRequest("t1 must be after t0, at most 10 minutes");
   if (origin > t0) throw BadRequest("o (the playlist's origin) must not be after t0");
   const ClipPlan plan = co_await plan_clip(ctx.catalog, ctx.disks, track, t0, t1, kMaxSegmentBytes);
-  const std::string etag = plan.etag("hls-seg|" + std::to_string(origin));
+  // audio=1: the camera's AAC audio of [t0, t1) beside the video (the init segment has its track);
+  // a segment with none recorded there is its video alone.
+  std::optional<ClipPlan> audio_plan;
+  if (q.get("audio") == "1")
+    audio_plan = co_await plan_audio_beside(ctx.catalog, ctx.disks, track, t0, t1, kMaxSegmentBytes);
+  if (audio_plan && !hls_takes_audio(audio_plan->plan.codec)) audio_plan.reset();
+  const std::string etag =
+      plan.etag("hls-seg|" + std::to_string(origin)) + (audio_plan ? audio_plan->etag("hls-audio") : std::string());
   auto data = ctx.exports ? ctx.exports->find(etag) : nullptr;
   if (!data) {
     std::optional<ExportCache::BuildLease> lease;
@@ -222,10 +295,17 @@ boost::asio::awaitable<HttpReply> media_segment(const RouteContext& ctx, const H
     }
     const auto codec = plan.codec();  // 422 before anything is read, if outside the media limits
     Clip clip = co_await read_clip(ctx.disks, plan, t0, t1, false);
+    std::optional<AudioClip> audio;
+    if (audio_plan) {
+      // Awaited on its own line: see export_route.
+      Clip audio_clip = co_await read_clip(ctx.disks, *audio_plan, t0, t1, false);
+      audio.emplace(AudioClip{
+          .codec = audio_plan->codec(), .clip = std::move(audio_clip), .from_us = t0, .to_us = t1, .exact = true});
+    }
     data = co_await run_media(ctx.media, [&] {
-      auto writer = media::MediaWriter::fragmented(codec, origin);
+      auto writer = media::MediaWriter::fragmented(codec, origin, audio ? &audio->codec : nullptr);
       (void)writer.take_output();  // the init segment: served by init.mp4
-      write_clip(writer, clip, t0);
+      write_clip(writer, clip, t0, audio ? &*audio : nullptr);
       if (writer.frames() == 0) throw ApiError(ApiErrc::not_found, "nothing playable in that segment");
       writer.flush_fragment();
       return std::make_shared<const std::vector<std::byte>>(writer.take_output());
@@ -294,6 +374,7 @@ boost::asio::awaitable<HttpReply> hls_route(const RouteContext& ctx, const HttpR
   if (!catalog::is_valid_camera_name(camera)) throw BadRequest("camera name is not valid");
   const Track track = q.video_track(camera);  // stream=main|sub
   if (path_tail == "hls.m3u8") co_return co_await playlist(ctx, req, q, track);
+  if (path_tail == "hls/master.m3u8") co_return co_await master_playlist(ctx, req, q, track);
   if (path_tail == "hls/init.mp4") co_return co_await init_segment(ctx, req, q, track);
   if (path_tail == "hls/seg.m4s") co_return co_await media_segment(ctx, req, q, track);
   if (path_tail == "live.m3u8" || path_tail == "live/init.mp4" || path_tail == "live/seg.m4s") {

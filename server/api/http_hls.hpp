@@ -3,6 +3,8 @@
 //   GET /api/v1/cameras/{name}/hls.m3u8?from&to     VOD playlist of the range
 //   GET /api/v1/cameras/{name}/hls/init.mp4?t0&t1   init segment (ftyp + moov)
 //   GET /api/v1/cameras/{name}/hls/seg.m4s?t0&t1&o  media segment: the GOPs of [t0, t1)
+//   GET /api/v1/cameras/{name}/hls/master.m3u8?from&to  master playlist: hls.m3u8 with its CODECS
+// A camera's AAC audio is each segment's second track (audio=1 on the init and media segments).
 // The playlist is cut from the GOP index alone (no disk IO): segments are whole GOPs, a new one at
 // the first keyframe of each kHlsTargetUs cell of wall-clock time, named by exact microsecond
 // bounds, so a segment request is stateless and its bytes are the same every time (ETag). Segment
@@ -44,7 +46,7 @@ std::vector<HlsSegment> cut_hls_segments(const std::vector<storage::PlaybackSegm
                                          bool open_end = false, bool align_first = false);
 
 // PATH_TAIL: what follows /api/v1/cameras/{name}/ ("hls.m3u8", "hls/init.mp4", "hls/seg.m4s",
-// "live.m3u8", "live/init.mp4", "live/seg.m4s").
+// "hls/master.m3u8", "live.m3u8", "live/init.mp4", "live/seg.m4s").
 boost::asio::awaitable<HttpReply> hls_route(const RouteContext& ctx, const HttpRequest& req, const QueryParams& q,
                                             const std::string& camera, const std::string& path_tail);
 

@@ -31,20 +31,12 @@ std::int64_t now_us() {
 
 // The audio recorded beside VIDEO's track from ASKED_FROM_US (the request's start: the video's plan
 // starts at its first frame, and the audio recorded before it in the range is the clip's too) to the
-// video's end (docs/media.md, "Audio"); nullopt when the camera has none there, or too much to build
-// in memory (the export is then its video alone).
+// video's end (docs/media.md, "Audio"); nullopt when the camera has none there, or more than
+// MAX_BYTES (the export is then its video alone).
 boost::asio::awaitable<std::optional<ClipPlan>> plan_audio(const RouteContext& ctx, const ClipPlan& video,
-                                                           std::int64_t asked_from_us) {
-  Track track = video.track;
-  track.media_kind = MediaKind::audio;
-  std::optional<ClipPlan> plan;
-  try {
-    plan = co_await plan_clip(ctx.catalog, ctx.disks, track, std::min(asked_from_us, video.from_us), video.to_us,
-                              ctx.export_memory_bytes);
-  } catch (const ApiError&) {
-    // 404: no audio there; 413: more audio than an in-memory export holds.
-  }
-  co_return plan;
+                                                           std::int64_t asked_from_us, std::uint64_t max_bytes) {
+  co_return co_await plan_audio_beside(ctx.catalog, ctx.disks, video.track, std::min(asked_from_us, video.from_us),
+                                       video.to_us, max_bytes);
 }
 
 // If-None-Match names ETAG (a list, or *).
@@ -109,7 +101,8 @@ std::size_t stream_batch_bytes(const RouteContext& ctx) {
 // A range of more than ctx.export_memory_bytes: fragmented MP4 written while it is read, in
 // chunks (no Content-Length, no byte ranges: 200 with the whole file; no ETag, not cached).
 StreamedResponse streamed_export(const RouteContext& ctx, const HttpRequest& req, const ClipPlan& plan,
-                                 std::optional<ExportCache::BuildLease> lease, const std::string& disposition) {
+                                 const std::optional<ClipPlan>& audio, std::optional<ExportCache::BuildLease> lease,
+                                 const std::string& disposition) {
   StreamedResponse res{http::status::ok, req.version()};
   res.set(http::field::server, "vigild/" VIGIL_VERSION);
   res.set(http::field::content_type, "video/mp4");
@@ -126,9 +119,10 @@ StreamedResponse streamed_export(const RouteContext& ctx, const HttpRequest& req
     std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
     std::uint64_t sent_bytes = 0;
   };
-  auto state = std::make_shared<State>(State{.mp4 = Mp4Stream(ctx.disks, plan, stream_batch_bytes(ctx), ctx.media),
-                                             .lease = std::move(lease),
-                                             .camera = plan.camera});
+  auto state =
+      std::make_shared<State>(State{.mp4 = Mp4Stream(ctx.disks, plan, stream_batch_bytes(ctx), ctx.media, audio),
+                                    .lease = std::move(lease),
+                                    .camera = plan.camera});
   res.next = [state]() -> boost::asio::awaitable<std::optional<std::vector<std::byte>>> {
     auto chunk = co_await state->mp4.next();
     if (chunk) {
@@ -137,6 +131,7 @@ StreamedResponse streamed_export(const RouteContext& ctx, const HttpRequest& req
       log::info("export streamed",
                 {{"camera", state->camera},
                  {"frames", state->mp4.frames()},
+                 {"audio_frames", state->mp4.audio_frames()},
                  {"damaged_gops", state->mp4.damaged_gops()},
                  {"read_bytes", state->mp4.bytes_read()},
                  {"mp4_bytes", state->sent_bytes},
@@ -233,22 +228,26 @@ boost::asio::awaitable<HttpReply> export_route(const RouteContext& ctx, const Ht
   const std::string disposition =
       std::string(download && *download == 1 ? "attachment" : "inline") + "; filename=\"" + name + "\"";
   if (!keyframes && plan.estimated_bytes > ctx.export_memory_bytes) {
+    // The camera's audio beside it, read as the video is (Mp4Stream), AAC or Opus as in build_mp4.
+    auto audio_plan = co_await plan_audio(ctx, plan, from_us, ~0ull);
+    if (audio_plan && !media::container_takes_audio("mp4", audio_plan->plan.codec)) audio_plan.reset();
     // Once the head is sent there is no status left to give: what the muxer refuses is found now.
     const auto codec = plan.codec();
-    co_await run_media(ctx.media, [&] { check_muxable(codec); });
+    const auto audio_codec = audio_plan ? std::optional<media::CodecInfo>(audio_plan->codec()) : std::nullopt;
+    co_await run_media(ctx.media, [&] { check_muxable(codec, audio_codec ? &*audio_codec : nullptr); });
     std::optional<ExportCache::BuildLease> lease;
     if (ctx.exports) {
-      lease = ctx.exports->reserve_build(3 * stream_batch_bytes(ctx));
+      lease = ctx.exports->reserve_build((audio_plan ? 4 : 3) * stream_batch_bytes(ctx));  // the audio: a batch more
       if (!lease) throw ApiError(ApiErrc::unavailable, "too many exports are being built; retry shortly");
     }
-    auto res = streamed_export(ctx, req, plan, std::move(lease), disposition);
+    auto res = streamed_export(ctx, req, plan, audio_plan, std::move(lease), disposition);
     res.set("X-Vigil-Range-Us", std::to_string(plan.from_us) + "-" + std::to_string(plan.to_us));
     name_parts(res, plan, to_us, q);
     co_return res;
   }
   // The camera's audio over the same range (a full-frame export only: trick play has no sound).
   std::optional<ClipPlan> audio_plan;
-  if (!keyframes) audio_plan = co_await plan_audio(ctx, plan, from_us);
+  if (!keyframes) audio_plan = co_await plan_audio(ctx, plan, from_us, ctx.export_memory_bytes);
   const std::string etag =
       plan.etag(keyframes ? (reverse ? "mp4-keys-rev|" : "mp4-keys|") + std::to_string(rate) : std::string("mp4")) +
       (audio_plan ? audio_plan->etag("audio") : std::string());

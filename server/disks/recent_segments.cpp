@@ -65,6 +65,8 @@ catalog::FreshSegment RecentSegments::fresh(const Source& s, const storage::Segm
   f.extradata = s.extradata;
   f.width = s.width;
   f.height = s.height;
+  f.sample_rate_hz = s.sample_rate_hz;
+  f.channels = s.channels;
   f.rate_bps = s.rate_bps;
   auto& seg = f.segment;
   seg.segment_id = summary.segment_id;

@@ -46,6 +46,7 @@ class RecentSegments {
     const storage::Volume* volume = nullptr;  // for extent offsets; outlives the recording
     std::string codec{}, extradata{};
     int width = 0, height = 0;
+    int sample_rate_hz = 0, channels = 0;  // audio
     std::int64_t rate_bps = 0;
     std::weak_ptr<const storage::RecordingStream> stream{};
   };

@@ -43,11 +43,17 @@ std::uint64_t fnv1a(const std::string& s) {
 }  // namespace
 
 media::CodecInfo ClipPlan::codec() const {
+  // The catalog's 0 is "not kept" (video, or a recording before they were kept): nothing to check.
+  const auto given = [](int v) { return v > 0 ? std::optional<std::int64_t>(v) : std::nullopt; };
   // The trust boundary again on the way out: a recording written before the limits existed, or
   // a volume from elsewhere, never reaches FFmpeg with parameters open-record would refuse now.
   // The catalog keeps no time base (records carry microseconds): the default one is checked.
-  if (auto breach = media_limits_breach(
-          {.codec = plan.codec, .extradata = plan.extradata, .width = plan.width, .height = plan.height});
+  if (auto breach = media_limits_breach({.codec = plan.codec,
+                                         .extradata = plan.extradata,
+                                         .width = plan.width,
+                                         .height = plan.height,
+                                         .sample_rate = given(plan.sample_rate_hz),
+                                         .channels = given(plan.channels)});
       !breach.empty()) {
     throw ApiError(ApiErrc::unprocessable, "the recording of '" + camera + "' is outside the media limits: " + breach);
   }
@@ -55,7 +61,9 @@ media::CodecInfo ClipPlan::codec() const {
           .width = plan.width,
           .height = plan.height,
           .bit_rate = plan.rate_bps,
-          .extradata = plan.extradata};
+          .extradata = plan.extradata,
+          .sample_rate = plan.sample_rate_hz,
+          .channels = plan.channels};
 }
 
 std::string ClipPlan::etag(const std::string& kind) const {
@@ -97,6 +105,19 @@ boost::asio::awaitable<ClipPlan> plan_clip(CatalogPool& catalog, DiskSet* disks,
                                                    " MiB per request: ask for a shorter range");
   }
   co_return out;
+}
+
+boost::asio::awaitable<std::optional<ClipPlan>> plan_audio_beside(CatalogPool& catalog, DiskSet* disks,
+                                                                  const Track& video, std::int64_t from_us,
+                                                                  std::int64_t to_us, std::uint64_t max_bytes) {
+  const Track track{.camera = video.camera, .role = TrackRole::main, .media_kind = MediaKind::audio};
+  std::optional<ClipPlan> plan;
+  try {
+    plan = co_await plan_clip(catalog, disks, track, from_us, to_us, max_bytes);
+  } catch (const ApiError&) {
+    // 404: no audio there; 413: more audio than the caller builds in memory.
+  }
+  co_return plan;
 }
 
 struct ClipCursor::Run {

@@ -8,6 +8,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,13 @@ struct Clip {
 // range's first part (plan.parts lists them all; plan.next_from_us is where the next begins).
 boost::asio::awaitable<ClipPlan> plan_clip(CatalogPool& catalog, DiskSet* disks, const Track& track,
                                            std::int64_t from_us, std::int64_t to_us, std::uint64_t max_bytes);
+
+// The camera's audio (its one audio stream, role main: docs/media.md "Audio") planned over
+// [FROM_US, TO_US), beside either of VIDEO's tracks (main or sub); nullopt when the camera has none
+// there, or when its GOPs exceed MAX_BYTES (the media is then its video alone).
+boost::asio::awaitable<std::optional<ClipPlan>> plan_audio_beside(CatalogPool& catalog, DiskSet* disks,
+                                                                  const Track& video, std::int64_t from_us,
+                                                                  std::int64_t to_us, std::uint64_t max_bytes);
 
 // Reads the plan's GOPs of [FROM_US, TO_US) (KEYFRAMES_ONLY: each GOP's keyframe alone) as
 // interactive IO on the disks that hold them (ClipCursor); 503 if a volume is not open on this

@@ -4,11 +4,13 @@
 #include <cmath>
 
 #include "server/media/hls_text.hpp"
+#include "server/media/mp4_export.hpp"
 #include "server/core/live_feed.hpp"
 
 namespace vigil::server {
 
-HlsLiveChannel::HlsLiveChannel(const std::shared_ptr<LiveFeed>& feed) : last_used_(std::chrono::steady_clock::now()) {
+HlsLiveChannel::HlsLiveChannel(const std::shared_ptr<LiveFeed>& feed, const std::shared_ptr<LiveFeed>& audio)
+    : last_used_(std::chrono::steady_clock::now()) {
   // Wall-clock microseconds at opening, made unique within the process.
   static std::atomic<std::uint64_t> last{0};
   std::uint64_t now = static_cast<std::uint64_t>(
@@ -28,12 +30,41 @@ HlsLiveChannel::HlsLiveChannel(const std::shared_ptr<LiveFeed>& feed) : last_use
   const auto bound = static_cast<std::size_t>(feed->rate().bytes_over(kLiveTapSeconds)) + (1u << 20);
   tap_ = feed->subscribe(bound, [] {});  // pulled by requests: nothing to wake
   if (!tap_) ended_ = true;
-  // The init segment depends on the codec alone; its timeline origin is irrelevant to it.
-  auto w = media::MediaWriter::fragmented(codec_, 0);
+  if (audio && tap_ && hls_takes_audio(audio->codec().codec_name())) {
+    const auto& a = audio->codec();
+    audio_tap_ = audio->subscribe(
+        static_cast<std::size_t>(audio->rate().bytes_over(kLiveTapSeconds)) + (64u << 10), [] {},
+        /*at_keyframe=*/false);
+    if (audio_tap_) {
+      audio_codec_ = media::CodecInfo{.codec_name = a.codec_name(),
+                                      .bit_rate = a.bit_rate(),
+                                      .extradata = a.extradata(),
+                                      .sample_rate = a.sample_rate(),
+                                      .channels = a.channels()};
+    }
+  }
+  // The init segment depends on the codecs alone; its timeline origin is irrelevant to it.
+  auto w = media::MediaWriter::fragmented(codec_, 0, audio_codec_ ? &*audio_codec_ : nullptr);
   init_ = std::make_shared<const media::Bytes>(w.take_output());
 }
 
+void HlsLiveChannel::write_audio(std::int64_t until_us) {
+  while (!audio_held_.empty() && audio_held_.front()->header.pts <= until_us) {
+    const auto a = audio_held_.front();
+    audio_held_.pop_front();
+    // Before the open segment's start (or with none open: before the next keyframe) it is lost.
+    if (!writer_ || a->header.pts < open_from_us_) continue;
+    writer_->write({.pts_us = a->header.pts,
+                    .dts_us = a->header.pts,
+                    .duration_us = a->header.duration,
+                    .keyframe = true,
+                    .payload = a->payload,
+                    .audio = true});
+  }
+}
+
 void HlsLiveChannel::close_segment(std::int64_t end_us) {
+  if (audio_codec_) write_audio(end_us - 1);  // this segment's audio: [its start, END_US)
   writer_->flush_fragment();
   auto bytes = std::make_shared<const media::Bytes>(writer_->take_output());
   writer_.reset();
@@ -41,32 +72,67 @@ void HlsLiveChannel::close_segment(std::int64_t end_us) {
   while (window_.size() > kLiveWindow) window_.pop_front();
 }
 
+void HlsLiveChannel::write_video(const LiveFrame& f) {
+  const auto& h = f.header;
+  const std::int64_t pts = h.pts != storage::kNoTimestamp ? h.pts : last_pts_us_;
+  const std::int64_t dts = h.dts != storage::kNoTimestamp ? h.dts : pts;
+  if (!origin_us_) {
+    if (!h.keyframe()) return;  // a segment starts at a keyframe
+    origin_us_ = dts;
+  }
+  // A keyframe after the target duration closes the segment (segments are whole GOPs).
+  if (writer_ && h.keyframe() && pts - open_from_us_ >= kLiveTargetUs) close_segment(pts);
+  if (!writer_) {
+    if (!h.keyframe()) return;  // after a drop: wait for the next keyframe
+    writer_.emplace(media::MediaWriter::fragmented(codec_, *origin_us_, audio_codec_ ? &*audio_codec_ : nullptr));
+    (void)writer_->take_output();  // its init segment: served once, by init_segment()
+    open_from_us_ = pts;
+  }
+  if (audio_codec_) write_audio(dts);  // interleaved by time
+  writer_->write(
+      {.pts_us = pts, .dts_us = dts, .duration_us = h.duration, .keyframe = h.keyframe(), .payload = f.payload});
+  last_pts_us_ = pts;
+}
+
 bool HlsLiveChannel::pump() {
   std::lock_guard lock(mu_);
   last_used_ = std::chrono::steady_clock::now();
+  while (audio_tap_) {
+    auto a = audio_tap_->pop();
+    if (!a) break;
+    audio_seen_us_ = std::max(audio_seen_us_, a->header.pts);
+    audio_held_.push_back(std::move(a));
+  }
+  const bool audio_done = !audio_tap_ || audio_tap_->ended();
   while (tap_) {
     auto f = tap_->pop();
     if (!f) break;
-    const auto& h = f->header;
-    const std::int64_t pts = h.pts != storage::kNoTimestamp ? h.pts : last_pts_us_;
-    const std::int64_t dts = h.dts != storage::kNoTimestamp ? h.dts : pts;
-    if (!origin_us_) {
-      if (!h.keyframe()) continue;  // a segment starts at a keyframe
-      origin_us_ = dts;
-    }
-    // A keyframe after the target duration closes the segment (segments are whole GOPs).
-    if (writer_ && h.keyframe() && pts - open_from_us_ >= kLiveTargetUs) close_segment(pts);
-    if (!writer_) {
-      if (!h.keyframe()) continue;  // after a drop: wait for the next keyframe
-      writer_.emplace(media::MediaWriter::fragmented(codec_, *origin_us_));
-      (void)writer_->take_output();  // its init segment: served once, by init_segment()
-      open_from_us_ = pts;
-    }
-    writer_->write(
-        {.pts_us = pts, .dts_us = dts, .duration_us = h.duration, .keyframe = h.keyframe(), .payload = f->payload});
-    last_pts_us_ = pts;
+    video_seen_us_ = std::max(video_seen_us_, f->header.pts);
+    video_held_.push_back(std::move(f));
   }
-  if (tap_ && tap_->ended() && !ended_) {
+  const bool video_done = !tap_ || tap_->ended();
+  // A video frame is written once the audio up to its time has come (or a second of video waits
+  // behind it, or either recording ended): the audio comes over its own session, a little later.
+  const auto time_of = [](const LiveFrame& f) {
+    return f.header.dts != storage::kNoTimestamp ? f.header.dts : f.header.pts;
+  };
+  while (!video_held_.empty()) {
+    const auto& f = *video_held_.front();
+    const std::int64_t t = time_of(f);
+    const bool waited_enough = time_of(*video_held_.back()) - t >= kLiveAudioWaitUs;
+    if (audio_codec_ && !audio_done && !video_done && t != storage::kNoTimestamp && audio_seen_us_ < t &&
+        !waited_enough) {
+      break;
+    }
+    write_video(f);
+    video_held_.pop_front();
+  }
+  // Audio with no open segment to go into, before the video still held (the next segment starts
+  // at one of its keyframes), is not kept.
+  if (!writer_ && !audio_held_.empty()) {
+    write_audio(video_held_.empty() ? video_seen_us_ : time_of(*video_held_.front()) - 1);
+  }
+  if (tap_ && tap_->ended() && video_held_.empty() && !ended_) {
     if (writer_ && writer_->frames() > 0) close_segment(last_pts_us_ + 40'000);
     ended_ = true;
   }
@@ -124,7 +190,8 @@ std::shared_ptr<HlsLiveChannel> HlsLive::channel(const Track& track) {
     if (it != channels_.end()) return it->second;
     return nullptr;
   }
-  auto ch = std::make_shared<HlsLiveChannel>(feed);
+  auto audio = feeds_.find(Track{.camera = track.camera, .role = TrackRole::main, .media_kind = MediaKind::audio});
+  auto ch = std::make_shared<HlsLiveChannel>(feed, audio);
   channels_[key] = ch;
   return ch;
 }

@@ -10,12 +10,17 @@
 // frames up to a keyframe, counted by the tap, never slowing the recording). A channel nobody
 // asked for in kLiveIdle is closed; when the recording ends the playlist gets EXT-X-ENDLIST.
 // Memory per watched camera: the window (kLiveWindow × target × rate) plus the tap's bound.
+// The camera's audio, where it is AAC and records when the channel opens (docs/media.md, "Audio"),
+// is each segment's second track, from a tap of its own: a video frame waits (at most
+// kLiveAudioWaitUs of video behind it) until the audio up to its time has come, the audio
+// arriving over its own session a little after, so each segment holds the audio of its own time.
 // Thread: any thread (one mutex per channel, one for the map); the HLS routes call pump(), the
 // muxing, on the media pool (media_pool.hpp). Errors: exceptions (std::runtime_error from the
 // muxer).
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -34,10 +39,12 @@ inline constexpr std::int64_t kLiveTargetUs = 2'000'000;
 inline constexpr std::size_t kLiveWindow = 6;
 inline constexpr double kLiveTapSeconds = 10.0;
 inline constexpr std::chrono::seconds kLiveIdle{30};
+inline constexpr std::int64_t kLiveAudioWaitUs = 1'000'000;
 
 class HlsLiveChannel {
  public:
-  explicit HlsLiveChannel(const std::shared_ptr<LiveFeed>& feed);
+  // AUDIO: the camera's audio feed, or null (then, or when it is not AAC, the video alone).
+  explicit HlsLiveChannel(const std::shared_ptr<LiveFeed>& feed, const std::shared_ptr<LiveFeed>& audio = nullptr);
 
   // Drains the tap into segments; true once at least one segment is complete (or it ended).
   bool pump();
@@ -59,10 +66,18 @@ class HlsLiveChannel {
     std::shared_ptr<const media::Bytes> bytes;
   };
   void close_segment(std::int64_t end_us);
+  void write_video(const LiveFrame& f);
+  // The held audio up to UNTIL_US (inclusive) into the open segment; what is before it is dropped.
+  void write_audio(std::int64_t until_us);
 
   std::shared_ptr<LiveTap> tap_;
+  std::shared_ptr<LiveTap> audio_tap_;  // null: no audio track
   std::uint64_t epoch_ = 0;
   media::CodecInfo codec_;
+  std::optional<media::CodecInfo> audio_codec_;
+  std::deque<std::shared_ptr<const LiveFrame>> video_held_, audio_held_;   // popped, not yet written
+  std::int64_t audio_seen_us_ = std::numeric_limits<std::int64_t>::min();  // the latest audio pts popped
+  std::int64_t video_seen_us_ = std::numeric_limits<std::int64_t>::min();  // the latest video pts popped
   std::shared_ptr<const media::Bytes> init_;
   mutable std::mutex mu_;
   std::optional<std::int64_t> origin_us_;     // the first keyframe's dts: the timeline's zero
@@ -78,6 +93,7 @@ class HlsLive {
  public:
   explicit HlsLive(LiveFeeds& feeds) : feeds_(feeds) {}
   // TRACK's channel, opened if it records now; null if it does not (and no channel is left).
+  // The camera's audio (its main audio track) goes into the channel of either video track.
   std::shared_ptr<HlsLiveChannel> channel(const Track& track);
 
  private:

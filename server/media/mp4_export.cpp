@@ -26,11 +26,14 @@ std::vector<const storage::ScannedRecord*> audio_frames(const Clip& clip) {
 void write_clip(media::MediaWriter& writer, const Clip& clip, std::int64_t first_pts_us, const AudioClip* audio) {
   const auto sound = audio ? audio_frames(audio->clip) : std::vector<const storage::ScannedRecord*>{};
   std::size_t next_sound = 0;
-  // Audio up to UNTIL_US, from the file's start on.
+  const bool exact = audio && audio->exact;
+  const std::int64_t sound_from_us = exact ? audio->from_us : first_pts_us;
+  // Audio up to UNTIL_US, from the file's start on (EXACT: within [from, to) alone).
   const auto write_sound = [&](std::int64_t until_us) {
+    if (exact) until_us = std::min(until_us, audio->to_us - 1);
     for (; next_sound < sound.size() && sound[next_sound]->header.pts <= until_us; ++next_sound) {
       const auto& a = *sound[next_sound];
-      if (a.header.pts < first_pts_us) continue;
+      if (a.header.pts < sound_from_us) continue;
       writer.write({.pts_us = a.header.pts,
                     .dts_us = a.header.pts,
                     .duration_us = a.header.duration,
@@ -57,6 +60,8 @@ void write_clip(media::MediaWriter& writer, const Clip& clip, std::int64_t first
   if (audio) write_sound(std::max(end, audio->to_us) - 1);  // [from, to): to itself is not in it
 }
 
+bool hls_takes_audio(const std::string& codec) { return codec == "aac"; }
+
 std::int64_t audio_start_us(std::int64_t video_origin_us, const AudioClip& audio) {
   const std::int64_t range_start_us = std::min(video_origin_us, audio.from_us);
   for (const auto* f : audio_frames(audio.clip)) {
@@ -65,7 +70,9 @@ std::int64_t audio_start_us(std::int64_t video_origin_us, const AudioClip& audio
   return video_origin_us;
 }
 
-void check_muxable(const media::CodecInfo& codec) { (void)media::MediaWriter::fragmented(codec, 0).take_output(); }
+void check_muxable(const media::CodecInfo& codec, const media::CodecInfo* audio) {
+  (void)media::MediaWriter::fragmented(codec, 0, audio).take_output();
+}
 
 std::shared_ptr<const std::vector<std::byte>> build_mp4(const ClipPlan& plan, const Clip& clip,
                                                         const Mp4Rendition& rendition, const AudioClip* audio) {

@@ -148,6 +148,8 @@ asio::awaitable<PlaybackService::OpenResult> PlaybackService::open(const proto::
   codec->set_time_base_den(1'000'000);
   codec->set_extradata(plan.extradata);
   codec->set_bit_rate(plan.rate_bps);
+  codec->set_sample_rate(plan.sample_rate_hz);  // audio, where the catalog keeps them
+  codec->set_channels(plan.channels);
   log::info("playback admitted", {{"playback", p->id},
                                   {"name", track->label()},
                                   {"from_us", p->from_us},

@@ -154,6 +154,8 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
                                     .extradata = codec.extradata(),
                                     .width = codec.width(),
                                     .height = codec.height(),
+                                    .sample_rate_hz = codec.sample_rate(),
+                                    .channels = codec.channels(),
                                     .declared_rate_bps = static_cast<std::int64_t>(peak_bps),
                                     .admitted_rate_bps = static_cast<std::int64_t>(peak_bps),
                                     .disk_id = disk_id,
@@ -191,7 +193,9 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
                                             .started_at_us = first_wall ? std::min(first_wall, opened_at) : opened_at,
                                             .gap_why = req.gap_reason(),
                                             .role = track.role,
-                                            .media_kind = track.media_kind});
+                                            .media_kind = track.media_kind,
+                                            .sample_rate_hz = codec.sample_rate(),
+                                            .channels = codec.channels()});
     log::warn("catalog unavailable: recording opened with a reserved stream id; its row is queued",
               {{"stream", stream_id}, {"name", req.stream_name()}, {"error", e.what()}});
   }
@@ -269,6 +273,8 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
                            .extradata = codec.extradata(),
                            .width = codec.width(),
                            .height = codec.height(),
+                           .sample_rate_hz = codec.sample_rate(),
+                           .channels = codec.channels(),
                            .rate_bps = static_cast<std::int64_t>(peak_bps),
                            .stream = r->stream});
   chosen->io->scheduler().add_stream(r->stream_id, *r->stream);

@@ -223,14 +223,35 @@ TEST_CASE("every pending row survives its encoding", "[catalog][spool]") {
   CHECK(std::get<catalog::StreamOpenRow>(*back).role == TrackRole::sub);
   CHECK(std::get<catalog::StreamOpenRow>(*back).media_kind == MediaKind::video);
   CHECK(std::get<catalog::StreamOpenRow>(*back).gap_why == "camera unreachable");
+  // An audio stream keeps its sample rate and channels; one spooled before they were kept has none.
+  open.media_kind = MediaKind::audio;
+  open.codec = "aac";
+  open.width = open.height = 0;
+  open.sample_rate_hz = 48000;
+  open.channels = 2;
+  back = catalog::decode(catalog::encode(open));
+  REQUIRE(back.has_value());
+  CHECK(std::get<catalog::StreamOpenRow>(*back).media_kind == MediaKind::audio);
+  CHECK(std::get<catalog::StreamOpenRow>(*back).sample_rate_hz == 48000);
+  CHECK(std::get<catalog::StreamOpenRow>(*back).channels == 2);
+  const auto with_rates = catalog::encode(open);
+  back = catalog::decode(with_rates.substr(0, with_rates.size() - 8));  // without the two int32
+  REQUIRE(back.has_value());
+  CHECK(std::get<catalog::StreamOpenRow>(*back).media_kind == MediaKind::audio);
+  CHECK(std::get<catalog::StreamOpenRow>(*back).sample_rate_hz == 0);
+  CHECK(std::get<catalog::StreamOpenRow>(*back).channels == 0);
+  CHECK_FALSE(catalog::decode(with_rates.substr(0, with_rates.size() - 1)).has_value());  // torn channels
+  open.media_kind = MediaKind::video;
+  open.sample_rate_hz = open.channels = 0;
   open.role = TrackRole::main;
   const auto current = catalog::encode(open);
-  const std::string older = current.substr(0, current.size() - (4 + 4) - (4 + 5));  // without "main", "video"
+  // Without the rates (8 bytes), "main" and "video".
+  const std::string older = current.substr(0, current.size() - 8 - (4 + 4) - (4 + 5));
   back = catalog::decode(older);
   REQUIRE(back.has_value());
   CHECK(std::get<catalog::StreamOpenRow>(*back).role == TrackRole::main);
   CHECK(std::get<catalog::StreamOpenRow>(*back).gap_why == "camera unreachable");
-  CHECK_FALSE(catalog::decode(current.substr(0, current.size() - 1)).has_value());  // a torn track word
+  CHECK_FALSE(catalog::decode(current.substr(0, current.size() - 8 - 1)).has_value());  // a torn track word
   // The kinds written before gap rows existed keep their bytes: an older spool still decodes.
   CHECK(static_cast<std::uint8_t>(catalog::encode(seg)[1]) == 1);
   CHECK(static_cast<std::uint8_t>(catalog::encode(end)[1]) == 2);

@@ -1,0 +1,472 @@
+// A camera's AAC audio in HLS and in the streamed export (docs/media.md, "Audio"), with real
+// peers: `vigil record` sends a file with AAC audio in real time, vigild serves it, ffprobe and
+// ffmpeg read what it serves.
+// - Recorded HLS: the init segment has the audio track (mp4a), every media segment holds the AAC
+//   of its own time (48 kHz mono, about one 1024-sample frame per 21.3 ms of the segment), the
+//   segments together hold the recorded audio once, in order, without a hole; ffmpeg reads the
+//   playlist over HTTP; the catalog keeps the audio's sample rate and channels (camera API).
+// - The streamed export (more than --export-memory-bytes) carries every audio packet recorded, as
+//   the in-memory export does.
+// - Live HLS: a player following live.m3u8 to its end gets the AAC beside the video.
+// - A G.711 camera's HLS (G.711 has no MP4 sample entry) and a camera without audio: the video
+//   alone, every packet, a playlist ffmpeg reads.
+// - GStreamer RTSP cameras (tests/support/rtsp_camera.py /av-aac, /av-pcmu) read by vigil's own RTSP
+//   session: the AAC camera's HLS segments hold its audio (rate and channels from its SDP, kept in
+//   the catalog), the G.711 camera's HLS is its video.
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+#include <boost/json.hpp>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <fstream>
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/child_process.hpp"
+#include "tests/support/http_client.hpp"
+#include "tests/support/media_fixture.hpp"
+#include "tests/support/proxy_process.hpp"
+#include "tests/support/rtsp_camera_process.hpp"
+#include "tests/support/temp_dir.hpp"
+#include "tests/support/vigild_process.hpp"
+
+using Catch::Matchers::ContainsSubstring;
+using namespace vigil;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr double kAacFrameS = 1024.0 / 48000;  // one AAC frame at 48 kHz
+
+struct Probed {
+  std::string codec;
+  int sample_rate = 0, channels = 0;
+  std::vector<double> pts_s;  // the audio packets' times, in order
+};
+
+// ffprobe's first audio stream of FILE (or URL): codec, sample rate, channels, packet times. No
+// audio stream: an empty codec and no packets.
+Probed probe_audio(const std::string& file, const fs::path& dir, const std::string& tag) {
+  Probed r;
+  const auto streams = dir / (tag + ".as");
+  REQUIRE(
+      test::run_to_exit("/usr/bin/ffprobe",
+                        {"-v", "error", "-select_streams", "a:0", "-show_entries",
+                         "stream=codec_name,sample_rate,channels", "-of", "default=nw=1", "-o", streams.string(), file},
+                        dir / (tag + ".ffprobe.log"))
+          .status == 0);
+  std::ifstream s(streams);
+  for (std::string line; std::getline(s, line);) {
+    if (line.starts_with("codec_name=")) r.codec = line.substr(11);
+    if (line.starts_with("sample_rate=")) r.sample_rate = std::stoi(line.substr(12));
+    if (line.starts_with("channels=")) r.channels = std::stoi(line.substr(9));
+  }
+  const auto packets = dir / (tag + ".ap");
+  REQUIRE(test::run_to_exit("/usr/bin/ffprobe",
+                            {"-v", "error", "-select_streams", "a:0", "-show_entries", "packet=pts_time", "-of",
+                             "csv=p=0", "-o", packets.string(), file},
+                            dir / (tag + ".ffprobe.log"))
+              .status == 0);
+  std::ifstream in(packets);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line != "N/A") r.pts_s.push_back(std::stod(line));
+  }
+  return r;
+}
+
+// Every packet after the first one AAC frame after the previous: no hole, none twice.
+void check_contiguous(const std::vector<double>& pts_s) {
+  for (std::size_t i = 1; i < pts_s.size(); ++i) {
+    INFO("audio packet " << i << " at " << pts_s[i] << " s");
+    CHECK(std::abs(pts_s[i] - pts_s[i - 1] - kAacFrameS) < 0.002);
+  }
+}
+
+// A test clip of SECONDS with 48 kHz mono audio of CODEC (aac; pcm_mulaw at 8 kHz) in FILE.
+void make_av_clip(const fs::path& file, int seconds, const std::string& codec, const fs::path& dir) {
+  const bool g711 = codec == "pcm_mulaw";
+  REQUIRE(test::run_to_exit("/usr/bin/ffmpeg",
+                            {"-v",         "error",
+                             "-f",         "lavfi",
+                             "-i",         "testsrc=size=320x240:rate=25",
+                             "-f",         "lavfi",
+                             "-i",         std::string("sine=frequency=440:sample_rate=") + (g711 ? "8000" : "48000"),
+                             "-t",         std::to_string(seconds),
+                             "-c:v",       "libx264",
+                             "-g",         "25",
+                             "-bf",        "0",
+                             "-pix_fmt",   "yuv420p",
+                             "-c:a",       codec,
+                             file.string()},
+                            dir / "ffmpeg.log")
+              .status == 0);
+}
+
+void record(const test::VigildProcess& d, const std::string& camera, const fs::path& clip, const fs::path& dir) {
+  auto rec = test::run_to_exit(VIGIL_CLI_PATH, {"--server", d.wire(), "record", "--stream", camera, clip.string()},
+                               dir / (camera + "-rec.log"));
+  INFO(rec.output);
+  REQUIRE(rec.status == 0);
+}
+
+std::vector<boost::json::object> streams_of(const test::VigildProcess& d, const std::string& camera,
+                                            const std::string& media_kind) {
+  const auto reply = test::http_request(d.http(), "GET", "/api/v1/cameras/" + camera);
+  REQUIRE(reply.status == 200);
+  const boost::json::value camera_json = reply.json();  // held: iterating into the temporary would dangle
+  std::vector<boost::json::object> out;
+  for (const auto& s : camera_json.at("streams").as_array()) {
+    if (s.at("media_kind").as_string() == media_kind) out.push_back(s.as_object());
+  }
+  return out;
+}
+
+void write_file(const fs::path& file, const std::string& bytes) { std::ofstream(file, std::ios::binary) << bytes; }
+
+// The number after "KEY=" in URI.
+std::int64_t uri_param(const std::string& uri, const std::string& key) {
+  std::smatch m;
+  REQUIRE(std::regex_search(uri, m, std::regex("[?&]" + key + "=(\\d+)")));
+  return std::stoll(m[1]);
+}
+
+// CAMERA's HLS playlist of the last hour, its init segment and its media segments (URIs, bodies).
+struct Hls {
+  std::string playlist, init_uri, init;
+  std::vector<std::string> segment_uris, segments;
+};
+
+// MIN_SEGMENTS: a recording of 6 s reaches at least two 4 s cells of wall-clock time.
+Hls fetch_hls(const test::VigildProcess& d, const std::string& camera, std::size_t min_segments) {
+  Hls h;
+  const std::string base = "/api/v1/cameras/" + camera + "/";
+  auto pl = test::http_request(d.http(), "GET", base + "hls.m3u8?from=-1h");
+  INFO(pl.body);
+  REQUIRE(pl.status == 200);
+  h.playlist = pl.body;
+  CHECK_THAT(h.playlist, ContainsSubstring("#EXT-X-ENDLIST"));
+  const auto uris = test::playlist_uris(h.playlist);
+  REQUIRE(uris.size() >= 1 + min_segments);  // the init segment and the media segments
+  REQUIRE(uris.front().starts_with("hls/init.mp4"));
+  h.init_uri = uris.front();
+  auto init = test::http_request(d.http(), "GET", base + h.init_uri);
+  REQUIRE(init.status == 200);
+  h.init = init.body;
+  for (std::size_t i = 1; i < uris.size(); ++i) {
+    auto seg = test::http_request(d.http(), "GET", base + uris[i]);
+    INFO(uris[i]);
+    REQUIRE(seg.status == 200);
+    h.segment_uris.push_back(uris[i]);
+    h.segments.push_back(seg.body);
+  }
+  return h;
+}
+
+// HLS of a camera whose audio stays out of it: no audio anywhere, every video packet, a playlist
+// ffmpeg reads.
+void check_video_only_hls(const test::VigildProcess& d, const std::string& camera, std::size_t video_packets,
+                          const fs::path& dir) {
+  INFO(camera);
+  // The master playlist names the video's codec alone.
+  auto master = test::http_request(d.http(), "GET", "/api/v1/cameras/" + camera + "/hls/master.m3u8?from=-1h");
+  REQUIRE(master.status == 200);
+  CHECK(std::regex_search(master.body, std::regex(R"(CODECS="avc1\.[0-9A-F]{6}",RESOLUTION=320x240)")));
+  const auto h = fetch_hls(d, camera, 1);
+  CHECK(h.init_uri.find("audio=") == std::string::npos);
+  for (const auto& u : h.segment_uris) CHECK(u.find("audio=") == std::string::npos);
+  CHECK(h.init.find("mp4a") == std::string::npos);
+  std::string whole = h.init;
+  for (const auto& s : h.segments) whole += s;
+  const auto file = dir / (camera + "-hls.mp4");
+  write_file(file, whole);
+  CHECK(probe_audio(file.string(), dir, camera + "-hls").codec.empty());
+  CHECK(test::probe_packets(file, dir).size() == video_packets);
+  const auto out = dir / (camera + "-hls.mkv");
+  auto ff = test::run_to_exit("/usr/bin/ffmpeg",
+                              {"-loglevel", "error", "-y", "-i",
+                               "http://" + d.http() + "/api/v1/cameras/" + camera +
+                                   "/hls.m3u8?from=-1h&access_token=" + d.token(),
+                               "-c", "copy", out.string()},
+                              dir / (camera + "-hls-ffmpeg.log"));
+  INFO(ff.output);
+  REQUIRE(ff.status == 0);
+  CHECK(test::probe_packets(out, dir).size() == video_packets);
+  CHECK(probe_audio(out.string(), dir, camera + "-hls-mkv").codec.empty());
+}
+
+}  // namespace
+
+TEST_CASE("HLS and the streamed export carry a camera's AAC audio; the catalog keeps its rate and channels",
+          "[hls][http][audio][ffmpeg]") {
+  test::TempDir dir;
+  const auto clip = dir.path() / "av.mp4";
+  make_av_clip(clip, 6, "aac", dir.path());
+  const auto sent = probe_audio(clip.string(), dir.path(), "sent");
+  REQUIRE(sent.codec == "aac");
+  REQUIRE(sent.pts_s.size() > 270);  // 6 s of 1024-sample frames at 48 kHz: ~283
+
+  const auto profile = test::make_sim_profile(dir.path());
+  const auto data = dir.path() / "data";
+  auto d = std::make_unique<test::VigildProcess>(data, test::sim_volume_args(dir.path(), profile));
+  REQUIRE(d->wait_ready());
+  record(*d, "porch", clip, dir.path());
+  test::wait_for_closed_frames(data, 150 + static_cast<std::int64_t>(sent.pts_s.size()));
+
+  // The catalog keeps what the recorder said of the audio; the video has neither.
+  const auto audio_streams = streams_of(*d, "porch", "audio");
+  REQUIRE(audio_streams.size() == 1);
+  CHECK(audio_streams[0].at("codec").as_string() == "aac");
+  CHECK(audio_streams[0].at("sample_rate_hz").as_int64() == 48000);
+  CHECK(audio_streams[0].at("channels").as_int64() == 1);
+  const auto video_streams = streams_of(*d, "porch", "video");
+  REQUIRE(video_streams.size() == 1);
+  CHECK(!video_streams[0].contains("sample_rate_hz"));
+  CHECK(!video_streams[0].contains("channels"));
+
+  // The master playlist names both codecs (H.264 High from the recorded avcC, AAC-LC) and leads
+  // to the media playlist of the same range.
+  auto master = test::http_request(d->http(), "GET", "/api/v1/cameras/porch/hls/master.m3u8?from=-1h");
+  INFO(master.body);
+  REQUIRE(master.status == 200);
+  CHECK(std::regex_search(
+      master.body,
+      std::regex(
+          R"(#EXT-X-STREAM-INF:BANDWIDTH=\d+,CODECS="avc1\.64[0-9A-F]{4},mp4a\.40\.2",RESOLUTION=320x240\n\.\./hls\.m3u8\?from=-1h\n)")));
+
+  // Recorded HLS: the audio as each segment's second track.
+  const auto h = fetch_hls(*d, "porch", 2);
+  INFO(h.playlist);
+  CHECK(h.init_uri.find("&audio=1") != std::string::npos);
+  CHECK(h.init.find("mp4a") != std::string::npos);
+  CHECK(h.init.find("avc1") != std::string::npos);
+  std::string whole = h.init;
+  for (std::size_t i = 0; i < h.segments.size(); ++i) {
+    INFO(h.segment_uris[i]);
+    CHECK(h.segment_uris[i].find("&audio=1") != std::string::npos);
+    // Each segment on its own (after the init segment): AAC of its own time, a frame per 21.3 ms.
+    const auto file = dir.path() / ("seg" + std::to_string(i) + ".mp4");
+    write_file(file, h.init + h.segments[i]);
+    const auto got = probe_audio(file.string(), dir.path(), "seg" + std::to_string(i));
+    CHECK(got.codec == "aac");
+    CHECK(got.sample_rate == 48000);
+    CHECK(got.channels == 1);
+    const double seconds =
+        static_cast<double>(uri_param(h.segment_uris[i], "t1") - uri_param(h.segment_uris[i], "t0")) / 1e6;
+    INFO("segment of " << seconds << " s holds " << got.pts_s.size() << " audio packets");
+    CHECK(std::abs(static_cast<double>(got.pts_s.size()) - seconds / kAacFrameS) <= 3);
+    whole += h.segments[i];
+  }
+  // All segments: the recorded audio once, in order, no hole — what lies between the first and
+  // the last video frame (the priming frame before the first picture and a frame or two after
+  // the last are outside every segment).
+  write_file(dir.path() / "hls.mp4", whole);
+  const auto in_hls = probe_audio((dir.path() / "hls.mp4").string(), dir.path(), "hls");
+  CHECK(in_hls.codec == "aac");
+  CHECK(in_hls.pts_s.size() <= sent.pts_s.size());
+  CHECK(in_hls.pts_s.size() + 4 >= sent.pts_s.size());
+  check_contiguous(in_hls.pts_s);
+  // ffmpeg plays the master playlist over HTTP (and so the media playlist it names), both tracks.
+  const auto played = dir.path() / "hls.mkv";
+  auto ff = test::run_to_exit("/usr/bin/ffmpeg",
+                              {"-loglevel", "error", "-y", "-i",
+                               "http://" + d->http() +
+                                   "/api/v1/cameras/porch/hls/master.m3u8?from=-1h&access_token=" + d->token(),
+                               "-c", "copy", played.string()},
+                              dir.path() / "hls-ffmpeg.log");
+  INFO(ff.output);
+  REQUIRE(ff.status == 0);
+  CHECK(test::probe_packets(played, dir.path()).size() == 150);
+  const auto in_played = probe_audio(played.string(), dir.path(), "played");
+  CHECK(in_played.codec == "aac");
+  CHECK(in_played.pts_s.size() == in_hls.pts_s.size());
+
+  // The streamed export (a vigild whose in-memory cap is below the recording): every audio packet
+  // recorded, as the in-memory export has them.
+  REQUIRE(d->stop(SIGTERM) == 0);
+  d.reset();
+  auto args = test::sim_volume_args(dir.path(), profile);
+  args.insert(args.end(), {"--export-memory-bytes", std::to_string(64 << 10)});
+  test::VigildProcess small(data, args);
+  REQUIRE(small.wait_ready());
+  auto streamed = test::http_request(small.http(), "GET", "/api/v1/cameras/porch/export.mp4?from=-1h");
+  INFO(streamed.head);
+  REQUIRE(streamed.status == 200);
+  CHECK(streamed.header("X-Vigil-Export") == "fragmented");
+  CHECK(streamed.chunks >= 4);
+  write_file(dir.path() / "streamed.mp4", streamed.body);
+  const auto in_streamed = probe_audio((dir.path() / "streamed.mp4").string(), dir.path(), "streamed");
+  CHECK(in_streamed.codec == "aac");
+  CHECK(in_streamed.sample_rate == 48000);
+  CHECK(in_streamed.channels == 1);
+  REQUIRE(in_streamed.pts_s.size() == sent.pts_s.size());
+  check_contiguous(in_streamed.pts_s);
+  for (std::size_t i = 0; i < sent.pts_s.size(); ++i) {
+    INFO("audio packet " << i);
+    CHECK(std::abs((in_streamed.pts_s[i] - in_streamed.pts_s[0]) - (sent.pts_s[i] - sent.pts_s[0])) < 0.0015);
+  }
+  CHECK(test::probe_packets(dir.path() / "streamed.mp4", dir.path()).size() == 150);
+}
+
+TEST_CASE("live HLS carries a camera's AAC audio beside its video", "[hls][live][http][audio][ffmpeg]") {
+  test::TempDir dir;
+  const auto clip = dir.path() / "av.mp4";
+  make_av_clip(clip, 10, "aac", dir.path());
+  const auto profile = test::make_sim_profile(dir.path());
+  test::VigildProcess d(dir.path() / "data", test::sim_volume_args(dir.path(), profile));
+  REQUIRE(d.wait_ready());
+  SpawnOptions rec;
+  rec.argv = {VIGIL_CLI_PATH, "--server", d.wire(), "record", "--stream", "gate", clip.string()};
+  rec.output_file = dir.path() / "rec.log";
+  rec.new_session = false;
+  auto recorder = ChildProcess::spawn(rec);
+
+  // A channel takes the audio that records when it opens: asked once the audio stream records.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  test::HttpResult pl;
+  while (std::chrono::steady_clock::now() < deadline) {
+    const auto camera = test::http_request(d.http(), "GET", "/api/v1/cameras/gate");  // 404 until it records
+    const bool recording = camera.status == 200 && !streams_of(d, "gate", "audio").empty() &&
+                           streams_of(d, "gate", "audio")[0].at("state").as_string() == "recording";
+    if (recording) {
+      pl = test::http_request(d.http(), "GET", "/api/v1/cameras/gate/live.m3u8");
+      if (pl.status == 200) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  INFO(pl.body);
+  REQUIRE(pl.status == 200);
+  auto init = test::http_request(d.http(), "GET", "/api/v1/cameras/gate/" + test::playlist_uris(pl.body).front());
+  REQUIRE(init.status == 200);
+  CHECK(init.body.find("mp4a") != std::string::npos);
+
+  // A player follows the live playlist until the recording ends.
+  const auto out = dir.path() / "live.mkv";
+  auto ff = test::run_to_exit("/usr/bin/ffmpeg",
+                              {"-loglevel", "error", "-y", "-i",
+                               "http://" + d.http() + "/api/v1/cameras/gate/live.m3u8?access_token=" + d.token(), "-c",
+                               "copy", out.string()},
+                              dir.path() / "ffmpeg-live.log");
+  INFO(ff.output);
+  REQUIRE(ff.status == 0);
+  CHECK(recorder.wait() == 0);
+  const auto video = test::probe_packets(out, dir.path());
+  REQUIRE(video.size() >= 50);  // at least two live segments
+  const auto got = probe_audio(out.string(), dir.path(), "live");
+  CHECK(got.codec == "aac");
+  CHECK(got.sample_rate == 48000);
+  CHECK(got.channels == 1);
+  // The audio of the time the player saw: about a frame per 21.3 ms of its video, no hole.
+  const double video_s = static_cast<double>(video.size()) / 25;
+  INFO(video_s << " s of video, " << got.pts_s.size() << " audio packets");
+  CHECK(static_cast<double>(got.pts_s.size()) >= (video_s - 0.5) / kAacFrameS);
+  CHECK(static_cast<double>(got.pts_s.size()) <= (video_s + 0.5) / kAacFrameS);
+  check_contiguous(got.pts_s);
+}
+
+TEST_CASE("HLS of a G.711 camera and of a camera without audio is its video alone", "[hls][http][audio][ffmpeg]") {
+  test::TempDir dir;
+  const auto g711 = dir.path() / "g711.mkv";
+  make_av_clip(g711, 3, "pcm_mulaw", dir.path());
+  const auto plain = test::make_h264_clip(dir.path(), 3);
+  const auto profile = test::make_sim_profile(dir.path());
+  const auto data = dir.path() / "data";
+  test::VigildProcess d(data, test::sim_volume_args(dir.path(), profile));
+  REQUIRE(d.wait_ready());
+  record(d, "door", g711, dir.path());
+  record(d, "plain", plain, dir.path());
+  // Both recordings closed: 75 frames of video each, and G.711's 20 ms packets or so.
+  const auto g711_audio = probe_audio(g711.string(), dir.path(), "g711-sent");
+  REQUIRE(g711_audio.codec == "pcm_mulaw");
+  test::wait_for_closed_frames(data, 150 + static_cast<std::int64_t>(g711_audio.pts_s.size()));
+
+  // The G.711 audio is recorded, and the catalog keeps its rate and channels.
+  const auto audio = streams_of(d, "door", "audio");
+  REQUIRE(audio.size() == 1);
+  CHECK(audio[0].at("codec").as_string() == "pcm_mulaw");
+  CHECK(audio[0].at("sample_rate_hz").as_int64() == 8000);
+  CHECK(audio[0].at("channels").as_int64() == 1);
+  CHECK(streams_of(d, "plain", "audio").empty());
+
+  check_video_only_hls(d, "door", 75, dir.path());
+  check_video_only_hls(d, "plain", 75, dir.path());
+}
+
+TEST_CASE("HLS of RTSP cameras: the AAC camera's audio in every segment, the G.711 camera's video alone",
+          "[hls][http][audio][rtsp][ffmpeg]") {
+  test::TempDir dir;
+  [[maybe_unused]] auto camera = test::start_rtsp_camera(dir.path(), 0);
+  const auto profile = test::make_sim_profile(dir.path());
+  test::VigildProcess d(dir.path() / "data", test::sim_volume_args(dir.path(), profile));
+  REQUIRE(d.wait_ready());
+  for (const auto& [path, name] : {std::pair{"/av-aac", "aac-cam"}, std::pair{"/av-pcmu", "pcmu-cam"}}) {
+    const std::string url = "rtsp://127.0.0.1:" + std::to_string(camera.port) + path;
+    auto rec =
+        test::run_to_exit(VIGIL_CLI_PATH, {"--server", d.wire(), "record", "--stream", name, url, "--duration", "5"},
+                          dir.path() / (std::string(name) + ".log"));
+    INFO(rec.output);
+    REQUIRE(rec.status == 0);
+    CHECK_THAT(rec.output, ContainsSubstring("and its audio: "));
+  }
+  // The recordings ended: each playlist is whole (VOD) once the last segment is known.
+  for (const auto* name : {"aac-cam", "pcmu-cam"}) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    test::HttpResult pl;
+    while (std::chrono::steady_clock::now() < deadline) {
+      pl = test::http_request(d.http(), "GET", std::string("/api/v1/cameras/") + name + "/hls.m3u8?from=-1h");
+      if (pl.status == 200 && pl.body.find("#EXT-X-ENDLIST") != std::string::npos) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    INFO(pl.body);
+    REQUIRE(pl.body.find("#EXT-X-ENDLIST") != std::string::npos);
+  }
+
+  const auto audio = streams_of(d, "aac-cam", "audio");
+  REQUIRE(audio.size() == 1);
+  CHECK(audio[0].at("sample_rate_hz").as_int64() == 48000);  // the SDP's MPEG4-GENERIC/48000
+  CHECK(audio[0].at("channels").as_int64() == 1);
+  const auto h = fetch_hls(d, "aac-cam", 1);
+  CHECK(h.init.find("mp4a") != std::string::npos);
+  std::string whole = h.init;
+  double seconds = 0;
+  for (std::size_t i = 0; i < h.segments.size(); ++i) {
+    INFO(h.segment_uris[i]);
+    CHECK(h.segment_uris[i].find("&audio=1") != std::string::npos);
+    const auto file = dir.path() / ("rtsp-seg" + std::to_string(i) + ".mp4");
+    write_file(file, h.init + h.segments[i]);
+    const auto got = probe_audio(file.string(), dir.path(), "rtsp-seg" + std::to_string(i));
+    CHECK(got.codec == "aac");
+    CHECK(got.sample_rate == 48000);
+    CHECK(got.channels == 1);
+    CHECK(!got.pts_s.empty());
+    seconds += static_cast<double>(uri_param(h.segment_uris[i], "t1") - uri_param(h.segment_uris[i], "t0")) / 1e6;
+    whole += h.segments[i];
+  }
+  write_file(dir.path() / "rtsp-hls.mp4", whole);
+  const auto got = probe_audio((dir.path() / "rtsp-hls.mp4").string(), dir.path(), "rtsp-hls");
+  // The camera's audio over the video's time (its first packet may come a little after the first
+  // picture: each RTP clock is pinned at its own first arrival), in order, without a hole.
+  INFO(seconds << " s of HLS, " << got.pts_s.size() << " audio packets");
+  CHECK(static_cast<double>(got.pts_s.size()) >= (seconds - 0.5) / kAacFrameS);
+  CHECK(static_cast<double>(got.pts_s.size()) <= seconds / kAacFrameS + 3);
+  for (std::size_t i = 1; i < got.pts_s.size(); ++i) {
+    INFO("audio packet " << i);
+    CHECK(got.pts_s[i] > got.pts_s[i - 1]);
+    CHECK(got.pts_s[i] - got.pts_s[i - 1] < 0.030);
+  }
+
+  const auto pcmu = streams_of(d, "pcmu-cam", "audio");
+  REQUIRE(pcmu.size() == 1);
+  CHECK(pcmu[0].at("codec").as_string() == "pcm_mulaw");
+  CHECK(pcmu[0].at("sample_rate_hz").as_int64() == 8000);
+  const auto v = fetch_hls(d, "pcmu-cam", 1);
+  CHECK(v.init_uri.find("audio=") == std::string::npos);
+  CHECK(v.init.find("mp4a") == std::string::npos);
+  std::string video_only = v.init;
+  for (const auto& seg : v.segments) video_only += seg;
+  write_file(dir.path() / "pcmu-hls.mp4", video_only);
+  CHECK(probe_audio((dir.path() / "pcmu-hls.mp4").string(), dir.path(), "pcmu-hls").codec.empty());
+  CHECK(test::probe_packets(dir.path() / "pcmu-hls.mp4", dir.path()).size() >= 100);  // ~5 s at 25 fps
+}
