@@ -85,8 +85,15 @@ std::optional<FreeblockRead> FreeblockPlanner::plan(HeadPosition from, Nanos now
 
   std::optional<FreeblockRead> best;
   auto best_count = [&] { return best ? best->wanted_sectors : 0U; };
+  auto exhausted = [&] {
+    return config_.max_tracks_examined != 0 && st.tracks_examined >= config_.max_tracks_examined;
+  };
   auto try_track = [&](HeadPosition t, Nanos extra) {
     if (wanted.on_track(t) <= best_count()) return;  // pruning 1: cannot beat the best on count
+    if (exhausted()) {
+      st.cut_off = true;
+      return;
+    }
     ++st.tracks_examined;
     const Nanos arrive = now + overhead + model_.move_time(from, t);
     const Nanos leave_by = goal.transfer_start - config_.margin - overhead - model_.move_time(t, dst);
@@ -134,6 +141,7 @@ std::optional<FreeblockRead> FreeblockPlanner::plan(HeadPosition from, Nanos now
                                                  static_cast<double>(rotation.count())) +
                       1;
     if (fits <= best_count()) break;
+    if (st.cut_off) break;  // the bound was met with a track still worth examining
     if (cand.track.cylinder == from.cylinder || cand.track.cylinder == dst.cylinder) {
       try_track(cand.track, cand.extra);
     } else {

@@ -54,6 +54,11 @@ class FreeblockWanted {
 struct FreeblockConfig {
   Nanos margin{300'000};     // seed 000 Fig. 8: < 2 % foreground impact at 0.3 ms on a real disk
   bool third_tracks = true;  // false: only the source and destination tracks
+  // The search's cut-off (seed 003 stops searching when the current foreground request completes):
+  // at most this many tracks examined per plan (0: no bound). The source and destination tracks
+  // are examined first, so a bound of 2 is "source and destination only"; the best read found
+  // within the bound is planned, so the bound costs free bandwidth, never exactness.
+  std::uint32_t max_tracks_examined = 0;
 };
 
 // The background read to issue before the foreground request, and what the planner predicts.
@@ -69,6 +74,7 @@ struct FreeblockRead {
 
 struct FreeblockSearchStats {
   std::uint32_t tracks_examined = 0;
+  bool cut_off = false;  // the search stopped at FreeblockConfig::max_tracks_examined
 };
 
 class FreeblockPlanner {

@@ -2,6 +2,7 @@
 // rotational latency never delay it (exact, in virtual time), and it takes what fits.
 #include <catch2/catch_test_macros.hpp>
 
+#include <algorithm>
 #include <random>
 
 #include "storage/freeblock_planner.hpp"
@@ -15,7 +16,14 @@ constexpr std::uint64_t kSector = 512;
 // Runs N random foreground requests (2:1 read : durable write, 4-16 KB) twice in lockstep: on
 // BASE alone and on FREE with the planner's background read before each. Every foreground
 // completion must be identical; returns the background sectors read.
-std::uint64_t lockstep(FreeblockConfig cfg, int n, std::uint64_t seed, int* planned) {
+// SEARCH, when set, adds up the planner's search statistics (the most tracks examined in one plan
+// in max_examined, the plans cut off by the bound in cut_off).
+struct SearchTotals {
+  std::uint32_t max_examined = 0;
+  std::uint64_t examined = 0;
+  int cut_off = 0;
+};
+std::uint64_t lockstep(FreeblockConfig cfg, int n, std::uint64_t seed, int* planned, SearchTotals* search = nullptr) {
   HddModel base(hdd_preset("atlas10k")), free(hdd_preset("atlas10k"));
   FreeblockWanted wanted(free);
   wanted.want_all();
@@ -32,7 +40,14 @@ std::uint64_t lockstep(FreeblockConfig cfg, int n, std::uint64_t seed, int* plan
     TimedCommand cb = b;
     cb.start = now_base;
     now_base += base.service_time(cb);
-    if (auto r = planner.plan(free.head_position(), now_free, offset, bytes, wanted)) {
+    FreeblockSearchStats stats;
+    auto r = planner.plan(free.head_position(), now_free, offset, bytes, wanted, &stats);
+    if (search != nullptr) {
+      search->max_examined = std::max(search->max_examined, stats.tracks_examined);
+      search->examined += stats.tracks_examined;
+      search->cut_off += stats.cut_off ? 1 : 0;
+    }
+    if (r) {
       ++*planned;
       REQUIRE(r->foreground_end <= now_base);
       now_free += free.service_time({IoKind::read, r->offset, r->bytes, false, now_free});
@@ -86,6 +101,29 @@ TEST_CASE("background reads never delay a foreground request (exact virtual time
   int planned_two = 0;
   const std::uint64_t two = lockstep({.third_tracks = false}, 1500, 11, &planned_two);
   CHECK(two < got);
+}
+
+TEST_CASE("the search cut-off bounds the tracks examined and keeps every plan exact", "[freeblock]") {
+  int planned = 0;
+  SearchTotals unbounded;
+  const std::uint64_t got = lockstep({}, 1500, 11, &planned, &unbounded);
+  CHECK(unbounded.cut_off == 0);
+  // A bound above anything the search needs changes nothing.
+  int planned_high = 0;
+  SearchTotals high;
+  CHECK(lockstep({.max_tracks_examined = unbounded.max_examined}, 1500, 11, &planned_high, &high) == got);
+  CHECK(high.cut_off == 0);
+  CHECK(high.examined == unbounded.examined);
+  // One track per plan: never more examined, some searches cut short, less read; lockstep's
+  // REQUIREs hold (the foreground still completes at exactly the same virtual time).
+  int planned_one = 0;
+  SearchTotals one;
+  const std::uint64_t got_one = lockstep({.max_tracks_examined = 1}, 1500, 11, &planned_one, &one);
+  CHECK(one.max_examined == 1);
+  CHECK(one.cut_off > 0);
+  CHECK(one.examined < unbounded.examined);
+  CHECK(got_one < got);
+  CHECK(got_one > 0);
 }
 
 TEST_CASE("the planner takes the wanted sectors that pass before the foreground sector", "[freeblock]") {
