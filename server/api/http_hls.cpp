@@ -34,11 +34,6 @@ constexpr std::uint64_t kMaxSegmentBytes = 64ull << 20;
 // How long a live playlist request waits for a channel's first segment (a GOP or two).
 constexpr std::chrono::seconds kLiveFirstSegmentWait{10};
 
-std::int64_t now_us() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 // A required integer parameter (microseconds), digits with an optional sign only.
 std::int64_t micros(const QueryParams& q, std::string_view key) {
   const auto v = q.get(key);
@@ -125,11 +120,7 @@ HttpResponse text_response(const HttpRequest& req, std::string body, const char*
 
 boost::asio::awaitable<HttpReply> playlist(const RouteContext& ctx, const HttpRequest& req, const QueryParams& q,
                                            const Track& track) {
-  const auto now = now_us();
-  const std::int64_t from_us = q.time("from", now);
-  const std::int64_t to_us = q.get("to") ? q.time("to", now) : now;
-  if (to_us <= from_us) throw BadRequest("'to' must be after 'from'");
-  if (to_us - from_us > kMaxMediaRangeUs) throw BadRequest("the range is longer than 24 hours: ask in parts");
+  const auto [from_us, to_us] = media_range(q);
   // The playlist reads nothing from the disk: any size of range may be listed.
   ClipPlan plan = co_await plan_clip(ctx.catalog, ctx.disks, track, from_us, to_us, ~0ull);
   // The camera's audio, where it is AAC, is each segment's second track (docs/media.md, "Audio"):
@@ -222,11 +213,7 @@ std::string time_param(const QueryParams& q, const std::string& key) {
 // they fetch a segment. Its one URI is hls.m3u8 of the same range.
 boost::asio::awaitable<HttpReply> master_playlist(const RouteContext& ctx, const HttpRequest& req, const QueryParams& q,
                                                   const Track& track) {
-  const auto now = now_us();
-  const std::int64_t from_us = q.time("from", now);
-  const std::int64_t to_us = q.get("to") ? q.time("to", now) : now;
-  if (to_us <= from_us) throw BadRequest("'to' must be after 'from'");
-  if (to_us - from_us > kMaxMediaRangeUs) throw BadRequest("the range is longer than 24 hours: ask in parts");
+  const auto [from_us, to_us] = media_range(q);
   const std::string range = time_param(q, "from") + time_param(q, "to");
   const ClipPlan plan = co_await plan_clip(ctx.catalog, ctx.disks, track, from_us, to_us, ~0ull);
   auto audio_plan = co_await plan_audio_beside(ctx.catalog, ctx.disks, track, from_us, to_us, ~0ull);

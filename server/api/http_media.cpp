@@ -193,14 +193,19 @@ HttpReply media_reply(const HttpRequest& req, std::shared_ptr<const std::vector<
   return res;
 }
 
+MediaRange media_range(const QueryParams& q, const char* in_parts) {
+  const auto now = now_us();
+  MediaRange r{.from_us = q.time("from", now), .to_us = q.get("to") ? q.time("to", now) : now};
+  if (r.to_us <= r.from_us) throw BadRequest("'to' must be after 'from'");
+  if (r.to_us - r.from_us > kMaxMediaRangeUs)
+    throw BadRequest(std::string("the range is longer than 24 hours: ") + in_parts);
+  return r;
+}
+
 boost::asio::awaitable<HttpReply> export_route(const RouteContext& ctx, const HttpRequest& req, const QueryParams& q,
                                                const std::string& camera) {
   if (!catalog::is_valid_camera_name(camera)) throw BadRequest("camera name is not valid");
-  const auto now = now_us();
-  const std::int64_t from_us = q.time("from", now);
-  const std::int64_t to_us = q.get("to") ? q.time("to", now) : now;
-  if (to_us <= from_us) throw BadRequest("'to' must be after 'from'");
-  if (to_us - from_us > kMaxMediaRangeUs) throw BadRequest("the range is longer than 24 hours: export in parts");
+  const auto [from_us, to_us] = media_range(q, "export in parts");
   const auto download = q.number("download", 0, 1);
   // Trick play: keyframes only (fast-forward: a fraction of the disk time), re-timed at RATE.
   const bool keyframes = q.number("keyframes", 0, 1).value_or(0) == 1;
@@ -311,11 +316,7 @@ boost::asio::awaitable<HttpReply> export_route(const RouteContext& ctx, const Ht
 boost::asio::awaitable<HttpReply> export_parts_route(const RouteContext& ctx, const HttpRequest& req,
                                                      const QueryParams& q, const std::string& camera) {
   if (!catalog::is_valid_camera_name(camera)) throw BadRequest("camera name is not valid");
-  const auto now = now_us();
-  const std::int64_t from_us = q.time("from", now);
-  const std::int64_t to_us = q.get("to") ? q.time("to", now) : now;
-  if (to_us <= from_us) throw BadRequest("'to' must be after 'from'");
-  if (to_us - from_us > kMaxMediaRangeUs) throw BadRequest("the range is longer than 24 hours: ask in parts");
+  const auto [from_us, to_us] = media_range(q);
   const ClipPlan plan = co_await plan_clip(ctx.catalog, ctx.disks, q.video_track(camera), from_us, to_us, ~0ull);
   boost::json::array parts;
   for (const auto& p : plan.plan.parts) {

@@ -31,6 +31,13 @@ namespace vigil::server {
 // Longest range one media request may name.
 inline constexpr std::int64_t kMaxMediaRangeUs = 24ll * 3600 * 1'000'000;
 
+// A media request's range: `from`, and `to` (now when absent), checked — TO after FROM, at most
+// kMaxMediaRangeUs (BadRequest otherwise, telling the client to ask IN_PARTS: "export in parts").
+struct MediaRange {
+  std::int64_t from_us = 0, to_us = 0;
+};
+MediaRange media_range(const QueryParams& q, const char* in_parts = "ask in parts");
+
 boost::asio::awaitable<HttpReply> export_route(const RouteContext& ctx, const HttpRequest& req, const QueryParams& q,
                                                const std::string& camera);
 

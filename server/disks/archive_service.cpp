@@ -6,7 +6,6 @@
 #include "common/log.hpp"
 #include "server/disks/segment_fetch.hpp"
 #include "storage/crc32c.hpp"
-#include "storage/segment_verify.hpp"
 
 namespace vigil::server {
 
@@ -139,42 +138,31 @@ void ArchiveService::update_legal_holds(Disk& disk) {
 
 bool ArchiveService::copy(Disk& disk, const catalog::ArchiveTarget& t, std::stop_token stop) {
   const auto& s = t.segment;
-  auto& vol = *disk.volume->volume;
-  storage::SegmentVerifier verifier({.stream_id = s.stream_id,
-                                     .extent_bytes = vol.extent_bytes(),
-                                     .block_bytes = vol.block_bytes(),
-                                     .end_offset = s.data_bytes,
-                                     .start_us = s.start_us,
-                                     .end_us = s.end_us});
-  std::vector<storage::BrokerExtent> extents;
-  for (std::uint32_t i = 0; i < s.extent_offsets.size(); ++i) {
-    extents.push_back({s.extent_offsets[i], verifier.extent_read_bytes(i)});
-  }
-  auto read = read_in_background(disk, extents, stop);
+  auto read = read_and_verify(disk, s, stop);
   if (!read) return false;  // stopped
   if (!*read) {
     log::warn("archive: cannot read segment; retried",
               {{"segment", s.segment_id}, {"volume", disk.volume->path.string()}, {"error", read->error().message()}});
     return false;
   }
-  // The object: the segment's logical bytes, each extent's share of [0, data_bytes) in order.
-  std::string object;
-  object.reserve(s.data_bytes);
-  const ExtentBytes& extent_bytes = **read;
-  for (std::uint32_t i = 0; i < extent_bytes.size(); ++i) {
-    verifier.add_extent(i, extent_bytes[i]);
-    const std::uint64_t before = static_cast<std::uint64_t>(i) * vol.extent_bytes();
-    const std::uint64_t take =
-        std::min<std::uint64_t>(s.data_bytes > before ? s.data_bytes - before : 0,
-                                std::min<std::uint64_t>(vol.extent_bytes(), extent_bytes[i].size()));
-    object.append(reinterpret_cast<const char*>(extent_bytes[i].data()), take);
-  }
-  const auto check = verifier.finish();
-  if (!check.damage.empty() || check.checksum_crc32c != s.checksum_crc32c || object.size() != s.data_bytes) {
+  if (!(*read)->intact(s.checksum_crc32c)) {
     // Not copied: a copy must be what was recorded. The scrubber records the damage as a gap.
     log::error("archive: segment does not verify; not copied", {{"segment", s.segment_id},
                                                                 {"volume", disk.volume->path.string()},
-                                                                {"damaged_runs", check.damage.size()}});
+                                                                {"damaged_runs", (*read)->check.damage.size()}});
+    return false;
+  }
+  // The object: the segment's logical bytes, each extent's share of [0, data_bytes) in order.
+  const std::uint64_t extent_bytes = disk.volume->volume->extent_bytes();
+  std::string object;
+  object.reserve(s.data_bytes);
+  for (const auto& extent : (*read)->extents) {
+    const std::uint64_t take = std::min<std::uint64_t>({s.data_bytes - object.size(), extent_bytes, extent.size()});
+    object.append(reinterpret_cast<const char*>(extent.data()), take);
+    if (object.size() == s.data_bytes) break;
+  }
+  if (object.size() != s.data_bytes) {
+    log::error("archive: segment reads short; not copied", {{"segment", s.segment_id}, {"bytes", object.size()}});
     return false;
   }
   const std::string key = object_key(t.camera, t.role, s.stream_id, s.segment_id);

@@ -79,32 +79,16 @@ void ScrubService::run(std::stop_token stop) {
 }
 
 void ScrubService::scrub(Disk& disk, const catalog::ScrubTarget& t, std::stop_token stop) {
-  auto& vol = *disk.volume->volume;
-  storage::SegmentVerifier verifier({.stream_id = t.stream_id,
-                                     .extent_bytes = vol.extent_bytes(),
-                                     .block_bytes = vol.block_bytes(),
-                                     .end_offset = t.data_bytes,
-                                     .start_us = t.start_us,
-                                     .end_us = t.end_us});
-  std::vector<storage::BrokerExtent> extents;
-  for (std::uint32_t i = 0; i < t.extent_offsets.size(); ++i) {
-    extents.push_back({t.extent_offsets[i], verifier.extent_read_bytes(i)});
-  }
-  auto read = read_in_background(disk, extents, stop);
+  auto read = read_and_verify(disk, t, stop);
   if (!read) return;  // stopped
   if (!*read) {
     log::warn("scrub: read failed; retried next epoch",
               {{"segment", t.segment_id}, {"volume", disk.volume->path.string()}, {"error", read->error().message()}});
     return;
   }
-  std::uint64_t bytes = 0;
-  const ExtentBytes& extent_bytes = **read;
-  for (std::uint32_t i = 0; i < extent_bytes.size(); ++i) {
-    bytes += extent_bytes[i].size();
-    verifier.add_extent(i, extent_bytes[i]);
-  }
-  const auto check = verifier.finish();
-  const bool damaged = !check.damage.empty() || check.checksum_crc32c != t.checksum_crc32c;
+  const std::uint64_t bytes = (*read)->bytes;
+  const storage::SegmentCheck& check = (*read)->check;
+  const bool damaged = !(*read)->intact(t.checksum_crc32c);
   bool found = false;
   if (damaged) {
     try {

@@ -4,6 +4,7 @@
 #include <future>
 #include <memory>
 
+#include "catalog/scrub_rows.hpp"
 #include "server/disks/disk_set.hpp"
 
 namespace vigil::server {
@@ -40,6 +41,31 @@ std::optional<Result<ExtentBytes>> read_in_background(Disk& disk, const std::vec
   }
   if (auto r = finished.get(); !r) return Result<ExtentBytes>(r.error());
   return Result<ExtentBytes>(std::move(read->bytes));
+}
+
+std::optional<Result<VerifiedRead>> read_and_verify(Disk& disk, const catalog::ScrubTarget& t, std::stop_token stop) {
+  auto& vol = *disk.volume->volume;
+  storage::SegmentVerifier verifier({.stream_id = t.stream_id,
+                                     .extent_bytes = vol.extent_bytes(),
+                                     .block_bytes = vol.block_bytes(),
+                                     .end_offset = t.data_bytes,
+                                     .start_us = t.start_us,
+                                     .end_us = t.end_us});
+  std::vector<storage::BrokerExtent> extents;
+  for (std::uint32_t i = 0; i < t.extent_offsets.size(); ++i) {
+    extents.push_back({t.extent_offsets[i], verifier.extent_read_bytes(i)});
+  }
+  auto read = read_in_background(disk, extents, stop);
+  if (!read) return std::nullopt;  // stopped
+  if (!*read) return Result<VerifiedRead>(read->error());
+  VerifiedRead out;
+  out.extents = std::move(**read);
+  for (std::uint32_t i = 0; i < out.extents.size(); ++i) {
+    out.bytes += out.extents[i].size();
+    verifier.add_extent(i, out.extents[i]);
+  }
+  out.check = verifier.finish();
+  return Result<VerifiedRead>(std::move(out));
 }
 
 }  // namespace vigil::server

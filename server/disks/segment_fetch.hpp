@@ -12,6 +12,11 @@
 
 #include "common/errors.hpp"
 #include "storage/background_broker.hpp"
+#include "storage/segment_verify.hpp"
+
+namespace vigil::catalog {
+struct ScrubTarget;
+}
 
 namespace vigil::server {
 
@@ -22,5 +27,18 @@ using ExtentBytes = std::vector<std::vector<std::byte>>;  // one buffer per exte
 // EXTENTS: device offsets and block-multiple lengths, in the segment's logical order.
 std::optional<Result<ExtentBytes>> read_in_background(Disk& disk, const std::vector<storage::BrokerExtent>& extents,
                                                       std::stop_token stop);
+
+// A closed segment read whole through the broker and checked (storage::SegmentVerifier): its
+// extents' bytes (each read to the block after its data) and what the check found.
+struct VerifiedRead {
+  ExtentBytes extents;
+  storage::SegmentCheck check;
+  std::uint64_t bytes = 0;  // read from the device
+  // Whether every record checked and the records' checksum is the catalog's.
+  bool intact(std::uint32_t catalog_checksum_crc32c) const {
+    return check.damage.empty() && check.checksum_crc32c == catalog_checksum_crc32c;
+  }
+};
+std::optional<Result<VerifiedRead>> read_and_verify(Disk& disk, const catalog::ScrubTarget& t, std::stop_token stop);
 
 }  // namespace vigil::server
