@@ -179,7 +179,7 @@ Daemon::Daemon(const ServerConfig& cfg) : cfg_(cfg), lock_(made(cfg.data_dir)) {
   }
   for (const auto& [index, plan] : cfg_.fault_plans)
     volume_configs.at(index).fault_plan = *storage::parse_fault_plan(plan);
-  auto up = bring_up_volumes(volume_configs, conninfo_);
+  auto up = bring_up_volumes(volume_configs, conninfo_, cfg_.node);
   volumes_ = std::move(up.open);
   unavailable_volumes_ = std::move(up.unavailable);
   for (const auto& v : unavailable_volumes_) metrics_.volume_unavailable(v.path.string());
@@ -342,6 +342,7 @@ void Daemon::start_listeners() {
              {"http", std::string(http_->tls() ? "https://" : "http://") + h.address().to_string() + ":" +
                           std::to_string(h.port())},
              {"data", fs::absolute(cfg_.data_dir).string()},
+             {"node", cfg_.node},
              {"version", VIGIL_VERSION}});
 }
 
@@ -357,7 +358,8 @@ void Daemon::start_cameras() {
                           .token = cfg_.auth ? make_recorder_token(conninfo_) : std::string(),
                           .run_as = recorder_account(cfg_),
                           .ingest_workers = cfg_.ingest_workers,
-                          .status = &camera_status_});
+                          .status = &camera_status_,
+                          .node = cfg_.node});
   cameras_ready_.store(true, std::memory_order_release);
   if (::geteuid() == 0)
     log::info("pulled cameras' recorders run unprivileged", {{"user", cfg_.recorder_user.value_or("vigil-recorder")}});
