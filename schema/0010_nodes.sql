@@ -13,7 +13,7 @@
 -- node claims it) records the hole since the last frame as a gap with reason 'failover'.
 
 CREATE TABLE nodes (
-  node            text PRIMARY KEY CHECK (node <> '' AND octet_length(node) <= 255 AND node !~ '[\x01-\x20\x7f]'),
+  node            text PRIMARY KEY CHECK (node <> '' AND octet_length(node) <= 64 AND node !~ '[\x01-\x20\x7f]'),
   incarnation     uuid NOT NULL,
   lease_until     timestamptz NOT NULL,
   heartbeat_at    timestamptz NOT NULL,

@@ -284,9 +284,9 @@ void finish(const po::variables_map& vm, const RawArgs& raw, ServerConfig& cfg) 
   if (vm.count("recorder-user")) cfg.recorder_user = vm["recorder-user"].as<std::string>();
   if (vm.count("node")) {
     cfg.node = vm["node"].as<std::string>();
-    if (cfg.node.empty() || cfg.node.size() > 255 ||
+    if (cfg.node.empty() || cfg.node.size() > 64 ||
         std::any_of(cfg.node.begin(), cfg.node.end(), [](unsigned char c) { return c <= 0x20 || c == 0x7f; })) {
-      throw ConfigError("--node must be 1-255 bytes without spaces or control characters");
+      throw ConfigError("--node must be 1-64 bytes without spaces or control characters");
     }
   }
   if (vm.count("ingest-workers")) {

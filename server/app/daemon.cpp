@@ -355,7 +355,7 @@ void Daemon::start_cameras() {
                                   std::to_string(ep.port()),
                           .recorder = cfg_.recorder ? *cfg_.recorder : default_recorder_path(),
                           .log_dir = fs::absolute(cfg_.data_dir) / "log",
-                          .token = cfg_.auth ? make_recorder_token(conninfo_) : std::string(),
+                          .token = cfg_.auth ? make_recorder_token(conninfo_, cfg_.node) : std::string(),
                           .run_as = recorder_account(cfg_),
                           .ingest_workers = cfg_.ingest_workers,
                           .status = &camera_status_,
