@@ -359,7 +359,8 @@ void Daemon::start_cameras() {
                           .run_as = recorder_account(cfg_),
                           .ingest_workers = cfg_.ingest_workers,
                           .status = &camera_status_,
-                          .node = cfg_.node});
+                          .node = cfg_.node,
+                          .headroom_bps = [this] { return disk_set_->headroom_bps(); }});
   cameras_ready_.store(true, std::memory_order_release);
   if (::geteuid() == 0)
     log::info("pulled cameras' recorders run unprivileged", {{"user", cfg_.recorder_user.value_or("vigil-recorder")}});

@@ -403,11 +403,12 @@ std::int64_t CameraManager::epoch_of(const std::string& pull) const {
 void CameraManager::catalog_round(pqxx::connection& conn) {
   const auto& node = config_.node;
   // The heartbeat commits on its own, first: nothing after it may delay or undo the renewal.
+  const auto headroom = config_.headroom_bps ? config_.headroom_bps() : 0;
   const auto sent = std::chrono::steady_clock::now();
   {
     pqxx::work tx(conn);
     if (incarnation_.empty()) incarnation_ = catalog::new_incarnation(tx);
-    catalog::renew_lease(tx, node, incarnation_, config_.lease.lease.count(), 0);
+    catalog::renew_lease(tx, node, incarnation_, config_.lease.lease.count(), headroom);
     tx.commit();
   }
   const auto now = std::chrono::steady_clock::now();

@@ -35,6 +35,7 @@
 #include <condition_variable>
 #include <deque>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -78,6 +79,9 @@ struct CameraManagerConfig {
   // lease's timing (the heartbeat is also the catalog poll when shorter than poll).
   std::string node = "vigild";
   LeaseTimes lease{};
+  // The node's admission headroom, bits per second, written with every heartbeat (placement
+  // favours the node with the most); none: 0. Called on the manager thread.
+  std::function<std::int64_t()> headroom_bps;
 };
 
 class CameraManager {

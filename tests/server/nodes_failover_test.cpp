@@ -89,6 +89,8 @@ TEST_CASE("two nodes share the pulled cameras; a killed node's cameras fail over
   REQUIRE(
       eventually([&] { return cat.number("SELECT count(*) FROM nodes WHERE lease_until > clock_timestamp()") == 2; },
                  30s));
+  // Each reports its admission headroom with its heartbeat (placement favours the most).
+  CHECK(cat.number("SELECT count(*) FROM nodes WHERE headroom_bps > 0") == 2);
   {
     pqxx::work tx(cat.db);
     for (int i = 0; i < kCameras; ++i) {
@@ -104,6 +106,8 @@ TEST_CASE("two nodes share the pulled cameras; a killed node's cameras fail over
   if (!placed) logs();
   REQUIRE(placed);
   const auto on_a = cat.names(recording_on("a")), on_b = cat.names(recording_on("b"));
+  std::cout << "nodes: placement of " << kCameras << " cameras: " << on_a.size() << " on a, " << on_b.size()
+            << " on b\n";
   CHECK(!on_a.empty());
   CHECK(!on_b.empty());
   for (const auto& n : on_a) CHECK_FALSE(on_b.contains(n));
