@@ -188,3 +188,64 @@ TEST_CASE("two nodes share the pulled cameras; a killed node's cameras fail over
   CHECK(cat.names(recording_on("b")).size() == kCameras);
   CHECK(cat.names(recording_on("a")).empty());
 }
+
+TEST_CASE("a node frozen past its lease loses its cameras, and once thawed stops pulling them at once (fenced)",
+          "[nodes][camera][rtsp][integration]") {
+  constexpr int kCameras = 4;
+  test::TempDir dir;
+  const auto db = test::shared_cluster().create_database("nodes_fenced");
+  const auto profile = test::make_sim_profile(dir.path());
+  [[maybe_unused]] auto [camera, port, camera_log] = test::start_rtsp_camera(dir.path(), 0, 256);
+  std::filesystem::create_directories(dir.path() / "a");
+  std::filesystem::create_directories(dir.path() / "b");
+  auto a = start_node(dir.path() / "a", profile, db, "a");
+  auto b = start_node(dir.path() / "b", profile, db, "b");
+  Catalog cat(db);
+  auto logs = [&] {
+    UNSCOPED_INFO("node a: " << a->output().substr(0, 30000));
+    UNSCOPED_INFO("node b: " << b->output().substr(0, 30000));
+  };
+  REQUIRE(
+      eventually([&] { return cat.number("SELECT count(*) FROM nodes WHERE lease_until > clock_timestamp()") == 2; },
+                 30s));
+  {
+    pqxx::work tx(cat.db);
+    for (int i = 0; i < kCameras; ++i) {
+      catalog::add_camera(tx, "cam" + std::to_string(i), "rtsp://127.0.0.1:" + std::to_string(port) + "/cam1");
+    }
+    tx.commit();
+  }
+  const bool placed =
+      eventually([&] { return cat.names(recording_on("a")).size() + cat.names(recording_on("b")).size() == kCameras; },
+                 90s);
+  if (!placed) logs();
+  REQUIRE(placed);
+  const auto on_a = cat.names(recording_on("a"));
+  REQUIRE(!on_a.empty());
+
+  // Node a frozen (SIGSTOP: no heartbeat, no catalog writes) past its lease: b takes its cameras.
+  REQUIRE(::kill(a->pid(), SIGSTOP) == 0);
+  const bool taken = eventually([&] { return cat.names(recording_on("b")).size() == kCameras; }, 30s);
+  if (!taken) {
+    ::kill(a->pid(), SIGCONT);
+    logs();
+  }
+  REQUIRE(taken);
+  CHECK(cat.number("SELECT count(*) FROM cameras WHERE owner_node = 'b'") == kCameras);
+
+  // Thawed: at its first round a sees the cameras are b's and stops pulling them; they stay b's.
+  REQUIRE(::kill(a->pid(), SIGCONT) == 0);
+  const bool fenced = eventually(
+      [&] {
+        return a->output().find("fenced: the camera is owned by another node now") != std::string::npos &&
+               cat.names(recording_on("a")).empty();
+      },
+      30s);
+  if (!fenced) logs();
+  CHECK(fenced);
+  CHECK(cat.number("SELECT count(*) FROM cameras WHERE owner_node = 'b'") == kCameras);
+  CHECK(cat.names(recording_on("b")).size() == kCameras);
+  // a's recordings of them ended, and a records nothing else.
+  CHECK(cat.number("SELECT count(*) FROM streams s JOIN disks d ON d.id = s.disk_id WHERE d.node = 'a' "
+                   "AND s.state IN ('pending', 'recording')") == 0);
+}
