@@ -17,7 +17,7 @@
 // unreachable, admission refused, ...), logged, and handed to its next session as the gap reason,
 // so the outage becomes a gap with that reason once it records again. Restarts back off
 // exponentially (1 s … 30 s; reset after a minute of recording). Cameras added, changed or removed
-// through the HTTP API are picked up at once (cameras_changed()); the catalog is polled every 2 s
+// through the HTTP API are picked up at once (cameras_changed()); the catalog is polled every second
 // besides, for changes made elsewhere. Removed cameras are stopped all at once.
 // Nodes (docs/nodes.md): on a catalog shared by several vigild nodes, this manager pulls only the
 // cameras its node owns. Every round (each heartbeat, 1 s) it renews the node's lease, sweeps the
