@@ -15,6 +15,7 @@
 #include <string>
 
 #include "catalog/camera_rows.hpp"
+#include "catalog/migrator.hpp"
 #include "tests/support/eventually.hpp"
 #include "tests/support/http_client.hpp"
 #include "tests/support/media_fixture.hpp"
@@ -248,4 +249,51 @@ TEST_CASE("a node frozen past its lease loses its cameras, and once thawed stops
   // a's recordings of them ended, and a records nothing else.
   CHECK(cat.number("SELECT count(*) FROM streams s JOIN disks d ON d.id = s.disk_id WHERE d.node = 'a' "
                    "AND s.state IN ('pending', 'recording')") == 0);
+}
+
+TEST_CASE("a node just started releases a dead node's cameras only after two leases of its own heartbeats",
+          "[nodes][integration]") {
+  test::TempDir dir;
+  const auto db = test::shared_cluster().create_database("nodes_sweep_wait");
+  const auto profile = test::make_sim_profile(dir.path());
+  Catalog cat(db);
+  catalog::migrate(cat.db);
+  {
+    // Cameras owned by a node that is long gone (its lease expired): what every node's row looks
+    // like after a catalog outage, too.
+    pqxx::work tx(cat.db);
+    tx.exec0(
+        "INSERT INTO nodes (node, incarnation, lease_until, heartbeat_at, joined_at) "
+        "VALUES ('ghost', gen_random_uuid(), clock_timestamp() - interval '1 minute', "
+        "clock_timestamp() - interval '1 minute', clock_timestamp() - interval '1 hour')");
+    for (int i = 0; i < 2; ++i) {
+      // Unreachable: nobody records them, they are only owned.
+      catalog::add_camera(tx, "ghost" + std::to_string(i), "rtsp://127.0.0.1:9/none");
+    }
+    tx.exec0("UPDATE cameras SET owner_node = 'ghost', owner_epoch = nextval('camera_owner_epoch')");
+    tx.commit();
+  }
+  std::filesystem::create_directories(dir.path() / "b");
+  auto b = start_node(dir.path() / "b", profile, db, "b");
+  REQUIRE(eventually([&] { return cat.number("SELECT count(*) FROM nodes WHERE node = 'b'") == 1; }, 30s, 20ms));
+  // On PostgreSQL's clock, from b's first heartbeat (nodes.joined_at): the latest instant the test
+  // saw the cameras still the dead node's, and the first it saw them released.
+  double owned_until_s = 0, released_at_s = 0;
+  REQUIRE(eventually(
+      [&] {
+        pqxx::nontransaction q(cat.db);
+        const auto r = q.exec1(
+            "SELECT (SELECT count(*) FROM cameras WHERE owner_node = 'ghost'), "
+            "extract(epoch FROM clock_timestamp() - (SELECT joined_at FROM nodes WHERE node = 'b'))::float8");
+        (r[0].as<int>() > 0 ? owned_until_s : released_at_s) = r[1].as<double>();
+        return r[0].as<int>() == 0;
+      },
+      30s, 20ms));
+  std::cout << "nodes: a node just started released a dead node's cameras between " << owned_until_s << " s and "
+            << released_at_s << " s after its first heartbeat (two leases: 8 s)\n";
+  // Without the wait it would release them at its first or second round (< 1 s); seen still owned
+  // 6 s in (2 s short of the two leases: slack for a test process that stalls a moment).
+  CHECK(owned_until_s >= 6.0);
+  CHECK(released_at_s >= 8.0 - 0.5);
+  CHECK(cat.number("SELECT count(*) FROM cameras WHERE owner_node = 'b'") == 2);  // then claimed
 }
