@@ -16,17 +16,20 @@ constexpr const char* kLive = "lease_until > clock_timestamp()";
 
 std::string new_incarnation(pqxx::work& tx) { return tx.exec1("SELECT gen_random_uuid()::text")[0].as<std::string>(); }
 
-void renew_lease(pqxx::work& tx, const std::string& node, const std::string& incarnation, std::int64_t lease_ms,
-                 std::int64_t headroom_bps) {
-  tx.exec_params0(
+std::string renew_lease(pqxx::work& tx, const std::string& node, const std::string& incarnation, std::int64_t lease_ms,
+                        std::int64_t headroom_bps) {
+  const auto r = tx.exec_params1(
+      "WITH prev AS (SELECT incarnation FROM nodes WHERE node = $1) "
       "INSERT INTO nodes (node, incarnation, lease_until, heartbeat_at, joined_at, headroom_bps) "
       "VALUES ($1, $2::uuid, clock_timestamp() + $3 * interval '1 millisecond', clock_timestamp(), "
       "        clock_timestamp(), $4) "
       "ON CONFLICT (node) DO UPDATE SET incarnation = EXCLUDED.incarnation, lease_until = EXCLUDED.lease_until, "
       "  heartbeat_at = EXCLUDED.heartbeat_at, headroom_bps = EXCLUDED.headroom_bps, "
       "  joined_at = CASE WHEN nodes.incarnation = EXCLUDED.incarnation AND nodes.lease_until > clock_timestamp() "
-      "                   THEN nodes.joined_at ELSE EXCLUDED.joined_at END",
+      "                   THEN nodes.joined_at ELSE EXCLUDED.joined_at END "
+      "RETURNING (SELECT incarnation::text FROM prev)",
       node, incarnation, lease_ms, headroom_bps);
+  return r[0].is_null() ? std::string() : r[0].as<std::string>();
 }
 
 int claim_quota(pqxx::work& tx, const std::string& node) {

@@ -19,9 +19,11 @@ namespace vigil::catalog {
 std::string new_incarnation(pqxx::work& tx);
 
 // Renews NODE's lease for INCARNATION until PostgreSQL's clock_timestamp() + LEASE_MS, with its
-// admission HEADROOM_BPS. A new incarnation (the node restarted) takes the row over.
-void renew_lease(pqxx::work& tx, const std::string& node, const std::string& incarnation, std::int64_t lease_ms,
-                 std::int64_t headroom_bps);
+// admission HEADROOM_BPS. A new incarnation (the node restarted) takes the row over. Returns the
+// incarnation the row had before (empty: none): another one than the caller's after its first
+// renewal means a second vigild runs under the same node name.
+std::string renew_lease(pqxx::work& tx, const std::string& node, const std::string& incarnation, std::int64_t lease_ms,
+                        std::int64_t headroom_bps);
 
 // How many unowned pulled cameras NODE should claim now: none unless its lease is live and it
 // ranks first of the live nodes (most headroom, then fewest cameras, then name); then its share,

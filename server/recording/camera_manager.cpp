@@ -407,9 +407,16 @@ void CameraManager::catalog_round(pqxx::connection& conn) {
   const auto sent = std::chrono::steady_clock::now();
   {
     pqxx::work tx(conn);
-    if (incarnation_.empty()) incarnation_ = catalog::new_incarnation(tx);
-    catalog::renew_lease(tx, node, incarnation_, config_.lease.lease.count(), headroom);
+    const bool first = incarnation_.empty();
+    if (first) incarnation_ = catalog::new_incarnation(tx);
+    const auto before = catalog::renew_lease(tx, node, incarnation_, config_.lease.lease.count(), headroom);
     tx.commit();
+    // After its own first renewal the row is this run's: another incarnation in it is another
+    // vigild with the same --node, and the two would pull the same cameras.
+    if (!first && before != incarnation_) {
+      log::error("another vigild renews this node's lease: give each node its own --node",
+                 {{"node", node}, {"other_incarnation", before}});
+    }
   }
   const auto now = std::chrono::steady_clock::now();
   lease_.renewed(sent, now);

@@ -222,22 +222,27 @@ TEST_CASE("a refused camera is given up only under its epoch and only when anoth
 TEST_CASE("a restarted node's new incarnation restarts its run; a renewal keeps it", "[catalog][nodes]") {
   pqxx::connection conn(test::shared_cluster().create_database("nodes_lease"));
   catalog::migrate(conn);
-  renew(conn, "a");
-  const auto incarnation = scalar(conn, "SELECT count(*) FROM nodes WHERE lease_until > clock_timestamp()");
-  CHECK(incarnation == 1);
-  std::string id;
+  std::string id, other;
   {
     pqxx::work tx(conn);
-    id = tx.exec1("SELECT incarnation::text FROM nodes WHERE node = 'a'")[0].as<std::string>();
+    id = catalog::new_incarnation(tx);
+    other = catalog::new_incarnation(tx);
+    CHECK(catalog::renew_lease(tx, "a", id, 4000, 0).empty());  // no row before
+    tx.commit();
   }
+  CHECK(scalar(conn, "SELECT count(*) FROM nodes WHERE lease_until > clock_timestamp()") == 1);
   exec(conn, "UPDATE nodes SET joined_at = joined_at - interval '1 hour'");
   {
     pqxx::work tx(conn);
-    catalog::renew_lease(tx, "a", id, 4000, 0);
+    CHECK(catalog::renew_lease(tx, "a", id, 4000, 0) == id);  // its own run goes on
     tx.commit();
   }
   CHECK(scalar(conn, "SELECT count(*) FROM nodes WHERE joined_at < clock_timestamp() - interval '30 minutes'") == 1);
-  renew(conn, "a");  // a new incarnation
+  {
+    pqxx::work tx(conn);  // another incarnation (a restart, or a second vigild under the same name)
+    CHECK(catalog::renew_lease(tx, "a", other, 4000, 0) == id);
+    tx.commit();
+  }
   CHECK(scalar(conn, "SELECT count(*) FROM nodes WHERE joined_at < clock_timestamp() - interval '30 minutes'") == 0);
 }
 
