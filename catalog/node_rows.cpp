@@ -90,6 +90,16 @@ bool release_camera(pqxx::work& tx, const std::string& name, const std::string& 
               .empty();
 }
 
+void check_owner(pqxx::work& tx, std::int64_t camera_id, const std::string& node) {
+  const auto r = tx.exec_params("SELECT owner_node FROM cameras WHERE id = $1 FOR SHARE", camera_id);
+  if (r.empty() || r[0][0].is_null()) return;
+  const auto owner = r[0][0].as<std::string>();
+  if (owner != node) {
+    throw Fenced("the camera is owned by node " + owner + ", not this one (" + node +
+                 "): it records there (docs/nodes.md)");
+  }
+}
+
 std::vector<SweptCamera> sweep_expired_owners(pqxx::work& tx) {
   std::vector<SweptCamera> out;
   if (!tx.exec_params1("SELECT pg_try_advisory_xact_lock($1)", kSweepLockKey)[0].as<bool>()) return out;

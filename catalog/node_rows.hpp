@@ -10,6 +10,7 @@
 #include <map>
 #include <pqxx/transaction>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,16 @@ std::map<std::string, std::int64_t> owned_cameras(pqxx::work& tx, const std::str
 // under a new epoch, for another node to claim — only when another node's lease is live (alone,
 // the node keeps it and retries). Returns whether it did.
 bool release_camera(pqxx::work& tx, const std::string& name, const std::string& node, std::int64_t epoch);
+
+// A stream of a camera another node owns (docs/nodes.md, "Fencing"): what a node that lost the
+// camera must not open.
+struct Fenced : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+// Before a stream of camera CAMERA_ID opens on NODE: throws Fenced when another node owns the
+// camera. Holds the camera row (FOR SHARE) to the end of TX, so no claim or sweep changes its
+// owner in between. A camera nobody owns (pushed, or not claimed yet) may record anywhere.
+void check_owner(pqxx::work& tx, std::int64_t camera_id, const std::string& node);
 
 struct SweptCamera {
   std::string name, from_node;

@@ -250,8 +250,8 @@ void Daemon::start_services() {
       d->io->metrics()->state(h.state, h.last_cycle_age_s);
     }
   });
-  recording_.emplace(*disk_set_, live_feeds_, *catalog_, *batcher_, &metrics_,
-                     std::chrono::seconds(cfg_.segment_max_s));
+  recording_.emplace(*disk_set_, live_feeds_, *catalog_, *batcher_, &metrics_, std::chrono::seconds(cfg_.segment_max_s),
+                     cfg_.node);
   {
     // Stream ids for recordings that open while the catalog cannot be asked.
     pqxx::connection conn(conninfo_);

@@ -219,6 +219,19 @@ TEST_CASE("a refused camera is given up only under its epoch and only when anoth
   }
 }
 
+TEST_CASE("a stream of a camera another node owns is fenced off; an unowned camera records anywhere",
+          "[catalog][nodes]") {
+  pqxx::connection conn(test::shared_cluster().create_database("nodes_check_owner"));
+  catalog::migrate(conn);
+  add_cameras(conn, 1);
+  pqxx::work tx(conn);
+  const auto cam = tx.exec1("SELECT id FROM cameras WHERE name = 'cam0'")[0].as<std::int64_t>();
+  CHECK_NOTHROW(catalog::check_owner(tx, cam, "a"));  // nobody's yet
+  tx.exec0("UPDATE cameras SET owner_node = 'b'");
+  CHECK_NOTHROW(catalog::check_owner(tx, cam, "b"));
+  CHECK_THROWS_AS(catalog::check_owner(tx, cam, "a"), catalog::Fenced);
+}
+
 TEST_CASE("a restarted node's new incarnation restarts its run; a renewal keeps it", "[catalog][nodes]") {
   pqxx::connection conn(test::shared_cluster().create_database("nodes_lease"));
   catalog::migrate(conn);

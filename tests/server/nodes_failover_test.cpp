@@ -249,6 +249,16 @@ TEST_CASE("a node frozen past its lease loses its cameras, and once thawed stops
   // a's recordings of them ended, and a records nothing else.
   CHECK(cat.number("SELECT count(*) FROM streams s JOIN disks d ON d.id = s.disk_id WHERE d.node = 'a' "
                    "AND s.state IN ('pending', 'recording')") == 0);
+  // Nor may anything record them on a: a stream of a camera b owns is refused there.
+  const auto clip = test::make_h264_clip(dir.path(), 2);
+  const auto refused =
+      test::run_to_exit(VIGIL_CLI_PATH,
+                        {"--server", a->wire(), "record", "--stream", *on_a.begin(), clip.string(), "--fast"},
+                        dir.path() / "fenced-record.log");
+  CHECK(refused.status != 0);
+  CHECK(refused.output.find("owned by node b") != std::string::npos);
+  CHECK(cat.number("SELECT count(*) FROM streams s JOIN disks d ON d.id = s.disk_id WHERE d.node = 'a' "
+                   "AND s.state IN ('pending', 'recording')") == 0);
 }
 
 TEST_CASE("a node just started releases a dead node's cameras only after two leases of its own heartbeats",
