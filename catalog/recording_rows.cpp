@@ -118,16 +118,20 @@ bool record_reconnect_gap(pqxx::work& tx, std::int64_t camera_id, TrackRole role
       camera_id, r, k);
   if (prev.empty()) return false;
   const auto state = prev[0][1].as<std::string>();
-  if (state != "stopped" && state != "interrupted" && state != "stalled") return false;
+  if (state != "stopped" && state != "interrupted" && state != "stalled" && state != "failed_over") return false;
   const auto from = prev[0][2].as<std::int64_t>();
   if (now_us <= from) return false;
-  std::string detail = state == "interrupted" ? "client disconnected; recording continues in a new stream"
-                       : state == "stalled"   ? "the source stalled; recording continues in a new stream"
-                                              : "recording stopped by the client; continues in a new stream";
-  if (!why.empty()) detail = why.substr(0, 500);
-  // A stalled source's hole is one reason from its last frame to its return.
-  record_gap(tx, prev[0][0].as<std::int64_t>(), from, now_us, state == "stalled" ? "source_stalled" : "source_lost",
-             detail);
+  std::string detail =
+      state == "interrupted" ? "client disconnected; recording continues in a new stream"
+      : state == "stalled"   ? "the source stalled; recording continues in a new stream"
+      : state == "failed_over"
+          ? "the camera's node stopped renewing its lease; another node took the camera over (docs/nodes.md)"
+          : "recording stopped by the client; continues in a new stream";
+  if (!why.empty() && state != "failed_over") detail = why.substr(0, 500);
+  // A stalled source's hole is one reason from its last frame to its return; a dead node's, from
+  // its last recorded instant to the new node's first frame (the sweeper ended its stream).
+  const char* reason = state == "stalled" ? "source_stalled" : state == "failed_over" ? "failover" : "source_lost";
+  record_gap(tx, prev[0][0].as<std::int64_t>(), from, now_us, reason, detail);
   return true;
 }
 

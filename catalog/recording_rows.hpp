@@ -71,6 +71,8 @@ bool record_refused_gap(pqxx::work& tx, std::int64_t stream_id, std::int64_t fro
 // is still 'recording' in the catalog (its end has not been committed yet). Returns whether a
 // gap was recorded.
 // WHY, when given, replaces the detail (the recorder knows the cause, e.g. "camera unreachable").
+// A previous stream a sweeper ended as 'failed_over' (its node died, docs/nodes.md) makes the gap
+// reason 'failover', whatever WHY says.
 // An io_error, deadline_missed or rate_exceeded gap of the previous stream is cut at NOW_US
 // (dropped if it starts there or later): the recorder resent from its first frame not durable
 // (or not taken), so only the time before NOW_US was lost.

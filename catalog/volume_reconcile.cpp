@@ -18,14 +18,15 @@ std::optional<std::int64_t> find_volume(pqxx::work& tx, const storage::Volume& v
   return found[0][0].as<std::int64_t>();
 }
 
-std::int64_t register_volume(pqxx::work& tx, const storage::Volume& volume, const std::string& path) {
+std::int64_t register_volume(pqxx::work& tx, const storage::Volume& volume, const std::string& path,
+                             const std::string& node) {
   if (auto id = find_volume(tx, volume)) return *id;
   const auto& sb = volume.superblock();
   char host[256] = "localhost";
   ::gethostname(host, sizeof host - 1);
   const auto capacity = static_cast<std::int64_t>(sb.extent_offset(sb.extent_count));
   auto disk = tx.exec_params1("INSERT INTO disks (node, device_path, capacity_bytes) VALUES ($1, $2, $3) RETURNING id",
-                              std::string(host), path, capacity)[0]
+                              node.empty() ? std::string(host) : node, path, capacity)[0]
                   .as<std::int64_t>();
   return tx
       .exec_params1(

@@ -24,8 +24,10 @@ namespace vigil::catalog {
 std::optional<std::int64_t> find_volume(pqxx::work& tx, const storage::Volume& volume);
 // The catalogued end (logical data offset) of each closed or deleting segment of VOLUME_ID, by id.
 std::map<std::uint64_t, std::uint64_t> closed_segment_ends(pqxx::work& tx, std::int64_t volume_id);
-// The catalog id of VOLUME, registering it (and a disk row for PATH) on first sight.
-std::int64_t register_volume(pqxx::work& tx, const storage::Volume& volume, const std::string& path);
+// The catalog id of VOLUME, registering it (and a disk row for PATH on NODE: vigild's --node;
+// empty: this host's name) on first sight.
+std::int64_t register_volume(pqxx::work& tx, const storage::Volume& volume, const std::string& path,
+                             const std::string& node = {});
 
 struct Reconciled {
   std::vector<catalog::VolumeSegment> found;  // what the volume holds

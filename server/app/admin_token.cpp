@@ -63,11 +63,13 @@ fs::path ensure_admin_token(const std::string& conninfo, const fs::path& data_di
   return file;
 }
 
-std::string make_recorder_token(const std::string& conninfo) {
+std::string make_recorder_token(const std::string& conninfo, const std::string& node) {
   pqxx::connection conn(conninfo);
   pqxx::work tx(conn);
+  const auto label = std::string(kRecorderTokenLabel) + " on " + node;
   catalog::revoke_tokens_labelled(tx, kRecorderTokenLabel);
-  auto created = catalog::create_token(tx, "recorder", kRecorderTokenLabel);
+  catalog::revoke_tokens_labelled(tx, label);
+  auto created = catalog::create_token(tx, "recorder", label);
   tx.commit();
   return created.token;
 }

@@ -11,11 +11,12 @@
 namespace vigil::server {
 
 inline constexpr const char* kAdminTokenFile = "admin.token";
-inline constexpr const char* kRecorderTokenLabel = "vigild camera recorders";
+inline constexpr const char* kRecorderTokenLabel = "vigild camera recorders";  // + " on NODE" (docs/nodes.md)
 
 // The path of the admin token file, after making sure it holds a valid admin token.
 std::filesystem::path ensure_admin_token(const std::string& conninfo, const std::filesystem::path& data_dir);
-// A fresh recorder token for this run's camera recorders.
-std::string make_recorder_token(const std::string& conninfo);
+// A fresh recorder token for this run's camera recorders on NODE. Revokes only this node's earlier
+// ones (and those from before nodes had names): other nodes' recorders on a shared catalog keep theirs.
+std::string make_recorder_token(const std::string& conninfo, const std::string& node);
 
 }  // namespace vigil::server

@@ -3,6 +3,9 @@
 #include "admission/admission.hpp"
 #include "storage/faulty_device.hpp"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <charconv>
 #include <fstream>
@@ -192,6 +195,10 @@ po::options_description cameras_options() {
                   "build tree's")("recorder-user", po::value<std::string>()->value_name("NAME"),
                                   "account the recorders run as when vigild runs as root (it must exist); default: "
                                   "vigil-recorder, created if missing")(
+      "node", po::value<std::string>()->value_name("NAME"),
+      "this vigild's node name, unique among the nodes sharing one catalog (--db-url): nodes hold leases and "
+      "share the pulled cameras, and a dead node's cameras fail over to the others (docs/nodes.md); default: the "
+      "host name")(
       "ingest-workers", po::value<int>()->value_name("N"),
       "worker processes pulled cameras are spread over (each records many, up to 64, more workers beyond); "
       "default 2")("no-camera-pull", po::bool_switch(),
@@ -299,6 +306,13 @@ void finish(const po::variables_map& vm, const RawArgs& raw, ServerConfig& cfg) 
   path("tls-cert", cfg.tls_cert);
   path("tls-key", cfg.tls_key);
   if (vm.count("recorder-user")) cfg.recorder_user = vm["recorder-user"].as<std::string>();
+  if (vm.count("node")) {
+    cfg.node = vm["node"].as<std::string>();
+    if (cfg.node.empty() || cfg.node.size() > 64 ||
+        std::any_of(cfg.node.begin(), cfg.node.end(), [](unsigned char c) { return c <= 0x20 || c == 0x7f; })) {
+      throw ConfigError("--node must be 1-64 bytes without spaces or control characters");
+    }
+  }
   if (vm.count("ingest-workers")) {
     cfg.ingest_workers = vm["ingest-workers"].as<int>();
     if (cfg.ingest_workers < 1 || cfg.ingest_workers > 256) throw ConfigError("--ingest-workers must be 1 to 256");
@@ -383,6 +397,11 @@ ParsedArgs parse_server_args(int argc, const char* const argv[]) {
     finish(vm, raw, cfg);
   } catch (const ConfigError& e) {
     return usage_error(e.what(), false);
+  }
+  if (cfg.node.empty()) {
+    char host[256] = "localhost";
+    ::gethostname(host, sizeof host - 1);
+    cfg.node = host;
   }
   out.config = std::move(cfg);
   return out;

@@ -84,6 +84,9 @@ struct ServerConfig {
   // Pulled cameras' recorders run as this account when vigild runs as root; none: the default,
   // "vigil-recorder" (created if missing). A named one must exist.
   std::optional<std::string> recorder_user;
+  // This vigild's node name among the nodes sharing the catalog (docs/nodes.md); the host name
+  // unless --node gives one (filled in by parse_server_args).
+  std::string node;
   int ingest_workers =
       2;  // `vigil ingest` processes pulled cameras are spread over (server/recording/camera_manager.hpp)
   // Open connections each listener (wire, HTTP) serves at once, in all and from one address.

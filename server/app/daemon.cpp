@@ -181,7 +181,7 @@ Daemon::Daemon(const ServerConfig& cfg) : cfg_(cfg), lock_(made(cfg.data_dir)) {
   }
   for (const auto& [index, plan] : cfg_.fault_plans)
     volume_configs.at(index).fault_plan = *storage::parse_fault_plan(plan);
-  auto up = bring_up_volumes(volume_configs, conninfo_);
+  auto up = bring_up_volumes(volume_configs, conninfo_, cfg_.node);
   volumes_ = std::move(up.open);
   unavailable_volumes_ = std::move(up.unavailable);
   for (const auto& v : unavailable_volumes_) metrics_.volume_unavailable(v.path.string());
@@ -252,8 +252,8 @@ void Daemon::start_services() {
       d->io->metrics()->state(h.state, h.last_cycle_age_s);
     }
   });
-  recording_.emplace(*disk_set_, live_feeds_, *catalog_, *batcher_, &metrics_,
-                     std::chrono::seconds(cfg_.segment_max_s));
+  recording_.emplace(*disk_set_, live_feeds_, *catalog_, *batcher_, &metrics_, std::chrono::seconds(cfg_.segment_max_s),
+                     cfg_.node);
   {
     // Stream ids for recordings that open while the catalog cannot be asked.
     pqxx::connection conn(conninfo_);
@@ -345,6 +345,7 @@ void Daemon::start_listeners() {
              {"http", std::string(http_->tls() ? "https://" : "http://") + h.address().to_string() + ":" +
                           std::to_string(h.port())},
              {"data", fs::absolute(cfg_.data_dir).string()},
+             {"node", cfg_.node},
              {"version", VIGIL_VERSION}});
 }
 
@@ -357,10 +358,12 @@ void Daemon::start_cameras() {
                                   std::to_string(ep.port()),
                           .recorder = cfg_.recorder ? *cfg_.recorder : default_recorder_path(),
                           .log_dir = fs::absolute(cfg_.data_dir) / "log",
-                          .token = cfg_.auth ? make_recorder_token(conninfo_) : std::string(),
+                          .token = cfg_.auth ? make_recorder_token(conninfo_, cfg_.node) : std::string(),
                           .run_as = recorder_account(cfg_),
                           .ingest_workers = cfg_.ingest_workers,
-                          .status = &camera_status_});
+                          .status = &camera_status_,
+                          .node = cfg_.node,
+                          .headroom_bps = [this] { return disk_set_->headroom_bps(); }});
   cameras_ready_.store(true, std::memory_order_release);
   if (::geteuid() == 0)
     log::info("pulled cameras' recorders run unprivileged", {{"user", cfg_.recorder_user.value_or("vigil-recorder")}});

@@ -69,6 +69,19 @@ std::vector<std::function<void()>> DiskSet::end_playbacks(Disk& disk, const std:
   return tell;
 }
 
+std::int64_t DiskSet::headroom_bps() {
+  double total_bps = 0;
+  for (auto& d : disks_) {
+    const auto* adm = d->io->admission();
+    if (!adm || d->io->volume_failed() || d->no_room.load(std::memory_order_relaxed)) continue;
+    admission::StreamDemand probe;  // a recording; its rate does not matter: max_rate is the answer
+    probe.peak_rate = probe.average_rate = Rate::from_bps(1'000'000);
+    std::lock_guard lock(d->mu);
+    total_bps += admission::decide_shared(*adm, d->admitted, probe).decision.max_rate.bps();
+  }
+  return static_cast<std::int64_t>(total_bps);
+}
+
 std::variant<Admitted, Refusal> DiskSet::admit(admission::StreamDemand demand, DiskMetrics::Kind kind,
                                                const std::optional<std::string>& camera, Disk* only, EndedFn on_ended) {
   // Which refusal a client gets when no disk admits: a decision on load beats a disk without

@@ -117,6 +117,10 @@ class DiskSet {
   // Ties admitted demand DEMAND_ID to its stream's id on the disk's scheduler (measured rates).
   static void bind_io_id(Disk& disk, std::uint64_t demand_id, std::uint64_t io_id);
 
+  // The node's admission headroom (docs/nodes.md): the largest recording rate each disk in
+  // service would still admit now, summed over the disks, bits per second. Takes each disk.mu in
+  // turn; for the camera manager's thread (placement of cameras over nodes), never an IO thread.
+  std::int64_t headroom_bps();
   // The disk's admitted recording rate. Takes disk.mu.
   static Rate ingest_rate(Disk& disk);
   // Fills DISK's admitted demands with what the scheduler measured of each (rate, its spread,

@@ -91,7 +91,8 @@ OpenVolume open_volume(const VolumeConfig& cfg) {
 
 }  // namespace
 
-VolumesUp bring_up_volumes(const std::vector<VolumeConfig>& configs, const std::string& conninfo) {
+VolumesUp bring_up_volumes(const std::vector<VolumeConfig>& configs, const std::string& conninfo,
+                           const std::string& node) {
   VolumesUp out;
   pqxx::connection conn(conninfo);
   std::set<std::int64_t> rebuilt;  // streams rebuilt from segment headers, on any volume
@@ -100,7 +101,7 @@ VolumesUp bring_up_volumes(const std::vector<VolumeConfig>& configs, const std::
       auto ov = open_volume(cfg);
       {
         pqxx::work tx(conn);
-        ov.volume_id = catalog::register_volume(tx, *ov.volume, cfg.path.string());
+        ov.volume_id = catalog::register_volume(tx, *ov.volume, cfg.path.string(), node);
         // A volume that failed at an earlier start and is readable again is in service again.
         tx.exec_params0("UPDATE volumes SET state = 'active' WHERE id = $1 AND state = 'failed'", ov.volume_id);
         tx.commit();
@@ -139,7 +140,11 @@ VolumesUp bring_up_volumes(const std::vector<VolumeConfig>& configs, const std::
       log::error("volume unavailable: vigild runs without it",
                  {{"path", cfg.path.string()}, {"reason", std::string(e.what())}});
       pqxx::work tx(conn);
-      tx.exec_params0("UPDATE volumes SET state = 'failed' WHERE path = $1 AND state = 'active'", cfg.path.string());
+      // Only this node's volume at that path: another node on the same catalog may use the same path.
+      tx.exec_params0(
+          "UPDATE volumes SET state = 'failed' WHERE path = $1 AND state = 'active' "
+          "AND disk_id IN (SELECT id FROM disks WHERE node = $2)",
+          cfg.path.string(), node);
       tx.commit();
       out.unavailable.push_back({cfg.path, e.what()});
     }

@@ -50,6 +50,7 @@ struct VolumesUp {
 };
 
 // Opens every configured volume and recovers it against the catalog at CONNINFO.
-VolumesUp bring_up_volumes(const std::vector<VolumeConfig>& configs, const std::string& conninfo);
+VolumesUp bring_up_volumes(const std::vector<VolumeConfig>& configs, const std::string& conninfo,
+                           const std::string& node);
 
 }  // namespace vigil::server

@@ -15,6 +15,7 @@
 #include "common/track.hpp"
 #include "catalog/camera_rows.hpp"
 #include "catalog/conninfo.hpp"
+#include "catalog/node_rows.hpp"
 
 namespace fs = std::filesystem;
 
@@ -69,7 +70,7 @@ std::string CameraManager::worker_death_reason(int status) {
   return "ingest worker died (" + describe_wait_status(status) + ")";
 }
 
-CameraManager::CameraManager(CameraManagerConfig config) : config_(std::move(config)) {
+CameraManager::CameraManager(CameraManagerConfig config) : config_(std::move(config)), lease_(config_.lease) {
   if (!fs::exists(config_.recorder)) {
     throw std::runtime_error("camera manager: the recorder " + config_.recorder.string() +
                              " does not exist (set --recorder to the `vigil` binary)");
@@ -244,6 +245,9 @@ void CameraManager::ended(const std::string& name, Pull& p, const std::string& r
   auto delay = config_.backoff_min * (1 << std::min(p.failures - 1, 10));
   delay = std::min(delay, config_.backoff_max);
   p.next_start = now + delay;
+  // Refused by this node's admission: another node may have room (it is given up at the next
+  // round, if another node is live, and not claimed again here before backoff_max).
+  if (reason.starts_with("admission refused") && is_main_pull(name) && p.epoch != 0) to_release_[name] = p.epoch;
   log::warn("camera recorder stopped; retrying",
             {{"camera", name}, {"reason", p.last_reason}, {"retry_in_ms", delay.count()}, {"failures", p.failures}});
 }
@@ -296,15 +300,20 @@ void CameraManager::reconcile() {
   for (auto it = pulls_.begin(); it != pulls_.end();) {
     auto w = wanted.find(it->first);
     auto& p = it->second;
-    if (!p.stopping && (w == wanted.end() || w->second != p.url)) {
-      // Removed, disabled or moved to another URL: stopped cleanly; a new URL starts once it ended.
+    const bool fenced = w != wanted.end() && p.worker >= 0 && p.epoch != epoch_of(it->first);
+    if (!p.stopping && (w == wanted.end() || w->second != p.url || fenced)) {
+      // Removed, disabled, moved to another URL or to another node (or epoch): stopped cleanly; a
+      // new URL (or epoch) starts once it ended.
       if (p.worker >= 0) {
+        const auto camera = it->first.substr(0, it->first.find('/'));
         log::info("camera recorder stopping",
                   {{"camera", it->first},
-                   {"why", w != wanted.end() ? "URL changed"
-                           : !is_main_pull(it->first) && wanted.contains(it->first.substr(0, it->first.find('/')))
-                               ? "substream_url cleared"
-                               : "removed or disabled"}});
+                   {"why", fenced              ? "fenced: the camera is under a new ownership epoch"
+                           : w != wanted.end() ? "URL changed"
+                           : pulled_anywhere_.contains(camera) && !epochs_.contains(camera)
+                               ? "fenced: the camera is owned by another node now"
+                           : !is_main_pull(it->first) && wanted.contains(camera) ? "substream_url cleared"
+                                                                                 : "removed or disabled"}});
         p.stopping = true;
         if (send(*workers_[static_cast<std::size_t>(p.worker)], ingest::format(ingest::Stop{it->first}))) {
           ++it;
@@ -320,7 +329,10 @@ void CameraManager::reconcile() {
   for (const auto& [name, url] : wanted) {
     auto& p = pulls_[name];
     if (p.url.empty()) p.url = url;
-    if (p.worker < 0 && !p.stopping && now >= p.next_start) start(name, p);
+    if (p.worker < 0 && !p.stopping && now >= p.next_start) {
+      p.epoch = epoch_of(name);
+      start(name, p);
+    }
   }
 }
 
@@ -346,31 +358,19 @@ void CameraManager::run(std::stop_token stop) {
       events.swap(events_);
     }
     if (read_now) {
-      next_poll = std::chrono::steady_clock::now() + config_.poll;
+      next_poll = std::chrono::steady_clock::now() + std::min(config_.poll, config_.lease.heartbeat);
       rotate_logs();
       try {
         if (!conn || !conn->is_open())
           conn = std::make_unique<pqxx::connection>(catalog::with_connect_timeout(config_.conninfo, 2));
         querying(conn->sock());
-        pqxx::work tx(*conn);
-        std::map<std::string, std::string> wanted;
-        std::map<std::string, std::int64_t> rates;
-        for (const auto& c : catalog::list_cameras(tx)) {
-          if (c.enabled && c.url) wanted[c.name] = *c.url;
-          if (c.enabled && c.url && c.declared_rate_bps) rates[c.name] = *c.declared_rate_bps;
-          // Its sub stream: a pull of its own (own worker slot, admission, reconnects and gaps).
-          if (c.enabled && c.url && c.substream_url) {
-            wanted[Track{.camera = c.name, .role = TrackRole::sub}.label()] = *c.substream_url;
-          }
-        }
-        tx.commit();
+        catalog_round(*conn);
         querying(-1);
-        wanted_ = std::move(wanted);
-        rates_ = std::move(rates);
         warned = false;
       } catch (const std::exception& e) {
         querying(-1);
         conn.reset();
+        lease_.failed();
         if (!warned)
           log::warn("camera manager cannot read the catalog; keeps recorders as they are", {{"error", e.what()}});
         warned = true;
@@ -393,6 +393,74 @@ void CameraManager::run(std::stop_token stop) {
     cv_.wait_until(lock, stop, wake, [&] { return changed_ || !events_.empty(); });
   }
   stop_workers();
+}
+
+std::int64_t CameraManager::epoch_of(const std::string& pull) const {
+  const auto it = epochs_.find(pull.substr(0, pull.find('/')));  // a sub stream runs under its camera's
+  return it == epochs_.end() ? 0 : it->second;
+}
+
+void CameraManager::catalog_round(pqxx::connection& conn) {
+  const auto& node = config_.node;
+  // The heartbeat commits on its own, first: nothing after it may delay or undo the renewal.
+  const auto headroom = config_.headroom_bps ? config_.headroom_bps() : 0;
+  const auto sent = std::chrono::steady_clock::now();
+  {
+    pqxx::work tx(conn);
+    const bool first = incarnation_.empty();
+    if (first) incarnation_ = catalog::new_incarnation(tx);
+    const auto before = catalog::renew_lease(tx, node, incarnation_, config_.lease.lease.count(), headroom);
+    tx.commit();
+    // After its own first renewal the row is this run's: another incarnation in it is another
+    // vigild with the same --node, and the two would pull the same cameras.
+    if (!first && before != incarnation_) {
+      log::error("another vigild renews this node's lease: give each node its own --node",
+                 {{"node", node}, {"other_incarnation", before}});
+    }
+  }
+  const auto now = std::chrono::steady_clock::now();
+  lease_.renewed(sent, now);
+
+  pqxx::work tx(conn);
+  if (lease_.may_sweep(now)) {
+    for (const auto& c : catalog::sweep_expired_owners(tx)) {
+      log::warn("camera released: its node's lease expired", {{"camera", c.name}, {"node", c.from_node}});
+    }
+  }
+  for (const auto& [name, epoch] : to_release_) {
+    if (catalog::release_camera(tx, name, node, epoch)) {
+      log::info("camera given up: admission refused it here, another node may take it", {{"camera", name}});
+      not_before_[name] = now + config_.backoff_max;
+    }
+  }
+  to_release_.clear();
+  std::erase_if(not_before_, [&](const auto& kv) { return kv.second <= now; });
+  // Claims only on a lease it can trust: a node whose renewal came back late claims nothing.
+  if (lease_.trusted(now)) {
+    std::set<std::string> excluded;
+    for (const auto& [name, until] : not_before_) excluded.insert(name);
+    for (const auto& c : catalog::claim_cameras(tx, node, catalog::claim_quota(tx, node), excluded)) {
+      log::info("camera claimed", {{"camera", c.name}, {"node", node}, {"epoch", c.epoch}});
+    }
+  }
+  auto owned = catalog::owned_cameras(tx, node);
+  std::map<std::string, std::string> wanted;
+  std::map<std::string, std::int64_t> rates;
+  std::set<std::string> anywhere;
+  for (const auto& c : catalog::list_cameras(tx)) {
+    if (!c.enabled || !c.url) continue;
+    anywhere.insert(c.name);
+    if (!owned.contains(c.name)) continue;
+    wanted[c.name] = *c.url;
+    if (c.declared_rate_bps) rates[c.name] = *c.declared_rate_bps;
+    // Its sub stream: a pull of its own (own worker slot, admission, reconnects and gaps).
+    if (c.substream_url) wanted[Track{.camera = c.name, .role = TrackRole::sub}.label()] = *c.substream_url;
+  }
+  tx.commit();
+  wanted_ = std::move(wanted);
+  rates_ = std::move(rates);
+  epochs_ = std::move(owned);
+  pulled_anywhere_ = std::move(anywhere);
 }
 
 fs::path CameraManager::log_path(int worker) const {

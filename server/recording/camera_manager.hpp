@@ -17,8 +17,16 @@
 // unreachable, admission refused, ...), logged, and handed to its next session as the gap reason,
 // so the outage becomes a gap with that reason once it records again. Restarts back off
 // exponentially (1 s … 30 s; reset after a minute of recording). Cameras added, changed or removed
-// through the HTTP API are picked up at once (cameras_changed()); the catalog is polled every 2 s
+// through the HTTP API are picked up at once (cameras_changed()); the catalog is polled every second
 // besides, for changes made elsewhere. Removed cameras are stopped all at once.
+// Nodes (docs/nodes.md): on a catalog shared by several vigild nodes, this manager pulls only the
+// cameras its node owns. Every round (each heartbeat, 1 s) it renews the node's lease, sweeps the
+// cameras of nodes whose lease expired (once connected for two leases), claims its share of the
+// unowned cameras while its lease is trusted and it ranks first of the live nodes, and reads what
+// it owns; a camera it pulls that is now another node's, or under another epoch, is stopped at
+// once (fenced). A camera whose admission this node refuses is given up (when another node is
+// live) and not claimed again here for backoff_max. Alone on its catalog a node claims every
+// camera in its first round: one node records all of them at once, as before nodes existed.
 // Thread: its own (blocking catalog queries, process management), plus one reader per worker's
 // socket; never a network or IO thread. Errors: logged and retried; the constructor throws if the
 // recorder binary is missing. Workers' logs are rotated by size (log_rotation). stop() is bounded during a database outage: a catalog query that
@@ -27,6 +35,7 @@
 #include <condition_variable>
 #include <deque>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -34,12 +43,15 @@
 #include <set>
 #include <string>
 #include <thread>
+
+#include <pqxx/connection>
 #include <vector>
 
 #include "common/child_process.hpp"
 #include "common/ingest_control.hpp"
 #include "common/log_rotation.hpp"
 #include "server/recording/camera_status.hpp"
+#include "server/recording/node_lease.hpp"
 
 namespace vigil::server {
 
@@ -63,6 +75,13 @@ struct CameraManagerConfig {
   // Where the cameras' sessions are published after every round (/healthz, vigil_camera_up) and
   // restarts counted; null: nowhere. Must outlive the manager.
   CameraStatusBoard* status = nullptr;
+  // This node (docs/nodes.md): its name, unique among the nodes sharing the catalog, and its
+  // lease's timing (the heartbeat is also the catalog poll when shorter than poll).
+  std::string node = "vigild";
+  LeaseTimes lease{};
+  // The node's admission headroom, bits per second, written with every heartbeat (placement
+  // favours the node with the most); none: 0. Called on the manager thread.
+  std::function<std::int64_t()> headroom_bps;
 };
 
 class CameraManager {
@@ -102,6 +121,7 @@ class CameraManager {
     int failures = 0;
     std::chrono::steady_clock::time_point started{}, next_start{};
     std::string last_reason;  // why the previous session stopped: the next one's gap reason
+    std::int64_t epoch = 0;   // the camera's ownership epoch this pull runs under
   };
   struct Event {
     int worker = 0, generation = 0;
@@ -124,13 +144,27 @@ class CameraManager {
   // The manager thread: FD is the socket of the catalog query now running (-1: none).
   void querying(int fd);
   void publish_status();  // the manager thread: every wanted camera's session to config_.status
+  // The manager thread, one round: renews the lease, sweeps, gives up refused cameras, claims, and
+  // reads the cameras this node owns into wanted_/epochs_. Throws (pqxx) when the catalog fails.
+  void catalog_round(pqxx::connection& conn);
+  std::int64_t epoch_of(const std::string& pull) const;  // 0: not owned
 
   static constexpr std::chrono::milliseconds kStopGrace{1000};
 
   CameraManagerConfig config_;
   std::optional<std::map<std::string, std::string>> wanted_;  // URL by pull (track label), as last read
-  std::map<std::string, std::int64_t> rates_;     // the manager thread's: cameras' declared_rate_bps, when set
-  std::map<std::string, Pull> pulls_;             // the manager thread's, by track label
+  std::map<std::string, std::int64_t> rates_;  // the manager thread's: cameras' declared_rate_bps, when set
+  std::map<std::string, Pull> pulls_;          // the manager thread's, by track label
+  // The manager thread's: the node's lease, its incarnation (empty until the first round), the
+  // owned cameras' epochs by camera name, every enabled pulled camera whoever owns it, the
+  // cameras to give up (refused here, with the epoch they ran under) and those not to claim again
+  // before a time.
+  NodeLease lease_;
+  std::string incarnation_;
+  std::map<std::string, std::int64_t> epochs_;
+  std::set<std::string> pulled_anywhere_;
+  std::map<std::string, std::int64_t> to_release_;
+  std::map<std::string, std::chrono::steady_clock::time_point> not_before_;
   std::vector<std::unique_ptr<Worker>> workers_;  // the manager thread's
   std::mutex mu_;
   std::condition_variable_any cv_;

@@ -10,6 +10,7 @@
 #include "common/media_limits.hpp"
 #include "catalog/profiles.hpp"
 #include "catalog/pending_rows.hpp"
+#include "catalog/node_rows.hpp"
 #include "catalog/recording_rows.hpp"
 #include "server/recording/stream_description_of.hpp"
 #include "storage/stream_buffer.hpp"
@@ -67,13 +68,14 @@ static_assert(static_cast<int>(CameraMetrics::Loss::rate_exceeded) == static_cas
 }  // namespace
 
 RecordingService::RecordingService(DiskSet& disks, LiveFeeds& feeds, CatalogPool& catalog, catalog::Batcher& batcher,
-                                   Metrics* metrics, std::chrono::seconds max_segment)
+                                   Metrics* metrics, std::chrono::seconds max_segment, std::string node)
     : disks_(disks),
       feeds_(feeds),
       catalog_(catalog),
       batcher_(batcher),
       metrics_(metrics),
-      max_segment_(max_segment) {}
+      max_segment_(max_segment),
+      node_(std::move(node)) {}
 
 asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto::OpenRecord& req,
                                                                      const std::function<void()>& notify,
@@ -143,6 +145,8 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
       pqxx::work tx(c);
       if (top_up > 0) reserved = catalog::reserve_stream_ids(tx, top_up);
       const auto cam = catalog::ensure_camera(tx, req.stream_name());
+      // Fencing: a node that lost the camera to another node opens no stream of it.
+      if (!node_.empty()) catalog::check_owner(tx, cam, node_);
       // Reconnecting continues the track's recording: the hole since its last stream is a gap.
       gap = catalog::record_reconnect_gap(tx, cam, track.role, track.media_kind,
                                           first_wall ? std::min(first_wall, opened_at) : opened_at, req.gap_reason());
@@ -163,6 +167,12 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
       tx.commit();
       return id;
     });
+  } catch (const catalog::Fenced& e) {
+    // Another node owns the camera now (docs/nodes.md): it records it there, not here.
+    disks_.log_admitted(granted, DiskMetrics::Kind::recording, std::nullopt, req.stream_name());
+    disks_.release(*chosen, demand.id);
+    log::warn("recording refused: another node owns the camera", {{"name", req.stream_name()}, {"error", e.what()}});
+    co_return refuse(proto::REFUSE_REASON_STREAM_BUSY, e.what());
   } catch (const std::invalid_argument& e) {
     // The request itself is wrong (a camera name the catalog refuses).
     disks_.log_admitted(granted, DiskMetrics::Kind::recording, std::nullopt, req.stream_name());

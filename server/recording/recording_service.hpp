@@ -76,8 +76,11 @@ class RecordingService {
 
   // DISKS, FEEDS and METRICS (optional) must outlive the service.
   // MAX_SEGMENT: a segment closes once its frames span this much time (as well as at its size).
+  // NODE: this vigild's node name (docs/nodes.md): a stream of a camera another node owns is
+  // refused (STREAM_BUSY) when the catalog can be asked; empty: no such check.
   RecordingService(DiskSet& disks, LiveFeeds& feeds, CatalogPool& catalog, catalog::Batcher& batcher,
-                   Metrics* metrics = nullptr, std::chrono::seconds max_segment = std::chrono::minutes(10));
+                   Metrics* metrics = nullptr, std::chrono::seconds max_segment = std::chrono::minutes(10),
+                   std::string node = {});
 
   using OpenResult = std::variant<proto::Admit, proto::Refuse>;
   boost::asio::awaitable<OpenResult> open(const proto::OpenRecord& request, const std::function<void()>& notify,
@@ -130,6 +133,7 @@ class RecordingService {
   catalog::Batcher& batcher_;
   Metrics* metrics_;
   std::chrono::seconds max_segment_;
+  std::string node_;  // this node (docs/nodes.md); empty: streams are not checked against camera owners
   mutable std::mutex spare_mu_;
   std::deque<std::int64_t> spare_ids_;  // guarded by spare_mu_
 };

@@ -134,7 +134,7 @@ TEST_CASE("vigild --help, --version and bad flags", "[vigild]") {
   // The whole help, not the run's last lines: it is longer than that.
   std::ifstream help_file(dir.path() / "h.log");
   const std::string help_text((std::istreambuf_iterator<char>(help_file)), std::istreambuf_iterator<char>());
-  for (const char* flag : {"--data", "--db", "--listen", "--http-port", "--config", "--archive-endpoint"}) {
+  for (const char* flag : {"--data", "--db", "--listen", "--http-port", "--config", "--archive-endpoint", "--node"}) {
     CHECK_THAT(help_text, ContainsSubstring(flag));
   }
   auto version = run_vigild({"--version"}, dir.path() / "v.log");
@@ -145,6 +145,9 @@ TEST_CASE("vigild --help, --version and bad flags", "[vigild]") {
   CHECK_THAT(bad.output, ContainsSubstring("ADDR:PORT"));
   auto unknown = run_vigild({"--frobnicate"}, dir.path() / "u.log");
   CHECK(unknown.status == 2);
+  auto bad_node = run_vigild({"--node", "two words"}, dir.path() / "n.log");
+  CHECK(bad_node.status == 2);
+  CHECK_THAT(bad_node.output, ContainsSubstring("--node"));
   // The test-only fault plans: not in --help, and refused when they name no volume or no plan.
   CHECK_THAT(help.output, !ContainsSubstring("--fault-plan"));
   CHECK_THAT(help.output, ContainsSubstring("--volume-fail-after"));
@@ -163,10 +166,11 @@ TEST_CASE("vigild reads its options from a config file, flags winning", "[vigild
   TempDir dir;
   const auto conf = dir.path() / "vigild.conf";
   SECTION("a value from the file is applied") {
-    std::ofstream(conf) << "# comment\nlog-level = debug\ncatalog-threads = 1\n";
+    std::ofstream(conf) << "# comment\nlog-level = debug\ncatalog-threads = 1\nnode = gate-node\n";
     VigildProcess d(dir.path() / "data", {"--config", conf.string()});
     REQUIRE(d.wait_ready());
     CHECK_THAT(d.output(), ContainsSubstring("level=debug"));
+    CHECK_THAT(d.output(), ContainsSubstring("node=gate-node"));
   }
   SECTION("a bad value in the file is refused with its name") {
     std::ofstream(conf) << "catalog-threads = 0\n";

@@ -1,4 +1,4 @@
--- Vigil catalog, migration 0010: archive copies of segments (issue [L], docs/archive.md).
+-- Vigil catalog, migration 0011: archive copies of segments (issue [L], docs/archive.md).
 --
 -- segment_copies: where a copy of a closed segment lives besides its volume. A copy is the
 -- segment's logical bytes [0, data_bytes) — its extents in order, exactly as on the volume — so a
