@@ -8,6 +8,7 @@ BenchReport admission_bench(const BenchOptions& options);    // bench/admission_
 BenchReport store_bench(const BenchOptions& options);        // bench/store_bench.cpp
 BenchReport preempt_bench(const BenchOptions& options);      // bench/preempt_bench.cpp
 BenchReport latency_map_bench(const BenchOptions& options);  // bench/latency_map_bench.cpp
+BenchReport failover_bench(const BenchOptions& options);     // bench/failover_bench.cpp
 BenchReport freeblock_bench(const BenchOptions& options);    // bench/freeblock_bench.cpp
 BenchReport interactive_bench(const BenchOptions& options);  // bench/interactive_bench.cpp
 BenchReport ingest_bench(const BenchOptions& options);       // bench/ingest_bench.cpp

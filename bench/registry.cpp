@@ -12,6 +12,10 @@ const std::map<std::string, BenchEntry>& registry() {
        {"seed 004 on the simulated ST373207LW: throughput vs queue length by LBN and by map (Fig. 5), "
         "EDF vs G-MATRIX deadline classes (Table II)",
         latency_map_bench}},
+      {"failover",
+       {"kill -9 of the node recording the most cameras, R times: recording resumes elsewhere (p50/p99) beside "
+        "Milestone and Nx Witness",
+        failover_bench}},
       {"freeblock",
        {"seeds 003/000 on the simulated Atlas 10K: rotational share of head time by order (Figs. 2, 5, 6), "
         "free bandwidth of a whole-disk scan under OLTP (Fig. 8)",
