@@ -135,7 +135,8 @@ void KillRecorder::run(std::stop_token stop) {
 void KillRecorder::connect(const std::string& wire, std::uint64_t generation) {
   client_ = std::make_unique<client::WireClient>(wire, kWireTimeout);
   client_->hello("vigil kill-campaign recorder", options_.token);
-  const std::uint64_t first_g = window_.acked_total() + 1;  // the window holds the frames from there on
+  // The window holds the frames from there on: from the current GOP's keyframe, which is resent.
+  const std::uint64_t first_g = window_.acked_total() + 1 - window_.gop_head_size();
   proto::Envelope open;
   auto* o = open.mutable_open_record();
   o->set_stream_name(name());

@@ -44,9 +44,10 @@ std::optional<int> RecorderSession::connect() {
     return exit_code::kUnreachable;
   }
   auto* o = open_.mutable_open_record();
-  if (connections_ > 0 && !window_.empty()) {
-    // A new stream continues where the last acknowledged packet left off, at its capture time.
-    const auto& first = window_.front().env.media_packet();
+  if (const auto* next = window_.next_stream_first(); connections_ > 0 && next) {
+    // A new stream continues from the keyframe of the GOP that was being sent (or where the last
+    // acknowledged packet left off), at its capture time.
+    const auto& first = next->env.media_packet();
     if (wall_offset_us_ && first.has_pts()) o->set_first_wall_us(input_.to_us(first.pts()) + *wall_offset_us_);
     o->set_gap_reason(!reopen_reason_.empty()       ? reopen_reason_
                       : options_.gap_reason.empty() ? "recorder lost its connection to vigild; reconnected"

@@ -15,15 +15,34 @@ void UnackedWindow::push(PendingPacket packet) {
 void UnackedWindow::acknowledge(std::uint64_t last_sequence) {
   acked_ = std::max(acked_, last_sequence);
   while (!packets_.empty() && first_sequence_ <= acked_) {
-    payload_bytes_ -= packets_.front().payload.size();
+    PendingPacket& p = packets_.front();
+    payload_bytes_ -= p.payload.size();
+    if (p.env.media_packet().keyframe()) {
+      gop_head_.clear();
+      gop_head_bytes_ = 0;
+    }
+    if ((p.env.media_packet().keyframe() || !gop_head_.empty()) && gop_head_.size() < kMaxGopHeadPackets) {
+      gop_head_bytes_ += p.payload.size();
+      gop_head_.push_back(std::move(p));
+    } else {
+      gop_head_.clear();  // no keyframe yet, or a GOP too long to keep: the new stream starts where it can
+      gop_head_bytes_ = 0;
+    }
     packets_.pop_front();
     ++first_sequence_;
   }
 }
 
 void UnackedWindow::renumber(std::uint64_t stream_id) {
-  acked_before_ += acked_;
+  // The GOP's acknowledged head goes first again: counted once, when the new stream acknowledges it.
+  acked_before_ += acked_ - gop_head_.size();
   acked_ = 0;
+  payload_bytes_ += gop_head_bytes_;
+  gop_head_bytes_ = 0;
+  while (!gop_head_.empty()) {
+    packets_.push_front(std::move(gop_head_.back()));
+    gop_head_.pop_back();
+  }
   stream_id_ = stream_id;
   first_sequence_ = 1;
   next_sequence_ = 1;

@@ -89,3 +89,38 @@ TEST_CASE("unacked window: a rate refusal resends from the first refused packet"
     CHECK(unsent(w) == std::vector<std::pair<std::uint64_t, std::int64_t>>{{9, 800}});
   }
 }
+
+TEST_CASE("unacked window: after a reconnect the new stream starts at the GOP's keyframe", "[client][record]") {
+  // Packets 0..9, keyframes at 0 and 5 (pts 0 and 500).
+  UnackedWindow w;
+  w.renumber(7);
+  for (int i = 0; i < 10; ++i) {
+    auto p = packet(100 * i);
+    p.env.mutable_media_packet()->set_keyframe(i % 5 == 0);
+    w.push(std::move(p));
+  }
+  w.mark_sent();
+  w.acknowledge(7);  // 0..6 durable: the GOP being sent began at 5
+  CHECK(w.size() == 3);
+  CHECK(w.gop_head_size() == 2);
+  CHECK(w.payload_bytes() == 50);
+  w.renumber(9);
+  // 5 and 6 again (stored twice, once per stream), then what was never acknowledged.
+  CHECK(unsent(w) ==
+        std::vector<std::pair<std::uint64_t, std::int64_t>>{{1, 500}, {2, 600}, {3, 700}, {4, 800}, {5, 900}});
+  CHECK(w.front().env.media_packet().keyframe());
+  CHECK(w.acked_total() == 5);  // 0..4; 5 and 6 count when the new stream acknowledges them
+  w.mark_sent();
+  w.acknowledge(5);
+  CHECK(w.acked_total() == 10);
+  CHECK(w.empty());
+}
+
+TEST_CASE("unacked window: without a keyframe acknowledged nothing is kept", "[client][record]") {
+  auto w = window_of(4);  // no keyframes: resending starts at the first unacknowledged packet, as before
+  w.mark_sent();
+  w.acknowledge(2);
+  CHECK(w.gop_head_size() == 0);
+  w.renumber(9);
+  CHECK(unsent(w) == std::vector<std::pair<std::uint64_t, std::int64_t>>{{1, 200}, {2, 300}});
+}
