@@ -50,8 +50,12 @@ class UnackedWindow {
   const PendingPacket* next_stream_first() const {
     return !gop_head_.empty() ? &gop_head_.front() : packets_.empty() ? nullptr : &packets_.front();
   }
-  std::size_t payload_bytes() const { return payload_bytes_ + gop_head_bytes_; }  // of the packets held
-  const PendingPacket& front() const { return packets_.front(); }                 // REQUIRES: !empty()
+  // Of the unacknowledged packets: what the recorder's window cap bounds. The GOP head is apart (at
+  // most a GOP more): counting it would let a long GOP fill the cap with packets no acknowledgement
+  // ever frees, and the recorder would stop reading.
+  std::size_t payload_bytes() const { return payload_bytes_; }
+  std::size_t gop_head_bytes() const { return gop_head_bytes_; }
+  const PendingPacket& front() const { return packets_.front(); }  // REQUIRES: !empty()
   bool all_sent() const { return sent_upto_ + 1 >= next_sequence_; }
   std::uint64_t last_sent() const { return sent_upto_; }
   std::uint64_t acked() const { return acked_; }                        // the last sequence acknowledged in this stream
