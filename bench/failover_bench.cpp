@@ -29,6 +29,7 @@
 #include "bench/bench_http.hpp"
 #include "bench/bench_vigild.hpp"
 #include "bench/benches.hpp"
+#include "bench/percentile.hpp"
 #include "bench/process_tree.hpp"
 #include "bench/replay.hpp"
 #include "bench/rtsp_farm.hpp"
@@ -80,13 +81,6 @@ void sleep_s(double s) { std::this_thread::sleep_for(std::chrono::duration<doubl
 std::int64_t wall_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
-}
-
-double percentile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size())));
-  return v[std::min(v.size() - 1, rank > 0 ? rank - 1 : 0)];
 }
 
 std::string node_name(int i) { return "n" + std::to_string(i); }

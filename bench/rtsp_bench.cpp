@@ -25,6 +25,7 @@
 #include "bench/bench_http.hpp"
 #include "bench/bench_vigild.hpp"
 #include "bench/benches.hpp"
+#include "bench/percentile.hpp"
 #include "bench/mediamtx_peer.hpp"
 #include "bench/process_tree.hpp"
 #include "bench/replay.hpp"
@@ -74,13 +75,6 @@ struct SideResult {
 };
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-double percentile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size())));
-  return v[std::min(v.size() - 1, rank > 0 ? rank - 1 : 0)];
-}
 
 void sleep_s(double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); }
 
