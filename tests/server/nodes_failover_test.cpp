@@ -68,37 +68,52 @@ std::string recording_on(const std::string& node) {
          node + "'";
 }
 
+// Two nodes, a and b, on a catalog of their own, both leases live (placement sees both nodes),
+// then CAMERAS pulled cameras (cam0…) from one GStreamer RTSP test camera added to the catalog.
+struct TwoNodes {
+  test::TempDir dir;
+  std::string db;
+  std::filesystem::path profile;
+  test::RtspCamera camera;
+  std::unique_ptr<test::VigildProcess> a, b;
+  Catalog cat;
+
+  TwoNodes(const std::string& database, int cameras)
+      : db(test::shared_cluster().create_database(database)),
+        profile(test::make_sim_profile(dir.path())),
+        camera(test::start_rtsp_camera(dir.path(), 0, 256)),
+        a(start_node(mkdir(dir.path() / "a"), profile, db, "a")),
+        b(start_node(mkdir(dir.path() / "b"), profile, db, "b")),
+        cat(db) {
+    REQUIRE(
+        eventually([&] { return cat.number("SELECT count(*) FROM nodes WHERE lease_until > clock_timestamp()") == 2; },
+                   30s));
+    pqxx::work tx(cat.db);
+    for (int i = 0; i < cameras; ++i) {
+      catalog::add_camera(tx, "cam" + std::to_string(i), "rtsp://127.0.0.1:" + std::to_string(camera.port) + "/cam1");
+    }
+    tx.commit();
+  }
+  static std::filesystem::path mkdir(const std::filesystem::path& p) {
+    std::filesystem::create_directories(p);
+    return p;
+  }
+  void logs() const {
+    UNSCOPED_INFO("node a: " << a->output().substr(0, 30000));
+    UNSCOPED_INFO("node b: " << b->output().substr(0, 30000));
+  }
+};
+
 }  // namespace
 
 TEST_CASE("two nodes share the pulled cameras; a killed node's cameras fail over with a failover gap",
           "[nodes][camera][rtsp][integration]") {
   constexpr int kCameras = 4;
-  test::TempDir dir;
-  const auto db = test::shared_cluster().create_database("nodes_failover");
-  const auto profile = test::make_sim_profile(dir.path());
-  [[maybe_unused]] auto [camera, port, camera_log] = test::start_rtsp_camera(dir.path(), 0, 256);
-  std::filesystem::create_directories(dir.path() / "a");
-  std::filesystem::create_directories(dir.path() / "b");
-  auto a = start_node(dir.path() / "a", profile, db, "a");
-  auto b = start_node(dir.path() / "b", profile, db, "b");
-  Catalog cat(db);
-  auto logs = [&] {
-    UNSCOPED_INFO("node a: " << a->output().substr(0, 30000));
-    UNSCOPED_INFO("node b: " << b->output().substr(0, 30000));
-  };
-  // Both leases live before the cameras come: placement sees both nodes.
-  REQUIRE(
-      eventually([&] { return cat.number("SELECT count(*) FROM nodes WHERE lease_until > clock_timestamp()") == 2; },
-                 30s));
+  TwoNodes n("nodes_failover", kCameras);
+  auto& [dir, db, profile, camera, a, b, cat] = n;
+  const auto logs = [&n] { n.logs(); };
   // Each reports its admission headroom with its heartbeat (placement favours the most).
   CHECK(cat.number("SELECT count(*) FROM nodes WHERE headroom_bps > 0") == 2);
-  {
-    pqxx::work tx(cat.db);
-    for (int i = 0; i < kCameras; ++i) {
-      catalog::add_camera(tx, "cam" + std::to_string(i), "rtsp://127.0.0.1:" + std::to_string(port) + "/cam1");
-    }
-    tx.commit();
-  }
 
   // Every camera owned, recorded by its owner alone, and both nodes record some.
   const bool placed =
@@ -193,29 +208,9 @@ TEST_CASE("two nodes share the pulled cameras; a killed node's cameras fail over
 TEST_CASE("a node frozen past its lease loses its cameras, and once thawed stops pulling them at once (fenced)",
           "[nodes][camera][rtsp][integration]") {
   constexpr int kCameras = 4;
-  test::TempDir dir;
-  const auto db = test::shared_cluster().create_database("nodes_fenced");
-  const auto profile = test::make_sim_profile(dir.path());
-  [[maybe_unused]] auto [camera, port, camera_log] = test::start_rtsp_camera(dir.path(), 0, 256);
-  std::filesystem::create_directories(dir.path() / "a");
-  std::filesystem::create_directories(dir.path() / "b");
-  auto a = start_node(dir.path() / "a", profile, db, "a");
-  auto b = start_node(dir.path() / "b", profile, db, "b");
-  Catalog cat(db);
-  auto logs = [&] {
-    UNSCOPED_INFO("node a: " << a->output().substr(0, 30000));
-    UNSCOPED_INFO("node b: " << b->output().substr(0, 30000));
-  };
-  REQUIRE(
-      eventually([&] { return cat.number("SELECT count(*) FROM nodes WHERE lease_until > clock_timestamp()") == 2; },
-                 30s));
-  {
-    pqxx::work tx(cat.db);
-    for (int i = 0; i < kCameras; ++i) {
-      catalog::add_camera(tx, "cam" + std::to_string(i), "rtsp://127.0.0.1:" + std::to_string(port) + "/cam1");
-    }
-    tx.commit();
-  }
+  TwoNodes n("nodes_fenced", kCameras);
+  auto& [dir, db, profile, camera, a, b, cat] = n;
+  const auto logs = [&n] { n.logs(); };
   const bool placed =
       eventually([&] { return cat.names(recording_on("a")).size() + cat.names(recording_on("b")).size() == kCameras; },
                  90s);
