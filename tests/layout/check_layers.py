@@ -29,7 +29,7 @@ DIRECT = {
     "client/wire": ["proto", "common"],
     "client/rtsp": ["common"],
     "client/proxy": ["client/wire"],
-    "bench": ["client/wire", "catalog"],
+    "bench": ["client/wire", "catalog", "archive"],
     "client/tools": ["catalog"],
     "client/cli": ["client/tools", "client/proxy", "client/rtsp", "onvif", "bench"],
 }

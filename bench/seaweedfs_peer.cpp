@@ -1,4 +1,4 @@
-#include "tests/support/seaweedfs_process.hpp"
+#include "bench/seaweedfs_peer.hpp"
 
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -8,13 +8,12 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <stdexcept>
+#include <thread>
 
-#include "tests/support/eventually.hpp"
-
-namespace vigil::test {
+namespace vigil::bench {
 
 std::string seaweedfs_binary() {
   if (const char* env = std::getenv("VIGIL_SEAWEEDFS"); env && *env) return env;
@@ -43,18 +42,19 @@ std::uint16_t free_loopback_port() {
   return ntohs(addr.sin_port);
 }
 
-SeaweedFs::SeaweedFs(const std::string& binary, std::uint16_t port_s3) : s3_port(port_s3) {
-  const std::filesystem::path config = dir.path() / "s3.json";
-  write_file(config, R"({"identities":[{"name":"vigil","credentials":[{"accessKey":")" +
-                         kSeaweedCredentials.access_key + R"(","secretKey":")" + kSeaweedCredentials.secret_key +
-                         R"("}],"actions":["Admin","Read","Write","List","Tagging"]}]})");
-  std::filesystem::create_directories(dir.path() / "data");
-  if (s3_port == 0) s3_port = free_loopback_port();
+SeaweedFsPeer::SeaweedFsPeer(const std::string& binary, const std::filesystem::path& dir,
+                             archive::Credentials credentials, std::uint16_t s3_port)
+    : credentials_(std::move(credentials)), s3_port_(s3_port == 0 ? free_loopback_port() : s3_port) {
+  const std::filesystem::path config = dir / "s3.json";
+  std::ofstream(config) << R"({"identities":[{"name":"vigil","credentials":[{"accessKey":")" << credentials_.access_key
+                        << R"(","secretKey":")" << credentials_.secret_key
+                        << R"("}],"actions":["Admin","Read","Write","List","Tagging"]}]})";
+  std::filesystem::create_directories(dir / "data");
   auto port = [](std::uint16_t p) { return std::to_string(p); };
   SpawnOptions options;
   options.argv = {binary,
                   "server",
-                  "-dir=" + (dir.path() / "data").string(),
+                  "-dir=" + (dir / "data").string(),
                   "-ip=127.0.0.1",
                   "-ip.bind=127.0.0.1",
                   "-master.port=" + port(free_loopback_port()),
@@ -64,32 +64,32 @@ SeaweedFs::SeaweedFs(const std::string& binary, std::uint16_t port_s3) : s3_port
                   "-filer.port=" + port(free_loopback_port()),
                   "-filer.port.grpc=" + port(free_loopback_port()),
                   "-s3",
-                  "-s3.port=" + port(s3_port),
+                  "-s3.port=" + port(s3_port_),
                   "-s3.port.grpc=" + port(free_loopback_port()),
                   "-s3.config=" + config.string(),
                   "-volume.max=0"};
-  options.output_file = dir.path() / "weed.log";
-  process = ChildProcess::spawn(options);
+  options.output_file = dir / "weed.log";
+  process_ = ChildProcess::spawn(options);
 }
 
-SeaweedFs::~SeaweedFs() { process.terminate(SIGTERM, std::chrono::seconds(10)); }
+SeaweedFsPeer::~SeaweedFsPeer() { process_.terminate(SIGTERM, std::chrono::seconds(10)); }
 
-archive::S3Client SeaweedFs::client() const {
-  return archive::S3Client(archive::S3Endpoint{"127.0.0.1", s3_port, kSeaweedCredentials});
+archive::S3Client SeaweedFsPeer::client() const {
+  return archive::S3Client(archive::S3Endpoint{"127.0.0.1", s3_port_, credentials_});
 }
 
-bool SeaweedFs::make_bucket(const std::string& bucket, std::chrono::seconds timeout) const {
+bool SeaweedFsPeer::make_bucket(const std::string& bucket, std::chrono::seconds timeout) const {
   const archive::S3Client s3 = client();
-  return eventually(
-      [&] {
-        try {
-          s3.create_bucket(bucket, /*object_lock=*/true);
-          return true;
-        } catch (const std::exception&) {
-          return false;
-        }
-      },
-      timeout, std::chrono::milliseconds(200));
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    try {
+      s3.create_bucket(bucket, /*object_lock=*/true);
+      return true;
+    } catch (const std::exception&) {
+      if (std::chrono::steady_clock::now() >= deadline) return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
 }
 
-}  // namespace vigil::test
+}  // namespace vigil::bench
