@@ -26,6 +26,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "bench/archive_impact.hpp"
 #include "bench/bench_http.hpp"
 #include "bench/bench_vigild.hpp"
 #include "bench/benches.hpp"
@@ -47,9 +48,14 @@ struct FailoverOptions {
   double resume_timeout_s = 90;  // a round fails if a camera has not resumed by then
   ClipSpec clip{.width = 640, .height = 360, .fps = 25, .gop = 25, .rate_mbps = 1, .seconds = 10};
   fs::path dir_base = fs::temp_directory_path();
+  // The archive part (bench/archive_impact.hpp); cameras 0: skipped.
+  int archive_cameras = 8, archive_rounds = 2;
+  double archive_seconds = 30;
 };
 
-constexpr const char* kOptionList = "--nodes N --cameras K --kills R --dir DIR";
+constexpr const char* kOptionList =
+    "--nodes N --cameras K --kills R --dir DIR --archive-cameras K (0: no archive part) --archive-seconds S "
+    "--archive-rounds R";
 
 FailoverOptions parse(const BenchOptions& options) {
   FailoverOptions o;
@@ -58,6 +64,9 @@ FailoverOptions parse(const BenchOptions& options) {
     o.cameras = 4;
     o.kills = 2;
     o.settle_s = 3;
+    o.archive_cameras = 4;
+    o.archive_seconds = 10;
+    o.archive_rounds = 1;
   }
   const auto& a = options.args;
   for (std::size_t i = 0; i < a.size(); ++i) {
@@ -69,10 +78,16 @@ FailoverOptions parse(const BenchOptions& options) {
     else if (k == "--cameras") o.cameras = std::stoi(v);
     else if (k == "--kills") o.kills = std::stoi(v);
     else if (k == "--dir") o.dir_base = v;
+    else if (k == "--archive-cameras") o.archive_cameras = std::stoi(v);
+    else if (k == "--archive-seconds") o.archive_seconds = std::stod(v);
+    else if (k == "--archive-rounds") o.archive_rounds = std::stoi(v);
     else throw std::invalid_argument("unknown option " + k + " (" + std::string(kOptionList) + ")");
   }
   if (o.nodes < 2) throw std::invalid_argument("--nodes must be at least 2 (one must survive each kill)");
   if (o.cameras < 1 || o.kills < 1) throw std::invalid_argument("--cameras and --kills must be at least 1");
+  if (o.archive_cameras < 0 || o.archive_rounds < 1 || o.archive_seconds < 1)
+    throw std::invalid_argument(
+        "--archive-cameras must be at least 0, --archive-rounds and --archive-seconds at least 1");
   return o;
 }
 
@@ -156,13 +171,9 @@ std::optional<double> failover_gap_s(pqxx::connection& c, const std::string& cam
   return static_cast<double>(r[0].as<std::int64_t>()) / 1e6;
 }
 
-}  // namespace
-
-BenchReport failover_bench(const BenchOptions& options) {
-  const FailoverOptions o = parse(options);
-  Progress progress("failover", 1.0);
-  ScratchDir scratch(o.dir_base, "vigil-bench-failover");
-  const fs::path dir = scratch.path();
+// The kill rounds, their processes under DIR (gone when this returns; DIR/profile.json stays).
+// Progress from 0 to SHARE.
+BenchReport kill_rounds(const FailoverOptions& o, const fs::path& dir, Progress& progress, double share) {
   const fs::path clip = cached_clip(o.clip);
   CameraFarm farm(clip, o.clip.fps, o.cameras, dir / "farm.log", o.clip.rate_mbps * 1e6);
   const fs::path profile = profile_disk_of(dir);
@@ -197,7 +208,7 @@ BenchReport failover_bench(const BenchOptions& options) {
   wait_all_recording(added);
   std::map<std::string, int> placement;
   for (const auto& [node, cams] : owners(catalog)) placement[node] = static_cast<int>(cams.size());
-  progress.update(0.1);
+  progress.update(0.1 * share);
 
   std::vector<Round> rounds;
   for (int k = 0; k < o.kills; ++k) {
@@ -233,9 +244,8 @@ BenchReport failover_bench(const BenchOptions& options) {
     }
     rounds.push_back(r);
     node.start();  // it rejoins; placement gives it new cameras only
-    progress.update(0.1 + 0.9 * static_cast<double>(k + 1) / o.kills);
+    progress.update(share * (0.1 + 0.9 * static_cast<double>(k + 1) / o.kills));
   }
-  progress.finish();
 
   std::vector<double> resume, gaps;
   int unresumed = 0, moved = 0;
@@ -286,6 +296,58 @@ BenchReport failover_bench(const BenchOptions& options) {
                                                      std::to_string(percentile(r.resume_s, 1.0)).substr(0, 5)) +
                            " s");
   }
+  return report;
+}
+
+// The archiver's cost to recording and its throughput (bench/archive_impact.hpp), added to REPORT.
+void archive_part(BenchReport& report, const FailoverOptions& o, const fs::path& dir, Progress& progress, double p0) {
+  const ArchiveImpactResult a = measure_archive_impact({.dir = dir,
+                                                        .profile = dir / "profile.json",
+                                                        .cameras = o.archive_cameras,
+                                                        .seconds = o.archive_seconds,
+                                                        .rounds = o.archive_rounds},
+                                                       progress, p0, 1.0);
+  if (!a.skipped.empty()) {
+    report.notes.push_back("archive part skipped: " + a.skipped);
+    return;
+  }
+  report.parameters["archive_cameras"] = o.archive_cameras;
+  report.parameters["archive_seconds_per_phase"] = o.archive_seconds;
+  report.parameters["archive_rounds"] = o.archive_rounds;
+  const std::string off = "archiver off, same run";
+  report.figures.push_back({"recording ack delay p50, archiver on", "ms", percentile(a.on.ack_delay_ms, 0.5),
+                            percentile(a.off.ack_delay_ms, 0.5), off, false});
+  report.figures.push_back({"recording ack delay p99, archiver on", "ms", percentile(a.on.ack_delay_ms, 0.99),
+                            percentile(a.off.ack_delay_ms, 0.99), off, false});
+  report.figures.push_back({"archive copy rate while recording", "MB/s", a.on.archived_bytes / 1e6 / a.on.seconds,
+                            a.on.recorded_bytes / 1e6 / a.on.seconds, "the cameras' recording rate", true});
+  report.figures.push_back({"archive upload throughput, backlog", "MB/s",
+                            a.backlog_seconds > 0 ? a.backlog_bytes / 1e6 / a.backlog_seconds : 0,
+                            a.on.recorded_bytes / 1e6 / a.on.seconds, "the cameras' recording rate", true});
+  auto phase_note = [](const char* name, const ArchivePhase& ph) {
+    return std::string(name) + ": " + std::to_string(ph.acked) + " of " + std::to_string(ph.sent) +
+           " packets acknowledged, " + std::to_string(ph.ack_delay_ms.size()) + " acknowledgements timed";
+  };
+  report.notes.push_back(phase_note("archiver off", a.off));
+  report.notes.push_back(phase_note("archiver on", a.on) + "; " +
+                         std::to_string(static_cast<long long>(a.on.archived_segments)) + " segments copied, " +
+                         std::to_string(static_cast<long long>(a.on.failures)) + " failed uploads, lag " +
+                         std::to_string(a.lag_s_at_end).substr(0, 5) + " s at the end");
+  report.notes.push_back("backlog: " + std::to_string(static_cast<long long>(a.backlog_segments)) + " segments, " +
+                         std::to_string(a.backlog_bytes / 1e6).substr(0, 6) + " MB copied in " +
+                         std::to_string(a.backlog_seconds).substr(0, 5) + " s (vigild idle but for the archiver)");
+}
+
+}  // namespace
+
+BenchReport failover_bench(const BenchOptions& options) {
+  const FailoverOptions o = parse(options);
+  Progress progress("failover", 1.0);
+  ScratchDir scratch(o.dir_base, "vigil-bench-failover");
+  const double share = o.archive_cameras > 0 ? 0.7 : 1.0;
+  BenchReport report = kill_rounds(o, scratch.path(), progress, share);
+  if (o.archive_cameras > 0) archive_part(report, o, scratch.path(), progress, share);
+  progress.finish();
   return report;
 }
 
