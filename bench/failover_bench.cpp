@@ -315,24 +315,31 @@ void archive_part(BenchReport& report, const FailoverOptions& o, const fs::path&
   report.parameters["archive_seconds_per_phase"] = o.archive_seconds;
   report.parameters["archive_rounds"] = o.archive_rounds;
   const std::string off = "archiver off, same run";
-  report.figures.push_back({"recording ack delay p50, archiver on", "ms", percentile(a.on.ack_delay_ms, 0.5),
+  const RecordingPhase& on_ = a.on;
+  report.figures.push_back({"recording ack delay p50, archiver on", "ms", percentile(on_.ack_delay_ms, 0.5),
                             percentile(a.off.ack_delay_ms, 0.5), off, false});
-  report.figures.push_back({"recording ack delay p99, archiver on", "ms", percentile(a.on.ack_delay_ms, 0.99),
+  report.figures.push_back({"recording ack delay p99, archiver on", "ms", percentile(on_.ack_delay_ms, 0.99),
                             percentile(a.off.ack_delay_ms, 0.99), off, false});
-  report.figures.push_back({"archive copy rate while recording", "MB/s", a.on.archived_bytes / 1e6 / a.on.seconds,
-                            a.on.recorded_bytes / 1e6 / a.on.seconds, "the cameras' recording rate", true});
+  report.figures.push_back({"interactive export p99, archiver on", "ms", percentile(on_.interactive_ms, 0.99),
+                            percentile(a.off.interactive_ms, 0.99), off, false});
+  const double copied = on_.metric_delta.at("vigil_archive_bytes_total");
+  report.figures.push_back({"archive copy rate while recording", "MB/s", copied / 1e6 / on_.seconds,
+                            on_.recorded_bytes / 1e6 / on_.seconds, "the cameras' recording rate", true});
   report.figures.push_back({"archive upload throughput, backlog", "MB/s",
                             a.backlog_seconds > 0 ? a.backlog_bytes / 1e6 / a.backlog_seconds : 0,
-                            a.on.recorded_bytes / 1e6 / a.on.seconds, "the cameras' recording rate", true});
-  auto phase_note = [](const char* name, const ArchivePhase& ph) {
+                            on_.recorded_bytes / 1e6 / on_.seconds, "the cameras' recording rate", true});
+  auto phase_note = [](const char* name, const RecordingPhase& ph) {
     return std::string(name) + ": " + std::to_string(ph.acked) + " of " + std::to_string(ph.sent) +
-           " packets acknowledged, " + std::to_string(ph.ack_delay_ms.size()) + " acknowledgements timed";
+           " packets acknowledged, " + std::to_string(ph.ack_delay_ms.size()) + " acknowledgements timed, " +
+           std::to_string(ph.interactive_ms.size()) + " exports (" + std::to_string(ph.interactive_failed) + " failed)";
   };
   report.notes.push_back(phase_note("archiver off", a.off));
-  report.notes.push_back(phase_note("archiver on", a.on) + "; " +
-                         std::to_string(static_cast<long long>(a.on.archived_segments)) + " segments copied, " +
-                         std::to_string(static_cast<long long>(a.on.failures)) + " failed uploads, lag " +
-                         std::to_string(a.lag_s_at_end).substr(0, 5) + " s at the end");
+  report.notes.push_back(phase_note("archiver on", on_) + "; " +
+                         std::to_string(static_cast<long long>(on_.metric_delta.at("vigil_archive_segments_total"))) +
+                         " segments copied, " +
+                         std::to_string(static_cast<long long>(on_.metric_delta.at("vigil_archive_failures_total"))) +
+                         " failed uploads, lag " +
+                         std::to_string(on_.metric_end.at("vigil_archive_lag_seconds")).substr(0, 5) + " s at the end");
   report.notes.push_back("backlog: " + std::to_string(static_cast<long long>(a.backlog_segments)) + " segments, " +
                          std::to_string(a.backlog_bytes / 1e6).substr(0, 6) + " MB copied in " +
                          std::to_string(a.backlog_seconds).substr(0, 5) + " s (vigild idle but for the archiver)");

@@ -11,16 +11,25 @@
 //     gets from the freeblock planner under an OLTP-like random foreground load, the head's useful
 //     utilisation with and without it, scans per day, and the foreground's response time with and
 //     without it (the same run twice).
+//   Part D (issue 23, the real device): the scrubber beside recording on this machine's disk — a
+//     real vigild, wire cameras in real time, the scrubber off and then on with 1 s epochs (every
+//     closed segment re-read every second: far more than its 7-day default asks), the recording's
+//     acknowledgement delay and an interactive reader's export time in each (bench/recording_phase.*).
 // Every foreground request's time is split by HddModel::predict (overhead, seek/head switch,
 // rotation, transfer); the bench checks the split against what the model then charges.
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "bench/bench_vigild.hpp"
 #include "bench/benches.hpp"
+#include "bench/percentile.hpp"
+#include "bench/recording_phase.hpp"
+#include "bench/replay.hpp"
 #include "bench/scrub_share.hpp"
 #include "common/progress.hpp"
 #include "storage/freeblock_planner.hpp"
@@ -320,12 +329,68 @@ void part_c(BenchReport& report, bool quick) {
   }
 }
 
+// Part D: the scrubber on this machine's disk beside recording, off then on, ROUNDS times.
+void part_d(BenchReport& report, bool quick, const std::filesystem::path& base) {
+  const ScratchDir scratch(base, "vigil-bench-freeblock");
+  const std::filesystem::path& dir = scratch.path();
+  const std::filesystem::path profile = profile_disk_of(dir);
+  const ReplayClip clip = make_replay_clip(dir, 2e6, "640x360");
+  const int rounds = quick ? 1 : 3;
+  const std::vector<std::string> metrics{"vigil_scrub_bytes_total", "vigil_scrub_segments_total",
+                                         "vigil_scrub_corrupt_segments_total"};
+  RecordingPhase off, on;
+  for (int round = 0; round < rounds; ++round) {
+    for (const bool scrub : {false, true}) {
+      const auto phase_dir = dir / ((scrub ? "on-" : "off-") + std::to_string(round));
+      RecordingPhaseSpec spec{.dir = phase_dir,
+                              .profile = profile,
+                              .cameras = quick ? 4 : 8,
+                              .seconds = quick ? 10.0 : 30.0,
+                              .segment_max_s = 2,
+                              .vigild_flags = scrub ? std::vector<std::string>{"--scrub-epoch-ms", "1000"}
+                                                    : std::vector<std::string>{"--scrub-days", "0"},
+                              .metrics = metrics};
+      (scrub ? on : off).add(run_recording_phase(spec, clip));
+      std::filesystem::remove_all(phase_dir);
+    }
+  }
+  const std::string same = "scrubber off, same run (this machine's disk)";
+  report.figures.push_back({"real device: recording ack delay p50, scrubber on", "ms", percentile(on.ack_delay_ms, 0.5),
+                            percentile(off.ack_delay_ms, 0.5), same, false});
+  report.figures.push_back({"real device: recording ack delay p99, scrubber on", "ms",
+                            percentile(on.ack_delay_ms, 0.99), percentile(off.ack_delay_ms, 0.99), same, false});
+  report.figures.push_back({"real device: interactive export p99, scrubber on", "ms",
+                            percentile(on.interactive_ms, 0.99), percentile(off.interactive_ms, 0.99), same, false});
+  report.figures.push_back({"real device: scrubber read rate", "MB/s",
+                            on.metric_delta.at("vigil_scrub_bytes_total") / 1e6 / on.seconds,
+                            on.recorded_bytes / 1e6 / on.seconds, "the cameras' recording rate", true});
+  for (const auto* ph : {&off, &on}) {
+    report.notes.push_back(
+        std::string("part D, scrubber ") + (ph == &on ? "on (1 s epochs)" : "off") + ": " + std::to_string(ph->acked) +
+        " of " + std::to_string(ph->sent) + " packets acknowledged, " + std::to_string(ph->ack_delay_ms.size()) +
+        " acknowledgements timed, " + std::to_string(ph->interactive_ms.size()) + " exports (" +
+        std::to_string(ph->interactive_failed) + " failed); " +
+        std::to_string(static_cast<long long>(ph->metric_delta.at("vigil_scrub_segments_total"))) +
+        " segments scrubbed, " +
+        std::to_string(static_cast<long long>(ph->metric_delta.at("vigil_scrub_corrupt_segments_total"))) + " corrupt");
+  }
+}
+
 }  // namespace
 
 BenchReport freeblock_bench(const BenchOptions& options) {
   const bool quick = options.quick;
-  if (!options.args.empty()) {
-    throw std::invalid_argument("unknown option " + options.args.front() + " (freeblock takes --quick, --json FILE)");
+  bool real_device = true;
+  std::filesystem::path dir = std::filesystem::temp_directory_path();
+  for (std::size_t i = 0; i < options.args.size(); ++i) {
+    if (options.args[i] == "--no-real-device") {
+      real_device = false;
+    } else if (options.args[i] == "--dir" && i + 1 < options.args.size()) {
+      dir = options.args[++i];
+    } else {
+      throw std::invalid_argument("unknown option " + options.args[i] +
+                                  " (freeblock takes --quick, --json FILE, --dir DIR, --no-real-device)");
+    }
   }
   const int requests = quick ? 3000 : 20000;
   const std::vector<std::size_t> depths =
@@ -528,6 +593,7 @@ BenchReport freeblock_bench(const BenchOptions& options) {
     }
   }
   part_c(report, quick);
+  if (real_device) part_d(report, quick, dir);
   progress.finish();
   return report;
 }
