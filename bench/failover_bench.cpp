@@ -353,6 +353,18 @@ BenchReport failover_bench(const BenchOptions& options) {
   ScratchDir scratch(o.dir_base, "vigil-bench-failover");
   const double share = o.archive_cameras > 0 ? 0.7 : 1.0;
   BenchReport report = kill_rounds(o, scratch.path(), progress, share);
+  // A missed target is worth a look: the nodes' logs outlive the scratch directory then.
+  if (std::any_of(report.notes.begin(), report.notes.end(),
+                  [](const std::string& n) { return n.starts_with("target MISSED"); })) {
+    const fs::path kept = o.dir_base / ("vigil-bench-failover-logs-" + std::to_string(::getpid()));
+    for (const auto& e : fs::recursive_directory_iterator(scratch.path())) {
+      if (!e.is_regular_file() || e.path().extension() != ".log") continue;
+      const fs::path to = kept / fs::relative(e.path(), scratch.path());
+      fs::create_directories(to.parent_path());
+      fs::copy_file(e.path(), to, fs::copy_options::overwrite_existing);
+    }
+    report.notes.push_back("the nodes' logs are kept in " + kept.string());
+  }
   if (o.archive_cameras > 0) archive_part(report, o, scratch.path(), progress, share);
   progress.finish();
   return report;
