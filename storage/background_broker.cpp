@@ -26,7 +26,8 @@ BackgroundBroker::~BackgroundBroker() {
 }
 
 Result<BackgroundBroker::TaskId> BackgroundBroker::register_read(std::vector<BrokerExtent> extents,
-                                                                 BrokerBlockFn on_block, BrokerDoneFn on_done) {
+                                                                 BrokerBlockFn on_block, BrokerDoneFn on_done,
+                                                                 bool promoted) {
   for (const auto& e : extents) {
     if (e.offset % alignment_ != 0 || e.bytes % alignment_ != 0) return errc::invalid_argument;
   }
@@ -36,6 +37,7 @@ Result<BackgroundBroker::TaskId> BackgroundBroker::register_read(std::vector<Bro
   task->extents = std::move(extents);
   task->on_block = std::move(on_block);
   task->on_done = std::move(on_done);
+  task->promoted = promoted;
   // Empty extents read nothing: skipped here so that issue() always has a block to read.
   std::erase_if(task->extents, [](const BrokerExtent& e) { return e.bytes == 0; });
   auto& t = *tasks_.emplace(id, std::move(task)).first->second;

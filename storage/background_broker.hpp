@@ -50,8 +50,10 @@ class BackgroundBroker {
   BackgroundBroker(const BackgroundBroker&) = delete;
   BackgroundBroker& operator=(const BackgroundBroker&) = delete;
 
-  // Reads EXTENTS in order. invalid_argument for an extent that is not block-aligned.
-  Result<TaskId> register_read(std::vector<BrokerExtent> extents, BrokerBlockFn on_block, BrokerDoneFn on_done);
+  // Reads EXTENTS in order. invalid_argument for an extent that is not block-aligned. PROMOTED:
+  // as interactive requests from the first block (work already overdue when it is registered).
+  Result<TaskId> register_read(std::vector<BrokerExtent> extents, BrokerBlockFn on_block, BrokerDoneFn on_done,
+                               bool promoted = false);
   // No callback of TASK runs after this returns; other tasks are untouched. False: not running.
   bool abort(TaskId task);
   // The rest of TASK is read as interactive requests (overdue work). False: not running.

@@ -90,6 +90,11 @@ Metrics::Metrics()
       d_scrub_epochs_(registry_.counter("vigil_scrub_epochs_total",
                                         "Scrub epochs finished: every closed segment with a known checksum verified.",
                                         {"disk"})),
+      d_scrub_promoted_(
+          registry_.counter("vigil_scrub_promoted_total",
+                            "Scrub reads that outlived their slot in the epoch and were promoted from the "
+                            "cycles' slack to interactive requests (too little slack for the target age).",
+                            {"disk"})),
       d_archive_segments_(registry_.counter("vigil_archive_segments_total",
                                             "Closed segments copied to the archive tier and verified.", {"disk"})),
       d_archive_bytes_(registry_.counter("vigil_archive_bytes_total",
@@ -351,6 +356,7 @@ DiskMetrics::DiskMetrics(Metrics& m, const std::string& disk)
       scrub_corrupt_(m.d_scrub_corrupt_.with({disk})),
       scrub_bytes_(m.d_scrub_bytes_.with({disk})),
       scrub_epochs_(m.d_scrub_epochs_.with({disk})),
+      scrub_promoted_(m.d_scrub_promoted_.with({disk})),
       archive_segments_(m.d_archive_segments_.with({disk})),
       archive_bytes_(m.d_archive_bytes_.with({disk})),
       archive_failures_(m.d_archive_failures_.with({disk})),
@@ -425,6 +431,7 @@ void DiskMetrics::scrubbed(std::uint64_t bytes, bool corrupt) noexcept {
 }
 
 void DiskMetrics::scrub_progress(double done) noexcept { scrub_progress_.set(done); }
+void DiskMetrics::scrub_promoted() noexcept { scrub_promoted_.inc(); }
 
 void DiskMetrics::scrub_epoch_done() noexcept { scrub_epochs_.inc(); }
 

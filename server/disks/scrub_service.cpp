@@ -59,12 +59,15 @@ void ScrubService::run(std::stop_token stop) {
     for (const auto& [disk, p] : progress) {
       if (auto* m = disk->io->metrics()) m->scrub_progress(p.second == 0 ? 1.0 : 0.0);
     }
+    std::size_t promoted = 0;
+    const auto slot_start = [&](std::size_t i) {
+      return start + options_.epoch * static_cast<std::int64_t>(i) / static_cast<std::int64_t>(work.size());
+    };
     for (std::size_t i = 0; i < work.size(); ++i) {
-      if (!wait_until(start + options_.epoch * static_cast<std::int64_t>(i) / static_cast<std::int64_t>(work.size()),
-                      stop))
-        return;
+      if (!wait_until(slot_start(i), stop)) return;
       auto& [disk, target] = work[i];
-      if (!disk->io->volume_failed()) scrub(*disk, target, stop);
+      // Due by the end of its slot: the epoch's pace holds whether or not the disk has slack.
+      if (!disk->io->volume_failed()) promoted += scrub(*disk, target, slot_start(i + 1), stop) ? 1 : 0;
       if (stop.stop_requested()) return;
       auto& p = progress[disk];
       ++p.first;
@@ -74,17 +77,27 @@ void ScrubService::run(std::stop_token stop) {
     for (const auto& entry : progress) {
       if (auto* m = entry.first->io->metrics()) m->scrub_epoch_done();
     }
+    if (promoted > 0) {
+      log::warn(
+          "scrub: reads outlived their slot in the epoch and were promoted to interactive requests (the disks "
+          "have too little slack for the scrub's target age)",
+          {{"promoted", promoted}, {"segments", work.size()}});
+    }
     if (!wait_until(start + options_.epoch, stop)) return;
   }
 }
 
-void ScrubService::scrub(Disk& disk, const catalog::ScrubTarget& t, std::stop_token stop) {
-  auto read = read_and_verify(disk, t, stop);
-  if (!read) return;  // stopped
+bool ScrubService::scrub(Disk& disk, const catalog::ScrubTarget& t, Clock::time_point due, std::stop_token stop) {
+  ReadDeadline deadline{.promote_at = due};
+  auto read = read_and_verify(disk, t, stop, &deadline);
+  if (deadline.promoted) {
+    if (auto* m = disk.io->metrics()) m->scrub_promoted();
+  }
+  if (!read) return deadline.promoted;  // stopped
   if (!*read) {
     log::warn("scrub: read failed; retried next epoch",
               {{"segment", t.segment_id}, {"volume", disk.volume->path.string()}, {"error", read->error().message()}});
-    return;
+    return deadline.promoted;
   }
   const std::uint64_t bytes = (*read)->bytes;
   const storage::SegmentCheck& check = (*read)->check;
@@ -96,7 +109,7 @@ void ScrubService::scrub(Disk& disk, const catalog::ScrubTarget& t, std::stop_to
       pqxx::work tx(conn);
       // Reclaimed while it was read (retention marks it 'deleting' before freeing an extent):
       // what was read may be another segment's data, not damage.
-      if (!catalog::segment_still_closed(tx, t.segment_id)) return;
+      if (!catalog::segment_still_closed(tx, t.segment_id)) return deadline.promoted;
       for (const auto& d : check.damage) {
         const std::uint64_t offset = t.extent_offsets[d.ordinal] + d.offset_in_extent;
         const std::string detail = "scrub: segment " + std::to_string(t.segment_id) + " on " +
@@ -126,10 +139,11 @@ void ScrubService::scrub(Disk& disk, const catalog::ScrubTarget& t, std::stop_to
     } catch (const std::exception& e) {
       log::warn("scrub: cannot record a damaged segment; retried next epoch",
                 {{"segment", t.segment_id}, {"error", e.what()}});
-      return;
+      return deadline.promoted;
     }
   }
   if (auto* m = disk.io->metrics()) m->scrubbed(bytes, found);
+  return deadline.promoted;
 }
 
 }  // namespace vigil::server

@@ -8,7 +8,10 @@
 // (storage/segment_verify.hpp). A damaged segment — a record that fails its CRC, a hole in the
 // sequence, or a segment checksum that does not match — becomes a 'corruption' gap over the
 // media time lost, a log line naming segment, volume and device offset, and
-// vigil_scrub_corrupt_segments_total. Repair from an archive copy is not done: there is none yet.
+// vigil_scrub_corrupt_segments_total. A read still waiting for slack when its slot in the epoch
+// ends is promoted (interactive requests, within the interactive share): on a disk with no slack
+// the check is late by at most a slot, never skipped (vigil_scrub_promoted_total).
+// Repair from an archive copy is not done yet.
 // Thread: its own. Errors: a failed catalog step or read is logged and retried next epoch.
 #include <chrono>
 #include <condition_variable>
@@ -41,8 +44,10 @@ class ScrubService {
 
  private:
   void run(std::stop_token stop);
-  // Reads and verifies T (aborted on STOP).
-  void scrub(Disk& disk, const catalog::ScrubTarget& t, std::stop_token stop);
+  // Reads and verifies T (aborted on STOP); from DUE on, what is left of the read is promoted.
+  // True if it was.
+  bool scrub(Disk& disk, const catalog::ScrubTarget& t, std::chrono::steady_clock::time_point due,
+             std::stop_token stop);
   // Waits until WHEN or STOP; false on STOP.
   bool wait_until(std::chrono::steady_clock::time_point when, std::stop_token stop);
 

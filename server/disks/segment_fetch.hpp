@@ -5,6 +5,7 @@
 // stop token, and aborts the broker task when stopped.
 // Thread: a background service's own thread (blocks until the read ends). Errors: the read's
 // error as a Result; std::nullopt when stopped.
+#include <chrono>
 #include <cstddef>
 #include <optional>
 #include <stop_token>
@@ -24,9 +25,17 @@ struct Disk;
 
 using ExtentBytes = std::vector<std::vector<std::byte>>;  // one buffer per extent, in order
 
+// When a read is due: from PROMOTE_AT on, what is left of it is read as interactive requests
+// (storage::BackgroundBroker::promote) instead of waiting for slack that a fully loaded disk may
+// not have; registered promoted when it is already overdue. None: slack only.
+struct ReadDeadline {
+  std::optional<std::chrono::steady_clock::time_point> promote_at;
+  bool promoted = false;  // out: the read was promoted
+};
+
 // EXTENTS: device offsets and block-multiple lengths, in the segment's logical order.
 std::optional<Result<ExtentBytes>> read_in_background(Disk& disk, const std::vector<storage::BrokerExtent>& extents,
-                                                      std::stop_token stop);
+                                                      std::stop_token stop, ReadDeadline* deadline = nullptr);
 
 // A closed segment read whole through the broker and checked (storage::SegmentVerifier): its
 // extents' bytes (each read to the block after its data) and what the check found.
@@ -39,6 +48,7 @@ struct VerifiedRead {
     return check.damage.empty() && check.checksum_crc32c == catalog_checksum_crc32c;
   }
 };
-std::optional<Result<VerifiedRead>> read_and_verify(Disk& disk, const catalog::ScrubTarget& t, std::stop_token stop);
+std::optional<Result<VerifiedRead>> read_and_verify(Disk& disk, const catalog::ScrubTarget& t, std::stop_token stop,
+                                                    ReadDeadline* deadline = nullptr);
 
 }  // namespace vigil::server

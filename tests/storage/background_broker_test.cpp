@@ -215,3 +215,24 @@ TEST_CASE("a promoted task is served where slack would never serve it, and no st
   CHECK(rig.sched.totals().misses == 0);
   CHECK_FALSE(rig.broker.promote(*id));  // done: nothing to promote
 }
+
+TEST_CASE("a task registered promoted is read as interactive requests from its first block", "[broker][storage]") {
+  // No background budget: only interactive requests are ever served, so every block read proves it.
+  Rig rig({.chunk_bytes = 1 * MiB, .background_budget = 0ms});
+  rig.add_streams(16, 10 * MiB, 32ull << 30);
+  Seen s;
+  const std::vector<BrokerExtent> extents = {{40ull << 30, 3 * MiB}, {41ull << 30, 2 * MiB}};
+  auto id = rig.broker.register_read(
+      extents, [&](std::span<const std::byte>, std::uint64_t offset) { s.offsets.push_back(offset); },
+      [&](vigil::Result<void> r) {
+        s.done++;
+        s.ok = r.has_value();
+      },
+      /*promoted=*/true);
+  REQUIRE(id.has_value());
+  for (int i = 0; i < 20 && s.done == 0; ++i) rig.sched.run_cycle();
+  CHECK(s.done == 1);
+  CHECK(s.ok);
+  CHECK(s.offsets == expected_blocks(extents));
+  CHECK(rig.sched.totals().misses == 0);
+}
