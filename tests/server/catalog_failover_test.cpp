@@ -241,3 +241,61 @@ TEST_CASE("a --db that names only a read-only standby is refused at start with w
   pqxx::connection conn(pg.primary_local());
   CHECK(pqxx::nontransaction(conn).exec1("SELECT to_regclass('vigil_schema_version') IS NULL")[0].as<bool>());
 }
+
+TEST_CASE("a --db without target_session_attrs lands on the standby: vigild calls it down and loses no row",
+          "[vigild][catalog][failover]") {
+  test::ReplicatedCatalog pg;
+  // The primary first and nothing to make libpq skip a standby: once the primary is dead, every
+  // connection lands on the standby, which refuses writes.
+  const std::string db = "host=127.0.0.1,127.0.0.1 port=" + std::to_string(pg.primary_port()) + "," +
+                         std::to_string(pg.standby_port()) + " user=vigil dbname=vigil";
+  test::RecordingRig rig({"--db", db, "--segment-max", "1"});
+  auto& d = *rig.vigild;
+  client::WireClient c(d.wire(), 30s);
+  const auto stream = test::open_admitted(c, "porch", 2'000'000);
+  const auto id = static_cast<std::int64_t>(stream);
+  test::PacedSender sender(c, stream);
+  sender.set_gop(1);
+  LiveCamera camera{sender};
+  const auto killed_at = Clock::now();
+  pg.kill_primary();
+  // The catalog is down, and /healthz says why.
+  std::string error;
+  const bool read_only = test::eventually(
+      [&] {
+        camera.keep_up();
+        const auto reply = test::http_request_without_token(d.http(), "GET", "/healthz");
+        if (reply.status != 503) return false;
+        const auto doc = boost::json::parse(reply.body);
+        error = doc.at("database").at("error").as_string().c_str();
+        return error.find("read-only") != std::string::npos;
+      },
+      30s, 0ms);
+  INFO(error);
+  CHECK(read_only);
+  // Segments close every second meanwhile; their rows wait. Then the standby is promoted.
+  while (Clock::now() < killed_at + 4s) camera.keep_up();
+  pg.promote_standby();
+  CHECK(test::eventually(
+      [&] {
+        camera.keep_up();
+        return healthy(d);
+      },
+      60s, 0ms));
+  sender.finish();
+  INFO(d.output());
+  CHECK(sender.counts().acked == sender.sent());
+  pqxx::connection conn(pg.standby_local());
+  REQUIRE(test::eventually(
+      [&] {
+        pqxx::nontransaction q(conn);
+        const auto r = q.exec_params("SELECT state FROM streams WHERE id = $1", id);
+        return !r.empty() && r[0][0].as<std::string>() == "stopped";
+      },
+      60s));
+  pqxx::nontransaction q(conn);
+  CHECK(q.exec_params1("SELECT COALESCE(sum(frame_count), 0) FROM segments WHERE stream_id = $1", id)[0]
+            .as<std::uint64_t>() == sender.sent());
+  CHECK(q.exec_params1("SELECT count(*) FROM gaps WHERE stream_id = $1", id)[0].as<int>() == 0);
+  CHECK_THAT(d.output(), !ContainsSubstring("catalog row rejected"));
+}
