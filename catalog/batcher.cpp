@@ -14,6 +14,15 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr int kConnectTimeoutS = 2;  // libpq's minimum
 
+// A server that refuses every write (SQLSTATE 25006: a hot standby, after a catalog failover or
+// with --db naming a replica) is the wrong server, not a bad row: the batch is kept and retried
+// on a new connection, which libpq's target_session_attrs=read-write points at the primary.
+// Taken for a refused row, the whole batch would be rejected one row at a time and lost.
+bool read_only_server(const std::exception& e) {
+  const auto* sql = dynamic_cast<const pqxx::sql_error*>(&e);
+  return sql && sql->sqlstate() == "25006";
+}
+
 }  // namespace
 
 Batcher::Batcher(std::string conninfo, BatcherOptions options)
@@ -275,7 +284,7 @@ bool Batcher::commit_batch(Batch& batch, std::stop_token stop) {
       } catch (const pqxx::in_doubt_error&) {
         throw;  // retried: the rows are idempotent (pending_rows.hpp)
       } catch (const std::exception& e) {
-        if (!conn_->is_open()) throw;
+        if (!conn_->is_open() || read_only_server(e)) throw;
         // One of them was refused: commit one per transaction, so only that one is lost.
         log::warn("catalog batch refused, retrying row by row", {{"error", e.what()}});
         commit_one_by_one(batch);
@@ -327,7 +336,7 @@ void Batcher::commit_one_by_one(Batch& batch) {
     } catch (const pqxx::in_doubt_error&) {
       throw;
     } catch (const std::exception& e) {
-      if (!conn_->is_open()) throw;
+      if (!conn_->is_open() || read_only_server(e)) throw;
       ok = false;
       log::error("catalog row rejected", {{"row", item->label}, {"error", e.what()}});
     }

@@ -8,8 +8,9 @@
 // connection, commits everything queued in one transaction at most MAX_DELAY after the
 // first row of a batch was queued (or sooner when MAX_BATCH are waiting).
 //
-// Nothing queued is dropped silently: a lost connection is re-established and the batch
-// retried with backoff; a row that PostgreSQL rejects (constraint violation, bad data) is
+// Nothing queued is dropped silently: a lost connection, or one to a server that refuses writes
+// (a read-only standby: a catalog failover, docs/catalog.md "PostgreSQL high availability"), is
+// re-established and the batch retried with backoff; a row that PostgreSQL rejects (constraint violation, bad data) is
 // isolated by retrying the batch one row per transaction, logged at error level with its label,
 // and counted in rejected(). Order is kept: rows commit in enqueue order.
 //

@@ -101,6 +101,11 @@ MigrationFailed::MigrationFailed(int version, const std::string& name, std::stri
       version_(version),
       sqlstate_(std::move(sqlstate)) {}
 
+CatalogReadOnly::CatalogReadOnly()
+    : std::runtime_error(
+          "the catalog server is read-only (a standby?): vigild writes to the primary only; give --db the "
+          "primary, or every host (host=a,b port=p,q) with target_session_attrs=read-write") {}
+
 MigrationReport migrate(pqxx::connection& conn) {
   const auto all = schema::migrations();
   check_embedded(all);
@@ -111,6 +116,7 @@ MigrationReport migrate(pqxx::connection& conn) {
     // One transaction per migration. The advisory lock is held until it commits, so a
     // concurrent migrator reads the version only after this migration is in or out.
     pqxx::work tx(conn, "vigil_migrate");
+    if (first && tx.exec1("SHOW transaction_read_only")[0].as<std::string>() == "on") throw CatalogReadOnly();
     tx.exec_params("SELECT pg_advisory_xact_lock($1)", kMigrationLockKey);
     if (!version_table_exists(tx)) tx.exec(kCreateVersionTable);
     const int db_version = read_version(tx);

@@ -57,8 +57,18 @@ class MigrationFailed : public std::runtime_error {
   std::string sqlstate_;
 };
 
+// The server refuses writes (SHOW transaction_read_only: a hot standby, or a database made
+// read-only): vigild's catalog must be the primary. Refused before anything is touched, since a
+// standby that is up to date would otherwise pass and every later write fail. what() is one line
+// saying what to give --db (docs/catalog.md, "PostgreSQL high availability").
+class CatalogReadOnly : public std::runtime_error {
+ public:
+  CatalogReadOnly();
+};
+
 // Applies every missing migration in order, each in its own transaction together with its
-// version row. Checks for a too-new database before applying anything (throws SchemaTooNew).
+// version row. Checks for a read-only server (throws CatalogReadOnly) and a too-new database
+// (throws SchemaTooNew) before applying anything.
 // A no-op (applied empty) on an up-to-date database. Logs each migration applied, and warns
 // if an applied migration's recorded SHA-256 differs from the embedded file (it was edited
 // after release). Throws std::logic_error if the embedded migrations are not 1..N.

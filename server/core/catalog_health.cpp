@@ -4,6 +4,7 @@
 #include <poll.h>
 
 #include <cstdlib>
+#include <string_view>
 
 namespace vigil::server {
 namespace {
@@ -47,9 +48,13 @@ PGconn* connect(const std::string& conninfo, Clock::time_point until, std::strin
   return nullptr;
 }
 
-// The schema version, or -1 with WHY set; CONN is unusable afterwards on failure.
+// The schema version, or -1 with WHY set; CONN is unusable afterwards on failure. A server that
+// refuses writes (a standby: --db names a replica, or libpq found only the standby during a
+// failover) answers reads but cannot take a single row of vigild's: down, and said why.
 int schema_version(PGconn* conn, Clock::time_point until, std::string& why) {
-  if (!PQsendQuery(conn, "SELECT coalesce(max(version), 0) FROM vigil_schema_version")) {
+  if (!PQsendQuery(conn,
+                   "SELECT coalesce(max(version), 0), current_setting('transaction_read_only') FROM "
+                   "vigil_schema_version")) {
     why = first_line(PQerrorMessage(conn));
     return -1;
   }
@@ -67,8 +72,17 @@ int schema_version(PGconn* conn, Clock::time_point until, std::string& why) {
     }
     PGresult* r = PQgetResult(conn);
     if (!r) break;
-    if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1) version = std::atoi(PQgetvalue(r, 0, 0));
-    else why = first_line(PQresultErrorMessage(r));
+    if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1) {
+      if (std::string_view(PQgetvalue(r, 0, 1)) == "on") {
+        why =
+            "the catalog server is read-only (a standby?): its rows wait; give --db the primary, or every host "
+            "with target_session_attrs=read-write";
+      } else {
+        version = std::atoi(PQgetvalue(r, 0, 0));
+      }
+    } else {
+      why = first_line(PQresultErrorMessage(r));
+    }
     PQclear(r);
   }
   return version;

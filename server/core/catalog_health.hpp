@@ -2,7 +2,9 @@
 // Is the catalog reachable? A thread of its own asks PostgreSQL every second (its own connection,
 // libpq's non-blocking calls, a deadline on every probe), so /healthz answers at once whatever the
 // database does: a stopped or overloaded server, a partition. A probe that has not answered
-// within its deadline counts as down, and its connection is dropped so the next one starts clean.
+// within its deadline counts as down, and its connection is dropped so the next one starts clean;
+// so does a server that refuses writes (a standby), and the next probe connects again (with
+// target_session_attrs=read-write, libpq then finds the primary after a catalog failover).
 // Thread: status() from any thread. Errors: none (a failed probe is a status).
 #include <atomic>
 #include <chrono>

@@ -106,3 +106,30 @@ TEST_CASE("a dropped connection loses nothing: the batch is retried", "[batcher]
   CHECK(b.rejected() == 0);
   CHECK(count_rows(conninfo) == 5);
 }
+
+TEST_CASE("a read-only server (a standby) rejects no row: the batch waits for a writable one", "[batcher]") {
+  auto conninfo = fresh_db_with_table("batcher_read_only");
+  // Sessions of this database refuse writes as a hot standby's do (SQLSTATE 25006): a catalog
+  // failover where libpq found only the standby.
+  pqxx::connection admin(conninfo);
+  pqxx::nontransaction tx(admin);
+  tx.exec0("ALTER DATABASE " + tx.quote_name(admin.dbname()) + " SET default_transaction_read_only = on");
+  Batcher b(conninfo,
+            BatcherOptions{.max_delay = std::chrono::milliseconds(10), .max_backoff = std::chrono::milliseconds(200)});
+  for (int i = 1; i <= 4; ++i) b.enqueue("insert", insert(i));
+  // Bounded poll: the batcher finds the server read-only and keeps the rows (before, it took the
+  // refusal for bad rows and rejected every one).
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!b.down() && b.rejected() == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  CHECK(b.down());
+  CHECK(b.rejected() == 0);
+  CHECK(b.waiting() == 4);
+  // The server takes writes again (the standby promoted): every row commits, none lost.
+  tx.exec0("ALTER DATABASE " + tx.quote_name(admin.dbname()) + " SET default_transaction_read_only = off");
+  b.flush();
+  CHECK(b.committed() == 4);
+  CHECK(b.rejected() == 0);
+  CHECK(count_rows(conninfo) == 4);
+}

@@ -150,6 +150,25 @@ TEST_CASE("migrate on an up-to-date database is a no-op", "[catalog][migrator]")
   CHECK(scalar(conn, objects_sql) == objects_before);
 }
 
+TEST_CASE("a read-only server (a standby) is refused with what to give --db, and nothing is touched",
+          "[catalog][migrator]") {
+  const auto conninfo = fresh_database("read_only");
+  {
+    // Sessions of this database refuse writes from now on, as a hot standby's do.
+    pqxx::connection admin(conninfo);
+    exec(admin, "ALTER DATABASE " + admin.quote_name(admin.dbname()) + " SET default_transaction_read_only = on");
+  }
+  pqxx::connection conn(conninfo);
+  try {
+    migrate(conn);
+    FAIL("migrate succeeded on a read-only server");
+  } catch (const vigil::catalog::CatalogReadOnly& e) {
+    CHECK_THAT(e.what(), ContainsSubstring("read-only"));
+    CHECK_THAT(e.what(), ContainsSubstring("target_session_attrs=read-write"));
+  }
+  CHECK(scalar(conn, "SELECT count(*) FROM pg_class WHERE relnamespace = 'public'::regnamespace") == 0);
+}
+
 TEST_CASE("a database newer than this binary is refused before anything is applied", "[catalog][migrator]") {
   const int latest = vigil::schema::latest_version();
   const int newer = latest + 1;

@@ -20,7 +20,7 @@ void PacedSender::send_until(std::uint64_t last, std::uint64_t burst) {
   while (next_ <= last) {
     const std::uint64_t end = std::min(last, next_ + burst - 1);
     for (std::uint64_t seq = next_; seq <= end; ++seq) {
-      auto [p, payload] = media_packet(stream_, seq, stream_);
+      auto [p, payload] = media_packet(stream_, seq, seq, stream_, seq % gop_ == 1 % gop_);
       c_.send(p, payload);
     }
     std::uint64_t first_refused = 0;

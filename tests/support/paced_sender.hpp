@@ -26,6 +26,8 @@ class PacedSender {
   void send_until(std::uint64_t last, std::uint64_t burst = 40);
   // Half-closes the session and reads acknowledgements to its end.
   void finish();
+  // A keyframe every FRAMES frames from frame 1 (default 25, media_packet's; 1: every frame).
+  void set_gop(std::uint64_t frames) noexcept { gop_ = frames; }
   const SendCounts& counts() const noexcept { return counts_; }
   std::uint64_t sent() const noexcept { return next_ - 1; }
 
@@ -35,6 +37,7 @@ class PacedSender {
   client::WireClient& c_;
   std::uint64_t stream_;
   std::uint64_t next_ = 1;
+  std::uint64_t gop_ = 25;
   SendCounts counts_;
 };
 
