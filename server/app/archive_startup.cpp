@@ -47,6 +47,8 @@ std::unique_ptr<ArchiveService> start_archive(const ServerConfig& cfg, const std
                                       .credentials = archive_credentials(cfg.archive_credentials, cfg.archive_region)},
                          .bucket = cfg.archive_bucket,
                          .after = std::chrono::milliseconds(static_cast<std::int64_t>(cfg.archive_after_s * 1000)),
+                         .retention_days = cfg.archive_retention_days,
+                         .day_us = cfg.retention_day_ms > 0 ? cfg.retention_day_ms * 1000 : 86'400'000'000LL,
                          .poll = std::chrono::milliseconds(cfg.archive_poll_ms)};
   log::info("archive tier on", {{"endpoint", cfg.archive_endpoint->to_string()},
                                 {"bucket", cfg.archive_bucket},

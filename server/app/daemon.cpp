@@ -270,6 +270,7 @@ void Daemon::start_services() {
         RetentionOptions{.interval =
                              std::chrono::milliseconds(static_cast<std::int64_t>(cfg_.retention_interval_s * 1000)),
                          .reserve_seconds = cfg_.retention_reserve_s,
+                         .day_us = cfg_.retention_day_ms > 0 ? cfg_.retention_day_ms * 1000 : 86'400'000'000LL,
                          .batcher = &*batcher_,
                          .reachable = [this] { return catalog_health_->status().ok; }});
   } else {
