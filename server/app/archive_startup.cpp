@@ -56,4 +56,12 @@ std::unique_ptr<ArchiveService> start_archive(const ServerConfig& cfg, const std
   return std::make_unique<ArchiveService>(conninfo, disks, std::move(options));
 }
 
+std::unique_ptr<ArchiveReads> start_archive_reads(const ServerConfig& cfg) {
+  if (!cfg.archive_endpoint) return nullptr;
+  return std::make_unique<ArchiveReads>(archive::S3Endpoint{
+      .host = cfg.archive_endpoint->host,
+      .port = cfg.archive_endpoint->port,
+      .credentials = archive_credentials(cfg.archive_credentials, cfg.archive_region)});
+}
+
 }  // namespace vigil::server
