@@ -31,10 +31,11 @@ std::vector<RangeGet> range_gets(std::span<const storage::IoPiece> pieces,
                               std::to_string(size) + "-byte object " + objects[slot]->key);
     }
     const std::uint64_t last = std::min<std::uint64_t>(first + p.buf.size(), size) - 1;
-    // The walk hands a GOP's pieces in order: one that starts close after the previous one's end
-    // (the next extent's share, past its header) is read by the same GET.
-    if (!gets.empty() && gets.back().slot == slot && first > gets.back().last &&
-        first - gets.back().last - 1 <= merge_gap_bytes) {
+    // The walk hands a batch's pieces in order: one that starts inside or close after the previous
+    // GET (the next extent's share of a GOP past its header, or the next GOP sharing a block) is
+    // read by the same GET.
+    if (!gets.empty() && gets.back().slot == slot && first >= gets.back().first &&
+        first <= gets.back().last + 1 + merge_gap_bytes) {
       gets.back().last = std::max(gets.back().last, last);
       gets.back().pieces.push_back(i);
       continue;
