@@ -87,8 +87,8 @@ std::optional<SegmentCopy> segment_copy(pqxx::work& tx, std::uint64_t segment_id
                      .bytes = rows[0][2].as<std::uint64_t>()};
 }
 
-std::vector<SegmentCopy> expired_copies(pqxx::work& tx, std::int64_t volume_id, std::int64_t now_us,
-                                        int default_days, std::int64_t day_us, std::size_t limit) {
+std::vector<SegmentCopy> expired_copies(pqxx::work& tx, std::int64_t volume_id, std::int64_t now_us, int default_days,
+                                        std::int64_t day_us, std::size_t limit) {
   const auto rows = tx.exec_params(
       "SELECT k.segment_id, k.bucket, k.object_key, k.bytes, k.etag "
       "FROM segment_copies k JOIN segments s ON s.id = k.segment_id "

@@ -48,8 +48,8 @@ void record_legal_hold(pqxx::work& tx, std::uint64_t segment_id, bool hold);
 // Archive retention: VOLUME_ID's copies whose segment ended more than its camera's
 // archive_retention_days (NULL: DEFAULT_DAYS; 0: kept) of DAY_US before NOW_US, under no legal hold
 // and no active evidence lock, oldest first, at most LIMIT.
-std::vector<SegmentCopy> expired_copies(pqxx::work& tx, std::int64_t volume_id, std::int64_t now_us,
-                                        int default_days, std::int64_t day_us, std::size_t limit);
+std::vector<SegmentCopy> expired_copies(pqxx::work& tx, std::int64_t volume_id, std::int64_t now_us, int default_days,
+                                        std::int64_t day_us, std::size_t limit);
 // Takes the evidence locks' table (SHARE) for the rest of TX and checks again that SEGMENT_ID's copy
 // may go (no hold, no active lock): a lock taken meanwhile waits until TX ends, so the object is
 // never deleted under one. False: it must stay.

@@ -126,7 +126,8 @@ bool update_camera(pqxx::work& tx, const std::string& name, const CameraChange& 
       ch.retention_days ? *ch.retention_days : std::optional<int>(), ch.declared_rate_bps.has_value(),
       ch.declared_rate_bps ? *ch.declared_rate_bps : std::optional<std::int64_t>(), ch.retention_bytes.has_value(),
       ch.retention_bytes ? *ch.retention_bytes : std::optional<std::int64_t>());
-  if (ch.archive_after_s && *ch.archive_after_s && (**ch.archive_after_s < 0 || **ch.archive_after_s > kMaxArchiveAfterS))
+  if (ch.archive_after_s && *ch.archive_after_s &&
+      (**ch.archive_after_s < 0 || **ch.archive_after_s > kMaxArchiveAfterS))
     throw CatalogError::invalid("archive_after_s must be an integer from 0 to 31536000 (or null)");
   if (ch.archive_retention_days) check_retention(*ch.archive_retention_days);
   tx.exec_params0(

@@ -109,8 +109,7 @@ PlaybackPlan plan_playback(pqxx::work& tx, const Track& track, std::int64_t from
     // An archived row stays: its extents are free, whatever the node still remembers of them.
     if (same != found.end()) {
       if (!same->archived) *same = f;
-    }
-    else found.push_back(f);
+    } else found.push_back(f);
   }
   std::stable_sort(found.begin(), found.end(), [](const FreshSegment& a, const FreshSegment& b) {
     return a.start_us != b.start_us ? a.start_us < b.start_us : a.segment.segment_id < b.segment.segment_id;

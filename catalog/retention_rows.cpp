@@ -23,8 +23,7 @@ RetentionView retention_view(pqxx::work& tx, std::int64_t volume_id, std::int64_
   auto add = [&](const pqxx::result& rows, bool over_quota) {
     for (const auto& r : rows) {
       const auto id = r[0].as<std::uint64_t>();
-      if (!r[5].is_null())
-        v.per_stream[r[1].as<std::uint64_t>()].max_age_us = r[5].as<std::int64_t>() * day_us;
+      if (!r[5].is_null()) v.per_stream[r[1].as<std::uint64_t>()].max_age_us = r[5].as<std::int64_t>() * day_us;
       if (auto it = seen.find(id); it != seen.end()) {
         v.closed[it->second].over_quota = v.closed[it->second].over_quota || over_quota;
         continue;

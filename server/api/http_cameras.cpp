@@ -80,8 +80,8 @@ json::object camera_json(const catalog::CameraDetails& c, const std::vector<cata
                       {"declared_rate_bps",
                        c.declared_rate_bps ? json::value(*c.declared_rate_bps) : json::value(nullptr)},
                       {"archive_after_s", c.archive_after_s ? json::value(*c.archive_after_s) : json::value(nullptr)},
-                      {"archive_retention_days", c.archive_retention_days ? json::value(*c.archive_retention_days)
-                                                                          : json::value(nullptr)},
+                      {"archive_retention_days",
+                       c.archive_retention_days ? json::value(*c.archive_retention_days) : json::value(nullptr)},
                       {"created_at_us", c.created_at_us},
                       {"state", c.state},
                       {"last_end_us", c.last_end_us},

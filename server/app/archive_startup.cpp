@@ -58,10 +58,10 @@ std::unique_ptr<ArchiveService> start_archive(const ServerConfig& cfg, const std
 
 std::unique_ptr<ArchiveReads> start_archive_reads(const ServerConfig& cfg) {
   if (!cfg.archive_endpoint) return nullptr;
-  return std::make_unique<ArchiveReads>(archive::S3Endpoint{
-      .host = cfg.archive_endpoint->host,
-      .port = cfg.archive_endpoint->port,
-      .credentials = archive_credentials(cfg.archive_credentials, cfg.archive_region)});
+  return std::make_unique<ArchiveReads>(
+      archive::S3Endpoint{.host = cfg.archive_endpoint->host,
+                          .port = cfg.archive_endpoint->port,
+                          .credentials = archive_credentials(cfg.archive_credentials, cfg.archive_region)});
 }
 
 }  // namespace vigil::server

@@ -364,9 +364,9 @@ ParsedArgs parse_server_args(int argc, const char* const argv[]) {
   // (docs/durability.md, "Faults at runtime").
   po::options_description testing;
   testing.add_options()("fault-plan", po::value(&raw.fault_plans)->composing(),
-                        "")("scrub-epoch-ms", po::value(&cfg.scrub_epoch_ms), "")("archive-poll-ms",
-                                                                                  po::value(&cfg.archive_poll_ms), "")(
-      "retention-day-ms", po::value(&cfg.retention_day_ms), "");
+                        "")("scrub-epoch-ms", po::value(&cfg.scrub_epoch_ms),
+                            "")("archive-poll-ms", po::value(&cfg.archive_poll_ms),
+                                "")("retention-day-ms", po::value(&cfg.retention_day_ms), "");
   po::options_description all;
   all.add(general).add(settings);
   po::options_description accepted;

@@ -66,7 +66,7 @@ class ArchiveReads {
 
  private:
   boost::system::error_code read(const std::vector<std::optional<catalog::ArchivedObject>>& objects,
-                       std::span<const storage::IoPiece> pieces);
+                                 std::span<const storage::IoPiece> pieces);
   struct Pump;
   void pump_step(std::shared_ptr<Pump> pump);
 

@@ -44,10 +44,10 @@ namespace vigil::server {
 struct ArchiveOptions {
   archive::S3Endpoint endpoint;
   std::string bucket;
-  std::chrono::milliseconds after{0};    // a segment is copied once it has been closed this long
-  int retention_days = 0;                // copies older than this are deleted (cameras may say); 0: kept
+  std::chrono::milliseconds after{0};      // a segment is copied once it has been closed this long
+  int retention_days = 0;                  // copies older than this are deleted (cameras may say); 0: kept
   std::int64_t day_us = 86'400'000'000LL;  // retention's day (tests shorten it)
-  std::chrono::milliseconds poll{5000};  // how often the catalog is asked for segments to copy
+  std::chrono::milliseconds poll{5000};    // how often the catalog is asked for segments to copy
   // Objects larger than this go up as multipart uploads of parts this size (S3: at least 5 MiB).
   std::uint64_t part_bytes = 16ull << 20;
 };

@@ -43,8 +43,8 @@ struct RetentionOptions {
   double reserve_seconds = 120;                // free space kept, in seconds of admitted recording
   std::size_t max_segments_per_pass = 256;
   std::int64_t day_us = 86'400'000'000LL;  // retention_days' day (tests shorten it)
-  catalog::Batcher* batcher = nullptr;  // for reclaiming during an outage (none: retention waits)
-  std::function<bool()> reachable{};    // is the catalog answering? (unset: yes)
+  catalog::Batcher* batcher = nullptr;     // for reclaiming during an outage (none: retention waits)
+  std::function<bool()> reachable{};       // is the catalog answering? (unset: yes)
 };
 
 class RetentionService {

@@ -127,8 +127,8 @@ boost::asio::awaitable<std::optional<ClipPlan>> plan_audio_beside(CatalogPool& c
 }
 
 struct ClipCursor::Run {
-  Disk* disk = nullptr;            // its segments' volume is open here, or
-  std::size_t archive_block = 0;   // they are archived (records padded to this block)
+  Disk* disk = nullptr;           // its segments' volume is open here, or
+  std::size_t archive_block = 0;  // they are archived (records padded to this block)
   std::vector<storage::PlaybackSegment> segments;
 };
 
@@ -142,8 +142,8 @@ ClipCursor::ClipCursor(DiskSet* disks, const ClipPlan& plan, storage::PlaybackRa
       if (!disks_ || !disks_->archive_reads()) {
         throw ApiError(ApiErrc::unavailable, "the recording is archived, and this server has no archive tier");
       }
-      if (!objects_) objects_ = std::make_shared<const std::vector<std::optional<catalog::ArchivedObject>>>(
-                         p.segment_archives);
+      if (!objects_)
+        objects_ = std::make_shared<const std::vector<std::optional<catalog::ArchivedObject>>>(p.segment_archives);
       if (runs_.empty() || runs_.back().archive_block != archived->block_bytes) {
         runs_.push_back(Run{.disk = nullptr, .archive_block = archived->block_bytes, .segments = {}});
       }

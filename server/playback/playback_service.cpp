@@ -197,14 +197,16 @@ PlaybackService::OpenResult PlaybackService::open_archived(const proto::OpenPlay
   p->cycle_bytes = storage::stream_io_bytes(rate, 1.0, block);
   auto objects =
       std::make_shared<const std::vector<std::optional<catalog::ArchivedObject>>>(std::move(plan.segment_archives));
-  p->stream = std::make_shared<storage::PlaybackStream>(
-      std::move(plan.segments),
-      storage::PlaybackRange{.from_pts = req.start_us(),
-                             .to_pts = req.end_us(),
-                             .keyframes_only = key_only,
-                             .direction = req.direction() == proto::DIRECTION_REVERSE ? storage::ReadDirection::reverse
-                                                                                      : storage::ReadDirection::forward},
-      p->cycle_bytes, block, notify);
+  p->stream =
+      std::make_shared<storage::PlaybackStream>(std::move(plan.segments),
+                                                storage::PlaybackRange{.from_pts = req.start_us(),
+                                                                       .to_pts = req.end_us(),
+                                                                       .keyframes_only = key_only,
+                                                                       .direction =
+                                                                           req.direction() == proto::DIRECTION_REVERSE
+                                                                               ? storage::ReadDirection::reverse
+                                                                               : storage::ReadDirection::forward},
+                                                p->cycle_bytes, block, notify);
   p->archive_stop = std::make_shared<std::atomic<bool>>(false);
   reads->start_pump(p->stream, std::move(objects), p->archive_stop);
 
@@ -355,8 +357,8 @@ void PlaybackService::suspend(Playback& p) {
 void PlaybackService::close(const std::shared_ptr<Playback>& p) {
   if (!p) return;
   if (p->archive_stop) p->archive_stop->store(true);  // its pump ends at its next step
-  if (p->live) return;   // the tap goes with the playback; the feed forgets it
-  if (!p->disk) return;  // suspended: off its disk already
+  if (p->live) return;                                // the tap goes with the playback; the feed forgets it
+  if (!p->disk) return;                               // suspended: off its disk already
   disks_.release(*p->disk, p->demand.id);
   // The stream object lives until its last read is done.
   p->disk->io->scheduler().remove_stream(p->sched_id, [keep = p->stream] {});

@@ -318,16 +318,16 @@ TEST_CASE("vigil camera add and set: retention by days and by size, enable and d
   CHECK(c.at("retention_bytes").is_null());
 
   // The archive policy (schema 0012): set, shown, cleared.
-  auto archive = cli({"camera", "set", "porch", "--archive-after", "600", "--archive-retention-days", "90"},
-                     "archive.log");
+  auto archive =
+      cli({"camera", "set", "porch", "--archive-after", "600", "--archive-retention-days", "90"}, "archive.log");
   INFO(archive.output);
   REQUIRE(archive.status == 0);
   CHECK_THAT(archive.output, ContainsSubstring("archived after 600 s, kept there 90 days"));
   c = camera();
   CHECK(c.at("archive_after_s").to_number<std::int64_t>() == 600);
   CHECK(c.at("archive_retention_days").to_number<std::int64_t>() == 90);
-  auto unarchive = cli({"camera", "set", "porch", "--archive-after", "none", "--archive-retention-days", "none"},
-                       "unarchive.log");
+  auto unarchive =
+      cli({"camera", "set", "porch", "--archive-after", "none", "--archive-retention-days", "none"}, "unarchive.log");
   REQUIRE(unarchive.status == 0);
   CHECK_THAT(unarchive.output, ContainsSubstring("archived after default, kept there default"));
   c = camera();

@@ -44,9 +44,10 @@ std::int64_t now_s() {
 
 }  // namespace
 
-TEST_CASE("archived segments are read from S3 by export, HLS, thumbnails and wire playback; archive retention "
-          "spares evidence",
-          "[vigild][archive][s3][ffmpeg]") {
+TEST_CASE(
+    "archived segments are read from S3 by export, HLS, thumbnails and wire playback; archive retention "
+    "spares evidence",
+    "[vigild][archive][s3][ffmpeg]") {
   const std::string binary = test::seaweedfs_binary();
   if (binary.empty()) SKIP("SeaweedFS is not built: run deploy/seaweedfs.sh (or set VIGIL_SEAWEEDFS)");
   std::optional<test::SeaweedFs> weed(std::in_place, binary);
@@ -85,8 +86,9 @@ TEST_CASE("archived segments are read from S3 by export, HLS, thumbnails and wir
   }
   CHECK(api.call("PATCH", "/api/v1/cameras/yard", R"({"archive_after_s":-1})").status == 400);
   for (const std::string name : {"gate", "yard"}) {
-    auto rec = test::run_to_exit(VIGIL_CLI_PATH, {"--server", d.wire(), "record", "--stream", name, clip.string(), "--fast"},
-                                 dir.path() / (name + ".log"));
+    auto rec =
+        test::run_to_exit(VIGIL_CLI_PATH, {"--server", d.wire(), "record", "--stream", name, clip.string(), "--fast"},
+                          dir.path() / (name + ".log"));
     INFO(rec.output);
     REQUIRE(rec.status == 0);
   }
@@ -96,7 +98,8 @@ TEST_CASE("archived segments are read from S3 by export, HLS, thumbnails and wir
   REQUIRE(test::eventually(
       [&] {
         return one("SELECT count(*) FROM segment_copies WHERE segment_id IN (SELECT id FROM segments WHERE stream_id "
-                   "IN " + gate + ")") == gate_segments;
+                   "IN " +
+                   gate + ")") == gate_segments;
       },
       60s));
   CHECK(one("SELECT count(*) FROM segment_copies WHERE segment_id IN (SELECT id FROM segments WHERE stream_id IN " +
@@ -189,15 +192,17 @@ TEST_CASE("archived segments are read from S3 by export, HLS, thumbnails and wir
   pqxx::result keys;
   {
     pqxx::nontransaction q(c);
-    keys = q.exec("SELECT k.segment_id, k.bucket, k.object_key FROM segment_copies k JOIN segments s ON "
-                  "s.id = k.segment_id WHERE s.stream_id IN " + gate);
+    keys = q.exec(
+        "SELECT k.segment_id, k.bucket, k.object_key FROM segment_copies k JOIN segments s ON "
+        "s.id = k.segment_id WHERE s.stream_id IN " +
+        gate);
   }
   REQUIRE(keys.size() == static_cast<std::size_t>(gate_segments));
 
   // Archive retention: every copy but the locked one is deleted from the store, then its segment.
   REQUIRE(api.call("PATCH", "/api/v1/cameras/gate", R"({"archive_retention_days":1})").status == 200);
-  const bool expired = test::eventually(
-      [&] { return one("SELECT count(*) FROM segments WHERE stream_id IN " + gate) == 1; }, 60s);
+  const bool expired =
+      test::eventually([&] { return one("SELECT count(*) FROM segments WHERE stream_id IN " + gate) == 1; }, 60s);
   if (!expired) FAIL("archive retention did not delete the expired copies; vigild said:\n" << d.output());
   CHECK(one("SELECT count(*) FROM segments WHERE id = " + locked_id + " AND state = 'archived'") == 1);
   for (const auto& k : keys) {

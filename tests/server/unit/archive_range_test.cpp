@@ -66,7 +66,7 @@ TEST_CASE("range_gets fetches only the GOPs of the range, one GET across an exte
   const auto exact = server::range_gets(pieces, objects(), 0);
   REQUIRE(exact.size() == 3);
   CHECK(exact[0].first == 36864);
-  CHECK(exact[0].last == 65535);  // extent 0's end
+  CHECK(exact[0].last == 65535);   // extent 0's end
   CHECK(exact[1].first == 69632);  // past extent 1's header
   CHECK(exact[1].last == 131071);
   CHECK(exact[2].first == 135168);  // past extent 2's header
@@ -78,8 +78,8 @@ TEST_CASE("range_gets clips the last GOP's block to the object's end and refuses
   REQUIRE(pieces.size() == 2);
   const auto gets = server::range_gets(pieces, objects());
   REQUIRE(gets.size() == 1);
-  CHECK(gets[0].first == 147456);      // GOP 3's block
-  CHECK(gets[0].last == kBytes - 1);   // the last piece runs to 212991; the object ends at 209999
+  CHECK(gets[0].first == 147456);     // GOP 3's block
+  CHECK(gets[0].last == kBytes - 1);  // the last piece runs to 212991; the object ends at 209999
 
   auto wrong_slot = pieces;
   wrong_slot[0].offset -= catalog::kArchiveSlotBytes;  // slot 0: a segment on a volume
