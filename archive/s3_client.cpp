@@ -126,6 +126,7 @@ ObjectInfo S3Client::head_object(const std::string& bucket, const std::string& k
   info.size_bytes = length.empty() ? 0 : std::stoull(length);
   info.etag = r.header("etag");
   info.crc32c = r.header("x-amz-checksum-crc32c");
+  info.version_id = r.header("x-amz-version-id");
   return info;
 }
 

@@ -45,7 +45,8 @@ struct S3Response {
 struct ObjectInfo {
   std::uint64_t size_bytes = 0;
   std::string etag;
-  std::string crc32c;  // x-amz-checksum-crc32c when the server returns it, else ""
+  std::string crc32c;      // x-amz-checksum-crc32c when the server returns it, else ""
+  std::string version_id;  // x-amz-version-id in a versioned bucket, else ""
 };
 
 class S3Client {

@@ -4,17 +4,18 @@
 
 namespace vigil::catalog {
 
-std::vector<ArchiveTarget> archive_targets(pqxx::work& tx, std::int64_t volume_id, std::int64_t closed_by_us,
-                                           std::size_t limit) {
+std::vector<ArchiveTarget> archive_targets(pqxx::work& tx, std::int64_t volume_id, std::int64_t now_us,
+                                           std::int64_t default_after_us, std::size_t limit) {
   const auto rows = tx.exec_params(
       "SELECT s.id, s.stream_id, s.start_us, s.end_us, s.data_bytes, s.checksum_crc32c, "
       "       array_agg(e.volume_offset_bytes ORDER BY e.ordinal), c.name, st.role, s.closed_at_us "
       "FROM segments s JOIN segment_extents e ON e.segment_id = s.id "
       "JOIN streams st ON st.id = s.stream_id JOIN cameras c ON c.id = st.camera_id "
-      "WHERE s.volume_id = $1 AND s.state = 'closed' AND s.checksum_crc32c <> 0 AND s.closed_at_us <= $2 "
+      "WHERE s.volume_id = $1 AND s.state = 'closed' AND s.checksum_crc32c <> 0 "
+      "  AND s.closed_at_us <= $2::bigint - COALESCE(c.archive_after_s::bigint * 1000000, $4::bigint) "
       "  AND NOT EXISTS (SELECT 1 FROM segment_copies k WHERE k.segment_id = s.id AND k.tier = 's3') "
       "GROUP BY s.id, c.name, st.role ORDER BY s.closed_at_us, s.id LIMIT $3",
-      volume_id, closed_by_us, static_cast<std::int64_t>(limit));
+      volume_id, now_us, static_cast<std::int64_t>(limit), default_after_us);
   std::vector<ArchiveTarget> out;
   out.reserve(rows.size());
   for (const auto& r : rows) {
@@ -84,6 +85,51 @@ std::optional<SegmentCopy> segment_copy(pqxx::work& tx, std::uint64_t segment_id
                      .object_key = rows[0][1].as<std::string>(),
                      .etag = rows[0][3].as<std::string>(),
                      .bytes = rows[0][2].as<std::uint64_t>()};
+}
+
+std::vector<SegmentCopy> expired_copies(pqxx::work& tx, std::int64_t volume_id, std::int64_t now_us, int default_days,
+                                        std::int64_t day_us, std::size_t limit) {
+  const auto rows = tx.exec_params(
+      "SELECT k.segment_id, k.bucket, k.object_key, k.bytes, k.etag "
+      "FROM segment_copies k JOIN segments s ON s.id = k.segment_id "
+      "JOIN streams st ON st.id = s.stream_id JOIN cameras c ON c.id = st.camera_id "
+      "WHERE s.volume_id = $1 AND k.tier = 's3' AND NOT k.legal_hold "
+      "  AND COALESCE(c.archive_retention_days, NULLIF($3::integer, 0)) IS NOT NULL "
+      "  AND s.end_us < $2::bigint - COALESCE(c.archive_retention_days, NULLIF($3::integer, 0))::bigint * $4::bigint "
+      "  AND NOT EXISTS (SELECT 1 FROM evidence_locks l WHERE l.stream_id = s.stream_id AND l.unlocked_at_us IS NULL "
+      "                  AND l.start_us < s.end_us AND l.end_us > s.start_us) "
+      "ORDER BY s.end_us, k.segment_id LIMIT $5",
+      volume_id, now_us, default_days, day_us, static_cast<std::int64_t>(limit));
+  std::vector<SegmentCopy> out;
+  for (const auto& r : rows) {
+    out.push_back({.segment_id = r[0].as<std::uint64_t>(),
+                   .bucket = r[1].as<std::string>(),
+                   .object_key = r[2].as<std::string>(),
+                   .etag = r[4].as<std::string>(),
+                   .bytes = r[3].as<std::uint64_t>()});
+  }
+  return out;
+}
+
+bool lock_copy_for_deletion(pqxx::work& tx, std::uint64_t segment_id) {
+  // As mark_deleting: taking or releasing a lock waits for this transaction, and this for them.
+  tx.exec0("LOCK TABLE evidence_locks IN SHARE MODE");
+  return !tx.exec_params(
+                "SELECT 1 FROM segment_copies k JOIN segments s ON s.id = k.segment_id "
+                "WHERE k.segment_id = $1 AND k.tier = 's3' AND NOT k.legal_hold "
+                "  AND NOT EXISTS (SELECT 1 FROM evidence_locks l WHERE l.stream_id = s.stream_id "
+                "                  AND l.unlocked_at_us IS NULL AND l.start_us < s.end_us AND l.end_us > s.start_us) "
+                "FOR UPDATE OF k",
+                static_cast<std::int64_t>(segment_id))
+              .empty();
+}
+
+void forget_copy(pqxx::work& tx, std::uint64_t segment_id) {
+  // An archived segment had nothing else: its row goes (GOP index with it). A segment still on its
+  // volume only loses its copy.
+  tx.exec_params0("DELETE FROM segments WHERE id = $1 AND state = 'archived'", static_cast<std::int64_t>(segment_id));
+  tx.exec_params0("DELETE FROM segment_copies WHERE segment_id = $1 AND tier = 's3'",
+                  static_cast<std::int64_t>(segment_id));
 }
 
 }  // namespace vigil::catalog

@@ -26,10 +26,11 @@ struct SegmentCopy {
   std::uint64_t bytes = 0;
 };
 
-// VOLUME_ID's closed segments (with a known checksum) closed at or before CLOSED_BY_US that have no
-// 's3' copy, oldest closed first, at most LIMIT.
-std::vector<ArchiveTarget> archive_targets(pqxx::work& tx, std::int64_t volume_id, std::int64_t closed_by_us,
-                                           std::size_t limit);
+// VOLUME_ID's closed segments (with a known checksum) that have no 's3' copy and were closed at
+// least their camera's archive_after_s (NULL: DEFAULT_AFTER_US) before NOW_US, oldest closed
+// first, at most LIMIT.
+std::vector<ArchiveTarget> archive_targets(pqxx::work& tx, std::int64_t volume_id, std::int64_t now_us,
+                                           std::int64_t default_after_us, std::size_t limit);
 // When the oldest closed segment of VOLUME_ID without an 's3' copy was closed; none: every one has
 // a copy (the archive's lag is now minus this).
 std::optional<std::int64_t> oldest_uncopied_closed_at_us(pqxx::work& tx, std::int64_t volume_id);
@@ -44,6 +45,17 @@ struct HoldChange {
 };
 std::vector<HoldChange> legal_hold_changes(pqxx::work& tx, std::int64_t volume_id, std::size_t limit);
 void record_legal_hold(pqxx::work& tx, std::uint64_t segment_id, bool hold);
+// Archive retention: VOLUME_ID's copies whose segment ended more than its camera's
+// archive_retention_days (NULL: DEFAULT_DAYS; 0: kept) of DAY_US before NOW_US, under no legal hold
+// and no active evidence lock, oldest first, at most LIMIT.
+std::vector<SegmentCopy> expired_copies(pqxx::work& tx, std::int64_t volume_id, std::int64_t now_us, int default_days,
+                                        std::int64_t day_us, std::size_t limit);
+// Takes the evidence locks' table (SHARE) for the rest of TX and checks again that SEGMENT_ID's copy
+// may go (no hold, no active lock): a lock taken meanwhile waits until TX ends, so the object is
+// never deleted under one. False: it must stay.
+bool lock_copy_for_deletion(pqxx::work& tx, std::uint64_t segment_id);
+// After its object was deleted: the copy's row, and the segment's too when it was archived.
+void forget_copy(pqxx::work& tx, std::uint64_t segment_id);
 // The segment's 's3' copy, if it has one.
 std::optional<SegmentCopy> segment_copy(pqxx::work& tx, std::uint64_t segment_id);
 

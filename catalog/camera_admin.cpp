@@ -74,7 +74,7 @@ std::optional<CameraDetails> camera_details(pqxx::work& tx, const std::string& n
   auto r = tx.exec_params(
       "SELECT c.id, c.name, c.url, c.substream_url, c.enabled, c.retention_days, c.created_at_us, s.state, "
       "COALESCE(s.ended_at_us, 0), (SELECT count(*) FROM streams x WHERE x.camera_id = c.id), "
-      "c.declared_rate_bps, c.retention_bytes, "
+      "c.declared_rate_bps, c.retention_bytes, c.archive_after_s, c.archive_retention_days, "
       // What counts against the quota: as retention_view sums it.
       "(SELECT COALESCE(sum(g.data_bytes), 0) FROM segments g JOIN streams gs ON gs.id = g.stream_id "
       " WHERE gs.camera_id = c.id AND g.state IN ('open', 'closed', 'damaged') AND NOT EXISTS (SELECT 1 FROM "
@@ -98,7 +98,9 @@ std::optional<CameraDetails> camera_details(pqxx::work& tx, const std::string& n
   d.streams = row[9].as<std::int64_t>();
   d.declared_rate_bps = opt<std::int64_t>(row[10]);
   d.retention_bytes = opt<std::int64_t>(row[11]);
-  d.recorded_bytes = row[12].as<std::int64_t>();
+  d.archive_after_s = opt<int>(row[12]);
+  d.archive_retention_days = opt<int>(row[13]);
+  d.recorded_bytes = row[14].as<std::int64_t>();
   return d;
 }
 
@@ -124,6 +126,16 @@ bool update_camera(pqxx::work& tx, const std::string& name, const CameraChange& 
       ch.retention_days ? *ch.retention_days : std::optional<int>(), ch.declared_rate_bps.has_value(),
       ch.declared_rate_bps ? *ch.declared_rate_bps : std::optional<std::int64_t>(), ch.retention_bytes.has_value(),
       ch.retention_bytes ? *ch.retention_bytes : std::optional<std::int64_t>());
+  if (ch.archive_after_s && *ch.archive_after_s &&
+      (**ch.archive_after_s < 0 || **ch.archive_after_s > kMaxArchiveAfterS))
+    throw CatalogError::invalid("archive_after_s must be an integer from 0 to 31536000 (or null)");
+  if (ch.archive_retention_days) check_retention(*ch.archive_retention_days);
+  tx.exec_params0(
+      "UPDATE cameras SET archive_after_s = CASE WHEN $2 THEN $3 ELSE archive_after_s END, "
+      "archive_retention_days = CASE WHEN $4 THEN $5 ELSE archive_retention_days END WHERE name = $1",
+      name, ch.archive_after_s.has_value(), ch.archive_after_s ? *ch.archive_after_s : std::optional<int>(),
+      ch.archive_retention_days.has_value(),
+      ch.archive_retention_days ? *ch.archive_retention_days : std::optional<int>());
   return true;
 }
 

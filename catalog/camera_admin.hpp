@@ -19,6 +19,8 @@
 namespace vigil::catalog {
 
 inline constexpr int kMaxRetentionDays = 36500;
+// A camera's archive_after_s (schema 0012): at most a year.
+inline constexpr int kMaxArchiveAfterS = 31'536'000;
 // A camera's byte quota (cameras.retention_bytes, schema 0008): from 1 MiB to 1 EiB.
 inline constexpr std::int64_t kMinRetentionBytes = 1 << 20;
 inline constexpr std::int64_t kMaxRetentionBytes = 1LL << 60;
@@ -35,6 +37,8 @@ struct CameraDetails {
   std::optional<std::int64_t> retention_bytes;    // the camera's quota (schema 0008)
   std::int64_t recorded_bytes = 0;                // what counts against it now: data_bytes of its unlocked segments
   std::optional<std::int64_t> declared_rate_bps;  // the operator's rate for a pulled camera (schema 0007)
+  // Archive policy (schema 0012); none: vigild's --archive-after / --archive-retention.
+  std::optional<int> archive_after_s, archive_retention_days;
   std::int64_t created_at_us = 0;
   std::string state;             // of its newest stream; "never recorded" without one
   std::int64_t streams = 0;      // how many streams it has
@@ -57,6 +61,8 @@ struct CameraChange {
   std::optional<std::optional<int>> retention_days;              // inner nullopt: clear
   std::optional<std::optional<std::int64_t>> retention_bytes;    // inner nullopt: clear
   std::optional<std::optional<std::int64_t>> declared_rate_bps;  // inner nullopt: clear
+  std::optional<std::optional<int>> archive_after_s;             // inner nullopt: clear
+  std::optional<std::optional<int>> archive_retention_days;      // inner nullopt: clear
 };
 
 struct StreamInfo {

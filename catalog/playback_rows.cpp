@@ -29,6 +29,13 @@ std::vector<std::uint64_t> parse_array(const std::string& text) {
 
 }  // namespace
 
+void lay_out_as_object(storage::PlaybackSegment& seg, std::size_t slot) {
+  const std::uint64_t eb = seg.extent_bytes;
+  const std::uint64_t extents = eb == 0 ? 0 : (seg.end_offset + eb - 1) / eb;
+  seg.extent_offsets.clear();
+  for (std::uint64_t i = 0; i < extents; ++i) seg.extent_offsets.push_back(slot * kArchiveSlotBytes + i * eb);
+}
+
 PlaybackPlan plan_playback(pqxx::work& tx, const Track& track, std::int64_t from_us, std::int64_t to_us, int limit,
                            const std::vector<FreshSegment>& fresher, bool one_volume) {
   PlaybackPlan plan;
@@ -49,10 +56,13 @@ PlaybackPlan plan_playback(pqxx::work& tx, const Track& track, std::int64_t from
       "       COALESCE(s.admitted_rate_bps, s.declared_rate_bps), gi.blob, "
       "       (SELECT array_agg(e.volume_offset_bytes ORDER BY e.ordinal) FROM segment_extents e "
       "         WHERE e.segment_id = g.id), g.state = 'open', "
-      "       COALESCE(s.sample_rate_hz, 0), COALESCE(s.channels, 0) "
+      "       COALESCE(s.sample_rate_hz, 0), COALESCE(s.channels, 0), "
+      "       g.state = 'archived', k.bucket, k.object_key, v.block_bytes "
       "FROM streams s JOIN segments g ON g.stream_id = s.id JOIN volumes v ON v.id = g.volume_id "
       "LEFT JOIN gop_index gi ON gi.segment_id = g.id "
-      "WHERE s.camera_id = $1 AND s.role = $5 AND s.media_kind = $6 AND g.state IN ('open', 'closed') "
+      "LEFT JOIN segment_copies k ON k.segment_id = g.id AND k.tier = 's3' AND g.state = 'archived' "
+      "WHERE s.camera_id = $1 AND s.role = $5 AND s.media_kind = $6 "
+      "  AND (g.state IN ('open', 'closed') OR (g.state = 'archived' AND k.segment_id IS NOT NULL)) "
       "  AND g.end_us > $2::bigint AND g.start_us < $3::bigint "
       "ORDER BY g.start_us, g.id LIMIT $4",
       plan.camera_id, from_us, to_us, limit, role, kind);
@@ -83,6 +93,12 @@ PlaybackPlan plan_playback(pqxx::work& tx, const Track& track, std::int64_t from
       seg.gops = std::move(*gops);
     }
     seg.extent_offsets = row[13].is_null() ? std::vector<std::uint64_t>{} : parse_array(row[13].as<std::string>());
+    if (row[17].as<bool>()) {
+      f.archived = ArchivedObject{.bucket = row[18].as<std::string>(),
+                                  .key = row[19].as<std::string>(),
+                                  .bytes = seg.end_offset,
+                                  .block_bytes = row[20].as<std::size_t>()};
+    }
     found.push_back(std::move(f));
   }
   // The recording node's view wins: a fresher end, or a segment whose row has not committed yet.
@@ -90,8 +106,10 @@ PlaybackPlan plan_playback(pqxx::work& tx, const Track& track, std::int64_t from
     if (f.segment.end_pts <= from_us || f.start_us >= to_us) continue;
     auto same = std::find_if(found.begin(), found.end(),
                              [&](const FreshSegment& c) { return c.segment.segment_id == f.segment.segment_id; });
-    if (same != found.end()) *same = f;
-    else found.push_back(f);
+    // An archived row stays: its extents are free, whatever the node still remembers of them.
+    if (same != found.end()) {
+      if (!same->archived) *same = f;
+    } else found.push_back(f);
   }
   std::stable_sort(found.begin(), found.end(), [](const FreshSegment& a, const FreshSegment& b) {
     return a.start_us != b.start_us ? a.start_us < b.start_us : a.segment.segment_id < b.segment.segment_id;
@@ -131,7 +149,8 @@ PlaybackPlan plan_playback(pqxx::work& tx, const Track& track, std::int64_t from
       plan.sample_rate_hz = f.sample_rate_hz;
       plan.channels = f.channels;
       plan.from_us = f.start_us;
-    } else if (one_volume && f.volume_id != plan.volume_id) {
+    } else if (one_volume && (f.archived.has_value() != plan.segment_archives.front().has_value() ||
+                              (!f.archived && f.volume_id != plan.volume_id))) {
       // A reader of one disk: the rest is read by a playback of its own (the parts list names
       // parts by codec parameters, so it does not change).
       plan.next_from_us = std::max(f.start_us, plan.to_us);  // as a part's start, above
@@ -144,6 +163,8 @@ PlaybackPlan plan_playback(pqxx::work& tx, const Track& track, std::int64_t from
     plan.to_us = f.segment.end_pts;
     plan.reaches_open = f.open;
     plan.segment_volumes.push_back(f.volume_id);
+    if (f.archived) lay_out_as_object(f.segment, plan.segments.size());
+    plan.segment_archives.push_back(std::move(f.archived));
     plan.segments.push_back(std::move(f.segment));
   }
   return plan;

@@ -13,6 +13,7 @@
 // begins and lists every part of the range.
 // Thread: the catalog pool. Errors: throws (pqxx; std::runtime_error for a bad GOP index blob).
 #include <cstdint>
+#include <optional>
 #include <pqxx/transaction>
 #include <string>
 #include <vector>
@@ -21,6 +22,21 @@
 #include "storage/playback_stream.hpp"
 
 namespace vigil::catalog {
+
+// A segment only the archive holds now (state 'archived', docs/archive.md): its object holds the
+// segment's logical bytes [0, bytes), so a GOP index offset is an object offset.
+struct ArchivedObject {
+  std::string bucket{}, key{};
+  std::uint64_t bytes = 0;
+  std::size_t block_bytes = 4096;  // of the volume it was recorded on: records are padded to it
+};
+
+// Archived segments are read through the same GOP walk as local ones (storage::PlaybackStream):
+// their extents are laid end to end from SLOT × kArchiveSlotBytes, so each piece the walk asks
+// for names its segment (offset / kArchiveSlotBytes: SLOT, its index in the plan) and its object
+// offset (offset % kArchiveSlotBytes: the logical offset, extent headers included).
+inline constexpr std::uint64_t kArchiveSlotBytes = 1ull << 40;  // far above the largest segment (256 MiB)
+void lay_out_as_object(storage::PlaybackSegment& seg, std::size_t slot);
 
 // A segment as the recording node knows it now (server/disks/recent_segments.hpp).
 struct FreshSegment {
@@ -33,6 +49,7 @@ struct FreshSegment {
   int sample_rate_hz = 0, channels = 0;  // audio; 0: video, or not kept
   std::int64_t rate_bps = 0;
   storage::PlaybackSegment segment{};
+  std::optional<ArchivedObject> archived{};  // only the archive holds it (never for fresher rows)
 };
 
 // One part of a range: consecutive segments with the same codec parameters.
@@ -55,6 +72,9 @@ struct PlaybackPlan {
   std::int64_t from_us = 0, to_us = 0;               // what the segments cover of the request
   std::vector<storage::PlaybackSegment> segments{};  // in time order
   std::vector<std::int64_t> segment_volumes{};       // the volume of each of SEGMENTS
+  // For each of SEGMENTS: its archive object when only the archive holds it (laid out by
+  // lay_out_as_object with its index as slot), else none (read from its volume).
+  std::vector<std::optional<ArchivedObject>> segment_archives{};
   // Where the next part of the range begins (its segments have other codec parameters, or are
   // on another volume with one_volume); 0: the plan serves the range to its recorded end.
   std::int64_t next_from_us = 0;
@@ -67,7 +87,8 @@ struct PlaybackPlan {
 // Segments of TRACK (its camera's streams of that role and media kind) intersecting
 // [FROM_US, TO_US), at most LIMIT, with FRESHER (segments of that track) in place of the
 // catalog's rows of the same ids. ONE_VOLUME: the plan also stops
-// where the volume changes (a reader bound to one disk's scheduler: wire playback).
+// where the volume changes, or where segments change between the volume and the archive (a reader
+// bound to one disk's scheduler, or to the archive: wire playback).
 PlaybackPlan plan_playback(pqxx::work& tx, const Track& track, std::int64_t from_us, std::int64_t to_us,
                            int limit = 10'000, const std::vector<FreshSegment>& fresher = {}, bool one_volume = false);
 

@@ -5,6 +5,7 @@
 #include <set>
 #include <pqxx/pqxx>
 
+#include "catalog/retention_rows.hpp"
 #include "storage/segment_recovery.hpp"
 
 namespace vigil::catalog {
@@ -225,7 +226,7 @@ void apply_recovery_plan(pqxx::work& tx, std::int64_t volume_id, const RecoveryP
     write_extents_and_index(tx, v);
     write_corruption_gaps(tx, v);
   }
-  for (auto id : plan.finish_delete) tx.exec_params0("DELETE FROM segments WHERE id = $1", id);
+  finish_deleting(tx, std::vector<std::uint64_t>(plan.finish_delete.begin(), plan.finish_delete.end()));
   for (const auto& v : plan.refresh) {
     tx.exec_params0(
         "UPDATE segments SET end_us = GREATEST(start_us, $2), data_bytes = $3, frame_count = $4 WHERE id = $1",

@@ -17,14 +17,13 @@ std::string id_array(const std::vector<std::uint64_t>& ids) {
 }  // namespace
 
 RetentionView retention_view(pqxx::work& tx, std::int64_t volume_id, std::int64_t now_us, std::size_t limit,
-                             bool with_quota) {
+                             bool with_quota, std::int64_t day_us) {
   RetentionView v;
   std::map<std::uint64_t, std::size_t> seen;  // segment id -> its index in v.closed
   auto add = [&](const pqxx::result& rows, bool over_quota) {
     for (const auto& r : rows) {
       const auto id = r[0].as<std::uint64_t>();
-      if (!r[5].is_null())
-        v.per_stream[r[1].as<std::uint64_t>()].max_age_us = r[5].as<std::int64_t>() * 86'400'000'000LL;
+      if (!r[5].is_null()) v.per_stream[r[1].as<std::uint64_t>()].max_age_us = r[5].as<std::int64_t>() * day_us;
       if (auto it = seen.find(id); it != seen.end()) {
         v.closed[it->second].over_quota = v.closed[it->second].over_quota || over_quota;
         continue;
@@ -52,9 +51,9 @@ RetentionView retention_view(pqxx::work& tx, std::int64_t volume_id, std::int64_
       "WHERE s.volume_id = $1 AND s.state IN ('closed', 'damaged') AND " +
       unlocked;
   add(tx.exec_params(cols + "ORDER BY s.start_us LIMIT $2", volume_id, static_cast<std::int64_t>(limit)), false);
-  add(tx.exec_params(cols + "AND c.retention_days IS NOT NULL AND s.end_us < $3 - c.retention_days * 86400000000 "
+  add(tx.exec_params(cols + "AND c.retention_days IS NOT NULL AND s.end_us < $3 - c.retention_days * $4::bigint "
                             "ORDER BY s.start_us LIMIT $2",
-                     volume_id, static_cast<std::int64_t>(limit), now_us),
+                     volume_id, static_cast<std::int64_t>(limit), now_us, day_us),
       false);
   if (!with_quota) return v;
   // Past their camera's byte quota: for each camera with one whose unlocked recording (every
@@ -102,11 +101,13 @@ std::vector<std::uint64_t> mark_deleting(pqxx::work& tx, const std::vector<std::
     marked.push_back(r[0].as<std::uint64_t>());
   }
   // A hole is a gap only where older recording of the camera stays (normally retention takes
-  // the oldest, which just moves the start forward).
+  // the oldest, which just moves the start forward), and never where the archive keeps the
+  // segment (it stays playable from there: finish_deleting marks it archived).
   tx.exec_params0(
       "INSERT INTO gaps (stream_id, start_us, end_us, reason, detail) "
       "SELECT s.stream_id, s.start_us, s.end_us, 'retention', 'reclaimed segment ' || s.id "
       "FROM segments s WHERE s.id = ANY($1::bigint[]) AND s.end_us > s.start_us "
+      "AND NOT EXISTS (SELECT 1 FROM segment_copies k WHERE k.segment_id = s.id) "
       "AND EXISTS (SELECT 1 FROM segments o JOIN streams os ON os.id = o.stream_id "
       "            JOIN streams ss ON ss.id = s.stream_id "
       "            WHERE os.camera_id = ss.camera_id AND o.start_us < s.start_us "
@@ -117,6 +118,13 @@ std::vector<std::uint64_t> mark_deleting(pqxx::work& tx, const std::vector<std::
 
 void finish_deleting(pqxx::work& tx, const std::vector<std::uint64_t>& ids) {
   if (ids.empty()) return;
+  // A segment with a verified archive copy keeps its row, GOP index and copy: only where it lay
+  // on the volume goes. The others go whole (extents, GOP index and any copy row with them).
+  tx.exec_params0(
+      "WITH kept AS (UPDATE segments s SET state = 'archived' WHERE s.id = ANY($1::bigint[]) AND s.state = 'deleting' "
+      "              AND EXISTS (SELECT 1 FROM segment_copies k WHERE k.segment_id = s.id) RETURNING s.id) "
+      "DELETE FROM segment_extents e USING kept WHERE e.segment_id = kept.id",
+      id_array(ids));
   tx.exec_params0("DELETE FROM segments WHERE id = ANY($1::bigint[]) AND state = 'deleting'", id_array(ids));
 }
 

@@ -25,8 +25,9 @@ struct RetentionView {
   std::vector<storage::ClosedSegment> closed;
   std::map<std::uint64_t, storage::StreamRetention> per_stream;
 };
+// DAY_US: how long retention_days' day is (a day; tests shorten it, --retention-day-ms).
 RetentionView retention_view(pqxx::work& tx, std::int64_t volume_id, std::int64_t now_us, std::size_t limit,
-                             bool with_quota = true);
+                             bool with_quota = true, std::int64_t day_us = 86'400'000'000LL);
 
 // Marks IDS 'deleting' — those still closed or damaged and under no active evidence lock (checked
 // again here: IDS may come from a view read before a lock was taken) — and records a 'retention'
@@ -37,7 +38,8 @@ RetentionView retention_view(pqxx::work& tx, std::int64_t volume_id, std::int64_
 std::vector<std::uint64_t> mark_deleting(pqxx::work& tx, const std::vector<std::uint64_t>& ids,
                                          bool check_locks = true);
 
-// The segments' rows (extents and GOP index with them), once their extents are free.
+// The segments' rows (extents and GOP index with them), once their extents are free; those with a
+// verified archive copy (segment_copies) stay, as 'archived', without their extents.
 void finish_deleting(pqxx::work& tx, const std::vector<std::uint64_t>& ids);
 
 }  // namespace vigil::catalog

@@ -102,7 +102,7 @@ std::vector<CameraTimeline> timeline(pqxx::transaction_base& tx, const TimelineQ
       "s AS (SELECT st.camera_id, seg.start_us, seg.end_us, seg.data_bytes, seg.state = 'open' AS open "
       "      FROM segments seg JOIN streams st ON st.id = seg.stream_id JOIN cams ON cams.id = st.camera_id "
       "      WHERE st.role = $12 AND st.media_kind = $13 "
-      "        AND seg.state IN ('open', 'closed') AND seg.end_us > $2 AND seg.start_us < $3 "
+      "        AND seg.state IN ('open', 'closed', 'archived') AND seg.end_us > $2 AND seg.start_us < $3 "
       "        AND seg.id <> ALL ($7::bigint[]) "
       "      UNION ALL SELECT cams.id, f.start_us, f.end_us, f.data_bytes, f.open FROM f JOIN cams ON cams.name = f.name "
       "      WHERE f.end_us > $2 AND f.start_us < $3), "

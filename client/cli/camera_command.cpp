@@ -27,7 +27,8 @@ constexpr CommandHelp kHelp{
     "Usage: vigil [--token TOKEN] camera add NAME URL [--substream URL] [--rate MBPS] [--retention-days DAYS]\n"
     "                                    [--retention-size SIZE] [--data DIR | --http HOST:PORT]\n"
     "       vigil [--token TOKEN] camera set NAME [--enable | --disable] [--retention-days DAYS|none]\n"
-    "                                    [--retention-size SIZE|none] [--data DIR | --http HOST:PORT]\n"
+    "                                    [--retention-size SIZE|none] [--archive-after S|none]\n"
+    "                                    [--archive-retention-days DAYS|none] [--data DIR | --http HOST:PORT]\n"
     "       vigil [--token TOKEN] camera list [--data DIR | --http HOST:PORT]\n"
     "       vigil [--token TOKEN] camera remove NAME [--data DIR | --http HOST:PORT]\n"
     "       vigil [--token TOKEN] camera discover [--timeout S] [--probe HOST:PORT] [--user U --password P] [--json]\n"
@@ -39,6 +40,9 @@ constexpr CommandHelp kHelp{
     "it says and leaves the rest. Retention: video older than DAYS, and the oldest video past SIZE of the\n"
     "camera's recordings (every stream; 500G, 1.5T, 750MiB: powers of 1024; GB, TB: of 1000), is\n"
     "reclaimed first; evidence-locked video never is. `none` clears a limit (vigild's default applies).\n"
+    "Archive (vigild --archive-endpoint): a closed segment is copied S seconds after it closes, stays\n"
+    "playable from the archive once reclaimed locally, and its copy is deleted after DAYS (never under\n"
+    "an evidence lock); `none` uses vigild's --archive-after / --archive-retention.\n"
     "Goes through vigild's HTTP API (/api/v1/cameras) with an admin token.\n",
     "\nExit: 0 ok, 1 failed (e.g. no such camera), 2 usage (bad name or URL), 3 vigild unreachable,\n"
     "4 refused: the token is not an admin's.\n"};
@@ -48,11 +52,24 @@ constexpr CommandHelp kHelp{
 struct Retention {
   std::optional<json::value> days;
   std::optional<json::value> bytes;
+  std::optional<json::value> archive_after_s, archive_days;  // set only
   void into(json::object& body) const {
     if (days) body["retention_days"] = *days;
     if (bytes) body["retention_bytes"] = *bytes;
+    if (archive_after_s) body["archive_after_s"] = *archive_after_s;
+    if (archive_days) body["archive_retention_days"] = *archive_days;
   }
+  bool any() const { return days || bytes || archive_after_s || archive_days; }
 };
+
+// TEXT as a whole number in [LOW, HIGH], or "none" (null); nullopt if it is neither.
+std::optional<json::value> number_or_none(const std::string& text, int low, int high) {
+  if (text == "none") return json::value(nullptr);
+  int v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || v < low || v > high) return std::nullopt;
+  return json::value(v);
+}
 
 int add_camera(HttpClient& api, const std::string& name, const std::string& url, const std::string& substream,
                double rate_mbps, const Retention& retention) {
@@ -89,7 +106,9 @@ int set_camera(HttpClient& api, const std::string& name, std::optional<bool> ena
   };
   std::cout << "camera " << name << ": " << (camera.at("enabled").as_bool() ? "enabled" : "disabled") << ", kept "
             << limit("retention_days", [](std::int64_t d) { return std::to_string(d) + " days"; }) << ", at most "
-            << limit("retention_bytes", [](std::int64_t b) { return format_byte_size(b); }) << "\n";
+            << limit("retention_bytes", [](std::int64_t b) { return format_byte_size(b); }) << "; archived after "
+            << limit("archive_after_s", [](std::int64_t a) { return std::to_string(a) + " s"; }) << ", kept there "
+            << limit("archive_retention_days", [](std::int64_t d) { return std::to_string(d) + " days"; }) << "\n";
   return exit_code::kOk;
 }
 
@@ -136,6 +155,7 @@ int camera_main(const std::string& token, const std::vector<std::string>& args) 
   double rate_mbps = 0;
   std::string retention_days;
   std::string retention_size;
+  std::string archive_after, archive_days;
   bool enable = false;
   bool disable = false;
   po::options_description options("Options");
@@ -149,6 +169,11 @@ int camera_main(const std::string& token, const std::vector<std::string>& args) 
       "add, set: keep the camera's video this many days at most (1..36500; set: none clears it)")(
       "retention-size", po::value(&retention_size)->value_name("SIZE"),
       "add, set: keep at most this much of the camera's video, e.g. 500G (at least 1MiB; set: none clears it)")(
+      "archive-after", po::value(&archive_after)->value_name("S"),
+      "set: copy the camera's closed segments to the archive S seconds after they close (0..31536000; none: "
+      "vigild's --archive-after)")(
+      "archive-retention-days", po::value(&archive_days)->value_name("DAYS"),
+      "set: delete the camera's archive copies after DAYS (1..36500; none: vigild's --archive-retention)")(
       "enable", po::bool_switch(&enable), "set: record the camera")("disable", po::bool_switch(&disable),
                                                                     "set: stop recording it, keep it and its video");
   std::vector<std::string> words;
@@ -187,10 +212,23 @@ int camera_main(const std::string& token, const std::vector<std::string>& args) 
                                     std::string(clearable ? ", or none" : "") + " (not '" + retention_size + "')");
     }
   }
+  if (!archive_after.empty() || !archive_days.empty()) {
+    if (verb != "set") return usage_error(kHelp, "--archive-after and --archive-retention-days go with set");
+    if (!archive_after.empty() && !(retention.archive_after_s = number_or_none(archive_after, 0, 31'536'000))) {
+      return usage_error(kHelp, "--archive-after is a whole number of seconds, 0 to 31536000, or none (not '" +
+                                    archive_after + "')");
+    }
+    if (!archive_days.empty() && !(retention.archive_days = number_or_none(archive_days, 1, 36500))) {
+      return usage_error(kHelp, "--archive-retention-days is a whole number of days, 1 to 36500, or none (not '" +
+                                    archive_days + "')");
+    }
+  }
   if ((enable || disable) && verb != "set") return usage_error(kHelp, "--enable and --disable go with set");
   if (enable && disable) return usage_error(kHelp, "say --enable or --disable, not both");
-  if (verb == "set" && !enable && !disable && !retention.days && !retention.bytes) {
-    return usage_error(kHelp, "set: say what to change (--enable, --disable, --retention-days, --retention-size)");
+  if (verb == "set" && !enable && !disable && !retention.any()) {
+    return usage_error(kHelp,
+                       "set: say what to change (--enable, --disable, --retention-days, --retention-size, "
+                       "--archive-after, --archive-retention-days)");
   }
   try {
     auto api = connect_vigild_api(where, token);

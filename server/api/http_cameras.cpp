@@ -79,6 +79,9 @@ json::object camera_json(const catalog::CameraDetails& c, const std::vector<cata
                       {"recorded_bytes", c.recorded_bytes},
                       {"declared_rate_bps",
                        c.declared_rate_bps ? json::value(*c.declared_rate_bps) : json::value(nullptr)},
+                      {"archive_after_s", c.archive_after_s ? json::value(*c.archive_after_s) : json::value(nullptr)},
+                      {"archive_retention_days",
+                       c.archive_retention_days ? json::value(*c.archive_retention_days) : json::value(nullptr)},
                       {"created_at_us", c.created_at_us},
                       {"state", c.state},
                       {"last_end_us", c.last_end_us},
@@ -102,10 +105,11 @@ boost::asio::awaitable<HttpResponse> get_camera(const RouteContext& ctx, const H
 boost::asio::awaitable<HttpResponse> patch_camera(const RouteContext& ctx, const HttpRequest& req,
                                                   const std::string& name) {
   const auto body = json_object_body(req, {"enabled", "url", "substream_url", "retention_days", "retention_bytes",
-                                           "declared_rate_bps"});
+                                           "declared_rate_bps", "archive_after_s", "archive_retention_days"});
   if (body.empty()) {
     throw BadRequest(
-        "nothing to change: give enabled, url, substream_url, retention_days, retention_bytes or declared_rate_bps");
+        "nothing to change: give enabled, url, substream_url, retention_days, retention_bytes, declared_rate_bps, "
+        "archive_after_s or archive_retention_days");
   }
   catalog::CameraChange change;
   change.enabled = bool_field(body, "enabled");
@@ -134,6 +138,16 @@ boost::asio::awaitable<HttpResponse> patch_camera(const RouteContext& ctx, const
     change.retention_bytes = std::optional<std::int64_t>();
   } else if (auto b = int_field(body, "retention_bytes", catalog::kMinRetentionBytes, catalog::kMaxRetentionBytes)) {
     change.retention_bytes = *b;
+  }
+  if (is_null_field(body, "archive_after_s")) {
+    change.archive_after_s = std::optional<int>();
+  } else if (auto a = int_field(body, "archive_after_s", 0, catalog::kMaxArchiveAfterS)) {
+    change.archive_after_s = static_cast<int>(*a);
+  }
+  if (is_null_field(body, "archive_retention_days")) {
+    change.archive_retention_days = std::optional<int>();
+  } else if (auto d = int_field(body, "archive_retention_days", 1, catalog::kMaxRetentionDays)) {
+    change.archive_retention_days = static_cast<int>(*d);
   }
   bool found = false;
   std::optional<catalog::CameraDetails> cam;

@@ -47,11 +47,21 @@ std::unique_ptr<ArchiveService> start_archive(const ServerConfig& cfg, const std
                                       .credentials = archive_credentials(cfg.archive_credentials, cfg.archive_region)},
                          .bucket = cfg.archive_bucket,
                          .after = std::chrono::milliseconds(static_cast<std::int64_t>(cfg.archive_after_s * 1000)),
+                         .retention_days = cfg.archive_retention_days,
+                         .day_us = cfg.retention_day_ms > 0 ? cfg.retention_day_ms * 1000 : 86'400'000'000LL,
                          .poll = std::chrono::milliseconds(cfg.archive_poll_ms)};
   log::info("archive tier on", {{"endpoint", cfg.archive_endpoint->to_string()},
                                 {"bucket", cfg.archive_bucket},
                                 {"after_s", cfg.archive_after_s}});
   return std::make_unique<ArchiveService>(conninfo, disks, std::move(options));
+}
+
+std::unique_ptr<ArchiveReads> start_archive_reads(const ServerConfig& cfg) {
+  if (!cfg.archive_endpoint) return nullptr;
+  return std::make_unique<ArchiveReads>(
+      archive::S3Endpoint{.host = cfg.archive_endpoint->host,
+                          .port = cfg.archive_endpoint->port,
+                          .credentials = archive_credentials(cfg.archive_credentials, cfg.archive_region)});
 }
 
 }  // namespace vigil::server

@@ -10,6 +10,7 @@
 
 #include "archive/sigv4.hpp"
 #include "server/app/config.hpp"
+#include "server/disks/archive_reads.hpp"
 #include "server/disks/archive_service.hpp"
 
 namespace vigil::server {
@@ -21,5 +22,9 @@ archive::Credentials archive_credentials(const std::optional<std::filesystem::pa
 // None when CFG names no archive endpoint.
 std::unique_ptr<ArchiveService> start_archive(const ServerConfig& cfg, const std::string& conninfo,
                                               std::span<const std::unique_ptr<Disk>> disks);
+
+// The readers of archived segments, with the copier's store and credentials; none when CFG names
+// no archive endpoint.
+std::unique_ptr<ArchiveReads> start_archive_reads(const ServerConfig& cfg);
 
 }  // namespace vigil::server

@@ -184,7 +184,12 @@ po::options_description archive_options(ServerConfig& cfg, RawArgs& raw) {
       "a file holding the access key id on its first line and the secret key on its second (mode 0600); default: "
       "$AWS_ACCESS_KEY_ID and $AWS_SECRET_ACCESS_KEY")(
       "archive-after", po::value(&cfg.archive_after_s)->value_name("S")->default_value(cfg.archive_after_s),
-      "copy a segment once it has been closed S seconds (0: as soon as it closes)");
+      "copy a segment once it has been closed S seconds (0: as soon as it closes; a camera's archive_after_s "
+      "overrides it)")(
+      "archive-retention",
+      po::value(&cfg.archive_retention_days)->value_name("DAYS")->default_value(cfg.archive_retention_days),
+      "delete archive copies (and segments only the archive holds) older than DAYS, never under an evidence lock "
+      "(a camera's archive_retention_days overrides it; 0: kept)");
   return d;
 }
 
@@ -287,6 +292,9 @@ void finish(const po::variables_map& vm, const RawArgs& raw, ServerConfig& cfg) 
     throw ConfigError("--archive-after must be between 0 and 31536000 seconds");
   if (cfg.archive_bucket.empty()) throw ConfigError("--archive-bucket must not be empty");
   if (cfg.archive_poll_ms < 10) throw ConfigError("--archive-poll-ms must be at least 10");
+  if (cfg.archive_retention_days < 0 || cfg.archive_retention_days > 36500)
+    throw ConfigError("--archive-retention must be between 0 (kept) and 36500 days");
+  if (cfg.retention_day_ms < 0) throw ConfigError("--retention-day-ms must not be negative");
   for (const auto& v : raw.volumes) cfg.volumes.emplace_back(v);
   for (const auto& f : raw.fault_plans) {
     const auto colon = f.find(':');
@@ -356,8 +364,9 @@ ParsedArgs parse_server_args(int argc, const char* const argv[]) {
   // (docs/durability.md, "Faults at runtime").
   po::options_description testing;
   testing.add_options()("fault-plan", po::value(&raw.fault_plans)->composing(),
-                        "")("scrub-epoch-ms", po::value(&cfg.scrub_epoch_ms), "")("archive-poll-ms",
-                                                                                  po::value(&cfg.archive_poll_ms), "");
+                        "")("scrub-epoch-ms", po::value(&cfg.scrub_epoch_ms),
+                            "")("archive-poll-ms", po::value(&cfg.archive_poll_ms),
+                                "")("retention-day-ms", po::value(&cfg.retention_day_ms), "");
   po::options_description all;
   all.add(general).add(settings);
   po::options_description accepted;

@@ -68,6 +68,10 @@ struct ServerConfig {
   std::string archive_region = "us-east-1";
   std::optional<std::filesystem::path> archive_credentials;
   double archive_after_s = 0;
+  int archive_retention_days = 0;  // archive copies older than this are deleted (cameras may say); 0: kept
+  // Tests only (a hidden flag): how long retention's "day" is, for retention_days and
+  // archive_retention_days alike; 0: a real day.
+  std::int64_t retention_day_ms = 0;
   std::int64_t archive_poll_ms = 5000;            // tests only (a hidden flag): a faster catalog poll
   double retention_reserve_s = 120;               // free space kept, in seconds of admitted recording
   std::optional<std::filesystem::path> recorder;  // `vigil` binary for pulled cameras; none: beside vigild

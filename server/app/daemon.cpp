@@ -108,6 +108,7 @@ class Daemon {
   std::unique_ptr<RetentionService> retention_;  // hands reclaim work to the IO threads
   std::unique_ptr<ScrubService> scrub_;          // reads through the IO threads' brokers
   std::unique_ptr<ArchiveService> archive_;      // reads through the IO threads' brokers
+  std::unique_ptr<ArchiveReads> archive_reads_;  // archived segments' readers; outlives the sessions
   std::optional<NetworkThreads> network_;        // sessions run here; the main io_context only accepts
   std::optional<ExportCache> exports_;
   std::optional<MediaPool> media_;  // joined at shutdown after the network threads, before their sessions go
@@ -270,6 +271,7 @@ void Daemon::start_services() {
         RetentionOptions{.interval =
                              std::chrono::milliseconds(static_cast<std::int64_t>(cfg_.retention_interval_s * 1000)),
                          .reserve_seconds = cfg_.retention_reserve_s,
+                         .day_us = cfg_.retention_day_ms > 0 ? cfg_.retention_day_ms * 1000 : 86'400'000'000LL,
                          .batcher = &*batcher_,
                          .reachable = [this] { return catalog_health_->status().ok; }});
   } else {
@@ -284,6 +286,8 @@ void Daemon::start_services() {
     log::warn("--scrub-days 0: the integrity scrubber is off; damaged recordings are found only when read");
   }
   archive_ = start_archive(cfg_, conninfo_, disk_set_->disks());
+  archive_reads_ = start_archive_reads(cfg_);
+  disk_set_->set_archive_reads(archive_reads_.get());
 }
 
 void Daemon::start_listeners() {

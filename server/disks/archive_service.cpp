@@ -81,9 +81,9 @@ bool ArchiveService::pass(std::stop_token stop) {
     try {
       pqxx::connection conn(conninfo_);
       pqxx::work tx(conn);
-      const std::int64_t due_us =
-          wall_now_us() - std::chrono::duration_cast<std::chrono::microseconds>(options_.after).count();
-      targets = catalog::archive_targets(tx, disk.volume->volume_id, due_us, kTargetsPerPass);
+      targets = catalog::archive_targets(tx, disk.volume->volume_id, wall_now_us(),
+                                         std::chrono::duration_cast<std::chrono::microseconds>(options_.after).count(),
+                                         kTargetsPerPass);
     } catch (const std::exception& e) {
       log::warn("archive: cannot read the catalog; retried", {{"error", e.what()}});
       return true;
@@ -96,7 +96,9 @@ bool ArchiveService::pass(std::stop_token stop) {
         if (auto* m = disk.io->metrics()) m->archive_failed();
       }
     }
+    // Holds first: a copy a lock now covers is held before expiry looks at it.
     update_legal_holds(disk);
+    expire_copies(disk);
     try {
       pqxx::connection conn(conninfo_);
       pqxx::work tx(conn);
@@ -133,6 +135,44 @@ void ArchiveService::update_legal_holds(Disk& disk) {
     tx.commit();
   } catch (const std::exception& e) {
     log::warn("archive: cannot read or record legal holds; retried", {{"error", e.what()}});
+  }
+}
+
+void ArchiveService::expire_copies(Disk& disk) {
+  std::vector<catalog::SegmentCopy> expired;
+  try {
+    pqxx::connection conn(conninfo_);
+    pqxx::work tx(conn);
+    expired = catalog::expired_copies(tx, disk.volume->volume_id, wall_now_us(), options_.retention_days,
+                                      options_.day_us, kTargetsPerPass);
+  } catch (const std::exception& e) {
+    log::warn("archive: cannot read expired copies; retried", {{"error", e.what()}});
+    return;
+  }
+  for (const auto& c : expired) {
+    try {
+      pqxx::connection conn(conninfo_);
+      pqxx::work tx(conn);
+      // Held across the deletion: a lock taken now waits for one DELETE call, and is then seen.
+      if (!catalog::lock_copy_for_deletion(tx, c.segment_id)) continue;
+      // The version itself: a plain DELETE in a versioned (object-lock) bucket only adds a delete
+      // marker, which a legal hold allows and which leaves the bytes stored.
+      std::string version;
+      try {
+        version = s3_.head_object(c.bucket, c.object_key).version_id;
+      } catch (const archive::S3Error& e) {
+        if (e.http_status != 404) throw;  // gone already: only the rows are left to forget
+      }
+      s3_.delete_object(c.bucket, c.object_key, version);
+      catalog::forget_copy(tx, c.segment_id);
+      tx.commit();
+      log::info("archive: expired copy deleted", {{"segment", c.segment_id}, {"key", c.object_key}});
+    } catch (const std::exception& e) {
+      // A legal hold the catalog does not know of (set by hand on the store) refuses here: kept.
+      log::warn("archive: cannot delete an expired copy; kept, retried",
+                {{"segment", c.segment_id}, {"key", c.object_key}, {"error", e.what()}});
+      if (auto* m = disk.io->metrics()) m->archive_failed();
+    }
   }
 }
 

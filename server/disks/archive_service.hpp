@@ -12,6 +12,10 @@
 // an upload that fails midway is aborted and retried at the next pass, and a segment reclaimed
 // while it was copied has its object deleted again.
 //
+// Archive retention: a copy whose segment ended longer ago than its camera's
+// archive_retention_days (or `retention_days`) has its object version deleted, then its row, and
+// its segment's row when only the archive held it — never under an evidence lock or a legal hold.
+//
 // Evidence locks become S3 legal holds: each pass puts a hold on the copies of segments an active
 // lock overlaps and lifts it from those no lock overlaps any more (segment_copies.legal_hold), so a
 // locked copy cannot be deleted from the store while the case is open, even by its credentials.
@@ -40,8 +44,10 @@ namespace vigil::server {
 struct ArchiveOptions {
   archive::S3Endpoint endpoint;
   std::string bucket;
-  std::chrono::milliseconds after{0};    // a segment is copied once it has been closed this long
-  std::chrono::milliseconds poll{5000};  // how often the catalog is asked for segments to copy
+  std::chrono::milliseconds after{0};      // a segment is copied once it has been closed this long
+  int retention_days = 0;                  // copies older than this are deleted (cameras may say); 0: kept
+  std::int64_t day_us = 86'400'000'000LL;  // retention's day (tests shorten it)
+  std::chrono::milliseconds poll{5000};    // how often the catalog is asked for segments to copy
   // Objects larger than this go up as multipart uploads of parts this size (S3: at least 5 MiB).
   std::uint64_t part_bytes = 16ull << 20;
 };
@@ -64,6 +70,8 @@ class ArchiveService {
   bool pass(std::stop_token stop);
   // Sets and lifts the legal holds of DISK's copies as the evidence locks now say.
   void update_legal_holds(Disk& disk);
+  // Archive retention: deletes DISK's expired copies (objects, then rows), never a held or locked one.
+  void expire_copies(Disk& disk);
   // Copies T from DISK; true when the copy is recorded.
   bool copy(Disk& disk, const catalog::ArchiveTarget& t, std::stop_token stop);
   // Sends BYTES as KEY (one PUT, or a multipart upload of part_bytes parts); returns the ETag.

@@ -86,6 +86,8 @@ struct Admitted {
   admission::Decision decision;
 };
 
+class ArchiveReads;
+
 class DiskSet {
  public:
   // BATCHER takes the admission_decisions rows; it must outlive the set.
@@ -135,6 +137,10 @@ class DiskSet {
   Disk* disk_of_volume(std::int64_t volume_id) noexcept;
   // What the recordings on these disks wrote lately, before the catalog has it (recent_segments.hpp).
   RecentSegments& recent() noexcept { return recent_; }
+  // Where archived segments are read (archive_reads.hpp); null without an archive tier. Set once
+  // at start-up, before any reader runs; READS must outlive every reader.
+  ArchiveReads* archive_reads() const noexcept { return archive_reads_; }
+  void set_archive_reads(ArchiveReads* reads) noexcept { archive_reads_ = reads; }
 
  private:
   // With DISK.mu held: takes the playbacks ENDED off DISK, counts them, and returns what to tell
@@ -146,6 +152,7 @@ class DiskSet {
   std::vector<std::unique_ptr<Disk>> disks_;
   catalog::Batcher& batcher_;
   RecentSegments recent_{batcher_};
+  ArchiveReads* archive_reads_ = nullptr;
 };
 
 }  // namespace vigil::server

@@ -91,7 +91,8 @@ bool RetentionService::pass(Disk& disk, bool full, std::stop_token stop) {
   std::vector<std::uint64_t> chosen;
   {
     pqxx::work tx(conn);
-    auto view = catalog::retention_view(tx, disk.volume->volume_id, now_us(), 4 * options_.max_segments_per_pass, full);
+    auto view = catalog::retention_view(tx, disk.volume->volume_id, now_us(), 4 * options_.max_segments_per_pass, full,
+                                        options_.day_us);
     policy.per_stream = std::move(view.per_stream);
     in.closed = std::move(view.closed);
     in.locks = catalog::active_evidence_locks(tx, disk.volume->volume_id);

@@ -42,8 +42,9 @@ struct RetentionOptions {
   std::chrono::milliseconds tick{1'000};       // how often free space is looked at
   double reserve_seconds = 120;                // free space kept, in seconds of admitted recording
   std::size_t max_segments_per_pass = 256;
-  catalog::Batcher* batcher = nullptr;  // for reclaiming during an outage (none: retention waits)
-  std::function<bool()> reachable{};    // is the catalog answering? (unset: yes)
+  std::int64_t day_us = 86'400'000'000LL;  // retention_days' day (tests shorten it)
+  catalog::Batcher* batcher = nullptr;     // for reclaiming during an outage (none: retention waits)
+  std::function<bool()> reachable{};       // is the catalog answering? (unset: yes)
 };
 
 class RetentionService {

@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <mutex>
 #include <stdexcept>
+#include <tuple>
 
 namespace asio = boost::asio;
 
@@ -75,11 +76,34 @@ auto async_read_pieces(storage::CycleScheduler& scheduler, std::vector<storage::
       token, keep);
 }
 
+// Reads PIECES of the archived OBJECTS on READS' threads; completes on the caller's executor.
+template <class Token>
+auto async_read_archive(ArchiveReads& reads, const ArchivedObjects& objects, std::vector<storage::IoPiece>& pieces,
+                        const std::shared_ptr<void>& keep, Token&& token) {
+  return asio::async_initiate<Token, void(boost::system::error_code)>(
+      [&reads, &objects, &pieces](auto handler, std::shared_ptr<void> owner) {
+        auto ex = asio::get_associated_executor(handler);
+        auto h = std::make_shared<decltype(handler)>(std::move(handler));
+        request_started();
+        reads.submit(objects, pieces, std::move(owner), [h, ex](boost::system::error_code ec) {
+          asio::post(ex, [h, ec]() mutable { std::move (*h)(ec); });
+          request_done();
+        });
+      },
+      token, keep);
+}
+
 }  // namespace
+
+ClipReader::ClipReader(ArchiveReads& archive, ArchivedObjects objects, std::vector<storage::PlaybackSegment> segments,
+                       storage::PlaybackRange range, std::size_t block_bytes, std::size_t batch_bytes)
+    : archive_(&archive),
+      objects_(std::move(objects)),
+      stream_(std::make_shared<storage::PlaybackStream>(std::move(segments), range, batch_bytes, block_bytes)) {}
 
 ClipReader::ClipReader(storage::CycleScheduler& scheduler, std::vector<storage::PlaybackSegment> segments,
                        storage::PlaybackRange range, std::size_t block_bytes, std::size_t batch_bytes)
-    : scheduler_(scheduler),
+    : scheduler_(&scheduler),
       stream_(std::make_shared<storage::PlaybackStream>(std::move(segments), range, batch_bytes, block_bytes)) {}
 
 asio::awaitable<std::vector<std::shared_ptr<storage::PlaybackGop>>> ClipReader::next() {
@@ -102,7 +126,13 @@ asio::awaitable<std::vector<std::shared_ptr<storage::PlaybackGop>>> ClipReader::
     requests_ += io.pieces.size();
     // No temporaries in the awaited call (GCC 12, see CatalogPool::run).
     const std::shared_ptr<void> keep = stream_;
-    auto [ec] = co_await async_read_pieces(scheduler_, io.pieces, keep, asio::as_tuple(asio::use_awaitable));
+    boost::system::error_code ec;
+    if (scheduler_) {
+      std::tie(ec) = co_await async_read_pieces(*scheduler_, io.pieces, keep, asio::as_tuple(asio::use_awaitable));
+    } else {
+      std::tie(ec) =
+          co_await async_read_archive(*archive_, objects_, io.pieces, keep, asio::as_tuple(asio::use_awaitable));
+    }
     stream_->finished(0, ec ? Result<void>(ec) : Result<void>());
   }
   co_return out;

@@ -11,12 +11,15 @@
 // interactive requests, a batch at a time, and awaits them from a coroutine. Buffers stay
 // owned by the stream (shared with the in-flight requests), so a request that completes after
 // the reader is gone writes into live memory.
+// Archived segments (only the object store holds them) are read the same way, their pieces by S3
+// Range GETs on the archive's own threads (ArchiveReads) instead of the disk's scheduler.
 // Thread: one coroutine at a time (the session's network thread). Errors: next() throws
 // std::system_error for a device error; damaged GOPs are returned flagged, not thrown.
 #include <boost/asio/awaitable.hpp>
 #include <memory>
 #include <vector>
 
+#include "server/disks/archive_reads.hpp"
 #include "storage/cycle_scheduler.hpp"
 #include "storage/playback_stream.hpp"
 
@@ -27,6 +30,10 @@ class ClipReader {
   // BATCH_BYTES: how much one round of interactive requests reads (a few chunks: small enough
   // that each request passes the slack test quickly under load, large enough for throughput).
   ClipReader(storage::CycleScheduler& scheduler, std::vector<storage::PlaybackSegment> segments,
+             storage::PlaybackRange range, std::size_t block_bytes, std::size_t batch_bytes = 4u << 20);
+  // Archived SEGMENTS (laid out by catalog::lay_out_as_object over OBJECTS): the same walk, its
+  // pieces read by Range GETs on ARCHIVE's threads (docs/archive.md, "Readers").
+  ClipReader(ArchiveReads& archive, ArchivedObjects objects, std::vector<storage::PlaybackSegment> segments,
              storage::PlaybackRange range, std::size_t block_bytes, std::size_t batch_bytes = 4u << 20);
 
   // The next GOPs in serving order; empty once the range is read.
@@ -42,7 +49,9 @@ class ClipReader {
   static void wait_for_requests();
 
  private:
-  storage::CycleScheduler& scheduler_;
+  storage::CycleScheduler* scheduler_ = nullptr;  // one of these two reads the pieces
+  ArchiveReads* archive_ = nullptr;
+  ArchivedObjects objects_;
   std::shared_ptr<storage::PlaybackStream> stream_;
   std::uint64_t requests_ = 0;
 };

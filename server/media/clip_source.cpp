@@ -69,7 +69,13 @@ media::CodecInfo ClipPlan::codec() const {
 std::string ClipPlan::etag(const std::string& kind) const {
   std::string key =
       kind + "|" + std::to_string(plan.camera_id) + "|" + std::to_string(from_us) + "|" + std::to_string(to_us);
-  for (const auto& s : plan.segments) key += "|" + std::to_string(s.segment_id) + ":" + std::to_string(s.end_offset);
+  // Where each segment is read from too: a clip cached while a segment was local is built again
+  // once only the archive holds it (the same bytes, read from the store).
+  for (std::size_t i = 0; i < plan.segments.size(); ++i) {
+    const auto& s = plan.segments[i];
+    const bool archived = i < plan.segment_archives.size() && plan.segment_archives[i];
+    key += "|" + std::to_string(s.segment_id) + ":" + std::to_string(s.end_offset) + (archived ? "a" : "");
+  }
   char buf[24];
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(fnv1a(key)));
   return "\"" + std::string(buf) + "\"";
@@ -121,7 +127,8 @@ boost::asio::awaitable<std::optional<ClipPlan>> plan_audio_beside(CatalogPool& c
 }
 
 struct ClipCursor::Run {
-  Disk* disk = nullptr;
+  Disk* disk = nullptr;           // its segments' volume is open here, or
+  std::size_t archive_block = 0;  // they are archived (records padded to this block)
   std::vector<storage::PlaybackSegment> segments;
 };
 
@@ -129,6 +136,20 @@ ClipCursor::ClipCursor(DiskSet* disks, const ClipPlan& plan, storage::PlaybackRa
     : disks_(disks), range_(range), batch_bytes_(batch_bytes) {
   const auto& p = plan.plan;
   for (std::size_t i = 0; i < p.segments.size(); ++i) {
+    const auto* archived = i < p.segment_archives.size() && p.segment_archives[i] ? &*p.segment_archives[i] : nullptr;
+    if (archived) {
+      // Only the archive holds it: read by Range GETs of its object, one reader for each run.
+      if (!disks_ || !disks_->archive_reads()) {
+        throw ApiError(ApiErrc::unavailable, "the recording is archived, and this server has no archive tier");
+      }
+      if (!objects_)
+        objects_ = std::make_shared<const std::vector<std::optional<catalog::ArchivedObject>>>(p.segment_archives);
+      if (runs_.empty() || runs_.back().archive_block != archived->block_bytes) {
+        runs_.push_back(Run{.disk = nullptr, .archive_block = archived->block_bytes, .segments = {}});
+      }
+      runs_.back().segments.push_back(p.segments[i]);
+      continue;
+    }
     const std::int64_t volume = i < p.segment_volumes.size() ? p.segment_volumes[i] : p.volume_id;
     auto* disk = disks_ ? disks_->disk_of_volume(volume) : nullptr;
     if (!disk) {
@@ -149,8 +170,13 @@ boost::asio::awaitable<std::vector<std::shared_ptr<storage::PlaybackGop>>> ClipC
     if (!reader_) {
       if (at_ >= runs_.size()) co_return std::vector<std::shared_ptr<storage::PlaybackGop>>{};
       auto& run = runs_[at_++];
-      reader_ = std::make_unique<ClipReader>(run.disk->io->scheduler(), std::move(run.segments), range_,
-                                             run.disk->volume->volume->block_bytes(), batch_bytes_);
+      if (run.disk) {
+        reader_ = std::make_unique<ClipReader>(run.disk->io->scheduler(), std::move(run.segments), range_,
+                                               run.disk->volume->volume->block_bytes(), batch_bytes_);
+      } else {
+        reader_ = std::make_unique<ClipReader>(*disks_->archive_reads(), objects_, std::move(run.segments), range_,
+                                               run.archive_block, batch_bytes_);
+      }
     }
     auto batch = co_await reader_->next();
     if (!batch.empty()) co_return batch;

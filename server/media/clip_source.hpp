@@ -16,6 +16,7 @@
 #include "common/track.hpp"
 #include "catalog/playback_rows.hpp"
 #include "server/core/catalog_pool.hpp"
+#include "server/disks/archive_reads.hpp"
 #include "server/net/http_server.hpp"
 #include "storage/playback_stream.hpp"
 
@@ -38,9 +39,11 @@ struct ClipPlan {
   std::string etag(const std::string& kind) const;
 };
 
-// Reads a plan's GOPs batch by batch, each segment from the disk of its own volume: the plan's
-// segments in runs on one volume, a ClipReader per run, one after the other (reverse: the last
-// run first). Every volume is checked when it is made (503 if one is not open here), so a
+// Reads a plan's GOPs batch by batch, each segment from the disk of its own volume, or from the
+// archive when only the archive holds it (docs/archive.md, "Readers"): the plan's segments in runs
+// on one volume (or in the archive), a ClipReader per run, one after the other (reverse: the last
+// run first). Every volume is checked when it is made (503 if one is not open here, or if a
+// segment is archived and this server has no archive tier), so a
 // response that streams as it reads never starts on a range it cannot finish for that reason.
 // Memory: one ClipReader batch (BATCH_BYTES, plus the GOP that crosses its end) at a time.
 class ClipCursor {
@@ -59,6 +62,7 @@ class ClipCursor {
   storage::PlaybackRange range_;
   std::size_t batch_bytes_;
   std::vector<Run> runs_;
+  ArchivedObjects objects_;  // the plan's archived segments by slot (none: nothing archived)
   std::size_t at_ = 0;
   std::unique_ptr<ClipReader> reader_;
   std::uint64_t bytes_done_ = 0, requests_done_ = 0;

@@ -4,6 +4,7 @@
 
 #include "common/log.hpp"
 #include "catalog/playback_rows.hpp"
+#include "server/disks/archive_reads.hpp"
 #include "storage/stream_buffer.hpp"
 
 namespace asio = boost::asio;
@@ -68,6 +69,9 @@ asio::awaitable<PlaybackService::OpenResult> PlaybackService::open(const proto::
   if (plan.segments.empty()) {
     co_return refuse(proto::REFUSE_REASON_NO_SUCH_STREAM,
                      "nothing of " + track->described() + " is recorded in that range");
+  }
+  if (!plan.segment_archives.empty() && plan.segment_archives.front()) {
+    co_return open_archived(req, *track, std::move(plan), notify, out, id);
   }
   auto* disk = disks_.disk_of_volume(plan.volume_id);
   if (!disk) {
@@ -160,6 +164,73 @@ asio::awaitable<PlaybackService::OpenResult> PlaybackService::open(const proto::
                                   {"gops", p->stream->gop_total()}});
   out = std::move(p);
   co_return started;
+}
+
+PlaybackService::OpenResult PlaybackService::open_archived(const proto::OpenPlayback& req, const Track& track,
+                                                           catalog::PlaybackPlan plan,
+                                                           const std::function<void()>& notify,
+                                                           std::shared_ptr<Playback>& out, std::uint64_t id) {
+  auto* reads = disks_.archive_reads();
+  if (!reads) {
+    return refuse(proto::REFUSE_REASON_NO_SUCH_STREAM,
+                  "the recording is archived, and this server has no archive tier (--archive-endpoint)");
+  }
+  const double speed = req.rate() == 0 ? 1.0 : req.rate();
+  const bool key_only = req.keyframes_only() || req.direction() == proto::DIRECTION_REVERSE;
+  // No disk time to admit: the store serves it. The double buffer is a second of the recording's
+  // rate at SPEED, as a disk's cycle would read.
+  const Rate stored = Rate::from_bps(plan.data_rate_bps) * kPlaybackHeadroom;
+  const Rate rate = (stored > Rate{} ? stored : Rate::from_bps(plan.rate_bps)) * speed;
+  const std::size_t block = plan.segment_archives.front()->block_bytes;
+  auto p = std::make_shared<Playback>();
+  p->sched_id = kPlaybackIdBase + next_id_.fetch_add(1);
+  p->id = id ? id : p->sched_id;
+  p->request = req;
+  p->track = track;
+  p->from_us = std::max(plan.from_us, req.start_us());
+  p->to_us = std::min(plan.to_us, req.end_us());
+  p->volume_id = plan.volume_id;
+  p->codec = plan.codec;
+  p->extradata = plan.extradata;
+  p->notify = notify;
+  if (req.direction() != proto::DIRECTION_REVERSE) p->next_from_us = plan.next_from_us;
+  p->cycle_bytes = storage::stream_io_bytes(rate, 1.0, block);
+  auto objects =
+      std::make_shared<const std::vector<std::optional<catalog::ArchivedObject>>>(std::move(plan.segment_archives));
+  p->stream =
+      std::make_shared<storage::PlaybackStream>(std::move(plan.segments),
+                                                storage::PlaybackRange{.from_pts = req.start_us(),
+                                                                       .to_pts = req.end_us(),
+                                                                       .keyframes_only = key_only,
+                                                                       .direction =
+                                                                           req.direction() == proto::DIRECTION_REVERSE
+                                                                               ? storage::ReadDirection::reverse
+                                                                               : storage::ReadDirection::forward},
+                                                p->cycle_bytes, block, notify);
+  p->archive_stop = std::make_shared<std::atomic<bool>>(false);
+  reads->start_pump(p->stream, std::move(objects), p->archive_stop);
+
+  proto::PlaybackStarted started;
+  started.set_stream_id(p->id);
+  started.set_admitted_rate_bps(0);  // no disk time
+  auto* codec = started.mutable_codec();
+  codec->set_codec_name(plan.codec);
+  codec->set_width(plan.width);
+  codec->set_height(plan.height);
+  codec->set_time_base_num(1);
+  codec->set_time_base_den(1'000'000);
+  codec->set_extradata(plan.extradata);
+  codec->set_bit_rate(plan.rate_bps);
+  codec->set_sample_rate(plan.sample_rate_hz);
+  codec->set_channels(plan.channels);
+  log::info("playback from the archive", {{"playback", p->id},
+                                          {"name", track.label()},
+                                          {"from_us", p->from_us},
+                                          {"to_us", p->to_us},
+                                          {"speed", speed},
+                                          {"gops", p->stream->gop_total()}});
+  out = std::move(p);
+  return started;
 }
 
 PlaybackService::OpenResult PlaybackService::open_live(const proto::OpenPlayback& req, const Track& track,
@@ -285,8 +356,9 @@ void PlaybackService::suspend(Playback& p) {
 
 void PlaybackService::close(const std::shared_ptr<Playback>& p) {
   if (!p) return;
-  if (p->live) return;   // the tap goes with the playback; the feed forgets it
-  if (!p->disk) return;  // suspended: off its disk already
+  if (p->archive_stop) p->archive_stop->store(true);  // its pump ends at its next step
+  if (p->live) return;                                // the tap goes with the playback; the feed forgets it
+  if (!p->disk) return;                               // suspended: off its disk already
   disks_.release(*p->disk, p->demand.id);
   // The stream object lives until its last read is done.
   p->disk->io->scheduler().remove_stream(p->sched_id, [keep = p->stream] {});

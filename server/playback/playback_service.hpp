@@ -9,7 +9,9 @@
 // Thread: open() is awaited by network coroutines; close() from any thread; the stream's
 // callbacks run on the IO thread and only post a wake-up. Errors: open() answers
 // PlaybackStarted or Refuse. A live playback (OpenPlayback.live) is served from the camera's
-// LiveFeed while it records: no disk IO, so nothing to admit on a disk.
+// LiveFeed while it records: no disk IO, so nothing to admit on a disk. A range only the archive
+// holds is read from the object store by Range GETs (ArchiveReads' pump, docs/archive.md): no disk
+// is admitted, and its stream is driven off every IO and network thread.
 // Recording comes first (admission/playback_share.hpp): playbacks are admitted within their
 // disk's playback share, and a recording that needs their time ends the newest ones — the
 // playback's EndedNotice says so and its session is woken to tell the viewer. A playback paused
@@ -29,6 +31,7 @@
 #include "proto/vigil.pb.h"
 #include "server/core/catalog_pool.hpp"
 #include "server/core/live_feed.hpp"
+#include "catalog/playback_rows.hpp"
 #include "server/disks/disk_set.hpp"
 #include "storage/playback_stream.hpp"
 
@@ -86,6 +89,8 @@ class PlaybackService {
     std::shared_ptr<EndedNotice> ended = std::make_shared<EndedNotice>();
     // Off its disk while paused (suspend): DISK is null, and only a resume re-admits it.
     bool suspended = false;
+    // Read from the archive (DISK null, nothing admitted): set to stop its pump (ArchiveReads).
+    std::shared_ptr<std::atomic<bool>> archive_stop{};
   };
 
   // PAUSE_RELEASE: how long a paused playback keeps its disk share (--playback-pause-release).
@@ -120,6 +125,9 @@ class PlaybackService {
   void go_live(Playback& p, std::shared_ptr<LiveTap> tap);
 
  private:
+  // PLAN's segments are archived: read by ArchiveReads' pump, no disk admitted.
+  OpenResult open_archived(const proto::OpenPlayback& request, const Track& track, catalog::PlaybackPlan plan,
+                           const std::function<void()>& notify, std::shared_ptr<Playback>& out, std::uint64_t id);
   OpenResult open_live(const proto::OpenPlayback& request, const Track& track, const std::function<void()>& notify,
                        std::shared_ptr<Playback>& out, std::uint64_t id);
 

@@ -317,11 +317,31 @@ TEST_CASE("vigil camera add and set: retention by days and by size, enable and d
   CHECK(c.at("retention_days").is_null());
   CHECK(c.at("retention_bytes").is_null());
 
+  // The archive policy (schema 0012): set, shown, cleared.
+  auto archive =
+      cli({"camera", "set", "porch", "--archive-after", "600", "--archive-retention-days", "90"}, "archive.log");
+  INFO(archive.output);
+  REQUIRE(archive.status == 0);
+  CHECK_THAT(archive.output, ContainsSubstring("archived after 600 s, kept there 90 days"));
+  c = camera();
+  CHECK(c.at("archive_after_s").to_number<std::int64_t>() == 600);
+  CHECK(c.at("archive_retention_days").to_number<std::int64_t>() == 90);
+  auto unarchive =
+      cli({"camera", "set", "porch", "--archive-after", "none", "--archive-retention-days", "none"}, "unarchive.log");
+  REQUIRE(unarchive.status == 0);
+  CHECK_THAT(unarchive.output, ContainsSubstring("archived after default, kept there default"));
+  c = camera();
+  CHECK(c.at("archive_after_s").is_null());
+  CHECK(c.at("archive_retention_days").is_null());
+
   // Usage errors (exit 2) change nothing; an unknown camera is a failure (exit 1).
   for (const auto& bad :
        std::vector<std::vector<std::string>>{{"camera", "set", "porch", "--retention-size", "12 apples"},
                                              {"camera", "set", "porch", "--retention-size", "512K"},
                                              {"camera", "set", "porch", "--retention-days", "0"},
+                                             {"camera", "set", "porch", "--archive-after", "-1"},
+                                             {"camera", "set", "porch", "--archive-retention-days", "0"},
+                                             {"camera", "add", "yard", url, "--archive-after", "5"},
                                              {"camera", "add", "yard", url, "--retention-days", "none"},
                                              {"camera", "set", "porch"},
                                              {"camera", "set", "porch", "--enable", "--disable"},
