@@ -189,7 +189,7 @@ TEST_CASE("a stale epoch's segment rows are refused, and written marked so ackno
   // A camera nobody owns (pushed by `vigil record`) is never fenced, whatever happens to epochs.
   const auto pushed = open_on(conn, "a", "pushed", vol_a, 1'000'000);
   CHECK(scalar(conn, "SELECT owner_epoch FROM streams WHERE id = " + std::to_string(pushed)) == -1);  // NULL
-  exec(conn, "SELECT nextval('camera_owner_epoch')");
+  CHECK(scalar(conn, "SELECT nextval('camera_owner_epoch')") > 0);
   CHECK_FALSE(write_row(conn, segment_row(vol_a, pushed, 5, 1'000'000, 2'000'000, false)).fenced_stream);
 }
 
