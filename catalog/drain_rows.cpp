@@ -85,12 +85,14 @@ std::vector<ClaimedCamera> claim_handovers(pqxx::work& tx, const std::string& no
 std::vector<HandedOver> complete_handovers(pqxx::work& tx, const std::string& node) {
   std::vector<HandedOver> out;
   // Make before break: only once NODE's own first frames of the camera are durable and in the
-  // catalog does it become the owner; the previous owner stops its stream after that.
+  // catalog does it become the owner; the previous owner stops its stream after that. SKIP LOCKED:
+  // a camera whose segment rows are being committed (they hold its row FOR SHARE) moves at the
+  // next round, rather than this one waiting on — or deadlocking with — that transaction.
   const auto moved = tx.exec_params(
       "WITH ready AS (SELECT c.id, c.owner_node AS from_node, c.owner_epoch AS from_epoch FROM cameras c "
       "  WHERE c.handover_node = $1 AND EXISTS (SELECT 1 FROM streams s JOIN segments g ON g.stream_id = s.id "
       "    WHERE s.camera_id = c.id AND s.owner_epoch = c.handover_epoch AND s.role = 'main' "
-      "    AND s.media_kind = 'video') FOR UPDATE OF c) "
+      "    AND s.media_kind = 'video') FOR UPDATE OF c SKIP LOCKED) "
       "UPDATE cameras SET owner_node = $1, owner_epoch = cameras.handover_epoch, handover_node = NULL, "
       "  handover_epoch = NULL FROM ready WHERE cameras.id = ready.id "
       "RETURNING cameras.id, cameras.name, ready.from_node, ready.from_epoch, cameras.owner_epoch",
