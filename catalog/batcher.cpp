@@ -43,7 +43,7 @@ void Batcher::load_spool() {
     }
     auto item = std::make_shared<Item>();
     item->label = label(*row);
-    item->mutation = [r = std::move(*row)](pqxx::work& tx) { apply(tx, r); };
+    item->mutation = [this, r = std::move(*row)](pqxx::work& tx) { applied(apply(tx, r)); };
     item->encoded = std::move(record);
     item->spooled = true;
     ++spooled_pending_;
@@ -106,11 +106,15 @@ void Batcher::push(std::shared_ptr<Item> item) {
   ++enqueued_;
 }
 
+void Batcher::applied(const Applied& a) const {
+  if (a.fenced_stream && options_.fenced) options_.fenced(*a.fenced_stream);
+}
+
 std::uint64_t Batcher::enqueue(PendingRow row) {
   auto item = std::make_shared<Item>();
   item->label = label(row);
   if (spool_) item->encoded = encode(row);
-  item->mutation = [r = std::move(row)](pqxx::work& tx) { apply(tx, r); };
+  item->mutation = [this, r = std::move(row)](pqxx::work& tx) { applied(apply(tx, r)); };
   std::uint64_t seq = 0;
   {
     std::lock_guard lock(mu_);

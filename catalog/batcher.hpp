@@ -60,6 +60,10 @@ struct BatcherOptions {
   // the connect timeout), a commit in flight longer than SPOOL_AFTER is cut, and a stop does not
   // wait for a commit. Unset: always yes.
   std::function<bool()> reachable{};
+  // A row of stream STREAM_ID was refused for its stale ownership epoch and written marked
+  // (catalog::Applied, docs/nodes.md): the node must stop that camera. Called on the batcher's
+  // thread while the row's transaction is open (again if its batch is retried): it must not block.
+  std::function<void(std::int64_t stream_id)> fenced{};
 };
 
 class Batcher {
@@ -108,6 +112,7 @@ class Batcher {
   };
   using Batch = std::vector<std::shared_ptr<Item>>;
   void push(std::shared_ptr<Item> item);
+  void applied(const Applied& a) const;  // tells options_.fenced
   void load_spool();
   void run(std::stop_token stop);
   // Commits BATCH (the front of pending_); false if it gave up because of STOP.

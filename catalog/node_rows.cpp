@@ -32,21 +32,25 @@ std::string renew_lease(pqxx::work& tx, const std::string& node, const std::stri
   return r[0].is_null() ? std::string() : r[0].as<std::string>();
 }
 
-int claim_quota(pqxx::work& tx, const std::string& node) {
-  const auto r =
-      tx.exec_params1(std::string("WITH live AS (SELECT n.node, n.headroom_bps, "
-                                  "  (SELECT count(*) FROM cameras c WHERE c.owner_node = n.node) AS owned "
-                                  "  FROM nodes n WHERE ") +
-                          kLive +
-                          ") "
-                          "SELECT (SELECT node FROM live ORDER BY headroom_bps DESC, owned, node LIMIT 1) = $1, "
-                          "  (SELECT count(*) FROM live), "
-                          "  (SELECT count(*) FROM cameras WHERE owner_node IS NULL AND enabled AND url IS NOT NULL)",
-                      node);
+int share_quota(pqxx::work& tx, const std::string& node, const std::string& waiting_sql) {
+  // Draining and drained nodes take nothing: they rank among no one.
+  const auto r = tx.exec_params1(std::string("WITH live AS (SELECT n.node, n.headroom_bps, "
+                                             "  (SELECT count(*) FROM cameras c WHERE c.owner_node = n.node) AS owned "
+                                             "  FROM nodes n WHERE n.state = 'active' AND n.") +
+                                     kLive +
+                                     ") "
+                                     "SELECT (SELECT node FROM live ORDER BY headroom_bps DESC, owned, node LIMIT 1) "
+                                     "= $1, (SELECT count(*) FROM live), (" +
+                                     waiting_sql + ")",
+                                 node);
   if (r[0].is_null() || !r[0].as<bool>()) return 0;
   const auto live = std::max<std::int64_t>(r[1].as<std::int64_t>(), 1);
-  const auto unowned = r[2].as<std::int64_t>();
-  return static_cast<int>((unowned + live - 1) / live);
+  const auto waiting = r[2].as<std::int64_t>();
+  return static_cast<int>((waiting + live - 1) / live);
+}
+
+int claim_quota(pqxx::work& tx, const std::string& node) {
+  return share_quota(tx, node, "SELECT count(*) FROM cameras WHERE owner_node IS NULL AND enabled AND url IS NOT NULL");
 }
 
 std::vector<ClaimedCamera> claim_cameras(pqxx::work& tx, const std::string& node, int limit,
@@ -71,8 +75,10 @@ std::vector<ClaimedCamera> claim_cameras(pqxx::work& tx, const std::string& node
 
 std::map<std::string, std::int64_t> owned_cameras(pqxx::work& tx, const std::string& node) {
   std::map<std::string, std::int64_t> out;
+  // A camera handed over to NODE (a drain) is pulled under the epoch it will own it by.
   for (const auto& r :
-       tx.exec_params("SELECT name, owner_epoch FROM cameras WHERE owner_node = $1 AND enabled AND url IS NOT NULL",
+       tx.exec_params("SELECT name, CASE WHEN owner_node = $1 THEN owner_epoch ELSE handover_epoch END FROM cameras "
+                      "WHERE (owner_node = $1 OR handover_node = $1) AND enabled AND url IS NOT NULL",
                       node)) {
     out.emplace(r[0].as<std::string>(), r[1].as<std::int64_t>());
   }
@@ -80,9 +86,17 @@ std::map<std::string, std::int64_t> owned_cameras(pqxx::work& tx, const std::str
 }
 
 bool release_camera(pqxx::work& tx, const std::string& name, const std::string& node, std::int64_t epoch) {
+  // A handover this node cannot admit goes back to the drain for another node to take.
+  if (!tx.exec_params("UPDATE cameras SET handover_node = NULL, handover_epoch = NULL "
+                      "WHERE name = $1 AND handover_node = $2 AND handover_epoch = $3 RETURNING id",
+                      name, node, epoch)
+           .empty()) {
+    return true;
+  }
   // Alone, the node keeps it: nobody else could take it, and it retries after its backoff.
   return !tx.exec_params(std::string(
-                             "UPDATE cameras SET owner_node = NULL, owner_epoch = nextval('camera_owner_epoch') "
+                             "UPDATE cameras SET owner_node = NULL, owner_epoch = nextval('camera_owner_epoch'), "
+                             "handover_node = NULL, handover_epoch = NULL "
                              "WHERE name = $1 AND owner_node = $2 AND owner_epoch = $3 "
                              "AND EXISTS (SELECT 1 FROM nodes n WHERE n.node <> $2 AND n.") +
                              kLive + ") RETURNING id",
@@ -90,14 +104,16 @@ bool release_camera(pqxx::work& tx, const std::string& name, const std::string& 
               .empty();
 }
 
-void check_owner(pqxx::work& tx, std::int64_t camera_id, const std::string& node) {
-  const auto r = tx.exec_params("SELECT owner_node FROM cameras WHERE id = $1 FOR SHARE", camera_id);
-  if (r.empty() || r[0][0].is_null()) return;
+std::optional<std::int64_t> check_owner(pqxx::work& tx, std::int64_t camera_id, const std::string& node) {
+  const auto r = tx.exec_params(
+      "SELECT owner_node, owner_epoch, handover_node, handover_epoch FROM cameras WHERE id = $1 FOR SHARE", camera_id);
+  if (r.empty() || r[0][0].is_null()) return std::nullopt;
   const auto owner = r[0][0].as<std::string>();
-  if (owner != node) {
-    throw Fenced("the camera is owned by node " + owner + ", not this one (" + node +
-                 "): it records there (docs/nodes.md)");
-  }
+  if (owner == node) return r[0][1].as<std::int64_t>();
+  // The node a drain hands the camera to records it beside its owner, under the epoch it will own it by.
+  if (!r[0][2].is_null() && r[0][2].as<std::string>() == node) return r[0][3].as<std::int64_t>();
+  throw Fenced("the camera is owned by node " + owner + ", not this one (" + node +
+               "): it records there (docs/nodes.md)");
 }
 
 std::vector<SweptCamera> sweep_expired_owners(pqxx::work& tx) {
@@ -108,8 +124,13 @@ std::vector<SweptCamera> sweep_expired_owners(pqxx::work& tx) {
                           "  AND NOT EXISTS (SELECT 1 FROM nodes n WHERE n.node = c.owner_node AND n.") +
               kLive +
               ") FOR UPDATE OF c SKIP LOCKED) "
-              "UPDATE cameras SET owner_node = NULL, owner_epoch = nextval('camera_owner_epoch') FROM dead "
+              "UPDATE cameras SET owner_node = NULL, owner_epoch = nextval('camera_owner_epoch'), "
+              "handover_node = NULL, handover_epoch = NULL FROM dead "
               "WHERE cameras.id = dead.id RETURNING cameras.id, cameras.name, dead.owner_node");
+  // A dead node's handovers (a drain was moving cameras to it): back to the drain, for another node.
+  tx.exec0(std::string("UPDATE cameras c SET handover_node = NULL, handover_epoch = NULL WHERE c.handover_node IS NOT "
+                       "NULL AND NOT EXISTS (SELECT 1 FROM nodes n WHERE n.node = c.handover_node AND n.") +
+           kLive + ")");
   for (const auto& r : swept) {
     // The dead node's unfinished streams of the camera end where its recording ends in the
     // catalog; the camera's next stream records the hole from there as a 'failover' gap.
@@ -120,6 +141,22 @@ std::vector<SweptCamera> sweep_expired_owners(pqxx::work& tx) {
         "AND s.disk_id IN (SELECT id FROM disks WHERE node = $2)",
         r[0].as<std::int64_t>(), r[2].as<std::string>());
     out.push_back({r[1].as<std::string>(), r[2].as<std::string>()});
+  }
+  return out;
+}
+
+std::vector<NodeRow> list_nodes(pqxx::work& tx) {
+  std::vector<NodeRow> out;
+  for (const auto& r : tx.exec(std::string("SELECT n.node, n.state, n.") + kLive +
+                               ", n.headroom_bps, "
+                               "(SELECT count(*) FROM cameras c WHERE c.owner_node = n.node AND c.enabled AND c.url IS "
+                               "NOT NULL), "
+                               "(SELECT count(*) FROM cameras c WHERE c.owner_node = n.node AND c.handover_node IS NOT "
+                               "NULL), "
+                               "(extract(epoch FROM n.lease_until - clock_timestamp()) * 1000)::bigint "
+                               "FROM nodes n ORDER BY n.node")) {
+    out.push_back({r[0].as<std::string>(), r[1].as<std::string>(), r[2].as<bool>(), r[3].as<std::int64_t>(),
+                   r[4].as<std::int64_t>(), r[5].as<std::int64_t>(), r[6].as<std::int64_t>()});
   }
   return out;
 }

@@ -8,6 +8,7 @@
 // Thread: the camera manager's (its own connection). Errors: throws (pqxx).
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <pqxx/transaction>
 #include <set>
 #include <stdexcept>
@@ -26,9 +27,13 @@ std::string new_incarnation(pqxx::work& tx);
 std::string renew_lease(pqxx::work& tx, const std::string& node, const std::string& incarnation, std::int64_t lease_ms,
                         std::int64_t headroom_bps);
 
-// How many unowned pulled cameras NODE should claim now: none unless its lease is live and it
-// ranks first of the live nodes (most headroom, then fewest cameras, then name); then its share,
-// the unowned ones divided over the live nodes (rounded up) — all of them when it is alone.
+// How many of the cameras WAITING_SQL counts (one count(*) query) NODE should take now: none
+// unless its lease is live, it is active (not draining or drained) and it ranks first of the live
+// active nodes (most headroom, then fewest cameras, then name); then its share, those cameras
+// divided over the live active nodes (rounded up) — all of them when it is alone.
+int share_quota(pqxx::work& tx, const std::string& node, const std::string& waiting_sql);
+
+// share_quota of the unowned pulled cameras.
 int claim_quota(pqxx::work& tx, const std::string& node);
 
 struct ClaimedCamera {
@@ -40,12 +45,14 @@ struct ClaimedCamera {
 std::vector<ClaimedCamera> claim_cameras(pqxx::work& tx, const std::string& node, int limit,
                                          const std::set<std::string>& excluded = {});
 
-// The enabled cameras with a URL that NODE owns: epoch by name.
+// The enabled cameras with a URL that NODE owns, or that a drain hands over to it: epoch by name
+// (a handover's: the epoch NODE will own it by).
 std::map<std::string, std::int64_t> owned_cameras(pqxx::work& tx, const std::string& node);
 
 // Gives camera NAME up if NODE still owns it under EPOCH (its admission refused it here): unowned,
 // under a new epoch, for another node to claim — only when another node's lease is live (alone,
-// the node keeps it and retries). Returns whether it did.
+// the node keeps it and retries). A camera handed over to NODE under EPOCH (a drain) goes back to
+// the drain instead. Returns whether it did.
 bool release_camera(pqxx::work& tx, const std::string& name, const std::string& node, std::int64_t epoch);
 
 // A stream of a camera another node owns (docs/nodes.md, "Fencing"): what a node that lost the
@@ -55,17 +62,31 @@ struct Fenced : std::runtime_error {
 };
 // Before a stream of camera CAMERA_ID opens on NODE: throws Fenced when another node owns the
 // camera. Holds the camera row (FOR SHARE) to the end of TX, so no claim or sweep changes its
-// owner in between. A camera nobody owns (pushed, or not claimed yet) may record anywhere.
-void check_owner(pqxx::work& tx, std::int64_t camera_id, const std::string& node);
+// owner in between. Returns the epoch the stream is opened under (streams.owner_epoch): the
+// camera's, or its handover epoch when a drain hands it to NODE; none when nobody owns the camera
+// (pushed, or not claimed yet): it may record anywhere and is never fenced.
+std::optional<std::int64_t> check_owner(pqxx::work& tx, std::int64_t camera_id, const std::string& node);
 
 struct SweptCamera {
   std::string name, from_node;
 };
 // The sweeper: when no other node is sweeping (pg_try_advisory_xact_lock), every camera whose
 // owner's lease expired (or that has no nodes row) becomes unowned under a new epoch, and that
-// owner's unfinished streams of it end as 'failed_over' at their last recorded instant. The
+// owner's unfinished streams of it end as 'failed_over' at their last recorded instant. A handover
+// to a node whose lease expired is dropped (the drain hands the camera to another node). The
 // caller must have been connected for two leases itself (after a catalog outage every lease looks
 // expired). Returns what it released.
 std::vector<SweptCamera> sweep_expired_owners(pqxx::work& tx);
+
+struct NodeRow {
+  std::string node, state;  // state: active, draining, drained
+  bool live = false;        // its lease has not expired
+  std::int64_t headroom_bps = 0;
+  std::int64_t cameras = 0;        // pulled cameras it owns
+  std::int64_t handovers = 0;      // of those, being handed to another node (a drain)
+  std::int64_t lease_left_ms = 0;  // negative: expired that long ago
+};
+// Every node of the catalog, by name.
+std::vector<NodeRow> list_nodes(pqxx::work& tx);
 
 }  // namespace vigil::catalog

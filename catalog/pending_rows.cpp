@@ -4,6 +4,7 @@
 #include <cstring>
 #include <pqxx/pqxx>
 #include <stdexcept>
+#include <type_traits>
 
 #include "catalog/profiles.hpp"
 #include "catalog/recording_rows.hpp"
@@ -322,44 +323,75 @@ void write_extents_and_gops(pqxx::work& tx, const ClosedSegmentRow& r) {
       id, static_cast<int>(r.gop_count), pqxx::binarystring(r.gop_blob));
 }
 
-void apply_row(pqxx::work& tx, const ClosedSegmentRow& r) {
+// Fencing in the catalog (docs/nodes.md): the epoch stream STREAM_ID was opened under, when the
+// camera has moved on since (another node owns it, or the same node under a new epoch); none
+// otherwise. Holds the camera row (FOR SHARE), so the epoch cannot change before the commit.
+std::optional<std::int64_t> stale_epoch(pqxx::work& tx, std::uint64_t stream_id) {
+  const auto r = tx.exec_params1("SELECT vigil_stale_epoch($1)", static_cast<std::int64_t>(stream_id));
+  if (r[0].is_null()) return std::nullopt;
+  return r[0].as<std::int64_t>();
+}
+
+// A segment row of a stream under a stale epoch: the catalog refuses it as it stands (the trigger
+// segments_owner_epoch, SQLSTATE VF001), but its footage is on the node's volume and was
+// acknowledged to the recorder, so it is written marked (fenced_epoch) and stays findable; the
+// stream ends as 'fenced' at its last recorded instant, and the caller tells the node.
+void end_fenced_stream(pqxx::work& tx, std::uint64_t stream_id) {
+  tx.exec_params0(
+      "UPDATE streams s SET state = 'fenced', ended_at_us = GREATEST(s.started_at_us, "
+      "  COALESCE((SELECT max(end_us) FROM segments g WHERE g.stream_id = s.id), s.started_at_us)) "
+      "WHERE s.id = $1 AND s.state IN ('pending', 'recording', 'fenced')",
+      static_cast<std::int64_t>(stream_id));
+}
+
+Applied apply_row(pqxx::work& tx, const ClosedSegmentRow& r) {
   const auto id = static_cast<std::int64_t>(r.segment_id);
+  const auto stale = stale_epoch(tx, r.stream_id);
   const auto inserted = tx.exec_params(
       "INSERT INTO segments (id, stream_id, volume_id, state, start_us, end_us, data_bytes, frame_count, "
-      "checksum_crc32c, closed_at_us) VALUES ($1, $2, $3, $9, $4, $5, $6, $7, $10, $8) "
+      "checksum_crc32c, closed_at_us, fenced_epoch) VALUES ($1, $2, $3, $9, $4, $5, $6, $7, $10, $8, $11) "
       "ON CONFLICT (id) DO NOTHING RETURNING id",
       id, static_cast<std::int64_t>(r.stream_id), r.volume_id, r.start_us, r.end_us,
       static_cast<std::int64_t>(r.data_bytes), static_cast<std::int64_t>(r.frame_count), r.closed_at_us,
-      r.deleting ? "deleting" : "closed", static_cast<std::int64_t>(r.checksum_crc32c));
+      r.deleting ? "deleting" : "closed", static_cast<std::int64_t>(r.checksum_crc32c), stale);
   if (inserted.empty()) {
     // Already there: its open row (its progress so far), the same segment committed before a
     // restart (a replayed spool row), or another one with the same id, a real conflict, refused.
     const std::string state = existing_segment_state(tx, r);
-    if (state != "open") return;
+    if (state != "open") return {};
     tx.exec_params0(
         "UPDATE segments SET state = $2, end_us = $3, data_bytes = $4, frame_count = $5, checksum_crc32c = $7, "
-        "closed_at_us = $6 WHERE id = $1",
+        "closed_at_us = $6, fenced_epoch = COALESCE(fenced_epoch, $8) WHERE id = $1",
         id, r.deleting ? "deleting" : "closed", r.end_us, static_cast<std::int64_t>(r.data_bytes),
-        static_cast<std::int64_t>(r.frame_count), r.closed_at_us, static_cast<std::int64_t>(r.checksum_crc32c));
+        static_cast<std::int64_t>(r.frame_count), r.closed_at_us, static_cast<std::int64_t>(r.checksum_crc32c), stale);
   }
   write_extents_and_gops(tx, r);
+  if (!stale) return {};
+  end_fenced_stream(tx, r.stream_id);
+  return {static_cast<std::int64_t>(r.stream_id)};
 }
 
-void apply_row(pqxx::work& tx, const OpenSegmentRow& o) {
+Applied apply_row(pqxx::work& tx, const OpenSegmentRow& o) {
   const ClosedSegmentRow& r = o.segment;
   const auto id = static_cast<std::int64_t>(r.segment_id);
+  const auto stale = stale_epoch(tx, r.stream_id);
   const auto inserted = tx.exec_params(
-      "INSERT INTO segments (id, stream_id, volume_id, state, start_us, end_us, data_bytes, frame_count) "
-      "VALUES ($1, $2, $3, 'open', $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING RETURNING id",
+      "INSERT INTO segments (id, stream_id, volume_id, state, start_us, end_us, data_bytes, frame_count, fenced_epoch) "
+      "VALUES ($1, $2, $3, 'open', $4, $5, $6, $7, $8) ON CONFLICT (id) DO NOTHING RETURNING id",
       id, static_cast<std::int64_t>(r.stream_id), r.volume_id, r.start_us, r.end_us,
-      static_cast<std::int64_t>(r.data_bytes), static_cast<std::int64_t>(r.frame_count));
+      static_cast<std::int64_t>(r.data_bytes), static_cast<std::int64_t>(r.frame_count), stale);
   if (inserted.empty()) {
     // Closed already (a late or replayed progress row): the closed row stands.
-    if (existing_segment_state(tx, r) != "open") return;
-    tx.exec_params0("UPDATE segments SET end_us = $2, data_bytes = $3, frame_count = $4 WHERE id = $1", id, r.end_us,
-                    static_cast<std::int64_t>(r.data_bytes), static_cast<std::int64_t>(r.frame_count));
+    if (existing_segment_state(tx, r) != "open") return {};
+    tx.exec_params0(
+        "UPDATE segments SET end_us = $2, data_bytes = $3, frame_count = $4, fenced_epoch = COALESCE(fenced_epoch, "
+        "$5) WHERE id = $1",
+        id, r.end_us, static_cast<std::int64_t>(r.data_bytes), static_cast<std::int64_t>(r.frame_count), stale);
   }
   write_extents_and_gops(tx, r);
+  if (!stale) return {};
+  end_fenced_stream(tx, r.stream_id);
+  return {static_cast<std::int64_t>(r.stream_id)};
 }
 
 void apply_row(pqxx::work& tx, const StreamEndRow& r) {
@@ -375,6 +407,15 @@ void apply_row(pqxx::work& tx, const StreamOpenRow& r) {
   if (!tx.exec_params("SELECT 1 FROM streams WHERE id = $1", r.stream_id).empty()) return;  // replayed
   const auto cam = ensure_camera(tx, r.camera);
   record_reconnect_gap(tx, cam, r.role, r.media_kind, r.started_at_us, r.gap_why);
+  // Opened while the catalog could not be asked: under the camera's epoch if its disk's node still
+  // owns it (or receives it in a drain); a camera another node owns now was recorded here while
+  // cut off (partition footage): an epoch no claim ever draws (0), so its segments land marked
+  // fenced, findable, and the node is told to stop.
+  const auto epoch = tx.exec_params(
+      "SELECT CASE WHEN c.owner_node IS NULL THEN NULL WHEN c.owner_node = d.node THEN c.owner_epoch "
+      "WHEN c.handover_node = d.node THEN c.handover_epoch ELSE 0 END "
+      "FROM cameras c, disks d WHERE c.id = $1 AND d.id = $2",
+      cam, r.disk_id);
   open_stream(tx, {.camera_id = cam,
                    .role = r.role,
                    .media_kind = r.media_kind,
@@ -388,7 +429,10 @@ void apply_row(pqxx::work& tx, const StreamOpenRow& r) {
                    .admitted_rate_bps = r.admitted_rate_bps,
                    .disk_id = r.disk_id,
                    .started_at_us = r.started_at_us,
-                   .id = r.stream_id});
+                   .id = r.stream_id,
+                   .owner_epoch = epoch.empty() || epoch[0][0].is_null()
+                                      ? std::nullopt
+                                      : std::optional<std::int64_t>(epoch[0][0].as<std::int64_t>())});
 }
 
 void apply_row(pqxx::work& tx, const ReclaimRow& r) {
@@ -476,8 +520,17 @@ std::string label(const PendingRow& row) {
   return std::visit(name, row);
 }
 
-void apply(pqxx::work& tx, const PendingRow& row) {
-  std::visit([&](const auto& r) { apply_row(tx, r); }, row);
+Applied apply(pqxx::work& tx, const PendingRow& row) {
+  return std::visit(
+      [&](const auto& r) -> Applied {
+        if constexpr (std::is_same_v<decltype(apply_row(tx, r)), Applied>) {
+          return apply_row(tx, r);
+        } else {
+          apply_row(tx, r);
+          return {};
+        }
+      },
+      row);
 }
 
 }  // namespace vigil::catalog

@@ -119,6 +119,13 @@ std::string encode(const PendingRow& row);
 std::optional<PendingRow> decode(std::string_view bytes);
 // For logs: "close segment 12", "end stream 3", "admission decision".
 std::string label(const PendingRow& row);
-void apply(pqxx::work& tx, const PendingRow& row);
+// What applying a row found. A segment row of a stream whose camera has moved on (a stale
+// ownership epoch: docs/nodes.md, "Fencing in the catalog") is refused as it stands; it is written
+// marked (segments.fenced_epoch: acknowledged footage stays findable) and its stream ends as
+// 'fenced': FENCED_STREAM names it, and the node that wrote it must stop that camera.
+struct Applied {
+  std::optional<std::int64_t> fenced_stream{};
+};
+Applied apply(pqxx::work& tx, const PendingRow& row);
 
 }  // namespace vigil::catalog

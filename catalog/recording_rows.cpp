@@ -31,11 +31,12 @@ std::int64_t open_stream(pqxx::work& tx, const StreamOpening& s) {
   const auto id =
       tx.exec_params1(
             "INSERT INTO streams (id, camera_id, disk_id, codec, width, height, declared_rate_bps, "
-            "admitted_rate_bps, state, started_at_us, role, media_kind, sample_rate_hz, channels) VALUES (COALESCE($9, "
-            "nextval(pg_get_serial_sequence('streams', 'id'))), $1, $2, $3, $4, $5, $6, $7, 'recording', $8, $10, $11, "
-            "$12, $13) RETURNING id",
+            "admitted_rate_bps, state, started_at_us, role, media_kind, sample_rate_hz, channels, owner_epoch) VALUES "
+            "(COALESCE($9, nextval(pg_get_serial_sequence('streams', 'id'))), $1, $2, $3, $4, $5, $6, $7, 'recording', "
+            "$8, $10, $11, $12, $13, $14) RETURNING id",
             s.camera_id, s.disk_id, s.codec, w, h, s.declared_rate_bps, s.admitted_rate_bps, s.started_at_us, given,
-            std::string(role_name(s.role)), std::string(media_kind_name(s.media_kind)), rate, channels)[0]
+            std::string(role_name(s.role)), std::string(media_kind_name(s.media_kind)), rate, channels,
+            s.owner_epoch)[0]
           .as<std::int64_t>();
   if (!s.extradata.empty()) {
     tx.exec_params0("UPDATE streams SET extradata = $2 WHERE id = $1", id, pqxx::binarystring(s.extradata));

@@ -8,6 +8,7 @@
 // Thread: the batcher's or the catalog pool's. Errors: throws (pqxx; std::invalid_argument).
 #include <cstdint>
 #include <pqxx/transaction>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,9 @@ struct StreamOpening {
   std::int64_t disk_id = 0;
   std::int64_t started_at_us = 0;
   std::int64_t id = 0;  // 0: the next of the streams sequence; else one reserve_stream_ids gave
+  // The camera's ownership epoch it opens under (catalog::check_owner; docs/nodes.md); none: the
+  // camera has no owner (never fenced).
+  std::optional<std::int64_t> owner_epoch{};
 };
 // A new stream row in state recording; returns its id.
 std::int64_t open_stream(pqxx::work& tx, const StreamOpening& s);

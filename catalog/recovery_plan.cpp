@@ -167,6 +167,10 @@ void write_corruption_gaps(pqxx::work& tx, const VolumeSegment& v) {
 
 }  // namespace
 
+// What recovery finds on its volume is acknowledged footage: a segment of a stream whose camera
+// has moved on (docs/nodes.md) is written marked, never refused (the segments_owner_epoch trigger).
+constexpr const char* kMarkStale = "fenced_epoch = COALESCE(fenced_epoch, vigil_stale_epoch(stream_id))";
+
 void apply_recovery_plan(pqxx::work& tx, std::int64_t volume_id, const RecoveryPlan& plan, std::int64_t restart_us) {
   for (const auto& v : plan.close) {
     const auto id = static_cast<std::int64_t>(v.segment_id);
@@ -174,7 +178,8 @@ void apply_recovery_plan(pqxx::work& tx, std::int64_t volume_id, const RecoveryP
     // so a truncated segment is closed with the CRCs of its records as its integrity.
     tx.exec_params0(
         "UPDATE segments SET state = 'closed', end_us = GREATEST(start_us, $2), data_bytes = $3, "
-        "frame_count = $4, checksum_crc32c = 0, closed_at_us = $5 WHERE id = $1",
+        "frame_count = $4, checksum_crc32c = 0, closed_at_us = $5, " +
+            std::string(kMarkStale) + " WHERE id = $1",
         id, v.end_us, static_cast<std::int64_t>(v.data_bytes), static_cast<std::int64_t>(v.frame_count), restart_us);
     write_extents_and_index(tx, v);
     write_corruption_gaps(tx, v);
@@ -195,7 +200,8 @@ void apply_recovery_plan(pqxx::work& tx, std::int64_t volume_id, const RecoveryP
     const auto id = static_cast<std::int64_t>(v.segment_id);
     tx.exec_params0(
         "INSERT INTO segments (id, stream_id, volume_id, state, start_us, end_us, data_bytes, frame_count, "
-        "checksum_crc32c, closed_at_us) VALUES ($1, $2, $3, 'closed', $4::bigint, GREATEST($4::bigint, $5::bigint), $6, $7, 0, $8)",
+        "checksum_crc32c, closed_at_us, fenced_epoch) VALUES ($1, $2, $3, 'closed', $4::bigint, "
+        "GREATEST($4::bigint, $5::bigint), $6, $7, 0, $8, vigil_stale_epoch($2))",
         id, static_cast<std::int64_t>(v.stream_id), volume_id, v.start_us, v.end_us,
         static_cast<std::int64_t>(v.data_bytes), static_cast<std::int64_t>(v.frame_count), restart_us);
     write_extents_and_index(tx, v);
@@ -219,7 +225,8 @@ void apply_recovery_plan(pqxx::work& tx, std::int64_t volume_id, const RecoveryP
     const auto id = static_cast<std::int64_t>(v.segment_id);
     tx.exec_params0(
         "UPDATE segments SET state = 'closed', end_us = GREATEST(start_us, $2), data_bytes = $3, frame_count = $4, "
-        "checksum_crc32c = COALESCE(checksum_crc32c, 0), closed_at_us = COALESCE(closed_at_us, $5) WHERE id = $1",
+        "checksum_crc32c = COALESCE(checksum_crc32c, 0), closed_at_us = COALESCE(closed_at_us, $5), " +
+            std::string(kMarkStale) + " WHERE id = $1",
         id, v.end_us, static_cast<std::int64_t>(v.data_bytes), static_cast<std::int64_t>(v.frame_count), restart_us);
     tx.exec_params0("DELETE FROM gaps WHERE stream_id = $1 AND reason = 'corruption' AND detail LIKE $2",
                     static_cast<std::int64_t>(v.stream_id), "segment " + std::to_string(v.segment_id) + " is %");
@@ -228,10 +235,10 @@ void apply_recovery_plan(pqxx::work& tx, std::int64_t volume_id, const RecoveryP
   }
   finish_deleting(tx, std::vector<std::uint64_t>(plan.finish_delete.begin(), plan.finish_delete.end()));
   for (const auto& v : plan.refresh) {
-    tx.exec_params0(
-        "UPDATE segments SET end_us = GREATEST(start_us, $2), data_bytes = $3, frame_count = $4 WHERE id = $1",
-        static_cast<std::int64_t>(v.segment_id), v.end_us, static_cast<std::int64_t>(v.data_bytes),
-        static_cast<std::int64_t>(v.frame_count));
+    tx.exec_params0("UPDATE segments SET end_us = GREATEST(start_us, $2), data_bytes = $3, frame_count = $4, " +
+                        std::string(kMarkStale) + " WHERE id = $1",
+                    static_cast<std::int64_t>(v.segment_id), v.end_us, static_cast<std::int64_t>(v.data_bytes),
+                    static_cast<std::int64_t>(v.frame_count));
     write_extents_and_index(tx, v);
     write_corruption_gaps(tx, v);
   }

@@ -19,6 +19,7 @@
 #include "client/cli/play_command.hpp"
 #include "client/cli/record_command.hpp"
 #include "client/cli/query_command.hpp"
+#include "client/cli/node_command.hpp"
 #include "client/cli/token_command.hpp"
 #include "client/proxy/proxy_command.hpp"
 #include "client/tools/catalog_command.hpp"
@@ -97,6 +98,9 @@ const std::map<std::string, Command>& commands() {
       {"fsck",
        {"check a volume offline: vigil fsck VOLUME [--db URL] [--repair]",
         [](const Globals&, const auto& args) { return client::fsck_main(args); }}},
+      {"node",
+       {"the nodes sharing a catalog: vigil node list | drain NAME [--timeout S] | undrain NAME [--http HOST:PORT]",
+        [](const Globals& g, const auto& args) { return client::node_main(g.token, args); }}},
       {"play",
        {"play a recorded range to a file or stdout: vigil play --stream NAME --from TIME [--to TIME] -o FILE|-",
         [](const Globals& g, const auto& args) { return client::play_main(g.server, g.wire_token(), args); }}},

@@ -20,6 +20,7 @@
 #include "server/api/http_locks.hpp"
 #include "server/api/http_media.hpp"
 #include "server/api/http_metrics.hpp"
+#include "server/api/http_nodes.hpp"
 #include "server/net/api_error.hpp"
 #include "server/net/http_query.hpp"
 #include "server/api/http_timeline.hpp"
@@ -74,6 +75,7 @@ boost::asio::awaitable<HttpReply> route(const RouteContext& ctx, const HttpReque
     if (seg[2] == "tokens") co_return co_await tokens_route(ctx, req, q);
     if (seg.size() == 3 && seg[2] == "audit") co_return co_await audit_route(ctx, req, q);
     if (seg[2] == "disks") co_return co_await disks_route(ctx, req, q);
+    if (seg[2] == "nodes") co_return co_await nodes_route(ctx, req, q);
     if (seg.size() == 4 && seg[2] == "admission" && seg[3] == "decisions") {
       co_return co_await decisions_route(ctx, req, q);
     }

@@ -169,7 +169,19 @@ Daemon::Daemon(const ServerConfig& cfg) : cfg_(cfg), lock_(made(cfg.data_dir)) {
   // before the volumes are recovered, so recovery sees the catalog as the last run left it (its
   // streams ended, their segments closed) rather than taking them for crashed ones.
   batcher_.emplace(conninfo_, catalog::BatcherOptions{.spool_path = fs::absolute(cfg_.data_dir) / "catalog.spool",
-                                                      .reachable = [this] { return catalog_health_->status().ok; }});
+                                                      .reachable = [this] { return catalog_health_->status().ok; },
+                                                      .fenced =
+                                                          [this](std::int64_t stream_id) {
+                                                            // The catalog refused a stale epoch's row
+                                                            // (docs/nodes.md): the camera manager reads
+                                                            // what this node owns now and stops the rest.
+                                                            log::warn(
+                                                                "catalog refused a segment row: its camera is "
+                                                                "owned by another node or epoch now (fenced); the "
+                                                                "row is kept marked and the camera stopped here",
+                                                                {{"stream", stream_id}});
+                                                            poke_cameras();
+                                                          }});
   if (batcher_->waiting() > 0) batcher_->flush();
   // Volumes are recovered before anything is served: what the catalog says must match them.
   std::vector<VolumeConfig> volume_configs;
@@ -404,6 +416,8 @@ int Daemon::run() {
     if (media_) media_->join();
   });
   stopper_ = {};  // joins
+  // The batcher outlives the camera manager and may still report a fenced row: nobody to tell now.
+  cameras_ready_.store(false, std::memory_order_release);
   if (embedded_ && !catalog_health_->status().ok) {
     // The embedded PostgreSQL does not answer: a fast shutdown would not be either. What the
     // batcher cannot commit goes to its spool; PostgreSQL recovers from a kill at the next start.

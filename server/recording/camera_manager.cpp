@@ -15,6 +15,7 @@
 #include "common/track.hpp"
 #include "catalog/camera_rows.hpp"
 #include "catalog/conninfo.hpp"
+#include "catalog/drain_rows.hpp"
 #include "catalog/node_rows.hpp"
 
 namespace fs = std::filesystem;
@@ -441,6 +442,16 @@ void CameraManager::catalog_round(pqxx::connection& conn) {
     for (const auto& [name, until] : not_before_) excluded.insert(name);
     for (const auto& c : catalog::claim_cameras(tx, node, catalog::claim_quota(tx, node), excluded)) {
       log::info("camera claimed", {{"camera", c.name}, {"node", node}, {"epoch", c.epoch}});
+    }
+    // A drain (docs/nodes.md): this node records its share of a draining node's cameras beside it.
+    for (const auto& c : catalog::claim_handovers(tx, node, catalog::handover_quota(tx, node), excluded)) {
+      log::info("camera handover taken: recording it beside its draining node",
+                {{"camera", c.name}, {"epoch", c.epoch}});
+    }
+    // Make before break: a handover whose first frames here are in the catalog becomes this node's.
+    for (const auto& c : catalog::complete_handovers(tx, node)) {
+      log::info("camera handed over: this node owns it now",
+                {{"camera", c.name}, {"from", c.from_node}, {"epoch", c.epoch}});
     }
   }
   auto owned = catalog::owned_cameras(tx, node);

@@ -145,8 +145,10 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
       pqxx::work tx(c);
       if (top_up > 0) reserved = catalog::reserve_stream_ids(tx, top_up);
       const auto cam = catalog::ensure_camera(tx, req.stream_name());
-      // Fencing: a node that lost the camera to another node opens no stream of it.
-      if (!node_.empty()) catalog::check_owner(tx, cam, node_);
+      // Fencing: a node that lost the camera to another node opens no stream of it; the stream
+      // carries the epoch it opens under, and its segment rows are refused once that is stale.
+      std::optional<std::int64_t> epoch;
+      if (!node_.empty()) epoch = catalog::check_owner(tx, cam, node_);
       // Reconnecting continues the track's recording: the hole since its last stream is a gap.
       gap = catalog::record_reconnect_gap(tx, cam, track.role, track.media_kind,
                                           first_wall ? std::min(first_wall, opened_at) : opened_at, req.gap_reason());
@@ -163,7 +165,8 @@ asio::awaitable<RecordingService::OpenResult> RecordingService::open(const proto
                                     .declared_rate_bps = static_cast<std::int64_t>(peak_bps),
                                     .admitted_rate_bps = static_cast<std::int64_t>(peak_bps),
                                     .disk_id = disk_id,
-                                    .started_at_us = first_wall ? std::min(first_wall, opened_at) : opened_at});
+                                    .started_at_us = first_wall ? std::min(first_wall, opened_at) : opened_at,
+                                    .owner_epoch = epoch});
       tx.commit();
       return id;
     });
