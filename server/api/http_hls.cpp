@@ -340,7 +340,14 @@ boost::asio::awaitable<HttpReply> live(const RouteContext& ctx, const HttpReques
     throw ApiError(ApiErrc::not_found, "that live channel has ended; fetch live.m3u8 again");
   }
   const std::string tag = "\"live-" + std::to_string(c);
-  if (what == "live/init.mp4") co_return media_reply(req, ch->init_segment(), tag + "-init\"", "video/mp4");
+  if (what == "live/init.mp4") {
+    // g: the init's generation (a later one has audio that started after the channel opened).
+    const std::int64_t g = q.get("g") ? micros(q, "g") : 0;
+    auto init = ch->init_segment(static_cast<std::uint64_t>(g));
+    if (!init) throw ApiError(ApiErrc::not_found, "that live channel has no init segment " + std::to_string(g));
+    co_return media_reply(req, std::move(init), tag + (g > 0 ? "-init-" + std::to_string(g) : "-init") + "\"",
+                          "video/mp4");
+  }
   const std::int64_t n = micros(q, "n");
   auto seg = ch->segment(static_cast<std::uint64_t>(n));
   if (!seg) throw ApiError(ApiErrc::not_found, "segment " + std::to_string(n) + " is not in the live window");
