@@ -7,6 +7,9 @@
 //   playlist over HTTP; the catalog keeps the audio's sample rate and channels (camera API).
 // - The streamed export (more than --export-memory-bytes) carries every audio packet recorded, as
 //   the in-memory export does.
+// - A change of the AAC configuration inside a recorded playlist's range (a camera recorded at
+//   48 kHz mono, then at 16 kHz stereo): the segments from the change on have an init of their
+//   own (after a discontinuity), every segment read with its init holds its own audio.
 // - Live HLS: a player following live.m3u8 to its end gets the AAC beside the video. A channel
 //   opened before the audio records gets it from the next segment on: a new init (EXT-X-MAP with
 //   mp4a) after an EXT-X-DISCONTINUITY, each segment's audio that of its init.
@@ -92,15 +95,18 @@ void check_contiguous(const std::vector<double>& pts_s) {
   }
 }
 
-// A test clip of SECONDS with 48 kHz mono audio of CODEC (aac; pcm_mulaw at 8 kHz) in FILE.
-void make_av_clip(const fs::path& file, int seconds, const std::string& codec, const fs::path& dir) {
+// A test clip of SECONDS with 48 kHz mono audio of CODEC (aac; pcm_mulaw at 8 kHz) in FILE; AAC at
+// AAC_HZ with AAC_CHANNELS where given.
+void make_av_clip(const fs::path& file, int seconds, const std::string& codec, const fs::path& dir, int aac_hz = 48000,
+                  int aac_channels = 1) {
   const bool g711 = codec == "pcm_mulaw";
   REQUIRE(test::run_to_exit("/usr/bin/ffmpeg",
                             {"-v",         "error",
                              "-f",         "lavfi",
                              "-i",         "testsrc=size=320x240:rate=25",
                              "-f",         "lavfi",
-                             "-i",         std::string("sine=frequency=440:sample_rate=") + (g711 ? "8000" : "48000"),
+                             "-i",         "sine=frequency=440:sample_rate=" + std::to_string(g711 ? 8000 : aac_hz),
+                             "-ac",        std::to_string(g711 ? 1 : aac_channels),
                              "-t",         std::to_string(seconds),
                              "-c:v",       "libx264",
                              "-g",         "25",
@@ -315,6 +321,86 @@ TEST_CASE("HLS and the streamed export carry a camera's AAC audio; the catalog k
     CHECK(std::abs((in_streamed.pts_s[i] - in_streamed.pts_s[0]) - (sent.pts_s[i] - sent.pts_s[0])) < 0.0015);
   }
   CHECK(test::probe_packets(dir.path() / "streamed.mp4", dir.path()).size() == 150);
+}
+
+TEST_CASE("recorded HLS across a change of the AAC configuration gives each segment the init of its audio",
+          "[hls][http][audio][ffmpeg]") {
+  test::TempDir dir;
+  const auto first = dir.path() / "mono48.mp4";
+  const auto second = dir.path() / "stereo16.mp4";
+  make_av_clip(first, 6, "aac", dir.path(), 48000, 1);
+  make_av_clip(second, 6, "aac", dir.path(), 16000, 2);
+  const auto profile = test::make_sim_profile(dir.path());
+  const auto data = dir.path() / "data";
+  test::VigildProcess d(data, test::sim_volume_args(dir.path(), profile));
+  REQUIRE(d.wait_ready());
+  record(d, "attic", first, dir.path());
+  // A hole of more than a second (kHoleUs) between the two recordings: no segment spans both.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  record(d, "attic", second, dir.path());
+  const auto sent = probe_audio(first.string(), dir.path(), "sent1").pts_s.size() +
+                    probe_audio(second.string(), dir.path(), "sent2").pts_s.size();
+  test::wait_for_closed_frames(data, 300 + static_cast<std::int64_t>(sent));
+
+  const std::string base = "/api/v1/cameras/attic/";
+  const auto pl = test::http_request(d.http(), "GET", base + "hls.m3u8?from=-1h");
+  INFO(pl.body);
+  REQUIRE(pl.status == 200);
+  struct Seen {
+    std::string uri, map_uri, bytes;
+    bool after_discontinuity = false;
+  };
+  std::vector<Seen> seen;
+  std::map<std::string, std::string> inits;
+  {
+    std::istringstream lines(pl.body);
+    std::string map_uri;
+    bool discontinuity = false;
+    for (std::string line; std::getline(lines, line);) {
+      if (line == "#EXT-X-DISCONTINUITY") discontinuity = true;
+      std::smatch m;
+      if (std::regex_search(line, m, std::regex(R"re(^#EXT-X-MAP:URI="([^"]+)")re"))) map_uri = m[1];
+      if (line.empty() || line[0] == '#') continue;
+      if (!inits.contains(map_uri)) {
+        auto init = test::http_request(d.http(), "GET", base + map_uri);
+        INFO(map_uri);
+        REQUIRE(init.status == 200);
+        inits[map_uri] = init.body;
+      }
+      auto seg = test::http_request(d.http(), "GET", base + line);
+      INFO(line);
+      REQUIRE(seg.status == 200);
+      seen.push_back({line, map_uri, seg.body, discontinuity});
+      discontinuity = false;
+    }
+  }
+  REQUIRE(seen.size() >= 4);  // two recordings of 6 s, at least two 4 s cells each
+  // Two inits: the second (at the first segment of 16 kHz stereo) after a discontinuity.
+  REQUIRE(inits.size() == 2);
+  std::size_t switched = 0;
+  while (switched < seen.size() && seen[switched].map_uri == seen.front().map_uri) ++switched;
+  REQUIRE(switched < seen.size());
+  CHECK(seen[switched].after_discontinuity);
+  // Each segment read with the init its EXT-X-MAP names: the audio's own rate and channels, and a
+  // 1024-sample frame per 1024/rate s of its [t0, t1) — an init of another rate would read the
+  // segment's frames at a wrong duration and count.
+  for (std::size_t i = 0; i < seen.size(); ++i) {
+    INFO("segment " << i << " " << seen[i].uri << " with " << seen[i].map_uri);
+    const auto file = dir.path() / ("cfg-seg" + std::to_string(i) + ".mp4");
+    write_file(file, inits[seen[i].map_uri] + seen[i].bytes);
+    const auto got = probe_audio(file.string(), dir.path(), "cfg-seg" + std::to_string(i));
+    CHECK(got.codec == "aac");
+    const bool later = i >= switched;
+    CHECK(got.sample_rate == (later ? 16000 : 48000));
+    CHECK(got.channels == (later ? 2 : 1));
+    REQUIRE(got.sample_rate > 0);
+    const double seconds = static_cast<double>(uri_param(seen[i].uri, "t1") - uri_param(seen[i].uri, "t0")) / 1e6;
+    const double frame_s = 1024.0 / got.sample_rate;
+    INFO(seconds << " s, " << got.pts_s.size() << " audio packets");
+    CHECK(std::abs(static_cast<double>(got.pts_s.size()) - seconds / frame_s) <= 3);
+    for (std::size_t k = 1; k < got.pts_s.size(); ++k)
+      CHECK(std::abs(got.pts_s[k] - got.pts_s[k - 1] - frame_s) < 0.002);
+  }
 }
 
 TEST_CASE("live HLS carries a camera's AAC audio beside its video", "[hls][live][http][audio][ffmpeg]") {
