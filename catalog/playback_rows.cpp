@@ -114,16 +114,20 @@ PlaybackPlan plan_playback(pqxx::work& tx, const Track& track, std::int64_t from
   std::stable_sort(found.begin(), found.end(), [](const FreshSegment& a, const FreshSegment& b) {
     return a.start_us != b.start_us ? a.start_us < b.start_us : a.segment.segment_id < b.segment.segment_id;
   });
-  const auto same_codec = [](const FreshSegment& a, const PlaybackPart& p, const std::string& extradata) {
-    return a.codec == p.codec && a.width == p.width && a.height == p.height && a.extradata == extradata;
+  // Audio: the rate and channels too (G.711 and RTP's Opus have no config that would say them).
+  const auto same_codec = [](const FreshSegment& a, const PlaybackPart& p, const std::string& extradata,
+                             std::pair<int, int> audio) {
+    return a.codec == p.codec && a.width == p.width && a.height == p.height && a.extradata == extradata &&
+           std::pair(a.sample_rate_hz, a.channels) == audio;
   };
   std::string part_extradata;
+  std::pair<int, int> part_audio;
   bool first_part = true;
   for (auto& f : found) {
     // An open segment the catalog knows only by its first row may have no keyframe yet: nothing
     // of it can be decoded, so nothing of it is served (it will be within a cycle or two).
     if (f.segment.gops.empty()) continue;
-    if (plan.parts.empty() || !same_codec(f, plan.parts.back(), part_extradata)) {
+    if (plan.parts.empty() || !same_codec(f, plan.parts.back(), part_extradata, part_audio)) {
       // A part begins where the previous one ends at the earliest: a reconnect's first frame may
       // be stamped a little before the previous recording's end (two clocks), and a request
       // from the part's start must not plan the previous part again. Its first GOP is still
@@ -132,6 +136,7 @@ PlaybackPlan plan_playback(pqxx::work& tx, const Track& track, std::int64_t from
       if (!plan.parts.empty()) first_part = false;
       plan.parts.push_back({.from_us = from, .to_us = from, .codec = f.codec, .width = f.width, .height = f.height});
       part_extradata = f.extradata;
+      part_audio = {f.sample_rate_hz, f.channels};
     }
     auto& part = plan.parts.back();
     part.to_us = std::max(part.to_us, f.segment.end_pts);

@@ -1,6 +1,7 @@
 #include "catalog/stream_rebuild.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <optional>
 #include <pqxx/pqxx>
@@ -110,14 +111,20 @@ void apply_stream_rebuild(pqxx::work& tx, const std::vector<RebuiltStream>& stre
     }
     std::optional<std::int64_t> admitted;
     if (d.admitted_rate_bps > 0) admitted = d.admitted_rate_bps;
+    // An audio stream's rate and channels, as recording_rows writes them (NULL where unknown).
+    std::optional<int> sample_rate, channels;
+    if (d.sample_rate_hz > 0 && d.sample_rate_hz <= std::numeric_limits<int>::max()) {
+      sample_rate = static_cast<int>(d.sample_rate_hz);
+    }
+    if (d.channels > 0 && d.channels <= std::numeric_limits<int>::max()) channels = static_cast<int>(d.channels);
     // How the stream ended is not on the volume: 'interrupted' claims no clean end.
     const auto inserted = tx.exec_params0(
         "INSERT INTO streams (id, camera_id, disk_id, role, media_kind, codec, width, height, "
-        "declared_rate_bps, admitted_rate_bps, state, started_at_us, ended_at_us) "
-        "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'interrupted', $11, GREATEST($11::bigint, $12::bigint)) "
-        "ON CONFLICT (id) DO NOTHING",
+        "declared_rate_bps, admitted_rate_bps, state, started_at_us, ended_at_us, sample_rate_hz, channels) "
+        "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'interrupted', $11, GREATEST($11::bigint, $12::bigint), "
+        "$13, $14) ON CONFLICT (id) DO NOTHING",
         s.stream_id, camera, disk_id, d.role, d.media_kind, d.codec, width, height, d.declared_rate_bps, admitted,
-        d.started_at_us, s.end_us);
+        d.started_at_us, s.end_us, sample_rate, channels);
     if (inserted.affected_rows() > 0 && !d.extradata.empty()) {
       tx.exec_params0("UPDATE streams SET extradata = $2 WHERE id = $1", s.stream_id,
                       pqxx::binarystring(d.extradata.data(), d.extradata.size()));

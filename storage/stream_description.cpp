@@ -29,7 +29,9 @@ enum Tag : std::uint16_t {
   kDeclaredRate = 10,
   kAdmittedRate = 11,
   kStartedAt = 12,
-  kLastKnownTag = kStartedAt,
+  kSampleRate = 13,
+  kChannels = 14,
+  kLastKnownTag = kChannels,
 };
 
 class Writer {
@@ -73,6 +75,9 @@ std::vector<std::byte> encode(const StreamDescription& d, bool with_extradata) {
   w.integer(kDeclaredRate, d.declared_rate_bps);
   w.integer(kAdmittedRate, d.admitted_rate_bps);
   w.integer(kStartedAt, d.started_at_us);
+  // Only where known (audio): a video stream's description is what it was before these fields.
+  if (d.sample_rate_hz > 0) w.integer(kSampleRate, d.sample_rate_hz);
+  if (d.channels > 0) w.integer(kChannels, d.channels);
   return std::move(w).finish();
 }
 
@@ -129,6 +134,8 @@ Result<StreamDescription> decode_stream_description(std::span<const std::byte> i
         case kDeclaredRate: field = &d.declared_rate_bps; break;
         case kAdmittedRate: field = &d.admitted_rate_bps; break;
         case kStartedAt: field = &d.started_at_us; break;
+        case kSampleRate: field = &d.sample_rate_hz; break;
+        case kChannels: field = &d.channels; break;
         default: break;
       }
       if (field) {

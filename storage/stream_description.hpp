@@ -31,6 +31,9 @@ struct StreamDescription {
   std::int64_t declared_rate_bps = 0;
   std::int64_t admitted_rate_bps = 0;
   std::int64_t started_at_us = 0;  // when the stream opened (wall clock)
+  // Audio: what the codec config may leave unsaid (G.711, RTP's Opus), kept so that a rebuilt
+  // catalog has it; 0: unknown or video (and then not written).
+  std::int64_t sample_rate_hz = 0, channels = 0;
 
   bool operator==(const StreamDescription&) const = default;
 };

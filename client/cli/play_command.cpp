@@ -254,6 +254,11 @@ int play_main(const std::string& server, const std::string& token, const std::ve
       // Other codec parameters cannot go on in this file: the next part gets its own.
       codec = next.msg.playback_started().codec();
       try {
+        // This part's audio up to the next part's start, not only to its last video frame: the
+        // next part's file starts there, so what lies between would be in neither.
+        if (audio && have_base) {
+          audio->write_until(end.next_start_us() - 1, base, *out, [&](std::int64_t t) { return t - base; });
+        }
         out->finish();
         std::cerr << "vigil play: part " << part << " -> " << out_file << "\n";
         if (output == "-") {

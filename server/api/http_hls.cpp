@@ -176,10 +176,27 @@ boost::asio::awaitable<HttpReply> playlist(const RouteContext& ctx, const HttpRe
   const std::string bounds =
       "t0=" + std::to_string(cuts.front().seg.from_us) + "&t1=" + std::to_string(cuts.front().seg.to_us);
   m3u8 += "#EXT-X-MAP:URI=\"hls/init.mp4?" + bounds + with_audio + token_param + "\"\n";
+  // The audio's configuration (AudioSpecificConfig, rate, channels) is its init's: where it changes
+  // (the audio plan's next part), the segments from the first one whose t0 is in the new part on
+  // get an init of their own, after a discontinuity. A segment's init and its audio are both the
+  // first audio part recorded from its t0 on (init_segment, media_segment), so they always match;
+  // a segment across the change holds the audio up to it (the rest would need the new init).
+  const auto audio_part_of = [&](std::int64_t t0) -> std::optional<std::size_t> {
+    if (!audio_plan) return std::nullopt;
+    const auto& parts = audio_plan->plan.parts;
+    for (std::size_t k = 0; k < parts.size(); ++k) {
+      if (parts[k].to_us > t0) return k;
+    }
+    return std::nullopt;  // no audio from t0 on: the segment is its video (with the init it had)
+  };
+  std::optional<std::size_t> audio_part = audio_part_of(cuts.front().seg.from_us);
   for (std::size_t i = 0; i < cuts.size(); ++i) {
     const auto& c = cuts[i];
-    if (c.discontinuity) m3u8 += "#EXT-X-DISCONTINUITY\n";
-    if (i > 0 && std::find(part_starts.begin(), part_starts.end(), i) != part_starts.end()) {
+    const auto part = audio_part_of(c.seg.from_us);
+    const bool audio_changes = i > 0 && part && part != audio_part;
+    if (part) audio_part = part;
+    if (c.discontinuity || audio_changes) m3u8 += "#EXT-X-DISCONTINUITY\n";
+    if (i > 0 && (audio_changes || std::find(part_starts.begin(), part_starts.end(), i) != part_starts.end())) {
       m3u8 += "#EXT-X-MAP:URI=\"hls/init.mp4?t0=" + std::to_string(c.seg.from_us) +
               "&t1=" + std::to_string(c.seg.to_us) + with_audio + token_param + "\"\n";
     }
@@ -340,7 +357,14 @@ boost::asio::awaitable<HttpReply> live(const RouteContext& ctx, const HttpReques
     throw ApiError(ApiErrc::not_found, "that live channel has ended; fetch live.m3u8 again");
   }
   const std::string tag = "\"live-" + std::to_string(c);
-  if (what == "live/init.mp4") co_return media_reply(req, ch->init_segment(), tag + "-init\"", "video/mp4");
+  if (what == "live/init.mp4") {
+    // g: the init's generation (a later one has audio that started after the channel opened).
+    const std::int64_t g = q.get("g") ? micros(q, "g") : 0;
+    auto init = ch->init_segment(static_cast<std::uint64_t>(g));
+    if (!init) throw ApiError(ApiErrc::not_found, "that live channel has no init segment " + std::to_string(g));
+    co_return media_reply(req, std::move(init), tag + (g > 0 ? "-init-" + std::to_string(g) : "-init") + "\"",
+                          "video/mp4");
+  }
   const std::int64_t n = micros(q, "n");
   auto seg = ch->segment(static_cast<std::uint64_t>(n));
   if (!seg) throw ApiError(ApiErrc::not_found, "segment " + std::to_string(n) + " is not in the live window");

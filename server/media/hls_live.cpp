@@ -30,22 +30,54 @@ HlsLiveChannel::HlsLiveChannel(const std::shared_ptr<LiveFeed>& feed, const std:
   const auto bound = static_cast<std::size_t>(feed->rate().bytes_over(kLiveTapSeconds)) + (1u << 20);
   tap_ = feed->subscribe(bound, [] {});  // pulled by requests: nothing to wake
   if (!tap_) ended_ = true;
-  if (audio && tap_ && hls_takes_audio(audio->codec().codec_name())) {
-    const auto& a = audio->codec();
-    audio_tap_ = audio->subscribe(
-        static_cast<std::size_t>(audio->rate().bytes_over(kLiveTapSeconds)) + (64u << 10), [] {},
-        /*at_keyframe=*/false);
-    if (audio_tap_) {
-      audio_codec_ = media::CodecInfo{.codec_name = a.codec_name(),
-                                      .bit_rate = a.bit_rate(),
-                                      .extradata = a.extradata(),
-                                      .sample_rate = a.sample_rate(),
-                                      .channels = a.channels()};
-    }
-  }
+  if (tap_) audio_codec_ = tap_audio(audio);
+  inits_.push_back(make_init());
+}
+
+std::optional<media::CodecInfo> HlsLiveChannel::tap_audio(const std::shared_ptr<LiveFeed>& audio) {
+  if (!audio || !hls_takes_audio(audio->codec().codec_name())) return std::nullopt;
+  auto tap = audio->subscribe(
+      static_cast<std::size_t>(audio->rate().bytes_over(kLiveTapSeconds)) + (64u << 10), [] {},
+      /*at_keyframe=*/false);
+  if (!tap) return std::nullopt;
+  audio_tap_ = std::move(tap);
+  audio_feed_ = audio;
+  const auto& a = audio->codec();
+  return media::CodecInfo{.codec_name = a.codec_name(),
+                          .bit_rate = a.bit_rate(),
+                          .extradata = a.extradata(),
+                          .sample_rate = a.sample_rate(),
+                          .channels = a.channels()};
+}
+
+std::shared_ptr<const media::Bytes> HlsLiveChannel::make_init() const {
   // The init segment depends on the codecs alone; its timeline origin is irrelevant to it.
   auto w = media::MediaWriter::fragmented(codec_, 0, audio_codec_ ? &*audio_codec_ : nullptr);
-  init_ = std::make_shared<const media::Bytes>(w.take_output());
+  return std::make_shared<const media::Bytes>(w.take_output());
+}
+
+void HlsLiveChannel::attach_audio(const std::shared_ptr<LiveFeed>& audio) {
+  std::lock_guard lock(mu_);
+  if (!audio || ended_ || !tap_) return;
+  if (audio_tap_ && !audio_tap_->ended()) return;  // the feed tapped still records
+  if (audio_feed_.lock() == audio) return;         // tapped already (it ends; no other yet)
+  audio_next_ = tap_audio(audio);
+}
+
+void HlsLiveChannel::take_new_audio() {
+  if (!audio_next_) return;
+  const bool same = audio_codec_ && audio_codec_->codec_name == audio_next_->codec_name &&
+                    audio_codec_->extradata == audio_next_->extradata &&
+                    audio_codec_->sample_rate == audio_next_->sample_rate &&
+                    audio_codec_->channels == audio_next_->channels;
+  audio_codec_ = std::move(audio_next_);
+  audio_next_.reset();
+  if (!same) inits_.push_back(make_init());
+}
+
+std::shared_ptr<const media::Bytes> HlsLiveChannel::init_segment(std::uint64_t generation) const {
+  std::lock_guard lock(mu_);
+  return generation < inits_.size() ? inits_[generation] : nullptr;
 }
 
 void HlsLiveChannel::write_audio(std::int64_t until_us) {
@@ -64,12 +96,21 @@ void HlsLiveChannel::write_audio(std::int64_t until_us) {
 }
 
 void HlsLiveChannel::close_segment(std::int64_t end_us) {
-  if (audio_codec_) write_audio(end_us - 1);  // this segment's audio: [its start, END_US)
+  // This segment's audio: [its start, END_US); audio tapped since it opened waits for the next.
+  if (audio_codec_ && !audio_next_) write_audio(end_us - 1);
   writer_->flush_fragment();
   auto bytes = std::make_shared<const media::Bytes>(writer_->take_output());
   writer_.reset();
-  window_.push_back({next_sequence_++, open_from_us_, std::max(end_us, open_from_us_ + 1), std::move(bytes)});
-  while (window_.size() > kLiveWindow) window_.pop_front();
+  window_.push_back({.sequence = next_sequence_++,
+                     .generation = inits_.size() - 1,
+                     .from_us = open_from_us_,
+                     .to_us = std::max(end_us, open_from_us_ + 1),
+                     .bytes = std::move(bytes)});
+  while (window_.size() > kLiveWindow) {
+    const auto gone = window_.front().generation;
+    window_.pop_front();
+    if (window_.front().generation != gone) ++discontinuity_sequence_;  // its discontinuity left too
+  }
 }
 
 void HlsLiveChannel::write_video(const LiveFrame& f) {
@@ -84,11 +125,12 @@ void HlsLiveChannel::write_video(const LiveFrame& f) {
   if (writer_ && h.keyframe() && pts - open_from_us_ >= kLiveTargetUs) close_segment(pts);
   if (!writer_) {
     if (!h.keyframe()) return;  // after a drop: wait for the next keyframe
+    take_new_audio();
     writer_.emplace(media::MediaWriter::fragmented(codec_, *origin_us_, audio_codec_ ? &*audio_codec_ : nullptr));
     (void)writer_->take_output();  // its init segment: served once, by init_segment()
     open_from_us_ = pts;
   }
-  if (audio_codec_) write_audio(dts);  // interleaved by time
+  if (audio_codec_ && !audio_next_) write_audio(dts);  // interleaved by time
   writer_->write(
       {.pts_us = pts, .dts_us = dts, .duration_us = h.duration, .keyframe = h.keyframe(), .payload = f.payload});
   last_pts_us_ = pts;
@@ -120,7 +162,7 @@ bool HlsLiveChannel::pump() {
     const auto& f = *video_held_.front();
     const std::int64_t t = time_of(f);
     const bool waited_enough = time_of(*video_held_.back()) - t >= kLiveAudioWaitUs;
-    if (audio_codec_ && !audio_done && !video_done && t != storage::kNoTimestamp && audio_seen_us_ < t &&
+    if (audio_tap_ && !audio_done && !video_done && t != storage::kNoTimestamp && audio_seen_us_ < t &&
         !waited_enough) {
       break;
     }
@@ -146,10 +188,22 @@ std::string HlsLiveChannel::playlist(const std::string& token_param) {
   std::string m3u8 =
       "#EXTM3U\n#EXT-X-VERSION:7\n#EXT-X-TARGETDURATION:" +
       std::to_string(static_cast<std::int64_t>(std::ceil(static_cast<double>(longest) / 1e6))) +
-      "\n#EXT-X-MEDIA-SEQUENCE:" + std::to_string(window_.empty() ? next_sequence_ : window_.front().sequence) +
-      "\n#EXT-X-INDEPENDENT-SEGMENTS\n#EXT-X-MAP:URI=\"live/init.mp4?c=" + std::to_string(epoch_) + token_param +
-      "\"\n";
+      "\n#EXT-X-MEDIA-SEQUENCE:" + std::to_string(window_.empty() ? next_sequence_ : window_.front().sequence) + "\n";
+  if (discontinuity_sequence_ > 0) {
+    m3u8 += "#EXT-X-DISCONTINUITY-SEQUENCE:" + std::to_string(discontinuity_sequence_) + "\n";
+  }
+  m3u8 += "#EXT-X-INDEPENDENT-SEGMENTS\n";
+  // Generation 0's init keeps the URI it always had; a later one names its generation.
+  const auto map = [&](std::uint64_t generation) {
+    return "#EXT-X-MAP:URI=\"live/init.mp4?c=" + std::to_string(epoch_) +
+           (generation > 0 ? "&g=" + std::to_string(generation) : std::string()) + token_param + "\"\n";
+  };
+  std::optional<std::uint64_t> generation;
+  if (window_.empty()) m3u8 += map(inits_.size() - 1);
   for (const auto& s : window_) {
+    if (generation && *generation != s.generation) m3u8 += "#EXT-X-DISCONTINUITY\n";
+    if (generation != s.generation) m3u8 += map(s.generation);
+    generation = s.generation;
     m3u8 += "#EXT-X-PROGRAM-DATE-TIME:" + hls_date_time(s.from_us) + "\n#EXTINF:" + hls_seconds(s.to_us - s.from_us) +
             ",\nlive/seg.m4s?c=" + std::to_string(epoch_) + "&n=" + std::to_string(s.sequence) + token_param + "\n";
   }
@@ -185,12 +239,15 @@ std::shared_ptr<HlsLiveChannel> HlsLive::channel(const Track& track) {
   // A channel whose recording ended is kept (its playlist says ENDLIST) until a new recording
   // of the camera starts.
   auto feed = feeds_.find(track);
-  if (it != channels_.end() && !(it->second->ended() && feed)) return it->second;
+  auto audio = feeds_.find(Track{.camera = track.camera, .role = TrackRole::main, .media_kind = MediaKind::audio});
+  if (it != channels_.end() && !(it->second->ended() && feed)) {
+    it->second->attach_audio(audio);  // audio that started recording after the channel opened
+    return it->second;
+  }
   if (!feed) {
     if (it != channels_.end()) return it->second;
     return nullptr;
   }
-  auto audio = feeds_.find(Track{.camera = track.camera, .role = TrackRole::main, .media_kind = MediaKind::audio});
   auto ch = std::make_shared<HlsLiveChannel>(feed, audio);
   channels_[key] = ch;
   return ch;

@@ -267,6 +267,12 @@ PlaybackService::Extended PlaybackService::extend(Playback& p, std::int64_t from
   // left to read then, however the recording goes on. Without this, the open segment that runs on
   // past the range's end was read again and again over an empty range.
   if (from_us >= p.request.end_us()) return Extended::over;
+  // The read stream just finished was planned through the range's end already: it held every frame
+  // of the range. The last frame's end need not reach the range's end (its duration is the
+  // camera's nominal frame time, or none: the next frame, past the end, may come later than
+  // that), and then each extend() found durable frames past FROM_US and read an empty range again,
+  // never ending the playback (a sub stream's play of -20 s to -1 s hung so).
+  if (p.to_us >= p.request.end_us()) return Extended::over;
   auto fresh = disks_.recent().of(p.track, from_us, p.request.end_us());
   const auto other = [&](const catalog::FreshSegment& f) {
     return f.volume_id != p.volume_id || f.codec != p.codec || f.extradata != p.extradata;

@@ -25,6 +25,8 @@ std::vector<std::byte> stream_description_of(const proto::OpenRecord& request, s
   d.declared_rate_bps = static_cast<std::int64_t>(declared);
   d.admitted_rate_bps = static_cast<std::int64_t>(admitted_bps);
   d.started_at_us = started_at_us;
+  d.sample_rate_hz = codec.sample_rate();
+  d.channels = codec.channels();
   return storage::encode_stream_description(d);
 }
 

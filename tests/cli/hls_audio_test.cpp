@@ -7,12 +7,19 @@
 //   playlist over HTTP; the catalog keeps the audio's sample rate and channels (camera API).
 // - The streamed export (more than --export-memory-bytes) carries every audio packet recorded, as
 //   the in-memory export does.
-// - Live HLS: a player following live.m3u8 to its end gets the AAC beside the video.
+// - A change of the AAC configuration inside a recorded playlist's range (a camera recorded at
+//   48 kHz mono, then at 16 kHz stereo): the segments from the change on have an init of their
+//   own (after a discontinuity), every segment read with its init holds its own audio.
+// - Live HLS: a player following live.m3u8 to its end gets the AAC beside the video. A channel
+//   opened before the audio records gets it from the next segment on: a new init (EXT-X-MAP with
+//   mp4a) after an EXT-X-DISCONTINUITY, each segment's audio that of its init.
 // - A G.711 camera's HLS (G.711 has no MP4 sample entry) and a camera without audio: the video
 //   alone, every packet, a playlist ffmpeg reads.
 // - GStreamer RTSP cameras (tests/support/rtsp_camera.py /av-aac, /av-pcmu) read by vigil's own RTSP
 //   session: the AAC camera's HLS segments hold its audio (rate and channels from its SDP, kept in
 //   the catalog), the G.711 camera's HLS is its video.
+#include <sys/stat.h>
+
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 #include <boost/json.hpp>
@@ -20,6 +27,9 @@
 #include <cmath>
 #include <csignal>
 #include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
 #include <regex>
 #include <string>
 #include <thread>
@@ -85,15 +95,18 @@ void check_contiguous(const std::vector<double>& pts_s) {
   }
 }
 
-// A test clip of SECONDS with 48 kHz mono audio of CODEC (aac; pcm_mulaw at 8 kHz) in FILE.
-void make_av_clip(const fs::path& file, int seconds, const std::string& codec, const fs::path& dir) {
+// A test clip of SECONDS with 48 kHz mono audio of CODEC (aac; pcm_mulaw at 8 kHz) in FILE; AAC at
+// AAC_HZ with AAC_CHANNELS where given.
+void make_av_clip(const fs::path& file, int seconds, const std::string& codec, const fs::path& dir, int aac_hz = 48000,
+                  int aac_channels = 1) {
   const bool g711 = codec == "pcm_mulaw";
   REQUIRE(test::run_to_exit("/usr/bin/ffmpeg",
                             {"-v",         "error",
                              "-f",         "lavfi",
                              "-i",         "testsrc=size=320x240:rate=25",
                              "-f",         "lavfi",
-                             "-i",         std::string("sine=frequency=440:sample_rate=") + (g711 ? "8000" : "48000"),
+                             "-i",         "sine=frequency=440:sample_rate=" + std::to_string(g711 ? 8000 : aac_hz),
+                             "-ac",        std::to_string(g711 ? 1 : aac_channels),
                              "-t",         std::to_string(seconds),
                              "-c:v",       "libx264",
                              "-g",         "25",
@@ -310,6 +323,86 @@ TEST_CASE("HLS and the streamed export carry a camera's AAC audio; the catalog k
   CHECK(test::probe_packets(dir.path() / "streamed.mp4", dir.path()).size() == 150);
 }
 
+TEST_CASE("recorded HLS across a change of the AAC configuration gives each segment the init of its audio",
+          "[hls][http][audio][ffmpeg]") {
+  test::TempDir dir;
+  const auto first = dir.path() / "mono48.mp4";
+  const auto second = dir.path() / "stereo16.mp4";
+  make_av_clip(first, 6, "aac", dir.path(), 48000, 1);
+  make_av_clip(second, 6, "aac", dir.path(), 16000, 2);
+  const auto profile = test::make_sim_profile(dir.path());
+  const auto data = dir.path() / "data";
+  test::VigildProcess d(data, test::sim_volume_args(dir.path(), profile));
+  REQUIRE(d.wait_ready());
+  record(d, "attic", first, dir.path());
+  // A hole of more than a second (kHoleUs) between the two recordings: no segment spans both.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  record(d, "attic", second, dir.path());
+  const auto sent = probe_audio(first.string(), dir.path(), "sent1").pts_s.size() +
+                    probe_audio(second.string(), dir.path(), "sent2").pts_s.size();
+  test::wait_for_closed_frames(data, 300 + static_cast<std::int64_t>(sent));
+
+  const std::string base = "/api/v1/cameras/attic/";
+  const auto pl = test::http_request(d.http(), "GET", base + "hls.m3u8?from=-1h");
+  INFO(pl.body);
+  REQUIRE(pl.status == 200);
+  struct Seen {
+    std::string uri, map_uri, bytes;
+    bool after_discontinuity = false;
+  };
+  std::vector<Seen> seen;
+  std::map<std::string, std::string> inits;
+  {
+    std::istringstream lines(pl.body);
+    std::string map_uri;
+    bool discontinuity = false;
+    for (std::string line; std::getline(lines, line);) {
+      if (line == "#EXT-X-DISCONTINUITY") discontinuity = true;
+      std::smatch m;
+      if (std::regex_search(line, m, std::regex(R"re(^#EXT-X-MAP:URI="([^"]+)")re"))) map_uri = m[1];
+      if (line.empty() || line[0] == '#') continue;
+      if (!inits.contains(map_uri)) {
+        auto init = test::http_request(d.http(), "GET", base + map_uri);
+        INFO(map_uri);
+        REQUIRE(init.status == 200);
+        inits[map_uri] = init.body;
+      }
+      auto seg = test::http_request(d.http(), "GET", base + line);
+      INFO(line);
+      REQUIRE(seg.status == 200);
+      seen.push_back({line, map_uri, seg.body, discontinuity});
+      discontinuity = false;
+    }
+  }
+  REQUIRE(seen.size() >= 4);  // two recordings of 6 s, at least two 4 s cells each
+  // Two inits: the second (at the first segment of 16 kHz stereo) after a discontinuity.
+  REQUIRE(inits.size() == 2);
+  std::size_t switched = 0;
+  while (switched < seen.size() && seen[switched].map_uri == seen.front().map_uri) ++switched;
+  REQUIRE(switched < seen.size());
+  CHECK(seen[switched].after_discontinuity);
+  // Each segment read with the init its EXT-X-MAP names: the audio's own rate and channels, and a
+  // 1024-sample frame per 1024/rate s of its [t0, t1) — an init of another rate would read the
+  // segment's frames at a wrong duration and count.
+  for (std::size_t i = 0; i < seen.size(); ++i) {
+    INFO("segment " << i << " " << seen[i].uri << " with " << seen[i].map_uri);
+    const auto file = dir.path() / ("cfg-seg" + std::to_string(i) + ".mp4");
+    write_file(file, inits[seen[i].map_uri] + seen[i].bytes);
+    const auto got = probe_audio(file.string(), dir.path(), "cfg-seg" + std::to_string(i));
+    CHECK(got.codec == "aac");
+    const bool later = i >= switched;
+    CHECK(got.sample_rate == (later ? 16000 : 48000));
+    CHECK(got.channels == (later ? 2 : 1));
+    REQUIRE(got.sample_rate > 0);
+    const double seconds = static_cast<double>(uri_param(seen[i].uri, "t1") - uri_param(seen[i].uri, "t0")) / 1e6;
+    const double frame_s = 1024.0 / got.sample_rate;
+    INFO(seconds << " s, " << got.pts_s.size() << " audio packets");
+    CHECK(std::abs(static_cast<double>(got.pts_s.size()) - seconds / frame_s) <= 3);
+    for (std::size_t k = 1; k < got.pts_s.size(); ++k)
+      CHECK(std::abs(got.pts_s[k] - got.pts_s[k - 1] - frame_s) < 0.002);
+  }
+}
+
 TEST_CASE("live HLS carries a camera's AAC audio beside its video", "[hls][live][http][audio][ffmpeg]") {
   test::TempDir dir;
   const auto clip = dir.path() / "av.mp4";
@@ -364,6 +457,147 @@ TEST_CASE("live HLS carries a camera's AAC audio beside its video", "[hls][live]
   CHECK(static_cast<double>(got.pts_s.size()) >= (video_s - 0.5) / kAacFrameS);
   CHECK(static_cast<double>(got.pts_s.size()) <= (video_s + 0.5) / kAacFrameS);
   check_contiguous(got.pts_s);
+}
+
+TEST_CASE("a live HLS channel opened before the camera's audio records takes the audio from its next segment",
+          "[hls][live][http][audio][ffmpeg]") {
+  test::TempDir dir;
+  // 22 s of video; its AAC starts 12 s in, so the audio's session starts well after the video's
+  // (the recorder reads a file ahead of its real-time sending by a few seconds at most).
+  const auto clip = dir.path() / "late.mkv";
+  REQUIRE(
+      test::run_to_exit("/usr/bin/ffmpeg",
+                        {"-v",         "error", "-f",       "lavfi",   "-i",   "testsrc=size=320x240:rate=25",
+                         "-itsoffset", "12",    "-f",       "lavfi",   "-i",   "sine=frequency=440:sample_rate=48000",
+                         "-t",         "22",    "-c:v",     "libx264", "-g",   "25",
+                         "-bf",        "0",     "-pix_fmt", "yuv420p", "-c:a", "aac",
+                         clip.string()},
+                        dir.path() / "ffmpeg.log")
+          .status == 0);
+  const auto profile = test::make_sim_profile(dir.path());
+  test::VigildProcess d(dir.path() / "data", test::sim_volume_args(dir.path(), profile));
+  REQUIRE(d.wait_ready());
+  // Sent as a camera would: in real time (ffmpeg -re) through a FIFO, so the first audio packet
+  // reaches the recorder 12 s after the first picture (a file it would read ahead of its sending).
+  const auto fifo = dir.path() / "camera.fifo";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  SpawnOptions cam;
+  cam.argv = {"/usr/bin/ffmpeg", "-v", "error",      "-re", "-i", clip.string(), "-c", "copy", "-f",
+              "matroska",        "-y", fifo.string()};
+  cam.output_file = dir.path() / "camera.log";
+  cam.new_session = false;
+  auto camera = ChildProcess::spawn(cam);
+  SpawnOptions rec;
+  rec.argv = {VIGIL_CLI_PATH, "--server", d.wire(), "record", "--stream", "yard", fifo.string()};
+  rec.output_file = dir.path() / "rec.log";
+  rec.new_session = false;
+  auto recorder = ChildProcess::spawn(rec);
+
+  // A player follows the live playlist from its first segment (the audio not recording yet) to
+  // its end, fetching each segment once it is listed, with the init its EXT-X-MAP names.
+  struct Seen {
+    std::string map_uri, bytes;
+    bool after_discontinuity = false;
+  };
+  std::vector<Seen> seen;
+  std::map<std::string, std::string> inits;  // by URI
+  std::set<std::string> fetched;
+  const std::string base = "/api/v1/cameras/yard/";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  bool ended = false;
+  while (!ended && std::chrono::steady_clock::now() < deadline) {
+    const auto pl = test::http_request(d.http(), "GET", base + "live.m3u8");
+    if (pl.status != 200) {  // 404 until it records, 503 until the first segment
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      continue;
+    }
+    ended = pl.body.find("#EXT-X-ENDLIST") != std::string::npos;
+    std::istringstream lines(pl.body);
+    std::string map_uri;
+    bool discontinuity = false;
+    for (std::string line; std::getline(lines, line);) {
+      if (line == "#EXT-X-DISCONTINUITY") discontinuity = true;
+      std::smatch m;
+      if (std::regex_search(line, m, std::regex(R"re(^#EXT-X-MAP:URI="([^"]+)")re"))) map_uri = m[1];
+      if (line.empty() || line[0] == '#') continue;
+      if (!inits.contains(map_uri)) {
+        auto init = test::http_request(d.http(), "GET", base + map_uri);
+        INFO(map_uri);
+        REQUIRE(init.status == 200);
+        inits[map_uri] = init.body;
+      }
+      if (fetched.insert(line).second) {
+        auto seg = test::http_request(d.http(), "GET", base + line);
+        INFO(line);
+        REQUIRE(seg.status == 200);
+        seen.push_back({map_uri, seg.body, discontinuity});
+      }
+      discontinuity = false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  REQUIRE(ended);
+  CHECK(recorder.wait() == 0);
+  CHECK(camera.wait() == 0);
+  REQUIRE(seen.size() >= 8);  // 22 s in segments of about 2 s
+
+  // The channel opened video-only; the audio came with a second init, after a discontinuity, and
+  // stayed to the end.
+  for (const auto& [uri, bytes] : inits)
+    UNSCOPED_INFO(uri << (bytes.find("mp4a") != std::string::npos ? " has" : " has no") << " audio");
+  REQUIRE(inits.size() == 2);
+  const std::string first_map = seen.front().map_uri;
+  CHECK(inits[first_map].find("mp4a") == std::string::npos);
+  std::size_t switched = 0;
+  while (switched < seen.size() && seen[switched].map_uri == first_map) ++switched;
+  REQUIRE(switched < seen.size());
+  CHECK(seen[switched].after_discontinuity);
+  const std::string audio_map = seen[switched].map_uri;
+  CHECK(uri_param(audio_map, "g") == 1);
+  CHECK(inits[audio_map].find("mp4a") != std::string::npos);
+  // Each segment read with its own init: the video-only ones have no audio, the later ones the
+  // AAC of their own time: from the first audio packet the camera sent (the audio's session may
+  // start a little before its first packet's time comes: the recorder reads ahead) to the end,
+  // each segment's in full (but the last's, which ends with the recording).
+  std::string with_audio = inits[audio_map];
+  double audio_seconds = 0;
+  bool audio_started = false;
+  for (std::size_t i = 0; i < seen.size(); ++i) {
+    INFO("segment " << i << " of " << seen.size() << ", init " << seen[i].map_uri);
+    CHECK(!(i > switched && seen[i].after_discontinuity));
+    const auto file = dir.path() / ("live-seg" + std::to_string(i) + ".mp4");
+    write_file(file, inits[seen[i].map_uri] + seen[i].bytes);
+    const auto got = probe_audio(file.string(), dir.path(), "live-seg" + std::to_string(i));
+    const auto video = test::probe_packets(file, dir.path());
+    CHECK(video.size() >= 25);
+    if (i < switched) {
+      CHECK(got.codec.empty());
+      continue;
+    }
+    CHECK(seen[i].map_uri == audio_map);
+    CHECK(got.codec == "aac");
+    CHECK(got.sample_rate == 48000);
+    CHECK(got.channels == 1);
+    const double seconds = static_cast<double>(video.size()) / 25;
+    INFO(seconds << " s of video, " << got.pts_s.size() << " audio packets");
+    with_audio += seen[i].bytes;
+    if (got.pts_s.empty() && !audio_started) continue;  // before the audio's first packet
+    REQUIRE(!got.pts_s.empty());
+    if (!audio_started) {
+      // The first segment with audio: from its first packet to the segment's end.
+      audio_started = true;
+      const double video_end_s = video.back().pts + 0.04;
+      CHECK(std::abs(got.pts_s.back() + kAacFrameS - video_end_s) < 3 * kAacFrameS);
+    } else if (i + 1 < seen.size()) {
+      CHECK(std::abs(static_cast<double>(got.pts_s.size()) - seconds / kAacFrameS) <= 3);
+    }
+    audio_seconds += static_cast<double>(got.pts_s.size()) * kAacFrameS;
+  }
+  // The audio was not lost for this viewer: from its first packet to the end (the clip's last
+  // 10 s, of which at least the segments after the switch), in order, without a hole.
+  CHECK(audio_seconds >= 4);
+  write_file(dir.path() / "live-audio.mp4", with_audio);
+  check_contiguous(probe_audio((dir.path() / "live-audio.mp4").string(), dir.path(), "live-audio").pts_s);
 }
 
 TEST_CASE("HLS of a G.711 camera and of a camera without audio is its video alone", "[hls][http][audio][ffmpeg]") {

@@ -5,6 +5,8 @@
 // recorded, in order, at the times they were sent, its bytes unchanged (a file's AAC priming frame,
 // before its first picture, and the frames after its last included), and so does vigild's MP4
 // export; a camera without audio records its video alone, as before; --no-audio leaves the audio out.
+// A play across a change of the video's codec parameters (two parts, two files) keeps each part's
+// audio up to the next part's start: every packet is in one of the files.
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 #include <boost/json.hpp>
@@ -180,6 +182,65 @@ TEST_CASE("vigil record records a file's AAC audio as the camera's audio stream,
   REQUIRE(video_only.status == 0);
   CHECK(recorded_audio_packets(video_only.output, "yard") == -1);
   CHECK(streams_of(d, "yard", "audio").empty());
+}
+
+TEST_CASE("vigil play --audio across two parts keeps each part's audio up to the next part's start",
+          "[record][cli][audio]") {
+  test::TempDir dir;
+  // Two recordings of one camera at two picture sizes (two parts of the range), each with 3 s of
+  // AAC whose last frames lie after the last picture.
+  const auto make_clip = [&](const std::string& name, const std::string& size) {
+    const auto clip = dir.path() / name;
+    REQUIRE(test::run_to_exit("/usr/bin/ffmpeg", {"-v",         "error",
+                                                  "-f",         "lavfi",
+                                                  "-i",         "testsrc=size=" + size + ":rate=25",
+                                                  "-f",         "lavfi",
+                                                  "-i",         "sine=frequency=440:sample_rate=48000",
+                                                  "-t",         "3",
+                                                  "-c:v",       "libx264",
+                                                  "-g",         "25",
+                                                  "-bf",        "0",
+                                                  "-pix_fmt",   "yuv420p",
+                                                  "-c:a",       "aac",
+                                                  clip.string()},
+                              dir.path() / "ffmpeg.log")
+                .status == 0);
+    return clip;
+  };
+  const auto big = make_clip("big.mp4", "320x240");
+  const auto small = make_clip("small.mp4", "160x120");
+  const auto sent_big = probe_audio(big, dir.path());
+  const auto sent_small = probe_audio(small, dir.path());
+  REQUIRE(sent_big.packets.size() > 100);
+  const auto profile = test::make_sim_profile(dir.path());
+  test::VigildProcess d(dir.path() / "data", test::sim_volume_args(dir.path(), profile));
+  REQUIRE(d.wait_ready());
+  for (const auto& clip : {big, small}) {
+    auto rec = test::run_to_exit(VIGIL_CLI_PATH, {"--server", d.wire(), "record", "--stream", "loft", clip.string()},
+                                 dir.path() / (clip.stem().string() + "-rec.log"));
+    INFO(rec.output);
+    REQUIRE(rec.status == 0);
+  }
+  const auto out = dir.path() / "loft.mkv";
+  auto play = play_with_audio(d, "loft", out, dir.path());
+  INFO(play.output);
+  REQUIRE(play.status == 0);
+  CHECK_THAT(play.output, ContainsSubstring("part 1 -> "));
+  // Every audio packet recorded is in one of the files, once, in order: a part's audio runs to the
+  // next part's start (its frames after its last picture too; the next recording's priming frame,
+  // before its first picture and so before the part boundary, ends the first file).
+  auto got = probe_audio(out, dir.path()).packets;
+  const auto second = probe_audio(dir.path() / "loft.part2.mkv", dir.path()).packets;
+  INFO(got.size() << " + " << second.size() << " audio packets in the two files");
+  got.insert(got.end(), second.begin(), second.end());
+  auto sent = sent_big.packets;
+  sent.insert(sent.end(), sent_small.packets.begin(), sent_small.packets.end());
+  REQUIRE(got.size() == sent.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    INFO("audio packet " << i);
+    CHECK(got[i].size == sent[i].size);
+  }
+  CHECK(second.size() + 1 >= sent_small.packets.size());
 }
 
 TEST_CASE("RTSP cameras' AAC, G.711 and Opus are recorded by vigil's own RTSP session", "[record][cli][rtsp][audio]") {

@@ -6,6 +6,8 @@
 // stream's runs apart (HTTP `substream`); wire playback of a sub stream is track_recording_test's.
 // A camera without a substream answers 404 for stream=sub and is otherwise unchanged; clearing
 // substream_url stops the sub stream alone.
+#include <sys/wait.h>
+
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 #include <boost/json.hpp>
@@ -197,6 +199,33 @@ TEST_CASE("a pulled camera's substream is recorded as its own track and every re
     }
     CHECK(porch_seen);
     CHECK(yard_seen);
+  }
+  {  // vigil play --substream of the sub stream still recording, a range that ends before now (-20 s
+     // to -1 s): it plays what is recorded there and ends (a session once hung here, at the live tail).
+    SpawnOptions o;
+    o.argv = {VIGIL_CLI_PATH,
+              "--server",
+              d.wire(),
+              "play",
+              "--stream",
+              "porch",
+              "--substream",
+              "--from",
+              "-20s",
+              "--to",
+              "-1s",
+              "-o",
+              (d_ / "sub-play.mkv").string()};
+    o.output_file = d_ / "sub-play.log";
+    o.new_session = false;
+    auto play = ChildProcess::spawn(o);
+    const bool exited = eventually([&] { return !play.running(); }, 60s);
+    if (!exited) play.terminate(SIGKILL, 1s);
+    INFO(tail_of_file(d_ / "sub-play.log", 20));
+    REQUIRE(exited);
+    const int status = *play.wait_status();
+    CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+    CHECK(size_of(d_ / "sub-play.mkv", d_) == "320x180");
   }
   // Clearing substream_url stops the sub stream alone: it ends as stopped, the main one records on.
   auto cleared = api.call("PATCH", "/api/v1/cameras/porch", R"({"substream_url": null})");

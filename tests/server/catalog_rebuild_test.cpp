@@ -5,6 +5,8 @@
 // changes nothing), vigild started. Either way the catalog says what it said before (cameras by
 // name, stream ids, codec, dimensions, extradata, start times, segments with their frames and GOP
 // index), and every recorded frame exports again, packet for packet and at the same times.
+// In (a) a third camera has AAC audio: its audio stream comes back with its sample rate and
+// channels, from the description its segment headers carry.
 #include <signal.h>
 
 #include <catch2/catch_test_macros.hpp>
@@ -12,6 +14,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <algorithm>
 #include <map>
 #include <pqxx/pqxx>
 
@@ -31,20 +34,37 @@ struct Camera {
   std::string name;
   std::filesystem::path clip;
   std::vector<test::ProbedPacket> source;
+  std::int64_t audio_packets = 0;
 };
 
-// A test pattern clip of SECONDS at SIZE (WxH), 25 fps, a keyframe per second, no B-frames.
-Camera make_camera(const std::filesystem::path& dir, const std::string& name, const std::string& size, int seconds) {
+// A test pattern clip of SECONDS at SIZE (WxH), 25 fps, a keyframe per second, no B-frames; with
+// AUDIO_HZ > 0, stereo AAC at that rate beside it.
+Camera make_camera(const std::filesystem::path& dir, const std::string& name, const std::string& size, int seconds,
+                   int audio_hz = 0) {
   std::filesystem::create_directories(dir / name);
   Camera c{name, dir / name / "clip.mp4", {}};
-  REQUIRE(test::run_to_exit("/usr/bin/ffmpeg",
-                            {"-loglevel", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=" + size + ":rate=25", "-t",
-                             std::to_string(seconds), "-c:v", "libx264", "-g", "25", "-bf", "0", "-pix_fmt", "yuv420p",
-                             c.clip.string()},
-                            dir / name / "ffmpeg.log")
-              .status == 0);
+  std::vector<std::string> args = {
+      "-loglevel", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=" + size + ":rate=25"};
+  if (audio_hz > 0) {
+    args.insert(args.end(), {"-f", "lavfi", "-i", "sine=frequency=440:sample_rate=" + std::to_string(audio_hz), "-c:a",
+                             "aac", "-ac", "2"});
+  }
+  args.insert(args.end(), {"-t", std::to_string(seconds), "-c:v", "libx264", "-g", "25", "-bf", "0", "-pix_fmt",
+                           "yuv420p", c.clip.string()});
+  REQUIRE(test::run_to_exit("/usr/bin/ffmpeg", args, dir / name / "ffmpeg.log").status == 0);
   c.source = test::probe_packets(c.clip, dir / name);
   REQUIRE(c.source.size() == static_cast<std::size_t>(25 * seconds));
+  if (audio_hz > 0) {
+    const auto packets = dir / name / "audio.csv";
+    REQUIRE(test::run_to_exit("/usr/bin/ffprobe",
+                              {"-v", "error", "-select_streams", "a:0", "-show_entries", "packet=pts_time", "-of",
+                               "csv=p=0", "-o", packets.string(), c.clip.string()},
+                              dir / name / "ffprobe.log")
+                .status == 0);
+    std::ifstream in(packets);
+    for (std::string line; std::getline(in, line);) c.audio_packets += line.empty() ? 0 : 1;
+    REQUIRE(c.audio_packets > 0);
+  }
   return c;
 }
 
@@ -74,14 +94,18 @@ std::string catalog_facts(const std::string& db) {
       out += "\n";
     }
   };
-  add(
-      q.exec("SELECT c.name, s.id, s.role, s.media_kind, s.codec, s.width, s.height, encode(s.extradata, 'hex'), "
-             "s.started_at_us, s.declared_rate_bps FROM streams s JOIN cameras c ON c.id = s.camera_id ORDER BY s.id"));
   add(q.exec(
-      "SELECT g.id, g.stream_id, g.state, g.start_us, g.end_us, g.frame_count, g.data_bytes, i.gop_count, "
-      "encode(i.blob, 'hex'), (SELECT string_agg(e.ordinal || ':' || e.volume_offset_bytes, ',' ORDER BY e.ordinal) "
+      "SELECT c.name, s.id, s.role, s.media_kind, s.codec, s.width, s.height, encode(s.extradata, 'hex'), "
+      "s.started_at_us, s.declared_rate_bps, s.sample_rate_hz, s.channels FROM streams s JOIN cameras c ON c.id = s.camera_id ORDER BY s.id"));
+  // An audio segment's GOP index is not compared: recording indexes at most one of its packets a
+  // second, recovery every one (docs/media.md, "Audio": larger, equally valid).
+  add(q.exec(
+      "SELECT g.id, g.stream_id, g.state, g.start_us, g.end_us, g.frame_count, g.data_bytes, "
+      "CASE WHEN s.media_kind = 'audio' THEN NULL ELSE i.gop_count END, "
+      "CASE WHEN s.media_kind = 'audio' THEN NULL ELSE encode(i.blob, 'hex') END, "
+      "(SELECT string_agg(e.ordinal || ':' || e.volume_offset_bytes, ',' ORDER BY e.ordinal) "
       "FROM segment_extents e WHERE e.segment_id = g.id) FROM segments g JOIN gop_index i ON i.segment_id = g.id "
-      "ORDER BY g.id"));
+      "JOIN streams s ON s.id = g.stream_id ORDER BY g.id"));
   return out;
 }
 
@@ -123,7 +147,7 @@ Recorded record_cameras(const test::VigildProcess& d, const std::vector<Camera>&
   std::int64_t frames = 0;
   for (const auto& c : cameras) {
     record(d, c, dir);
-    frames += static_cast<std::int64_t>(c.source.size());
+    frames += static_cast<std::int64_t>(c.source.size()) + c.audio_packets;
   }
   REQUIRE(test::eventually([&] { return closed_frames(db) == frames; }));
   Recorded r;
@@ -147,7 +171,22 @@ void check_rebuilt(const test::VigildProcess& d, const std::vector<Camera>& came
               .as<int>() == 160);
     CHECK(q.exec1("SELECT s.width FROM streams s JOIN cameras c ON c.id = s.camera_id WHERE c.name = 'gate'")[0]
               .as<int>() == 320);
-    CHECK(q.exec1("SELECT count(*) FROM streams WHERE extradata IS NULL OR length(extradata) < 8")[0].as<int>() == 0);
+    CHECK(
+        q.exec1("SELECT count(*) FROM streams WHERE media_kind = 'video' AND (extradata IS NULL OR length(extradata) < "
+                "8)")[0]
+            .as<int>() == 0);
+    // An audio stream's rate and channels came back too (the catalog said so before: the facts).
+    const auto audio = q.exec(
+        "SELECT s.codec, s.sample_rate_hz, s.channels FROM streams s JOIN cameras c ON c.id = "
+        "s.camera_id WHERE s.media_kind = 'audio'");
+    const bool with_audio =
+        std::any_of(cameras.begin(), cameras.end(), [](const Camera& c) { return c.audio_packets > 0; });
+    REQUIRE(audio.size() == (with_audio ? 1u : 0u));
+    if (with_audio) {
+      CHECK(audio[0][0].as<std::string>() == "aac");
+      CHECK(audio[0][1].as<int>() == 16000);
+      CHECK(audio[0][2].as<int>() == 2);
+    }
     CHECK(q.exec1("SELECT count(*) FROM streams WHERE state <> 'interrupted'")[0].as<int>() == 0);
   }
   for (const auto& c : cameras) {
@@ -161,7 +200,8 @@ void check_rebuilt(const test::VigildProcess& d, const std::vector<Camera>& came
 TEST_CASE("vigild started on an empty embedded catalog rebuilds it from its volume", "[rebuild][vigild][ffmpeg]") {
   test::TempDir dir;
   const std::vector<Camera> cameras = {make_camera(dir.path(), "gate", "320x240", 4),
-                                       make_camera(dir.path(), "yard", "160x120", 3)};
+                                       make_camera(dir.path(), "yard", "160x120", 3),
+                                       make_camera(dir.path(), "porch", "160x120", 3, 16000)};
   const auto args = test::sim_volume_args(dir.path(), test::make_sim_profile(dir.path()));
   const auto data = dir.path() / "data";
   const auto db = "host=" + (data / "pg" / "run").string() + " port=5432 user=vigil dbname=vigil";
@@ -179,7 +219,7 @@ TEST_CASE("vigild started on an empty embedded catalog rebuilds it from its volu
   REQUIRE(d.wait_ready());
   INFO(d.output());
   CHECK_THAT(d.output(), ContainsSubstring("stream rebuilt from the volume"));
-  CHECK_THAT(d.output(), ContainsSubstring("streams_rebuilt=2"));
+  CHECK_THAT(d.output(), ContainsSubstring("streams_rebuilt=4"));  // porch's video and audio among them
   CHECK_THAT(d.output(), ContainsSubstring("reclaimed=0"));
   check_rebuilt(d, cameras, db, before, dir.path());
 }

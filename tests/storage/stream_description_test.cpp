@@ -43,6 +43,31 @@ TEST_CASE("a stream description round trips field for field") {
   CHECK(back->extradata.size() == 40);
 }
 
+TEST_CASE("an audio stream's sample rate and channels round trip; a video's description does not carry them") {
+  auto audio = sample();
+  audio.media_kind = "audio";
+  audio.codec = "aac";
+  audio.extradata = {std::byte{0x14}, std::byte{0x10}};  // AAC-LC, 16 kHz, stereo
+  audio.width = audio.height = 0;
+  audio.sample_rate_hz = 16'000;
+  audio.channels = 2;
+  auto back = decode_stream_description(encode_stream_description(audio));
+  REQUIRE(back.has_value());
+  CHECK(*back == audio);
+  CHECK(back->sample_rate_hz == 16'000);
+  CHECK(back->channels == 2);
+  // A video stream (no rate, no channels) encodes as it did before these fields: 12 fields.
+  const auto video = encode_stream_description(sample());
+  CHECK(le::get<std::uint16_t>(std::span<const std::byte>(video), 6) == 12);
+  CHECK(encode_stream_description(audio).size() == encode_stream_description([&] {
+                                                     auto a = audio;
+                                                     a.sample_rate_hz = a.channels = 0;
+                                                     return a;
+                                                   }())
+                                                           .size() +
+                                                       2 * (6 + 8));
+}
+
 TEST_CASE("an empty codec-parameters field (segments written before descriptions) is not a description") {
   auto r = decode_stream_description({});
   REQUIRE(r.has_error());

@@ -18,67 +18,16 @@
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 
-const args = {};
-for (let i = 2; i < process.argv.length; i += 2) args[process.argv[i].replace(/^--/, '')] = process.argv[i + 1];
-for (const k of ['vigild', 'vigil', 'web', 'deps', 'out']) {
-  if (!args[k]) { console.error(`usage: node ui.e2e.mjs --vigild P --vigil P --web DIR --deps DIR --out DIR (missing --${k})`); process.exit(2); }
-}
-const CHROMIUM = process.env.VIGIL_CHROMIUM || '/usr/bin/chromium';
-const DEADLINE_MS = 110_000;
-const t0 = Date.now();
-const log = (...a) => console.log(`[${((Date.now() - t0) / 1000).toFixed(1)}s]`, ...a);
+import { CHROMIUM, harness } from './e2e_harness.mjs';
 
-fs.mkdirSync(args.out, { recursive: true });
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'vigil-webui-'));
-fs.chmodSync(tmp, 0o755);  // the embedded PostgreSQL runs as another user when we are root
 let vigild = null;
 let browser = null;
 const recorders = [];  // recorders running in the background, stopped at the end
-let failed = false;
-
-function cleanup() {
-  for (const r of recorders) if (r.exitCode === null && r.signalCode === null) r.kill('SIGKILL');
-  if (vigild && vigild.exitCode === null) vigild.kill('SIGTERM');
-}
-const hardStop = setTimeout(() => {
-  console.error(`FAIL: the test did not finish within ${DEADLINE_MS / 1000} s`);
-  failed = true;
-  cleanup();
-  if (browser) browser.close().catch(() => {});
-  setTimeout(() => process.exit(1), 5000).unref();
-}, DEADLINE_MS);
-
-function check(cond, what) {
-  if (!cond) throw new Error('check failed: ' + what);
-  log('ok:', what);
-}
-
-async function until(what, fn, ms = 20_000, every = 100) {
-  const end = Date.now() + ms;
-  let last;
-  while (Date.now() < end) {
-    try { last = await fn(); if (last) return last; } catch (e) { last = e; }
-    await new Promise((r) => setTimeout(r, every));
-  }
-  throw new Error(`timed out (${ms / 1000} s) waiting for ${what}${last instanceof Error ? ': ' + last.message : ''}`);
-}
-
-function run(program, argv, logName, env = {}) {
-  return new Promise((resolve, reject) => {
-    const out = fs.openSync(path.join(tmp, logName), 'w');
-    const p = spawn(program, argv, { stdio: ['ignore', out, out], env: { ...process.env, ...env } });
-    p.on('error', reject);
-    p.on('exit', (code, sig) => {
-      fs.closeSync(out);
-      if (code === 0) resolve();
-      else reject(new Error(`${path.basename(program)} ${argv.slice(0, 4).join(' ')} exited ${code ?? sig}:\n` +
-        fs.readFileSync(path.join(tmp, logName), 'utf8').slice(-2000)));
-    });
-  });
-}
+const h = harness({ script: 'ui.e2e.mjs', deadlineMs: 110_000, tmpPrefix: 'vigil-webui-',
+  running: () => ({ vigild, browser, recorders }) });
+const { args, tmp, log, check, until, run } = h;
 
 async function main() {
   // playwright-core lives in the build tree (deploy/web-deps.sh), not next to this script.
@@ -389,27 +338,4 @@ async function main() {
   check(failedResponses.length === 0, `no request of the page failed (${failedResponses.join(', ') || 'none'})`);
 }
 
-try {
-  await main();
-  log('PASS');
-} catch (e) {
-  failed = true;
-  console.error('FAIL:', e.message);
-  try {
-    const shot = path.join(args.out, 'ui-failure.png');
-    if (browser) { const pages = browser.contexts().flatMap((c) => c.pages()); if (pages[0]) await pages[0].screenshot({ path: shot, fullPage: true }); console.error('failure screenshot:', shot); }
-  } catch { /* best effort */ }
-  console.error('vigild log: ' + path.join(args.out, 'vigild.log'));
-} finally {
-  if (browser) await browser.close().catch(() => {});
-  cleanup();
-  if (vigild) {
-    await until('vigild to stop', () => vigild.exitCode !== null || vigild.signalCode !== null, 40_000).catch(() => {
-      vigild.kill('SIGKILL');
-    });
-  }
-  clearTimeout(hardStop);
-  if (!failed) fs.rmSync(tmp, { recursive: true, force: true });
-  else console.error('kept for inspection: ' + tmp);
-}
-process.exit(failed ? 1 : 0);
+await h.runMain(main, { failureShot: 'ui-failure.png', vigildLog: 'vigild.log' });
