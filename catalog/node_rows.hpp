@@ -19,12 +19,18 @@ namespace vigil::catalog {
 // A new incarnation id for this run of a node (PostgreSQL's gen_random_uuid()).
 std::string new_incarnation(pqxx::work& tx);
 
+// Where a node serves, as the others reach it (vigild --advertise): its HTTP API
+// ("http://HOST:PORT") and wire protocol ("HOST:PORT", "tls://HOST:PORT"); empty: not advertised.
+struct NodeAddresses {
+  std::string http, wire;
+};
+
 // Renews NODE's lease for INCARNATION until PostgreSQL's clock_timestamp() + LEASE_MS, with its
-// admission HEADROOM_BPS. A new incarnation (the node restarted) takes the row over. Returns the
-// incarnation the row had before (empty: none): another one than the caller's after its first
-// renewal means a second vigild runs under the same node name.
+// admission HEADROOM_BPS and its ADDRESSES. A new incarnation (the node restarted) takes the row
+// over. Returns the incarnation the row had before (empty: none): another one than the caller's
+// after its first renewal means a second vigild runs under the same node name.
 std::string renew_lease(pqxx::work& tx, const std::string& node, const std::string& incarnation, std::int64_t lease_ms,
-                        std::int64_t headroom_bps);
+                        std::int64_t headroom_bps, const NodeAddresses& addresses = {});
 
 // How many unowned pulled cameras NODE should claim now: none unless its lease is live and it
 // ranks first of the live nodes (most headroom, then fewest cameras, then name); then its share,
@@ -67,5 +73,12 @@ struct SweptCamera {
 // caller must have been connected for two leases itself (after a catalog outage every lease looks
 // expired). Returns what it released.
 std::vector<SweptCamera> sweep_expired_owners(pqxx::work& tx);
+
+// After a restarted node recovered its volumes (VOLUME_IDS): its streams that another node's
+// sweeper ended as 'failed_over' end where its recovery found their data ends (the open segment's
+// catalog row trailed the recording), and the 'failover' gap after each starts there instead —
+// or goes, when the recovered footage reaches the next node's first frame (no instant went
+// unrecorded). Returns how many gaps it shortened or removed.
+int shorten_failover_gaps(pqxx::work& tx, const std::vector<std::int64_t>& volume_ids);
 
 }  // namespace vigil::catalog

@@ -1,0 +1,39 @@
+#pragma once
+// Which node serves a media request (docs/nodes.md, "One front door"): any node's HTTP API answers
+// for any camera, and media it does not hold is proxied to the node whose volume holds it. The
+// holder is the node of the disk of the volume of the segment the request begins with (or ends
+// with: a thumbnail's keyframe at or before its instant), with that node's advertised address and
+// whether its lease is live. Live HLS comes from the node that pulls the camera now.
+// Thread: the catalog pool. Errors: throws (pqxx).
+#include <cstdint>
+#include <optional>
+#include <pqxx/transaction>
+#include <string>
+#include <vector>
+
+#include "common/track.hpp"
+
+namespace vigil::catalog {
+
+struct NodeRow {
+  std::string node;
+  std::string http_address, wire_address;  // empty: not advertised (a node from before 0012)
+  bool live = false;                       // its lease has not expired (PostgreSQL's clock)
+};
+
+enum class HolderEnd { first, last };
+
+// The node holding TRACK's footage at the start of [FROM_US, TO_US) (END last: at its end);
+// nullopt when nothing of TRACK is recorded there, or the disk's node has no nodes row (a single
+// server that never pulled cameras: the caller serves it).
+std::optional<NodeRow> media_holder(pqxx::work& tx, const Track& track, std::int64_t from_us, std::int64_t to_us,
+                                    HolderEnd end = HolderEnd::first);
+
+// The node that pulls CAMERA now (its owner); nullopt when nobody owns it (pushed cameras record
+// wherever their recorder connects).
+std::optional<NodeRow> camera_owner(pqxx::work& tx, const std::string& camera);
+
+// Every node of the catalog, by name (GET /api/v1/nodes; the playback proxy's list of nodes).
+std::vector<NodeRow> all_nodes(pqxx::work& tx);
+
+}  // namespace vigil::catalog

@@ -1,0 +1,120 @@
+#include "server/api/http_front_door.hpp"
+
+#include <boost/json.hpp>
+#include <charconv>
+#include <chrono>
+#include <pqxx/pqxx>
+
+#include "catalog/camera_rows.hpp"
+#include "catalog/front_door_rows.hpp"
+#include "common/log.hpp"
+#include "server/api/http_media.hpp"
+#include "server/net/api_error.hpp"
+#include "server/net/http_forward.hpp"
+
+namespace vigil::server {
+namespace {
+
+// A thumbnail is the keyframe at or before its instant, looked for this far back (http_media.cpp).
+constexpr std::int64_t kThumbnailLookbackUs = 600'000'000;
+
+std::int64_t now_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// An integer parameter in microseconds; nullopt when absent or not one (the route says why).
+std::optional<std::int64_t> micros(const QueryParams& q, std::string_view key) {
+  const auto v = q.get(key);
+  if (!v || v->empty()) return std::nullopt;
+  std::int64_t out = 0;
+  const auto* end = v->data() + v->size();
+  const auto r = std::from_chars(v->data(), end, out);
+  if (r.ec != std::errc() || r.ptr != end) return std::nullopt;
+  return out;
+}
+
+struct Lookup {
+  enum class By { footage, owner } by = By::footage;
+  std::int64_t from_us = 0, to_us = 0;
+  catalog::HolderEnd end = catalog::HolderEnd::first;
+};
+
+// What decides who answers PATH_TAIL; nullopt: the catalog's route, answered here.
+std::optional<Lookup> lookup_for(const QueryParams& q, const std::string& path_tail) {
+  if (path_tail == "export.mp4") {
+    const auto r = media_range(q);  // a bad range is the local route's 400
+    return Lookup{.from_us = r.from_us, .to_us = r.to_us};
+  }
+  if (path_tail == "hls/seg.m4s") {
+    const auto t0 = micros(q, "t0"), t1 = micros(q, "t1");
+    if (!t0 || !t1 || *t1 <= *t0) return std::nullopt;
+    return Lookup{.from_us = *t0, .to_us = *t1};
+  }
+  if (path_tail == "thumbnail.jpg") {
+    const std::int64_t at = q.time("at", now_us());
+    return Lookup{.from_us = at - kThumbnailLookbackUs, .to_us = at + 1, .end = catalog::HolderEnd::last};
+  }
+  if (path_tail == "live.m3u8" || path_tail == "live/init.mp4" || path_tail == "live/seg.m4s") {
+    return Lookup{.by = Lookup::By::owner};
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+boost::asio::awaitable<std::optional<HttpReply>> answer_elsewhere(const RouteContext& ctx, const HttpRequest& req,
+                                                                  const QueryParams& q, const std::string& camera,
+                                                                  const std::string& path_tail) {
+  if (ctx.node.empty() || !req[kForwardedByField].empty() || !catalog::is_valid_camera_name(camera)) {
+    co_return std::nullopt;
+  }
+  const auto lookup = lookup_for(q, path_tail);
+  if (!lookup) co_return std::nullopt;
+  const Track track = q.video_track(camera);
+  const auto holder = co_await ctx.catalog.run([&](pqxx::connection& c) {
+    pqxx::work tx(c);
+    return lookup->by == Lookup::By::owner ? catalog::camera_owner(tx, camera)
+                                           : catalog::media_holder(tx, track, lookup->from_us, lookup->to_us,
+                                                                   lookup->end);
+  });
+  if (!holder || holder->node == ctx.node) co_return std::nullopt;
+  const std::string what = lookup->by == Lookup::By::owner ? "camera '" + camera + "' records on node '" +
+                                                                 holder->node + "'"
+                                                           : "that footage is on a volume of node '" + holder->node + "'";
+  if (!holder->live) {
+    throw ApiError(ApiErrc::unavailable,
+                   what + ", and node '" + holder->node +
+                       "' is down (its lease expired): it is served again once that node is back");
+  }
+  if (holder->http_address.empty()) {
+    throw ApiError(ApiErrc::unavailable,
+                   what + ", which does not advertise its HTTP address (vigild --advertise): ask that node");
+  }
+  try {
+    co_return co_await forward_http(holder->http_address, req, ForwardOptions{.from_node = ctx.node});
+  } catch (const ForwardFailed& e) {
+    log::warn("front door: the node holding a request could not answer",
+              {{"node", holder->node}, {"target", loggable_target(req)}, {"error", std::string(e.what())}});
+    throw ApiError(ApiErrc::unavailable, what + ", which did not answer: " + e.what());
+  }
+}
+
+boost::asio::awaitable<HttpReply> nodes_route(const RouteContext& ctx, const HttpRequest& req) {
+  const auto nodes = co_await ctx.catalog.run([](pqxx::connection& c) {
+    pqxx::work tx(c);
+    return catalog::all_nodes(tx);
+  });
+  boost::json::array out;
+  for (const auto& n : nodes) {
+    out.push_back(boost::json::object{{"node", n.node},
+                                      {"http", n.http_address},
+                                      {"wire", n.wire_address},
+                                      {"live", n.live},
+                                      {"self", n.node == ctx.node}});
+  }
+  co_return json_response(req, boost::beast::http::status::ok,
+                          boost::json::serialize(boost::json::object{{"nodes", std::move(out)}}));
+}
+
+}  // namespace vigil::server
