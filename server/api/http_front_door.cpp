@@ -79,9 +79,8 @@ boost::asio::awaitable<std::optional<HttpReply>> answer_elsewhere(const RouteCon
                                                                    lookup->end);
   });
   if (!holder || holder->node == ctx.node) co_return std::nullopt;
-  const std::string what = lookup->by == Lookup::By::owner ? "camera '" + camera + "' records on node '" +
-                                                                 holder->node + "'"
-                                                           : "that footage is on a volume of node '" + holder->node + "'";
+  std::string what = "that footage is on a volume of node '" + holder->node + "'";
+  if (lookup->by == Lookup::By::owner) what = "camera '" + camera + "' records on node '" + holder->node + "'";
   if (!holder->live) {
     throw ApiError(ApiErrc::unavailable,
                    what + ", and node '" + holder->node +
@@ -91,13 +90,17 @@ boost::asio::awaitable<std::optional<HttpReply>> answer_elsewhere(const RouteCon
     throw ApiError(ApiErrc::unavailable,
                    what + ", which does not advertise its HTTP address (vigild --advertise): ask that node");
   }
+  std::string failed;
+  const ForwardOptions options{.from_node = ctx.node};
   try {
-    co_return co_await forward_http(holder->http_address, req, ForwardOptions{.from_node = ctx.node});
+    HttpReply reply = co_await forward_http(holder->http_address, req, options);
+    co_return reply;
   } catch (const ForwardFailed& e) {
-    log::warn("front door: the node holding a request could not answer",
-              {{"node", holder->node}, {"target", loggable_target(req)}, {"error", std::string(e.what())}});
-    throw ApiError(ApiErrc::unavailable, what + ", which did not answer: " + e.what());
+    failed = e.what();
   }
+  log::warn("front door: the node holding a request could not answer",
+            {{"node", holder->node}, {"target", loggable_target(req)}, {"error", failed}});
+  throw ApiError(ApiErrc::unavailable, what + ", which did not answer: " + failed);
 }
 
 boost::asio::awaitable<HttpReply> nodes_route(const RouteContext& ctx, const HttpRequest& req) {

@@ -123,7 +123,10 @@ asio::awaitable<HttpReply> forward_http(const std::string& base, const HttpReque
     HttpResponse res{got.result(), req.version()};
     copy_fields(got, res);
     std::string body;
-    while (auto piece = co_await up->next()) {
+    for (;;) {
+      // Awaited on its own line: GCC 12 mishandles a co_await in a loop's condition.
+      std::optional<std::vector<std::byte>> piece = co_await up->next();
+      if (!piece) break;
       body.append(reinterpret_cast<const char*>(piece->data()), piece->size());
     }
     res.keep_alive(req.keep_alive());

@@ -35,6 +35,8 @@ struct ForwardOptions {
 // Range, If-Range, If-None-Match, Accept) to the node at BASE ("http://HOST:PORT"), and answers
 // with the node's answer. The node checks the request's token itself (the catalog's tokens are
 // every node's): the viewer's own token, so its scope and the audit trail stay the viewer's.
+// BASE, REQ and OPTIONS must outlive the awaiting: pass named objects of the caller, never
+// temporaries (GCC 12 destroys a temporary argument of a coroutine before the frame is done with it).
 boost::asio::awaitable<HttpReply> forward_http(const std::string& base, const HttpRequest& req,
                                                const ForwardOptions& options);
 

@@ -91,6 +91,7 @@ TEST_CASE("one front door: media on another node's volume is proxied to it; a de
   for (const auto* door : {&b, &front}) {
     const auto through = test::http_request((*door)->http(), "GET", range);
     INFO(through.head << through.body.substr(0, 300));
+    if (through.status != 200) logs();
     REQUIRE(through.status == 200);
     CHECK(through.body == from_a.body);  // byte for byte a's own export
     CHECK(through.header("X-Vigil-Range-Us") == from_a.header("X-Vigil-Range-Us"));
