@@ -50,7 +50,10 @@ std::pair<std::int64_t, std::int64_t> failover_gap(Catalog& cat, const std::stri
 TEST_CASE("one front door: media on another node's volume is proxied to it; a dead holder is a 503 naming it; "
           "its return shortens the failover gap",
           "[nodes][front_door][camera][rtsp][integration]") {
-  TwoNodes n("front_door", 2);
+  // Exports over 64 KiB stream from the node that builds them (fragmented MP4, chunked, no
+  // length): a front door relays them chunk by chunk as they arrive, never whole.
+  const std::vector<std::string> streamed{"--export-memory-bytes", "65536"};
+  TwoNodes n("front_door", 2, streamed);
   auto& [dir, db, profile, camera, a, b, cat] = n;
   const auto logs = [&n] { n.logs(); };
   std::filesystem::create_directories(dir.path() / "front");
@@ -87,7 +90,8 @@ TEST_CASE("one front door: media on another node's volume is proxied to it; a de
 
   const auto from_a = test::http_request(a->http(), "GET", range);
   REQUIRE(from_a.status == 200);
-  REQUIRE(from_a.body.size() > 1000);
+  REQUIRE(from_a.body.size() > 65536);
+  CHECK(from_a.header("X-Vigil-Export") == "fragmented");
   for (const auto* door : {&b, &front}) {
     const auto through = test::http_request((*door)->http(), "GET", range);
     INFO(through.head << through.body.substr(0, 300));
@@ -95,19 +99,23 @@ TEST_CASE("one front door: media on another node's volume is proxied to it; a de
     REQUIRE(through.status == 200);
     CHECK(through.body == from_a.body);  // byte for byte a's own export
     CHECK(through.header("X-Vigil-Range-Us") == from_a.header("X-Vigil-Range-Us"));
+    CHECK(through.header("X-Vigil-Export") == "fragmented");
+    // Relayed as it came (chunked, no length), not gathered first: the whole path sends a length.
+    CHECK(through.chunked_complete);
+    CHECK(through.header("Content-Length").empty());
   }
-  {  // A Range request through b: a's 206, its Content-Range.
-    const auto part = test::http_request(b->http(), "GET", range, "Range: bytes=100-199\r\n");
-    REQUIRE(part.status == 206);
-    CHECK(part.body == from_a.body.substr(100, 100));
-  }
-  {  // A thumbnail through b: a's JPEG.
+  {  // A thumbnail through b: a's JPEG, relayed whole with its length; a Range of it, a's 206.
     const std::string thumb =
         "/api/v1/cameras/" + cam + "/thumbnail.jpg?at=" + at(first_us + 3'000'000) + "&width=160";
     const auto mine = test::http_request(a->http(), "GET", thumb), through = test::http_request(b->http(), "GET", thumb);
     REQUIRE(through.status == 200);
     CHECK(through.header("Content-Type") == "image/jpeg");
+    CHECK(through.header("Content-Length") == std::to_string(mine.body.size()));
     CHECK(through.body == mine.body);
+    const auto part = test::http_request(b->http(), "GET", thumb, "Range: bytes=10-29\r\n");
+    REQUIRE(part.status == 206);
+    CHECK(part.header("Content-Range") == "bytes 10-29/" + std::to_string(mine.body.size()));
+    CHECK(part.body == mine.body.substr(10, 20));
   }
   {  // HLS through b: the playlist from the shared catalog, its media segments proxied to a; it plays.
     const std::string url = "http://" + b->http() + "/api/v1/cameras/" + cam + "/hls.m3u8?from=" +
