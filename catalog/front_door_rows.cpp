@@ -27,8 +27,7 @@ std::optional<NodeRow> media_holder(pqxx::work& tx, const Track& track, std::int
           "WHERE c.name = $1 AND s.role = $2 AND s.media_kind = $3 AND g.state IN ('open', 'closed') "
           "AND g.end_us > $4::bigint AND g.start_us < $5::bigint ORDER BY " +
           order + " LIMIT 1",
-      track.camera, std::string(role_name(track.role)), std::string(media_kind_name(track.media_kind)), from_us,
-      to_us);
+      track.camera, std::string(role_name(track.role)), std::string(media_kind_name(track.media_kind)), from_us, to_us);
   if (r.empty()) return std::nullopt;
   return node_of(r[0]);
 }

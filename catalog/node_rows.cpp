@@ -144,7 +144,8 @@ int shorten_failover_gaps(pqxx::work& tx, const std::vector<std::int64_t>& volum
     // Both nodes recorded across the whole hole (the dead node's last frames reach the new
     // node's first): no gap. Otherwise it starts where the dead node's footage ends.
     changed += static_cast<int>(
-        tx.exec_params0("DELETE FROM gaps WHERE stream_id = $1 AND reason = 'failover' AND end_us <= $2", stream, end_us)
+        tx.exec_params0("DELETE FROM gaps WHERE stream_id = $1 AND reason = 'failover' AND end_us <= $2", stream,
+                        end_us)
             .affected_rows());
     changed += static_cast<int>(tx.exec_params0("UPDATE gaps SET start_us = $2 WHERE stream_id = $1 AND "
                                                 "reason = 'failover' AND start_us < $2",

@@ -74,9 +74,9 @@ boost::asio::awaitable<std::optional<HttpReply>> answer_elsewhere(const RouteCon
   const Track track = q.video_track(camera);
   const auto holder = co_await ctx.catalog.run([&](pqxx::connection& c) {
     pqxx::work tx(c);
-    return lookup->by == Lookup::By::owner ? catalog::camera_owner(tx, camera)
-                                           : catalog::media_holder(tx, track, lookup->from_us, lookup->to_us,
-                                                                   lookup->end);
+    return lookup->by == Lookup::By::owner
+               ? catalog::camera_owner(tx, camera)
+               : catalog::media_holder(tx, track, lookup->from_us, lookup->to_us, lookup->end);
   });
   if (!holder || holder->node == ctx.node) co_return std::nullopt;
   std::string what = "that footage is on a volume of node '" + holder->node + "'";

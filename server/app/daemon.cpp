@@ -367,22 +367,20 @@ void Daemon::start_listeners() {
 void Daemon::start_cameras() {
   if (!cfg_.pull_cameras || volumes_.empty()) return;
   const auto ep = wire_->local_endpoint();
-  cameras_ = std::make_unique<CameraManager>(
-      CameraManagerConfig{.conninfo = conninfo_,
-                          .wire = std::string(tls_ ? "tls://" : "") + ep.address().to_string() + ":" +
-                                  std::to_string(ep.port()),
-                          .recorder = cfg_.recorder ? *cfg_.recorder : default_recorder_path(),
-                          .log_dir = fs::absolute(cfg_.data_dir) / "log",
-                          .token = cfg_.auth ? make_recorder_token(conninfo_, cfg_.node) : std::string(),
-                          .run_as = recorder_account(cfg_),
-                          .ingest_workers = cfg_.ingest_workers,
-                          .status = &camera_status_,
-                          .node = cfg_.node,
-                          .headroom_bps = [this] { return disk_set_->headroom_bps(); },
-                          .advertise_http = std::string(http_->tls() ? "https://" : "http://") +
-                                            advertised(cfg_.advertise, http_->local_endpoint()),
-                          .advertise_wire = std::string(tls_ ? "tls://" : "") +
-                                            advertised(cfg_.advertise, wire_->local_endpoint())});
+  cameras_ = std::make_unique<CameraManager>(CameraManagerConfig{
+      .conninfo = conninfo_,
+      .wire = std::string(tls_ ? "tls://" : "") + ep.address().to_string() + ":" + std::to_string(ep.port()),
+      .recorder = cfg_.recorder ? *cfg_.recorder : default_recorder_path(),
+      .log_dir = fs::absolute(cfg_.data_dir) / "log",
+      .token = cfg_.auth ? make_recorder_token(conninfo_, cfg_.node) : std::string(),
+      .run_as = recorder_account(cfg_),
+      .ingest_workers = cfg_.ingest_workers,
+      .status = &camera_status_,
+      .node = cfg_.node,
+      .headroom_bps = [this] { return disk_set_->headroom_bps(); },
+      .advertise_http =
+          std::string(http_->tls() ? "https://" : "http://") + advertised(cfg_.advertise, http_->local_endpoint()),
+      .advertise_wire = std::string(tls_ ? "tls://" : "") + advertised(cfg_.advertise, wire_->local_endpoint())});
   cameras_ready_.store(true, std::memory_order_release);
   if (::geteuid() == 0)
     log::info("pulled cameras' recorders run unprivileged", {{"user", cfg_.recorder_user.value_or("vigil-recorder")}});

@@ -31,7 +31,8 @@ Base parse_base(const std::string& base) {
   if (base.rfind(scheme, 0) != 0) throw ForwardFailed("node address " + base + " is not http://HOST:PORT");
   const std::string rest = base.substr(scheme.size());
   const auto colon = rest.rfind(':');
-  if (colon == std::string::npos || colon + 1 == rest.size()) throw ForwardFailed("node address " + base + " has no port");
+  if (colon == std::string::npos || colon + 1 == rest.size())
+    throw ForwardFailed("node address " + base + " has no port");
   std::string host = rest.substr(0, colon);
   if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
   return {host, rest.substr(colon + 1)};
@@ -75,10 +76,8 @@ void copy_fields(const From& from, To& to) {
       case http::field::content_length:
       case http::field::te:
       case http::field::trailer:
-      case http::field::upgrade:
-        continue;
-      default:
-        to.set(f.name_string(), f.value());
+      case http::field::upgrade: continue;
+      default: to.set(f.name_string(), f.value());
     }
   }
 }
@@ -91,8 +90,7 @@ asio::awaitable<HttpReply> forward_http(const std::string& base, const HttpReque
   auto ex = co_await asio::this_coro::executor;
   auto up = std::make_shared<Upstream>(ex, options.timeout);
   tcp::resolver resolver(ex);
-  auto [rec, endpoints] =
-      co_await resolver.async_resolve(where.host, where.port, asio::as_tuple(asio::use_awaitable));
+  auto [rec, endpoints] = co_await resolver.async_resolve(where.host, where.port, asio::as_tuple(asio::use_awaitable));
   if (rec) throw ForwardFailed("node address " + base + " does not resolve: " + rec.message());
   up->stream.expires_after(options.timeout);
   auto [cec, ep] = co_await up->stream.async_connect(endpoints, asio::as_tuple(asio::use_awaitable));
@@ -112,8 +110,8 @@ asio::awaitable<HttpReply> forward_http(const std::string& base, const HttpReque
   if (wec) throw ForwardFailed("node at " + base + " is unreachable: " + wec.message());
   const bool head = req.method() == http::verb::head;
   if (head) up->parser.skip(true);
-  auto [hec, hn] = co_await http::async_read_header(up->stream, up->buffer, up->parser,
-                                                     asio::as_tuple(asio::use_awaitable));
+  auto [hec, hn] =
+      co_await http::async_read_header(up->stream, up->buffer, up->parser, asio::as_tuple(asio::use_awaitable));
   (void)hn;
   if (hec) throw ForwardFailed("node at " + base + " did not answer: " + hec.message());
   const auto& got = up->parser.get();

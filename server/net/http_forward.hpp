@@ -26,9 +26,9 @@ struct ForwardFailed : std::runtime_error {
 inline constexpr const char* kForwardedByField = "X-Vigil-Front-Door";
 
 struct ForwardOptions {
-  std::string from_node;                    // this node: sent in kForwardedByField
-  std::chrono::seconds timeout{30};         // connect and head; then each chunk of the body
-  std::size_t whole_bytes = 8u << 20;       // larger bodies stream
+  std::string from_node;               // this node: sent in kForwardedByField
+  std::chrono::seconds timeout{30};    // connect and head; then each chunk of the body
+  std::size_t whole_bytes = 8u << 20;  // larger bodies stream
 };
 
 // Sends REQ (method, target, its Authorization and the header fields that shape a media answer:

@@ -39,17 +39,19 @@ void write_file(const std::filesystem::path& p, const std::string& bytes) {
 
 // The failover gap of CAMERA: "start_us,end_us" as numbers (0 when there is none).
 std::pair<std::int64_t, std::int64_t> failover_gap(Catalog& cat, const std::string& camera) {
-  const std::string of = "FROM gaps g JOIN streams s ON s.id = g.stream_id JOIN cameras c ON c.id = s.camera_id "
-                         "WHERE g.reason = 'failover' AND c.name = '" +
-                         camera + "'";
+  const std::string of =
+      "FROM gaps g JOIN streams s ON s.id = g.stream_id JOIN cameras c ON c.id = s.camera_id "
+      "WHERE g.reason = 'failover' AND c.name = '" +
+      camera + "'";
   return {cat.number("SELECT min(g.start_us) " + of), cat.number("SELECT min(g.end_us) " + of)};
 }
 
 }  // namespace
 
-TEST_CASE("one front door: media on another node's volume is proxied to it; a dead holder is a 503 naming it; "
-          "its return shortens the failover gap",
-          "[nodes][front_door][camera][rtsp][integration]") {
+TEST_CASE(
+    "one front door: media on another node's volume is proxied to it; a dead holder is a 503 naming it; "
+    "its return shortens the failover gap",
+    "[nodes][front_door][camera][rtsp][integration]") {
   // Exports over 64 KiB stream from the node that builds them (fragmented MP4, chunked, no
   // length): a front door relays them chunk by chunk as they arrive, never whole.
   const std::vector<std::string> streamed{"--export-memory-bytes", "65536"};
@@ -62,8 +64,8 @@ TEST_CASE("one front door: media on another node's volume is proxied to it; a de
   REQUIRE(front->wait_ready());
 
   // Each node advertises where it serves (its bound HTTP and wire ports on 127.0.0.1).
-  REQUIRE(eventually([&] { return cat.number("SELECT count(*) FROM nodes WHERE http_address IS NOT NULL") == 2; },
-                     30s));
+  REQUIRE(
+      eventually([&] { return cat.number("SELECT count(*) FROM nodes WHERE http_address IS NOT NULL") == 2; }, 30s));
   CHECK(cat.names("SELECT http_address FROM nodes WHERE node = 'a'") == std::set<std::string>{"http://" + a->http()});
   CHECK(cat.names("SELECT wire_address FROM nodes WHERE node = 'b'") == std::set<std::string>{b->wire()});
   {
@@ -79,10 +81,11 @@ TEST_CASE("one front door: media on another node's volume is proxied to it; a de
   REQUIRE(placed);
   const std::string cam = *cat.names(recording_on("a")).begin();
   INFO("camera " << cam << " records on node a");
-  const std::string segs_on_a = "FROM segments g JOIN streams s ON s.id = g.stream_id JOIN cameras c ON c.id = "
-                                "s.camera_id JOIN disks d ON d.id = s.disk_id WHERE d.node = 'a' AND s.role = 'main' "
-                                "AND s.media_kind = 'video' AND c.name = '" +
-                                cam + "'";
+  const std::string segs_on_a =
+      "FROM segments g JOIN streams s ON s.id = g.stream_id JOIN cameras c ON c.id = "
+      "s.camera_id JOIN disks d ON d.id = s.disk_id WHERE d.node = 'a' AND s.role = 'main' "
+      "AND s.media_kind = 'video' AND c.name = '" +
+      cam + "'";
   // Six seconds of it in the catalog: the range [first + 1 s, first + 5 s) is a's footage.
   REQUIRE(eventually([&] { return cat.number("SELECT max(end_us) - min(start_us) " + segs_on_a) > 6'000'000; }, 60s));
   const std::int64_t first_us = cat.number("SELECT min(start_us) " + segs_on_a);
@@ -105,9 +108,9 @@ TEST_CASE("one front door: media on another node's volume is proxied to it; a de
     CHECK(through.header("Content-Length").empty());
   }
   {  // A thumbnail through b: a's JPEG, relayed whole with its length; a Range of it, a's 206.
-    const std::string thumb =
-        "/api/v1/cameras/" + cam + "/thumbnail.jpg?at=" + at(first_us + 3'000'000) + "&width=160";
-    const auto mine = test::http_request(a->http(), "GET", thumb), through = test::http_request(b->http(), "GET", thumb);
+    const std::string thumb = "/api/v1/cameras/" + cam + "/thumbnail.jpg?at=" + at(first_us + 3'000'000) + "&width=160";
+    const auto mine = test::http_request(a->http(), "GET", thumb),
+               through = test::http_request(b->http(), "GET", thumb);
     REQUIRE(through.status == 200);
     CHECK(through.header("Content-Type") == "image/jpeg");
     CHECK(through.header("Content-Length") == std::to_string(mine.body.size()));
@@ -118,8 +121,8 @@ TEST_CASE("one front door: media on another node's volume is proxied to it; a de
     CHECK(part.body == mine.body.substr(10, 20));
   }
   {  // HLS through b: the playlist from the shared catalog, its media segments proxied to a; it plays.
-    const std::string url = "http://" + b->http() + "/api/v1/cameras/" + cam + "/hls.m3u8?from=" +
-                            at(first_us + 1'000'000) + "&to=" + at(first_us + 5'000'000) +
+    const std::string url = "http://" + b->http() + "/api/v1/cameras/" + cam +
+                            "/hls.m3u8?from=" + at(first_us + 1'000'000) + "&to=" + at(first_us + 5'000'000) +
                             "&access_token=" + b->token();
     const auto packets = test::probe_packets(url, dir.path());
     CHECK(packets.size() > 10);
@@ -136,9 +139,13 @@ TEST_CASE("one front door: media on another node's volume is proxied to it; a de
   REQUIRE(::kill(a->pid(), SIGKILL) == 0);
   a->stop(SIGKILL);
   const auto killed_us = wall_us();
-  REQUIRE(eventually([&] { return cat.number("SELECT count(*) FROM nodes WHERE node = 'a' AND lease_until < "
-                                             "clock_timestamp()") == 1; },
-                     30s));
+  REQUIRE(eventually(
+      [&] {
+        return cat.number(
+                   "SELECT count(*) FROM nodes WHERE node = 'a' AND lease_until < "
+                   "clock_timestamp()") == 1;
+      },
+      30s));
   for (const auto* door : {&b, &front}) {
     const auto down = test::http_request((*door)->http(), "GET", range);
     INFO(down.body);
@@ -147,10 +154,11 @@ TEST_CASE("one front door: media on another node's volume is proxied to it; a de
   }
 
   // The camera fails over to b: what b records of it is served at once, by b and by the front door.
-  const std::string segs_on_b = "FROM segments g JOIN streams s ON s.id = g.stream_id JOIN cameras c ON c.id = "
-                                "s.camera_id JOIN disks d ON d.id = s.disk_id WHERE d.node = 'b' AND s.role = 'main' "
-                                "AND s.media_kind = 'video' AND c.name = '" +
-                                cam + "' AND g.start_us > " + std::to_string(killed_us);
+  const std::string segs_on_b =
+      "FROM segments g JOIN streams s ON s.id = g.stream_id JOIN cameras c ON c.id = "
+      "s.camera_id JOIN disks d ON d.id = s.disk_id WHERE d.node = 'b' AND s.role = 'main' "
+      "AND s.media_kind = 'video' AND c.name = '" +
+      cam + "' AND g.start_us > " + std::to_string(killed_us);
   const bool moved =
       eventually([&] { return cat.number("SELECT max(end_us) - min(start_us) " + segs_on_b) > 3'000'000; }, 60s);
   if (!moved) logs();
@@ -184,9 +192,13 @@ TEST_CASE("one front door: media on another node's volume is proxied to it; a de
     CHECK(gap_from_after == 0);  // both nodes recorded across the hole: no gap
   }
   // The footage the catalog did not know before plays, through b (proxied to a, live again).
-  REQUIRE(eventually([&] { return cat.number("SELECT count(*) FROM nodes WHERE node = 'a' AND lease_until > "
-                                             "clock_timestamp() AND http_address IS NOT NULL") == 1; },
-                     30s));
+  REQUIRE(eventually(
+      [&] {
+        return cat.number(
+                   "SELECT count(*) FROM nodes WHERE node = 'a' AND lease_until > "
+                   "clock_timestamp() AND http_address IS NOT NULL") == 1;
+      },
+      30s));
   const std::string recovered = export_of(cam, known_end_us, recovered_end_us);
   const auto mine = test::http_request(a->http(), "GET", recovered);
   const auto through = test::http_request(b->http(), "GET", recovered);

@@ -31,7 +31,6 @@ using test::eventually;
 
 using namespace test::nodes;
 
-
 TEST_CASE("two nodes share the pulled cameras; a killed node's cameras fail over with a failover gap",
           "[nodes][camera][rtsp][integration]") {
   constexpr int kCameras = 4;
