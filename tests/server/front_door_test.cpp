@@ -5,7 +5,8 @@
 // bytes a answers itself, HLS through b plays in ffprobe. With a killed (kill -9) its footage is a
 // 503 naming a, while what b records of a's camera after the failover is served at once by every
 // front door; a restarted, its recovery extends its last segment and the 'failover' gap then
-// starts where a's footage ends, and that footage plays through b.
+// starts where a's footage ends, and that footage plays through b. The playback proxy, given only
+// the front door, learns the nodes from the catalog and serves on without it.
 #include <signal.h>
 
 #include <boost/json.hpp>
@@ -15,6 +16,7 @@
 
 #include "tests/server/two_nodes.hpp"
 #include "tests/support/http_client.hpp"
+#include "tests/support/proxy_process.hpp"
 
 using namespace vigil;
 using namespace std::chrono_literals;
@@ -207,4 +209,16 @@ TEST_CASE(
   CHECK(through.body == mine.body);
   write_file(dir.path() / "recovered.mp4", through.body);
   CHECK(!test::probe_packets(dir.path() / "recovered.mp4", dir.path()).empty());
+
+  // The playback proxy given only the front door learns the nodes from the catalog, and still
+  // serves once the front door is gone.
+  std::filesystem::create_directories(dir.path() / "proxy");
+  test::ProxyProcess proxy(dir.path() / "proxy", {"--upstream", front->http(), "--nodes"});
+  CHECK(proxy.log().find("node a learned from the catalog: " + a->http()) != std::string::npos);
+  CHECK(proxy.log().find("node b learned from the catalog: " + b->http()) != std::string::npos);
+  front->stop();
+  const auto proxied = test::http_request(proxy.address(), "GET", recovered);
+  INFO(proxy.log());
+  REQUIRE(proxied.status == 200);
+  CHECK(proxied.body == mine.body);
 }
