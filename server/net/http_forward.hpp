@@ -26,8 +26,10 @@ struct ForwardFailed : std::runtime_error {
 inline constexpr const char* kForwardedByField = "X-Vigil-Front-Door";
 
 struct ForwardOptions {
-  std::string from_node;               // this node: sent in kForwardedByField
-  std::chrono::seconds timeout{30};    // connect and head; then each chunk of the body
+  std::string from_node;  // this node: sent in kForwardedByField
+  // Connect and head (an export built in memory is answered once built: up to a minute or two on a
+  // loaded node); then each chunk of the body.
+  std::chrono::seconds timeout{120};
   std::size_t whole_bytes = 8u << 20;  // larger bodies stream
 };
 
