@@ -1,5 +1,6 @@
 #include "catalog/front_door_rows.hpp"
 
+#include <algorithm>
 #include <pqxx/pqxx>
 
 namespace vigil::catalog {
@@ -30,6 +31,27 @@ std::optional<NodeRow> media_holder(pqxx::work& tx, const Track& track, std::int
       track.camera, std::string(role_name(track.role)), std::string(media_kind_name(track.media_kind)), from_us, to_us);
   if (r.empty()) return std::nullopt;
   return node_of(r[0]);
+}
+
+std::vector<HolderRun> media_holder_runs(pqxx::work& tx, const Track& track, std::int64_t from_us, std::int64_t to_us) {
+  std::vector<HolderRun> out;
+  const auto rows = tx.exec_params(
+      "SELECT d.node, g.start_us, g.end_us FROM cameras c JOIN streams s ON s.camera_id = c.id "
+      "JOIN segments g ON g.stream_id = s.id JOIN volumes v ON v.id = g.volume_id JOIN disks d ON d.id = v.disk_id "
+      "WHERE c.name = $1 AND s.role = $2 AND s.media_kind = $3 AND g.state IN ('open', 'closed') "
+      "AND g.end_us > $4::bigint AND g.start_us < $5::bigint ORDER BY g.start_us, g.id",
+      track.camera, std::string(role_name(track.role)), std::string(media_kind_name(track.media_kind)), from_us, to_us);
+  for (const auto& r : rows) {
+    const auto node = r[0].as<std::string>();
+    const auto start = r[1].as<std::int64_t>(), end = r[2].as<std::int64_t>();
+    if (!out.empty() && out.back().node == node) {
+      out.back().to_us = std::max(out.back().to_us, end);
+      continue;
+    }
+    if (out.size() == 8) break;
+    out.push_back({node, start, end});
+  }
+  return out;
 }
 
 std::optional<NodeRow> camera_owner(pqxx::work& tx, const std::string& camera) {

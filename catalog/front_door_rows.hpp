@@ -29,6 +29,14 @@ enum class HolderEnd { first, last };
 std::optional<NodeRow> media_holder(pqxx::work& tx, const Track& track, std::int64_t from_us, std::int64_t to_us,
                                     HolderEnd end = HolderEnd::first);
 
+// The nodes whose volumes hold TRACK's footage in [FROM_US, TO_US), in time order, each with the
+// span of its footage there (consecutive segments on one node are one run; at most 8 runs).
+struct HolderRun {
+  std::string node;
+  std::int64_t from_us = 0, to_us = 0;
+};
+std::vector<HolderRun> media_holder_runs(pqxx::work& tx, const Track& track, std::int64_t from_us, std::int64_t to_us);
+
 // The node that pulls CAMERA now (its owner); nullopt when nobody owns it (pushed cameras record
 // wherever their recorder connects).
 std::optional<NodeRow> camera_owner(pqxx::work& tx, const std::string& camera);

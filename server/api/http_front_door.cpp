@@ -72,12 +72,28 @@ boost::asio::awaitable<std::optional<HttpReply>> answer_elsewhere(const RouteCon
   const auto lookup = lookup_for(q, path_tail);
   if (!lookup) co_return std::nullopt;
   const Track track = q.video_track(camera);
+  const bool whole_range = path_tail == "export.mp4";  // one MP4 of every segment in the range
+  std::vector<catalog::HolderRun> runs;
   const auto holder = co_await ctx.catalog.run([&](pqxx::connection& c) {
     pqxx::work tx(c);
+    if (whole_range) runs = catalog::media_holder_runs(tx, track, lookup->from_us, lookup->to_us);
     return lookup->by == Lookup::By::owner
                ? catalog::camera_owner(tx, camera)
                : catalog::media_holder(tx, track, lookup->from_us, lookup->to_us, lookup->end);
   });
+  if (runs.size() > 1) {
+    // No node reads another's volume: an export across a failover is asked in its parts.
+    std::string parts;
+    for (const auto& r : runs) {
+      parts += (parts.empty() ? "" : ", ") + std::string("node '") + r.node +
+               "' from_us=" + std::to_string(std::max(r.from_us, lookup->from_us)) +
+               " to_us=" + std::to_string(std::min(r.to_us, lookup->to_us));
+    }
+    throw ApiError(ApiErrc::conflict,
+                   "the range's footage is on the volumes of several nodes (a failover): export each node's part "
+                   "on its own: " +
+                       parts);
+  }
   if (!holder || holder->node == ctx.node) co_return std::nullopt;
   std::string what = "that footage is on a volume of node '" + holder->node + "'";
   if (lookup->by == Lookup::By::owner) what = "camera '" + camera + "' records on node '" + holder->node + "'";

@@ -208,6 +208,14 @@ TEST_CASE(
   REQUIRE(through.status == 200);
   CHECK(through.body == mine.body);
   write_file(dir.path() / "recovered.mp4", through.body);
+  {  // An export across the failover is asked in its two parts, each node's: 409 naming both.
+    const auto across =
+        test::http_request(b->http(), "GET", export_of(cam, known_end_us - 1'000'000, b_first_us + 1'000'000));
+    INFO(across.body);
+    CHECK(across.status == 409);
+    CHECK(across.body.find("node 'a' from_us=" + std::to_string(known_end_us - 1'000'000)) != std::string::npos);
+    CHECK(across.body.find("node 'b'") != std::string::npos);
+  }
   CHECK(!test::probe_packets(dir.path() / "recovered.mp4", dir.path()).empty());
 
   // The playback proxy given only the front door learns the nodes from the catalog, and still
