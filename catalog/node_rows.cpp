@@ -17,18 +17,20 @@ constexpr const char* kLive = "lease_until > clock_timestamp()";
 std::string new_incarnation(pqxx::work& tx) { return tx.exec1("SELECT gen_random_uuid()::text")[0].as<std::string>(); }
 
 std::string renew_lease(pqxx::work& tx, const std::string& node, const std::string& incarnation, std::int64_t lease_ms,
-                        std::int64_t headroom_bps) {
+                        std::int64_t headroom_bps, const NodeAddresses& addresses) {
   const auto r = tx.exec_params1(
       "WITH prev AS (SELECT incarnation FROM nodes WHERE node = $1) "
-      "INSERT INTO nodes (node, incarnation, lease_until, heartbeat_at, joined_at, headroom_bps) "
+      "INSERT INTO nodes (node, incarnation, lease_until, heartbeat_at, joined_at, headroom_bps, http_address, "
+      "                   wire_address) "
       "VALUES ($1, $2::uuid, clock_timestamp() + $3 * interval '1 millisecond', clock_timestamp(), "
-      "        clock_timestamp(), $4) "
+      "        clock_timestamp(), $4, NULLIF($5, ''), NULLIF($6, '')) "
       "ON CONFLICT (node) DO UPDATE SET incarnation = EXCLUDED.incarnation, lease_until = EXCLUDED.lease_until, "
       "  heartbeat_at = EXCLUDED.heartbeat_at, headroom_bps = EXCLUDED.headroom_bps, "
+      "  http_address = EXCLUDED.http_address, wire_address = EXCLUDED.wire_address, "
       "  joined_at = CASE WHEN nodes.incarnation = EXCLUDED.incarnation AND nodes.lease_until > clock_timestamp() "
       "                   THEN nodes.joined_at ELSE EXCLUDED.joined_at END "
       "RETURNING (SELECT incarnation::text FROM prev)",
-      node, incarnation, lease_ms, headroom_bps);
+      node, incarnation, lease_ms, headroom_bps, addresses.http, addresses.wire);
   return r[0].is_null() ? std::string() : r[0].as<std::string>();
 }
 
@@ -153,12 +155,43 @@ std::vector<NodeRow> list_nodes(pqxx::work& tx) {
                                "NOT NULL), "
                                "(SELECT count(*) FROM cameras c WHERE c.owner_node = n.node AND c.handover_node IS NOT "
                                "NULL), "
-                               "(extract(epoch FROM n.lease_until - clock_timestamp()) * 1000)::bigint "
+                               "(extract(epoch FROM n.lease_until - clock_timestamp()) * 1000)::bigint, "
+                               "COALESCE(n.http_address, ''), COALESCE(n.wire_address, '') "
                                "FROM nodes n ORDER BY n.node")) {
     out.push_back({r[0].as<std::string>(), r[1].as<std::string>(), r[2].as<bool>(), r[3].as<std::int64_t>(),
-                   r[4].as<std::int64_t>(), r[5].as<std::int64_t>(), r[6].as<std::int64_t>()});
+                   r[4].as<std::int64_t>(), r[5].as<std::int64_t>(), r[6].as<std::int64_t>(),
+                   NodeAddresses{r[7].as<std::string>(), r[8].as<std::string>()}});
   }
   return out;
+}
+
+int shorten_failover_gaps(pqxx::work& tx, const std::vector<std::int64_t>& volume_ids) {
+  std::string ids = "{";
+  for (std::size_t i = 0; i < volume_ids.size(); ++i) ids += (i ? "," : "") + std::to_string(volume_ids[i]);
+  ids += "}";
+  // The recovered end of each failed-over stream with segments on these volumes.
+  const auto recovered = tx.exec_params(
+      "UPDATE streams s SET ended_at_us = r.end_us FROM ("
+      "  SELECT g.stream_id, max(g.end_us) AS end_us FROM segments g JOIN streams t ON t.id = g.stream_id "
+      "  WHERE t.state = 'failed_over' AND g.volume_id = ANY($1::bigint[]) GROUP BY g.stream_id) r "
+      "WHERE s.id = r.stream_id AND r.end_us > s.ended_at_us RETURNING s.id, s.ended_at_us",
+      ids);
+  int changed = 0;
+  for (const auto& r : recovered) {
+    const auto stream = r[0].as<std::int64_t>();
+    const auto end_us = r[1].as<std::int64_t>();
+    // Both nodes recorded across the whole hole (the dead node's last frames reach the new
+    // node's first): no gap. Otherwise it starts where the dead node's footage ends.
+    changed += static_cast<int>(
+        tx.exec_params0("DELETE FROM gaps WHERE stream_id = $1 AND reason = 'failover' AND end_us <= $2", stream,
+                        end_us)
+            .affected_rows());
+    changed += static_cast<int>(tx.exec_params0("UPDATE gaps SET start_us = $2 WHERE stream_id = $1 AND "
+                                                "reason = 'failover' AND start_us < $2",
+                                                stream, end_us)
+                                    .affected_rows());
+  }
+  return changed;
 }
 
 }  // namespace vigil::catalog

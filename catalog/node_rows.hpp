@@ -20,12 +20,18 @@ namespace vigil::catalog {
 // A new incarnation id for this run of a node (PostgreSQL's gen_random_uuid()).
 std::string new_incarnation(pqxx::work& tx);
 
+// Where a node serves, as the others reach it (vigild --advertise): its HTTP API
+// ("http://HOST:PORT") and wire protocol ("HOST:PORT", "tls://HOST:PORT"); empty: not advertised.
+struct NodeAddresses {
+  std::string http, wire;
+};
+
 // Renews NODE's lease for INCARNATION until PostgreSQL's clock_timestamp() + LEASE_MS, with its
-// admission HEADROOM_BPS. A new incarnation (the node restarted) takes the row over. Returns the
-// incarnation the row had before (empty: none): another one than the caller's after its first
-// renewal means a second vigild runs under the same node name.
+// admission HEADROOM_BPS and its ADDRESSES. A new incarnation (the node restarted) takes the row
+// over. Returns the incarnation the row had before (empty: none): another one than the caller's
+// after its first renewal means a second vigild runs under the same node name.
 std::string renew_lease(pqxx::work& tx, const std::string& node, const std::string& incarnation, std::int64_t lease_ms,
-                        std::int64_t headroom_bps);
+                        std::int64_t headroom_bps, const NodeAddresses& addresses = {});
 
 // How many of the cameras WAITING_SQL counts (one count(*) query) NODE should take now: none
 // unless its lease is live, it is active (not draining or drained) and it ranks first of the live
@@ -85,8 +91,16 @@ struct NodeRow {
   std::int64_t cameras = 0;        // pulled cameras it owns
   std::int64_t handovers = 0;      // of those, being handed to another node (a drain)
   std::int64_t lease_left_ms = 0;  // negative: expired that long ago
+  NodeAddresses addresses;         // where it serves (vigild --advertise); empty: not advertised
 };
 // Every node of the catalog, by name.
 std::vector<NodeRow> list_nodes(pqxx::work& tx);
+
+// After a restarted node recovered its volumes (VOLUME_IDS): its streams that another node's
+// sweeper ended as 'failed_over' end where its recovery found their data ends (the open segment's
+// catalog row trailed the recording), and the 'failover' gap after each starts there instead —
+// or goes, when the recovered footage reaches the next node's first frame (no instant went
+// unrecorded). Returns how many gaps it shortened or removed.
+int shorten_failover_gaps(pqxx::work& tx, const std::vector<std::int64_t>& volume_ids);
 
 }  // namespace vigil::catalog

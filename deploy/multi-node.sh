@@ -68,14 +68,17 @@ catalog="host=$data/front/pg/run port=5432 user=vigil dbname=vigil"
 echo "multi-node: front door http://127.0.0.1:8080 (token: $data/front/admin.token)"
 
 for i in $(seq 1 "$nodes"); do
-  "$vigild" --data "$data/node$i" --db "$catalog" --node "node$i" --listen "127.0.0.1:$((7070 + i))" \
-    --http-port $((8080 + i)) --volume "$data/node$i/volume0" --volume-size $((1 << 30)) \
+  # --advertise: the host the front door (and the other nodes) reach this node by; the front door
+  # proxies the media this node holds to it (docs/nodes.md, "One front door").
+  "$vigild" --data "$data/node$i" --db "$catalog" --node "node$i" --advertise 127.0.0.1 \
+    --listen "127.0.0.1:$((7070 + i))" --http-port $((8080 + i)) --volume "$data/node$i/volume0" --volume-size $((1 << 30)) \
     --profile "$data/disk-profile.json" "${archive[@]}" > "$data/node$i.log" 2>&1 &
   pids+=($!)
   wait_ready "$data/node$i" "${pids[-1]}"
   echo "multi-node: node$i recording (wire 127.0.0.1:$((7070 + i)), http :$((8080 + i)), log $data/node$i.log)"
 done
 echo "multi-node: add cameras with: $vigil camera add NAME rtsp://... --data $data/front"
+echo "multi-node: every camera's recordings play through the front door (it proxies to the node holding them)"
 echo "multi-node: who records what: psql \"$catalog\" -c 'SELECT name, owner_node FROM cameras'"
 echo "multi-node: Ctrl-C stops every node"
 wait "${pids[@]}"

@@ -106,7 +106,7 @@ const std::map<std::string, Command>& commands() {
         [](const Globals& g, const auto& args) { return client::play_main(g.server, g.wire_token(), args); }}},
       {"proxy",
        {"playback proxy for many viewers: vigil proxy --upstream HOST:PORT[,...] [--listen ADDR:PORT] [--cache-mb N]",
-        [](const Globals&, const auto& args) { return client::proxy_main(args); }}},
+        [](const Globals& g, const auto& args) { return client::proxy_main(args, g.token); }}},
       {"ingest",
        {"an ingest worker of vigild's camera manager (started by vigild): vigil ingest --control-fd N",
         [](const Globals& g, const auto& args) { return client::ingest_main(g.server, g.wire_token(), args); }}},

@@ -1,5 +1,6 @@
 #include "client/proxy/proxy_command.hpp"
 
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/signal_set.hpp>
@@ -11,6 +12,7 @@
 #include <boost/program_options/value_semantic.hpp>
 
 #include "client/proxy/proxy_hub.hpp"
+#include "client/proxy/proxy_nodes.hpp"
 #include "client/proxy/proxy_server.hpp"
 #include "common/command_line.hpp"
 #include "common/exit_codes.hpp"
@@ -48,6 +50,7 @@ struct ProxyArgs {
   std::int64_t cache_mb = 256, playback_mb = 32, max_playbacks = 32;
   double upstream_timeout_s = 30, auth_ttl_s = 5, playback_rate = 4, read_ahead_s = 30, keep_behind_s = 30;
   bool access_log = false;
+  bool nodes = false;  // learn the nodes from the catalog (GET /api/v1/nodes)
 };
 
 po::options_description proxy_options(ProxyArgs& a) {
@@ -56,6 +59,10 @@ po::options_description proxy_options(ProxyArgs& a) {
       ("upstream", po::value(&a.upstream)->value_name("LIST"),
        "vigild HTTP address(es), HOST:PORT (https://HOST:PORT for a vigild with --http-tls-cert), comma-separated: "
        "tried in order, and the node that answered for a camera is asked first next time")  //
+      ("nodes", po::bool_switch(&a.nodes),
+       "learn the nodes from the catalog: at start, ask the --upstream nodes for the nodes sharing their catalog "
+       "(GET /api/v1/nodes, with the token vigil was given) and add the live ones not given, HTTP (and with --wire, "
+       "wire) addresses as each node advertises them")  //
       ("listen", po::value(&a.listen)->value_name("ADDR:PORT")->default_value(a.listen),
        "where viewers connect (port 0: any free port)")  //
       ("cache-mb", po::value(&a.cache_mb)->value_name("N")->default_value(a.cache_mb),
@@ -146,9 +153,35 @@ void proxy_settings(const ProxyArgs& a, ProxyOptions& options, HubOptions& hub_o
   }
 }
 
+// Adds the live nodes the catalog lists (LEARNED) that OPTIONS does not name yet: their HTTP
+// addresses after the given upstreams, and with --wire their wire addresses in the same order (a
+// node that advertises none is left out then, so the two lists stay paired).
+void add_learned_nodes(const std::vector<LearnedNode>& learned, ProxyOptions& options, HubOptions& hub_options) {
+  for (const auto& n : learned) {
+    const bool known = std::any_of(options.upstreams.begin(), options.upstreams.end(),
+                                   [&](const UpstreamNode& u) { return u.name() == n.http.name(); });
+    if (known) continue;
+    if (!hub_options.nodes.empty()) {
+      if (n.wire.empty()) continue;
+      auto wire = parse_upstreams(n.wire).front();
+      if (wire.tls) {
+        // Trusted as the given tls:// nodes are (--upstream-ca); none given: not reached.
+        const auto given = std::find_if(hub_options.nodes.begin(), hub_options.nodes.end(),
+                                        [](const UpstreamNode& u) { return u.tls_context != nullptr; });
+        if (given == hub_options.nodes.end()) continue;
+        wire.tls_context = given->tls_context;
+      }
+      hub_options.nodes.push_back(std::move(wire));
+    }
+    options.upstreams.push_back(n.http);
+    std::cerr << "vigil proxy: node " << n.name << " learned from the catalog: " << n.http.name()
+              << (hub_options.nodes.empty() ? std::string() : ", wire " + n.wire) << "\n";
+  }
+}
+
 }  // namespace
 
-int proxy_main(const std::vector<std::string>& args) {
+int proxy_main(const std::vector<std::string>& args, const std::string& token) {
   ProxyArgs a;
   if (auto rc = parse_command_line(args, proxy_options(a), kHelp)) return *rc;
   ProxyOptions options;
@@ -157,6 +190,14 @@ int proxy_main(const std::vector<std::string>& args) {
     proxy_settings(a, options, hub_options);
   } catch (const std::exception& e) {
     return usage_error(kHelp, e.what());
+  }
+  if (a.nodes) {
+    try {
+      add_learned_nodes(learn_nodes(options.upstreams, token, options.upstream_timeout), options, hub_options);
+    } catch (const std::exception& e) {
+      std::cerr << "vigil proxy: " << e.what() << "\n";
+      return exit_code::kFailed;
+    }
   }
   const std::string &listen = a.listen, &upstream = a.upstream, &address_file = a.address_file, &wire = a.wire;
   const bool access_log = a.access_log;

@@ -7,6 +7,8 @@
 
 namespace vigil::client {
 
-int proxy_main(const std::vector<std::string>& args);
+// TOKEN: the token `vigil` was given (--token, --token-file, VIGIL_TOKEN): what --nodes asks the
+// nodes' list with; viewers' requests carry their own.
+int proxy_main(const std::vector<std::string>& args, const std::string& token = {});
 
 }  // namespace vigil::client

@@ -13,8 +13,12 @@ namespace json = boost::json;
 namespace vigil::server {
 namespace {
 
-json::object node_json(const catalog::NodeRow& n) {
+// SELF: this vigild's node name (the playback proxy skips nothing by it; a UI marks it).
+json::object node_json(const catalog::NodeRow& n, const std::string& self) {
   return {{"node", n.node},
+          {"http", n.addresses.http},
+          {"wire", n.addresses.wire},
+          {"self", n.node == self},
           {"state", n.state},
           {"live", n.live},
           {"headroom_bps", n.headroom_bps},
@@ -33,14 +37,14 @@ boost::asio::awaitable<std::vector<catalog::NodeRow>> read_nodes(const RouteCont
 boost::asio::awaitable<HttpResponse> list(const RouteContext& ctx, const HttpRequest& req) {
   const auto nodes = co_await read_nodes(ctx);
   json::array arr;
-  for (const auto& n : nodes) arr.push_back(node_json(n));
+  for (const auto& n : nodes) arr.push_back(node_json(n, ctx.node));
   co_return json_response(req, http::status::ok, json::serialize(json::object{{"nodes", std::move(arr)}}));
 }
 
 boost::asio::awaitable<HttpResponse> one(const RouteContext& ctx, const HttpRequest& req, const std::string& name) {
   const auto nodes = co_await read_nodes(ctx);
   for (const auto& n : nodes) {
-    if (n.node == name) co_return json_response(req, http::status::ok, json::serialize(node_json(n)));
+    if (n.node == name) co_return json_response(req, http::status::ok, json::serialize(node_json(n, ctx.node)));
   }
   co_return json_error(req, http::status::not_found, "no node named '" + name.substr(0, 64) + "'");
 }

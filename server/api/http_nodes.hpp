@@ -1,8 +1,10 @@
 #pragma once
 // Node routes of the HTTP API (docs/nodes.md, docs/openapi.yaml); any node answers for every node
 // of the catalog:
-//   GET  /api/v1/nodes                 {nodes: [{node, state, live, headroom_bps, cameras,
-//                                      handovers, lease_left_ms}]}, by name
+//   GET  /api/v1/nodes                 {nodes: [{node, http, wire, self, state, live, headroom_bps,
+//                                      cameras, handovers, lease_left_ms}]}, by name (http, wire:
+//                                      where it serves, vigild --advertise; the playback proxy
+//                                      learns the nodes from it)
 //   GET  /api/v1/nodes/{name}          one node (404 if none)
 //   POST /api/v1/nodes/{name}/drain    the node's cameras move to other nodes make-before-break
 //                                      and it takes no new ones: {node, state, cameras} (cameras: to

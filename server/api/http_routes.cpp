@@ -12,6 +12,7 @@
 #include "server/api/http_discovery.hpp"
 #include "server/api/http_disks.hpp"
 #include "server/api/http_events.hpp"
+#include "server/api/http_front_door.hpp"
 #include "server/api/http_groups.hpp"
 #include "server/api/http_health.hpp"
 #include "server/core/catalog_health.hpp"
@@ -96,6 +97,12 @@ boost::asio::awaitable<HttpReply> route(const RouteContext& ctx, const HttpReque
       if (!get) co_return only_get();
       const std::optional<std::string> one = seg[3];
       co_return co_await timeline_route(ctx, req, q, one);
+    }
+    // Media another node holds: that node's answer (one front door, docs/nodes.md).
+    if (get && seg.size() >= 5 && seg.size() <= 6 && seg[2] == "cameras") {
+      const std::string tail = seg.size() == 5 ? seg[4] : seg[4] + "/" + seg[5];
+      std::optional<HttpReply> there = co_await answer_elsewhere(ctx, req, q, seg[3], tail);
+      if (there) co_return std::move(*there);
     }
     if (seg.size() == 5 && seg[2] == "cameras" && seg[4] == "export.mp4") {
       if (!get) co_return only_get();

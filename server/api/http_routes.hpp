@@ -49,6 +49,9 @@ struct RouteContext {
   // Called after the cameras' routes changed the catalog's cameras (the camera manager reads them
   // at once instead of at its next poll); empty: nobody to tell.
   std::function<void()> cameras_changed;
+  // This node's name among the nodes sharing the catalog: media held on another node's volume is
+  // proxied there (http_front_door.hpp). Empty: every request is answered here (unit rigs).
+  std::string node;
 };
 
 // The request's token may see CAMERA (always without tokens).

@@ -204,6 +204,10 @@ po::options_description cameras_options() {
       "this vigild's node name, unique among the nodes sharing one catalog (--db-url): nodes hold leases and "
       "share the pulled cameras, and a dead node's cameras fail over to the others (docs/nodes.md); default: the "
       "host name")(
+      "advertise", po::value<std::string>()->value_name("HOST"),
+      "the host the other nodes and the playback proxy reach this node by, with its HTTP and wire ports (the "
+      "front door proxies media to the node that holds it: docs/nodes.md); default: the listen address, or the "
+      "host name when that is 0.0.0.0 or ::")(
       "ingest-workers", po::value<int>()->value_name("N"),
       "worker processes pulled cameras are spread over (each records many, up to 64, more workers beyond); "
       "default 2")("no-camera-pull", po::bool_switch(),
@@ -319,6 +323,13 @@ void finish(const po::variables_map& vm, const RawArgs& raw, ServerConfig& cfg) 
     if (cfg.node.empty() || cfg.node.size() > 64 ||
         std::any_of(cfg.node.begin(), cfg.node.end(), [](unsigned char c) { return c <= 0x20 || c == 0x7f; })) {
       throw ConfigError("--node must be 1-64 bytes without spaces or control characters");
+    }
+  }
+  if (vm.count("advertise")) {
+    cfg.advertise = vm["advertise"].as<std::string>();
+    if (cfg.advertise.empty() || cfg.advertise.size() > 253 ||
+        cfg.advertise.find_first_of(" /?#@\t\r\n") != std::string::npos) {
+      throw ConfigError("--advertise must be a host name or address (the ports are the listening ones)");
     }
   }
   if (vm.count("ingest-workers")) {

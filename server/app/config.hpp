@@ -91,6 +91,10 @@ struct ServerConfig {
   // This vigild's node name among the nodes sharing the catalog (docs/nodes.md); the host name
   // unless --node gives one (filled in by parse_server_args).
   std::string node;
+  // The host the other nodes and the playback proxy reach this node by (--advertise): with the
+  // bound HTTP and wire ports, written into the node's row (docs/nodes.md, "One front door").
+  // Empty: the listen address, or the host name when that is a wildcard (0.0.0.0, ::).
+  std::string advertise;
   int ingest_workers =
       2;  // `vigil ingest` processes pulled cameras are spread over (server/recording/camera_manager.hpp)
   // Open connections each listener (wire, HTTP) serves at once, in all and from one address.

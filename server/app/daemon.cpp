@@ -55,6 +55,20 @@ namespace fs = std::filesystem;
 namespace vigil::server {
 namespace {
 
+// HOST:PORT of a listener as the other nodes reach it (docs/nodes.md, "One front door"):
+// --advertise's host, else the address it listens on, else (a wildcard) the host name.
+std::string advertised(const std::string& configured, const asio::ip::tcp::endpoint& bound) {
+  std::string host = configured;
+  if (host.empty() && !bound.address().is_unspecified()) host = bound.address().to_string();
+  if (host.empty()) {
+    char name[256] = "localhost";
+    ::gethostname(name, sizeof name - 1);
+    host = name;
+  }
+  if (host.find(':') != std::string::npos && host.front() != '[') host = "[" + host + "]";  // IPv6
+  return host + ":" + std::to_string(bound.port());
+}
+
 // How long a PostgreSQL that the health probe finds unresponsive gets to stop before it is killed.
 constexpr std::chrono::milliseconds kHungPostgresStopGrace{2000};
 
@@ -326,7 +340,8 @@ void Daemon::start_listeners() {
                                                                    .metrics = &metrics_,
                                                                    .live = have_disks ? &*live_hls_ : nullptr,
                                                                    .web = &*web_,
-                                                                   .cameras_changed = [this] { poke_cameras(); }}),
+                                                                   .cameras_changed = [this] { poke_cameras(); },
+                                                                   .node = cfg_.node}),
                                      metrics_),
                 HttpLimits{.read_timeout = std::chrono::seconds(cfg_.http_timeout_s),
                            .connections = connection_limits()},
@@ -368,18 +383,20 @@ void Daemon::start_listeners() {
 void Daemon::start_cameras() {
   if (!cfg_.pull_cameras || volumes_.empty()) return;
   const auto ep = wire_->local_endpoint();
-  cameras_ = std::make_unique<CameraManager>(
-      CameraManagerConfig{.conninfo = conninfo_,
-                          .wire = std::string(tls_ ? "tls://" : "") + ep.address().to_string() + ":" +
-                                  std::to_string(ep.port()),
-                          .recorder = cfg_.recorder ? *cfg_.recorder : default_recorder_path(),
-                          .log_dir = fs::absolute(cfg_.data_dir) / "log",
-                          .token = cfg_.auth ? make_recorder_token(conninfo_, cfg_.node) : std::string(),
-                          .run_as = recorder_account(cfg_),
-                          .ingest_workers = cfg_.ingest_workers,
-                          .status = &camera_status_,
-                          .node = cfg_.node,
-                          .headroom_bps = [this] { return disk_set_->headroom_bps(); }});
+  cameras_ = std::make_unique<CameraManager>(CameraManagerConfig{
+      .conninfo = conninfo_,
+      .wire = std::string(tls_ ? "tls://" : "") + ep.address().to_string() + ":" + std::to_string(ep.port()),
+      .recorder = cfg_.recorder ? *cfg_.recorder : default_recorder_path(),
+      .log_dir = fs::absolute(cfg_.data_dir) / "log",
+      .token = cfg_.auth ? make_recorder_token(conninfo_, cfg_.node) : std::string(),
+      .run_as = recorder_account(cfg_),
+      .ingest_workers = cfg_.ingest_workers,
+      .status = &camera_status_,
+      .node = cfg_.node,
+      .headroom_bps = [this] { return disk_set_->headroom_bps(); },
+      .advertise_http =
+          std::string(http_->tls() ? "https://" : "http://") + advertised(cfg_.advertise, http_->local_endpoint()),
+      .advertise_wire = std::string(tls_ ? "tls://" : "") + advertised(cfg_.advertise, wire_->local_endpoint())});
   cameras_ready_.store(true, std::memory_order_release);
   if (::geteuid() == 0)
     log::info("pulled cameras' recorders run unprivileged", {{"user", cfg_.recorder_user.value_or("vigil-recorder")}});

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "common/log.hpp"
+#include "catalog/node_rows.hpp"
 #include "catalog/volume_reconcile.hpp"
 
 namespace vigil::server {
@@ -152,6 +153,17 @@ VolumesUp bring_up_volumes(const std::vector<VolumeConfig>& configs, const std::
   // Holes between a rebuilt stream and the others of its camera, whatever volume each is on.
   if (const int gaps = catalog::write_rebuild_gaps(conn, rebuilt); gaps > 0) {
     log::info("gaps between rebuilt streams recorded", {{"gaps", gaps}});
+  }
+  // This node died and another took its cameras over: its recovery found footage the catalog
+  // did not know yet (the open segments' rows trail the recording), so the 'failover' gaps after
+  // its streams start where that footage ends (docs/nodes.md).
+  std::vector<std::int64_t> volume_ids;
+  for (const auto& ov : out.open) volume_ids.push_back(ov.volume_id);
+  if (!volume_ids.empty()) {
+    pqxx::work tx(conn);
+    const int shortened = catalog::shorten_failover_gaps(tx, volume_ids);
+    tx.commit();
+    if (shortened > 0) log::info("failover gaps shortened to the recovered footage", {{"gaps", shortened}});
   }
   return out;
 }

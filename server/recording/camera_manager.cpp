@@ -410,7 +410,9 @@ void CameraManager::catalog_round(pqxx::connection& conn) {
     pqxx::work tx(conn);
     const bool first = incarnation_.empty();
     if (first) incarnation_ = catalog::new_incarnation(tx);
-    const auto before = catalog::renew_lease(tx, node, incarnation_, config_.lease.lease.count(), headroom);
+    const auto before =
+        catalog::renew_lease(tx, node, incarnation_, config_.lease.lease.count(), headroom,
+                             catalog::NodeAddresses{.http = config_.advertise_http, .wire = config_.advertise_wire});
     tx.commit();
     // After its own first renewal the row is this run's: another incarnation in it is another
     // vigild with the same --node, and the two would pull the same cameras.

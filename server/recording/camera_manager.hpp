@@ -82,6 +82,10 @@ struct CameraManagerConfig {
   // The node's admission headroom, bits per second, written with every heartbeat (placement
   // favours the node with the most); none: 0. Called on the manager thread.
   std::function<std::int64_t()> headroom_bps;
+  // Where the node serves as the others reach it (vigild --advertise), written with every
+  // heartbeat: its HTTP API ("http://HOST:PORT", the front door proxies media there) and its
+  // wire address (the playback proxy's). Empty: not advertised.
+  std::string advertise_http, advertise_wire;
 };
 
 class CameraManager {

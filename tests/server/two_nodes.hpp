@@ -1,6 +1,6 @@
 #pragma once
 // Two vigild nodes on one PostgreSQL catalog with pulled GStreamer RTSP cameras (docs/nodes.md):
-// the set-up the multi-node tests share (nodes_failover_test.cpp, nodes_drain_test.cpp).
+// the set-up the multi-node tests share (nodes_failover_test.cpp, nodes_drain_test.cpp, front_door_test.cpp).
 #include <boost/json.hpp>
 #include <catch2/catch_test_macros.hpp>
 #include <chrono>
@@ -9,6 +9,7 @@
 #include <pqxx/pqxx>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "catalog/camera_rows.hpp"
 #include "tests/support/eventually.hpp"
@@ -19,6 +20,8 @@
 #include "tests/support/vigild_process.hpp"
 
 namespace vigil::test {
+
+using namespace std::chrono_literals;
 
 inline std::int64_t wall_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -41,11 +44,14 @@ struct Catalog {
   }
 };
 
+// EXTRA: more vigild options.
 inline std::unique_ptr<test::VigildProcess> start_node(const std::filesystem::path& dir,
                                                        const std::filesystem::path& profile, const std::string& db,
-                                                       const std::string& node) {
+                                                       const std::string& node,
+                                                       const std::vector<std::string>& extra = {}) {
   auto args = test::sim_volume_args(dir, profile, 256, /*pull_cameras=*/true);
   args.insert(args.end(), {"--db", db, "--node", node, "--recorder", VIGIL_CLI_PATH});
+  args.insert(args.end(), extra.begin(), extra.end());
   auto d = std::make_unique<test::VigildProcess>(dir / "data", args);
   REQUIRE(d->wait_ready());
   return d;
@@ -61,6 +67,7 @@ inline std::string recording_on(const std::string& node) {
 
 // Two nodes, a and b, on a catalog of their own, both leases live (placement sees both nodes),
 // then CAMERAS pulled cameras (cam0…) from one GStreamer RTSP test camera added to the catalog.
+// EXTRA: more options for both nodes.
 struct TwoNodes {
   test::TempDir dir;
   std::string db;
@@ -69,16 +76,16 @@ struct TwoNodes {
   std::unique_ptr<test::VigildProcess> a, b;
   Catalog cat;
 
-  TwoNodes(const std::string& database, int cameras)
+  TwoNodes(const std::string& database, int cameras, const std::vector<std::string>& extra = {})
       : db(test::shared_cluster().create_database(database)),
         profile(test::make_sim_profile(dir.path())),
         camera(test::start_rtsp_camera(dir.path(), 0, 256)),
-        a(start_node(mkdir(dir.path() / "a"), profile, db, "a")),
-        b(start_node(mkdir(dir.path() / "b"), profile, db, "b")),
+        a(start_node(mkdir(dir.path() / "a"), profile, db, "a", extra)),
+        b(start_node(mkdir(dir.path() / "b"), profile, db, "b", extra)),
         cat(db) {
     REQUIRE(
         eventually([&] { return cat.number("SELECT count(*) FROM nodes WHERE lease_until > clock_timestamp()") == 2; },
-                   std::chrono::seconds(30)));
+                   30s));
     pqxx::work tx(cat.db);
     for (int i = 0; i < cameras; ++i) {
       catalog::add_camera(tx, "cam" + std::to_string(i), "rtsp://127.0.0.1:" + std::to_string(camera.port) + "/cam1");

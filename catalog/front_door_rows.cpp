@@ -1,0 +1,65 @@
+#include "catalog/front_door_rows.hpp"
+
+#include <algorithm>
+#include <pqxx/pqxx>
+
+namespace vigil::catalog {
+namespace {
+
+constexpr const char* kNodeColumns =
+    "n.node, COALESCE(n.http_address, ''), COALESCE(n.wire_address, ''), n.lease_until > clock_timestamp()";
+
+NodeEndpoint node_of(const pqxx::row& r) {
+  return {.node = r[0].as<std::string>(),
+          .http_address = r[1].as<std::string>(),
+          .wire_address = r[2].as<std::string>(),
+          .live = r[3].as<bool>()};
+}
+
+}  // namespace
+
+std::optional<NodeEndpoint> media_holder(pqxx::work& tx, const Track& track, std::int64_t from_us, std::int64_t to_us,
+                                         HolderEnd end) {
+  const std::string order = end == HolderEnd::first ? "g.start_us, g.id" : "g.start_us DESC, g.id DESC";
+  const auto r = tx.exec_params(
+      std::string("SELECT ") + kNodeColumns +
+          " FROM cameras c JOIN streams s ON s.camera_id = c.id JOIN segments g ON g.stream_id = s.id "
+          "JOIN volumes v ON v.id = g.volume_id JOIN disks d ON d.id = v.disk_id JOIN nodes n ON n.node = d.node "
+          "WHERE c.name = $1 AND s.role = $2 AND s.media_kind = $3 AND g.state IN ('open', 'closed') "
+          "AND g.end_us > $4::bigint AND g.start_us < $5::bigint ORDER BY " +
+          order + " LIMIT 1",
+      track.camera, std::string(role_name(track.role)), std::string(media_kind_name(track.media_kind)), from_us, to_us);
+  if (r.empty()) return std::nullopt;
+  return node_of(r[0]);
+}
+
+std::vector<HolderRun> media_holder_runs(pqxx::work& tx, const Track& track, std::int64_t from_us, std::int64_t to_us) {
+  std::vector<HolderRun> out;
+  const auto rows = tx.exec_params(
+      "SELECT d.node, g.start_us, g.end_us FROM cameras c JOIN streams s ON s.camera_id = c.id "
+      "JOIN segments g ON g.stream_id = s.id JOIN volumes v ON v.id = g.volume_id JOIN disks d ON d.id = v.disk_id "
+      "WHERE c.name = $1 AND s.role = $2 AND s.media_kind = $3 AND g.state IN ('open', 'closed') "
+      "AND g.end_us > $4::bigint AND g.start_us < $5::bigint ORDER BY g.start_us, g.id",
+      track.camera, std::string(role_name(track.role)), std::string(media_kind_name(track.media_kind)), from_us, to_us);
+  for (const auto& r : rows) {
+    const auto node = r[0].as<std::string>();
+    const auto start = r[1].as<std::int64_t>(), end = r[2].as<std::int64_t>();
+    if (!out.empty() && out.back().node == node) {
+      out.back().to_us = std::max(out.back().to_us, end);
+      continue;
+    }
+    if (out.size() == 8) break;
+    out.push_back({node, start, end});
+  }
+  return out;
+}
+
+std::optional<NodeEndpoint> camera_owner(pqxx::work& tx, const std::string& camera) {
+  const auto r = tx.exec_params(std::string("SELECT ") + kNodeColumns +
+                                    " FROM cameras c JOIN nodes n ON n.node = c.owner_node WHERE c.name = $1",
+                                camera);
+  if (r.empty()) return std::nullopt;
+  return node_of(r[0]);
+}
+
+}  // namespace vigil::catalog
