@@ -103,7 +103,8 @@ class SegmentWriter {
   // A segment waiting to rotate (rotation_due) has the batch cut before its first keyframe only
   // when the records from there on, which then take room in the next cycle's half, are at most
   // MAX_CARRY_BYTES: the caller's room for them without refusing frames it would have taken.
-  Result<std::optional<SealedBatch>> seal_cycle(std::size_t max_carry_bytes = SIZE_MAX) noexcept;
+  // 0: never cut (a caller that closes at segment_full() itself, as write_cycle()'s do).
+  Result<std::optional<SealedBatch>> seal_cycle(std::size_t max_carry_bytes = 0) noexcept;
   void batch_written(Result<void> result) noexcept;
   bool failed() const noexcept { return failed_; }
   // A batch is sealed and its write not yet reported.
