@@ -53,6 +53,13 @@ class RecordBatch {
   // Pads to the next block boundary and returns the bytes to write (a block multiple, 0 if empty).
   std::size_t finish() noexcept;
 
+  // The first BYTES of the buffer hold FRAMES whole records, not padded: a batch cut short
+  // before a record, or one given records moved in from another batch (SegmentWriter's cut of a
+  // batch at a keyframe). REQUIRES: BYTES fits in the buffer.
+  void set_contents(std::size_t bytes, std::size_t frames) noexcept {
+    used_ = bytes;
+    frames_ = frames;
+  }
   std::size_t used_bytes() const noexcept { return used_; }
   std::size_t frame_count() const noexcept { return frames_; }
   void reset() noexcept;

@@ -17,7 +17,8 @@ RecordingStream::RecordingStream(Volume& volume, std::uint64_t stream_id, std::v
               {.buffer_bytes = options.io_bytes,
                .max_segment_bytes = options.max_segment_bytes,
                .max_segment_pts = options.max_segment_pts,
-               .min_gop_spacing_pts = options.min_gop_spacing_pts}),
+               .min_gop_spacing_pts = options.min_gop_spacing_pts,
+               .keyframe_wait_bytes = options.keyframe_wait_bytes}),
       next_segment_id_(std::move(next_segment_id)),
       on_durable_(std::move(on_durable)),
       on_segment_closed_(std::move(on_segment_closed)),
@@ -44,7 +45,8 @@ Result<void> RecordingStream::append(const RecordHeader& header, std::span<const
 }
 
 StreamIo RecordingStream::prepare(std::uint64_t) {
-  std::optional<SegmentSummary> closed;
+  std::optional<SegmentSummary> closed, rotated;
+  StreamIo io;
   {
     std::unique_lock lock(mu_);
     // After a failure: here, not inside the device's poll (fail_locked).
@@ -73,21 +75,37 @@ StreamIo RecordingStream::prepare(std::uint64_t) {
     else window_[window_next_] = static_cast<double>(cycle_bytes_);
     window_next_ = (window_next_ + 1) % kRateWindow;
     cycle_bytes_ = 0;
-    auto sealed = writer_.seal_cycle();
+    // A full segment whose last batch left no keyframe at the head of the buffered frames
+    // (finished() could not rotate then) rotates as soon as one is.
+    if (writer_.rotation_due()) {
+      rotated = writer_.rotate_segment(next_segment_id_(), last_end_us_);
+      last_rotated_ = rotated;
+    }
+    // A cut before a keyframe carries the rest of the batch into the next cycle's half: only as
+    // much as leaves room there for the largest cycle this stream sent lately, so waiting for a
+    // keyframe never refuses a frame that would have been taken (a stream that fills its half every
+    // cycle waits until the keyframe heads a batch, or rotates mid-GOP at the wait's end).
+    const double largest_cycle = window_.empty() ? 0.0 : *std::max_element(window_.begin(), window_.end());
+    const double room = static_cast<double>(writer_.buffer_bytes()) - largest_cycle;
+    auto sealed = writer_.seal_cycle(room > 0 ? static_cast<std::size_t>(room) : 0);
     held_ = sealed ? Held::no : sealed.error() == errc::unavailable ? Held::write_pending : Held::segment_failed;
     if (sealed) {
-      if (!*sealed) return {.write = true, .skip_reason = "no_data"};
-      return {.write = true, .pieces = {{(*sealed)->device_offset, (*sealed)->data}}, .durable = true};
+      io = !*sealed ? StreamIo{.write = true, .skip_reason = "no_data"}
+                    : StreamIo{.write = true, .pieces = {{(*sealed)->device_offset, (*sealed)->data}}, .durable = true};
+    } else if (sealed.error() == errc::unavailable) {
+      io = {.write = true, .skip_reason = "previous_write_pending"};
+    } else {
+      // The segment could not be started or extended (the volume is full until retention runs, or
+      // an IO error): nothing of the unsealed half was written or acknowledged, so it stays buffered
+      // and goes to a new segment next cycle; the old one keeps its durable frames for the catalog.
+      ++failed_;
+      closed = keep_or_free(writer_.rotate_segment(next_segment_id_(), last_end_us_));
+      io = {.write = true, .skip_reason = "segment_failed"};
     }
-    if (sealed.error() == errc::unavailable) return {.write = true, .skip_reason = "previous_write_pending"};
-    // The segment could not be started or extended (the volume is full until retention runs, or
-    // an IO error): nothing of the unsealed half was written or acknowledged, so it stays buffered
-    // and goes to a new segment next cycle; the old one keeps its durable frames for the catalog.
-    ++failed_;
-    closed = keep_or_free(writer_.rotate_segment(next_segment_id_(), last_end_us_));
   }
+  if (rotated && on_segment_closed_ && rotated->frame_count > 0) on_segment_closed_(*rotated);
   if (closed && on_segment_closed_) on_segment_closed_(*closed);
-  return {.write = true, .skip_reason = "segment_failed"};
+  return io;
 }
 
 void RecordingStream::finished(std::uint64_t, Result<void> result) {
@@ -101,7 +119,9 @@ void RecordingStream::finished(std::uint64_t, Result<void> result) {
       closed = fail_locked();
     } else {
       durable = writer_.mark_durable();
-      if (writer_.segment_full()) {
+      // Rotation waits for a keyframe at the head of what is buffered (rotation_due): the next
+      // segment starts with one, so no reader that starts a segment at its first keyframe loses frames.
+      if (writer_.rotation_due()) {
         closed = writer_.rotate_segment(next_segment_id_(), last_end_us_);
         last_rotated_ = closed;
       } else if (durable && on_progress_) {

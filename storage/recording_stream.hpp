@@ -3,7 +3,8 @@
 // arrive from the network side into the filling half of the stream's double buffer (the
 // SegmentWriter's); once per cycle the scheduler writes the full half as the stream IO, flushes,
 // and only then is the writer told which frames are durable — the acknowledgement. Segments
-// roll over at max_segment_bytes or max_segment_pts of media; each closed segment is reported for the catalog.
+// roll over at max_segment_bytes or max_segment_pts of media, at the next keyframe (each segment
+// starts with one: docs/format.md); each closed segment is reported for the catalog.
 // Policing: a frame that does not fit in this cycle's half is refused with rate_exceeded.
 // A failed write or flush ends the stream: its segment is closed at the last durable frame,
 // durable_sequence() stays there for good, and every later append() is refused with io_error.
@@ -32,8 +33,9 @@ namespace vigil::storage {
 struct RecordingStreamOptions {
   std::size_t io_bytes = 1 << 20;  // S = T·BR: each half of the double buffer
   std::uint64_t max_segment_bytes = 256ull << 20;
-  std::int64_t max_segment_pts = 0;      // SegmentWriterOptions::max_segment_pts
-  std::int64_t min_gop_spacing_pts = 0;  // SegmentWriterOptions::min_gop_spacing_pts (audio)
+  std::int64_t max_segment_pts = 0;                 // SegmentWriterOptions::max_segment_pts
+  std::uint64_t keyframe_wait_bytes = 32ull << 20;  // SegmentWriterOptions::keyframe_wait_bytes
+  std::int64_t min_gop_spacing_pts = 0;             // SegmentWriterOptions::min_gop_spacing_pts (audio)
   // Set when the volume is taken out of service (storage/guarded_device.hpp): the stream then
   // ends at its next cycle like after a failed write, so its sender moves to another volume.
   const std::atomic<bool>* volume_failing = nullptr;

@@ -47,7 +47,7 @@ Result<void> SegmentWriter::open_segment_deferred(std::uint64_t segment_id, std:
   sealed_meta_.reset();
   start_summary(segment_id, first_sequence);
   next_sequence_ = first_sequence;
-  appended_crc_ = 0;
+  appended_crc_ = batch_crc_start_ = 0;
   // A stream that starts at FIRST_SEQUENCE (a recorder resending after a failure or a restart)
   // has everything before it durable elsewhere: a failure before its first batch names that.
   if (first_sequence > 0) durable_sequence_ = std::max(durable_sequence_, first_sequence - 1);
@@ -130,7 +130,7 @@ Result<void> SegmentWriter::write_cycle() noexcept {
   return r;
 }
 
-Result<std::optional<SegmentWriter::SealedBatch>> SegmentWriter::seal_cycle() noexcept {
+Result<std::optional<SegmentWriter::SealedBatch>> SegmentWriter::seal_cycle(std::size_t max_carry_bytes) noexcept {
   if (failed_) return errc::io_error;
   if (!open_ || batch_.frame_count() == 0) return std::optional<SealedBatch>{};
   if (sealed_meta_) return errc::unavailable;  // the previous batch is still being written
@@ -139,6 +139,13 @@ Result<std::optional<SegmentWriter::SealedBatch>> SegmentWriter::seal_cycle() no
       failed_ = true;
       return r.error();
     }
+  }
+  // A full segment waiting for a keyframe takes the frames before it, not the keyframe itself.
+  std::optional<MovedRecords> moved;
+  if (rotation_wanted() && !keyframe_wait_over() && !filling_meta_.keyframes.empty() &&
+      filling_meta_.keyframes.front().offset > 0 &&
+      batch_.used_bytes() - filling_meta_.keyframes.front().offset <= max_carry_bytes) {
+    moved = cut_batch_at(filling_meta_.keyframes.front().offset);
   }
   const std::uint64_t extent_bytes = volume_.extent_bytes();
   const std::size_t bytes = batch_.finish();
@@ -187,7 +194,75 @@ Result<std::optional<SegmentWriter::SealedBatch>> SegmentWriter::seal_cycle() no
   }
   batch_ = RecordBatch(halves_[filling_].span(), volume_.block_bytes());
   filling_meta_ = Pending{0, {}, 0, kNoTimestamp, kNoTimestamp, 0};
+  batch_crc_start_ = sealed_meta_->crc_after;
+  if (moved) {
+    batch_.set_contents(moved->bytes, moved->frames);
+    filling_meta_ = std::move(moved->meta);
+  }
   return std::optional<SealedBatch>{out};
+}
+
+SegmentWriter::MovedRecords SegmentWriter::cut_batch_at(std::size_t cut_bytes) noexcept {
+  // The half that fills after this seal: the other one (its write completed: nothing is in
+  // flight at a seal), or the larger one that replaces it.
+  AlignedBuffer& next = grown_.empty() ? halves_[filling_ ^ 1] : grown_.back();
+  const std::span<std::byte> filling = halves_[filling_].span();
+  const std::size_t used = batch_.used_bytes();
+  std::copy(filling.begin() + static_cast<std::ptrdiff_t>(cut_bytes),
+            filling.begin() + static_cast<std::ptrdiff_t>(used), next.span().begin());
+  // Which records go where, with their times: a scan of the batch's own records (once a rotation).
+  MovedRecords moved;
+  Pending head{0, {}, 0, kNoTimestamp, kNoTimestamp, 0};
+  moved.meta = Pending{0, {}, 0, kNoTimestamp, kNoTimestamp, 0};
+  const std::uint64_t first_sequence = next_sequence_ - filling_meta_.frames;
+  RecordScanner scan(filling.first(used), volume_.block_bytes(), stream_id_, first_sequence);
+  while (auto r = scan.next()) {
+    Pending& part = r->offset < cut_bytes ? head : moved.meta;
+    const RecordHeader& h = r->header;
+    part.frames++;
+    part.last_sequence = h.sequence;
+    if (h.pts != kNoTimestamp) {
+      if (part.first_pts == kNoTimestamp) part.first_pts = h.pts;
+      part.end_pts = part.end_pts == kNoTimestamp ? h.pts + h.duration : std::max(part.end_pts, h.pts + h.duration);
+    }
+  }
+  for (const auto& k : filling_meta_.keyframes) {
+    if (k.offset < cut_bytes) head.keyframes.push_back(k);
+    else moved.meta.keyframes.push_back({k.pts, k.offset - cut_bytes, k.sequence});
+  }
+  head.crc_after = crc32c(filling.first(cut_bytes), batch_crc_start_);
+  moved.meta.crc_after = filling_meta_.crc_after;
+  moved.bytes = used - cut_bytes;
+  moved.frames = moved.meta.frames;
+  batch_.set_contents(cut_bytes, head.frames);
+  filling_meta_ = std::move(head);
+  return moved;
+}
+
+std::int64_t SegmentWriter::durable_span_pts() const noexcept {
+  if (summary_.first_pts == kNoTimestamp || summary_.end_pts == kNoTimestamp) return 0;
+  return summary_.end_pts - summary_.first_pts;
+}
+
+bool SegmentWriter::rotation_wanted() const noexcept {
+  if (!open_) return false;
+  // By size the wait starts early enough to end by max_segment_bytes: the largest segment stays
+  // what it was (every reader that holds a whole segment in memory counts on it).
+  const std::uint64_t wait_bytes = std::min(options_.keyframe_wait_bytes, options_.max_segment_bytes / 4);
+  if (write_offset_ + wait_bytes >= options_.max_segment_bytes) return true;
+  return options_.max_segment_pts > 0 && durable_span_pts() >= options_.max_segment_pts;
+}
+
+bool SegmentWriter::keyframe_wait_over() const noexcept {
+  if (write_offset_ >= options_.max_segment_bytes) return true;
+  return options_.max_segment_pts > 0 && durable_span_pts() >= 2 * options_.max_segment_pts;
+}
+
+bool SegmentWriter::rotation_due() const noexcept {
+  if (!rotation_wanted() || sealed_meta_ || !written_.empty()) return false;
+  if (keyframe_wait_over()) return true;
+  // The next segment must begin with a keyframe: wait for one (frames buffered and the first a keyframe).
+  return batch_.frame_count() > 0 && !filling_meta_.keyframes.empty() && filling_meta_.keyframes.front().offset == 0;
 }
 
 Result<void> SegmentWriter::grow_buffer(std::array<AlignedBuffer, 2> halves) noexcept {
@@ -277,6 +352,7 @@ SegmentSummary SegmentWriter::rotate_segment(std::uint64_t new_segment_id, std::
   // filling half holds them back to back, no padding before finish()).
   appended_crc_ = crc32c(halves_[filling_].span().first(batch_.used_bytes()));
   filling_meta_.crc_after = appended_crc_;
+  batch_crc_start_ = 0;
   return done;
 }
 

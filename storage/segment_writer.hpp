@@ -16,6 +16,7 @@
 // at most; in memory, what the halves hold: a half that was written gives its pages back at the next
 // append (on the network thread, not the IO thread), and fills them again as it is written.
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -37,6 +38,12 @@ struct SegmentWriterOptions {
   // keyframe). Audio, every packet of which is a keyframe, is indexed about once a second this
   // way instead of 50 times: playback starts at most that much before its time.
   std::int64_t min_gop_spacing_pts = 0;
+  // A segment closes only where the next one can start with a keyframe (docs/format.md,
+  // "Segments start at a keyframe"). By size it starts waiting for one this many bytes (at most a
+  // quarter of max_segment_bytes) before max_segment_bytes, and closes mid-GOP anyway at
+  // max_segment_bytes, as before: the largest segment does not grow. By time it waits past
+  // max_segment_pts, up to twice that span.
+  std::uint64_t keyframe_wait_bytes = 32ull << 20;
 };
 
 // What the catalog needs when a segment closes.
@@ -93,7 +100,11 @@ class SegmentWriter {
     std::uint64_t device_offset = 0;
     std::span<std::byte> data{};
   };
-  Result<std::optional<SealedBatch>> seal_cycle() noexcept;
+  // A segment waiting to rotate (rotation_due) has the batch cut before its first keyframe only
+  // when the records from there on, which then take room in the next cycle's half, are at most
+  // MAX_CARRY_BYTES: the caller's room for them without refusing frames it would have taken.
+  // 0: never cut (a caller that closes at segment_full() itself, as write_cycle()'s do).
+  Result<std::optional<SealedBatch>> seal_cycle(std::size_t max_carry_bytes = 0) noexcept;
   void batch_written(Result<void> result) noexcept;
   bool failed() const noexcept { return failed_; }
   // A batch is sealed and its write not yet reported.
@@ -106,9 +117,15 @@ class SegmentWriter {
   // Call after the disk's flush completed: returns the last durable sequence, if any new.
   std::optional<std::uint64_t> mark_durable() noexcept;
 
-  // Whether the open segment has reached max_segment_bytes or max_segment_pts (the caller then
-  // closes it).
+  // Whether the open segment has reached max_segment_bytes or max_segment_pts (a caller that
+  // writes whole cycles itself, without rotation_due(), closes it then).
   bool segment_full() const noexcept;
+  // Whether to rotate now (the caller then calls rotate_segment): the segment is at its limit
+  // (less the keyframe wait, by size), nothing of it is sealed and not yet durable, and the
+  // buffered frames that would begin the next segment start with a keyframe (or the wait is
+  // over). Until then the segment takes the frames of its last GOP: seal_cycle() cuts the batch
+  // before its first keyframe.
+  bool rotation_due() const noexcept;
   // Ends the segment (after write_cycle + flush + mark_durable of its last frames).
   SegmentSummary close_segment() noexcept;
   // Ends the segment and continues in a new one (its header written at the next seal); frames
@@ -165,7 +182,18 @@ class SegmentWriter {
   std::uint64_t durable_sequence_ = 0;
   bool header_written_ = false, failed_ = false;
   std::optional<std::uint64_t> failed_batch_offset_;  // device offset of the batch that failed
+  std::uint32_t batch_crc_start_ = 0;  // the segment's running checksum before the filling half's records
   SegmentHeader header_{};
+  // The filling half's records from the first keyframe on (offset CUT_BYTES) move to the half
+  // that fills next: they begin the next segment (seal_cycle of a full segment).
+  struct MovedRecords {
+    Pending meta;  // keyframe offsets from the start of the half they move to
+    std::size_t bytes = 0, frames = 0;
+  };
+  MovedRecords cut_batch_at(std::size_t cut_bytes) noexcept;
+  bool rotation_wanted() const noexcept;
+  bool keyframe_wait_over() const noexcept;
+  std::int64_t durable_span_pts() const noexcept;
   Result<void> write_header() noexcept;
   void start_summary(std::uint64_t segment_id, std::uint64_t first_sequence) noexcept;
 };

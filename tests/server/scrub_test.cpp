@@ -27,14 +27,14 @@ TEST_CASE("the scrubber turns a flipped byte in a closed segment into a corrupti
   test::RecordingRig rig({"--segment-max", "1", "--scrub-epoch-ms", "300"});
   auto& d = *rig.vigild;
   INFO(d.output());
-  const auto rec = test::record_acked(d, "gate", 100, 20);  // 4 s of media
+  const auto rec = test::record_acked(d, "gate", 150, 20);  // 6 s of media: segments of 1 to 2 s
   pqxx::connection c(rig.catalog());
   const auto one = [&](const std::string& sql) { return pqxx::nontransaction(c).exec1(sql)[0].as<std::int64_t>(); };
   const std::string stream = std::to_string(rec.stream);
   REQUIRE(test::eventually(
       [&] {
         return one("SELECT COALESCE(sum(frame_count), 0) FROM segments WHERE state = 'closed' AND stream_id = " +
-                   stream) == 100;
+                   stream) == 150;
       },
       20s));
   // Every closed segment carries its checksum.

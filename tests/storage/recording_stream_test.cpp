@@ -71,7 +71,7 @@ struct Rig {
   // scheduler writes, flushes and acknowledges.
   void cycle() {
     for (auto& r : recorders) {
-      for (int i = 0; i < 30; ++i) {
+      for (int i = 0; i < frames_per_cycle; ++i) {
         auto f = vigil::test::script_frame(r->next_seq, r->stream);
         auto ok = r->rec->append(f.header, f.payload);
         if (!ok) {
@@ -95,6 +95,7 @@ struct Rig {
   std::unique_ptr<CycleScheduler> sched;
   std::vector<std::unique_ptr<Recorder>> recorders;
   std::uint64_t next_segment = 100;
+  int frames_per_cycle = 30;  // offered per stream and cycle: 30 is more than a half holds
 };
 
 }  // namespace
@@ -286,13 +287,62 @@ TEST_CASE("segments also close at a span of media time, before their size", "[re
     for (const auto& c : r->closed) {
       CHECK(c.first_sequence == expect);  // still one run without a hole
       expect = c.last_sequence + 1;
-      // Closed at the first durable batch that reached the span: at most one batch beyond it.
+      // Closed once a durable batch reached the span, where the next segment begins with a
+      // keyframe; these streams fill their half every cycle, so no batch is cut before one and
+      // the wait may last to twice the span (then mid-GOP), never longer.
       CHECK(c.end_pts - c.first_pts >= kSpan);
-      CHECK(c.end_pts - c.first_pts < kSpan + 30 * 3600);
-      CHECK(c.end_offset < 300 * 1024);  // before the size limit
+      CHECK(c.end_pts - c.first_pts < 2 * kSpan + 30 * 3600);
+      CHECK(c.end_offset < (300 + 48) * 1024);  // by the size limit at the latest
     }
   }
   check_acknowledged_frames_recover(rig, "segments closed by time");
+}
+
+TEST_CASE("a full segment rotates at a keyframe: each segment starts with one, and its frames are all there",
+          "[recording][segment]") {
+  // By size and by time: either way the rotation falls inside a GOP (script frames: a keyframe
+  // every 8) and the writer moves the GOP's frames into the old segment, not the new one, where
+  // a reader starting at the first keyframe would never serve them. 4 frames a cycle (about a
+  // quarter of a half): room in the next half for the frames cut off before the keyframe.
+  for (const std::int64_t span : {std::int64_t{0}, std::int64_t{45 * 3600}}) {
+    INFO("max_segment_pts " << span);
+    Rig rig(nullptr, span);
+    rig.frames_per_cycle = 4;
+    for (int i = 0; i < 120; ++i) rig.cycle();
+    for (auto& r : rig.recorders) {
+      INFO("stream " << r->stream);
+      REQUIRE(r->closed.size() >= 3);
+      std::uint64_t expect = 1;
+      for (const auto& c : r->closed) {
+        INFO("segment " << c.segment_id);
+        CHECK(c.first_sequence == expect);
+        expect = c.last_sequence + 1;
+        CHECK(c.frame_count == c.last_sequence - c.first_sequence + 1);
+        REQUIRE(!c.gop_index.entries().empty());
+        CHECK(c.gop_index.entries().front().sequence == c.first_sequence);  // its first frame is a keyframe
+        // On the device too (what recovery and every reader see), record for record.
+        std::vector<std::uint64_t> seqs;
+        bool first_key = false;
+        auto rec = recover_segment(*rig.volume, c.segment_id, [&](const ScannedRecord& f) {
+          if (seqs.empty()) first_key = f.header.keyframe();
+          CHECK(vigil::test::matches_script(f.header, f.payload));
+          seqs.push_back(f.header.sequence);
+        });
+        REQUIRE(rec.has_value());
+        CHECK(first_key);
+        REQUIRE(seqs.size() == c.frame_count);
+        CHECK(seqs.front() == c.first_sequence);
+        CHECK(seqs.back() == c.last_sequence);
+      }
+      // The open segment (once any of it is durable) continues without a hole, from a keyframe.
+      if (const auto open = r->rec->durable_view()) {
+        CHECK(open->first_sequence == expect);
+        REQUIRE(!open->gop_index.entries().empty());
+        CHECK(open->gop_index.entries().front().sequence == open->first_sequence);
+      }
+    }
+    check_acknowledged_frames_recover(rig, "keyframe rotation");
+  }
 }
 
 TEST_CASE("a volume taken out of service ends its streams at their last durable frame", "[recording][fault]") {
