@@ -12,6 +12,15 @@ namespace asio = boost::asio;
 namespace vigil::server {
 namespace {
 
+// What REQ asks of a PlaybackStream: its range, direction, and whether only keyframes.
+storage::PlaybackRange playback_range(const proto::OpenPlayback& req, bool key_only) {
+  return {.from_pts = req.start_us(),
+          .to_pts = req.end_us(),
+          .keyframes_only = key_only,
+          .direction = req.direction() == proto::DIRECTION_REVERSE ? storage::ReadDirection::reverse
+                                                                   : storage::ReadDirection::forward};
+}
+
 // Playback ids live apart from recording stream ids on a disk's scheduler.
 constexpr std::uint64_t kPlaybackIdBase = 1ull << 62;
 
@@ -128,16 +137,8 @@ asio::awaitable<PlaybackService::OpenResult> PlaybackService::open(const proto::
   const std::size_t block = disk->volume->volume->block_bytes();
   const std::size_t cycle_bytes = storage::stream_io_bytes(rate, cycle_s, block);
   p->cycle_bytes = cycle_bytes;
-  p->stream =
-      std::make_shared<storage::PlaybackStream>(std::move(plan.segments),
-                                                storage::PlaybackRange{.from_pts = req.start_us(),
-                                                                       .to_pts = req.end_us(),
-                                                                       .keyframes_only = key_only,
-                                                                       .direction =
-                                                                           req.direction() == proto::DIRECTION_REVERSE
-                                                                               ? storage::ReadDirection::reverse
-                                                                               : storage::ReadDirection::forward},
-                                                cycle_bytes, block, notify);
+  p->stream = std::make_shared<storage::PlaybackStream>(std::move(plan.segments), playback_range(req, key_only),
+                                                        cycle_bytes, block, notify);
   disk->io->scheduler().add_stream(p->sched_id, *p->stream);
   DiskSet::bind_io_id(*disk, p->demand.id, p->sched_id);
 
@@ -197,16 +198,8 @@ PlaybackService::OpenResult PlaybackService::open_archived(const proto::OpenPlay
   p->cycle_bytes = storage::stream_io_bytes(rate, 1.0, block);
   auto objects =
       std::make_shared<const std::vector<std::optional<catalog::ArchivedObject>>>(std::move(plan.segment_archives));
-  p->stream =
-      std::make_shared<storage::PlaybackStream>(std::move(plan.segments),
-                                                storage::PlaybackRange{.from_pts = req.start_us(),
-                                                                       .to_pts = req.end_us(),
-                                                                       .keyframes_only = key_only,
-                                                                       .direction =
-                                                                           req.direction() == proto::DIRECTION_REVERSE
-                                                                               ? storage::ReadDirection::reverse
-                                                                               : storage::ReadDirection::forward},
-                                                p->cycle_bytes, block, notify);
+  p->stream = std::make_shared<storage::PlaybackStream>(std::move(plan.segments), playback_range(req, key_only),
+                                                        p->cycle_bytes, block, notify);
   p->archive_stop = std::make_shared<std::atomic<bool>>(false);
   reads->start_pump(p->stream, std::move(objects), p->archive_stop);
 
