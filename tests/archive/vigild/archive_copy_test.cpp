@@ -94,7 +94,7 @@ TEST_CASE("vigild copies closed segments to S3, and each recorded copy is the se
                           "--archive-credentials", credentials_file(secrets).string(), "--archive-poll-ms", "200"});
   auto& d = *rig.vigild;
   INFO(d.output());
-  const auto rec = test::record_acked(d, "gate", 100, 20);  // 4 s of media, several closed segments
+  const auto rec = test::record_acked(d, "gate", 150, 20);  // 6 s of media: 1-2 s segments (they end at a keyframe)
   pqxx::connection c(rig.catalog());
   const auto one = [&](const std::string& sql) { return pqxx::nontransaction(c).exec1(sql)[0].as<std::int64_t>(); };
   const std::string stream = std::to_string(rec.stream);
@@ -103,7 +103,7 @@ TEST_CASE("vigild copies closed segments to S3, and each recorded copy is the se
         return one("SELECT count(*) FROM segments s WHERE s.state = 'closed' AND s.stream_id = " + stream +
                    " AND NOT EXISTS (SELECT 1 FROM segment_copies k WHERE k.segment_id = s.id)") == 0 &&
                one("SELECT COALESCE(sum(frame_count), 0) FROM segments WHERE state = 'closed' AND stream_id = " +
-                   stream) == 100;
+                   stream) == 150;
       },
       60s);
   if (!copied) FAIL("not every closed segment was copied; vigild said:\n" << d.output());
@@ -124,14 +124,14 @@ TEST_CASE("segments closed while the object store is down are copied once it is 
                           "--archive-credentials", credentials_file(secrets).string(), "--archive-poll-ms", "200"});
   auto& d = *rig.vigild;
   INFO(d.output());
-  const auto rec = test::record_acked(d, "gate", 100, 20);
+  const auto rec = test::record_acked(d, "gate", 150, 20);
   pqxx::connection c(rig.catalog());
   const auto one = [&](const std::string& sql) { return pqxx::nontransaction(c).exec1(sql)[0].as<std::int64_t>(); };
   const std::string stream = std::to_string(rec.stream);
   REQUIRE(test::eventually(
       [&] {
         return one("SELECT COALESCE(sum(frame_count), 0) FROM segments WHERE state = 'closed' AND stream_id = " +
-                   stream) == 100;
+                   stream) == 150;
       },
       30s));
   // Nothing answers on the store's port: no copy may be recorded, and vigild says why.
