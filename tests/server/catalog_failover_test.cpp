@@ -104,9 +104,9 @@ TEST_CASE("a catalog failover to a synchronous standby: recording goes on, rows 
   const auto stream = test::open_admitted(c, "lobby", 2'000'000);
   const auto id = static_cast<std::int64_t>(stream);
   test::PacedSender sender(c, stream);
-  // Every frame a keyframe: segments close by time (--segment-max 2), in the middle of a GOP, and
-  // a playback does not serve a segment's frames before its first keyframe (a separate issue,
-  // seen here with a keyframe every 25 frames: the 21 frames before each segment's first one).
+  // Every frame a keyframe, so every frame is a place a segment may end: this test is about the
+  // catalog, and whether segments start at a keyframe is gop_seam_test's (a stream sending its
+  // whole buffer each cycle may still rotate inside a GOP: docs/format.md).
   sender.set_gop(1);
   LiveCamera camera{sender};
   // Before the switch: segments closed and committed on the primary, the node's lease live there.
