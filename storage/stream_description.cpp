@@ -147,6 +147,8 @@ Result<StreamDescription> decode_stream_description(std::span<const std::byte> i
     // Trailing bytes after the counted fields: not something this encoder wrote.
     if (at != in.size()) return errc::corruption;
     if (d.camera.empty() || d.codec.empty()) return errc::corruption;
+    // The encoder writes these only when positive (known): anything else was not written by it.
+    if (d.sample_rate_hz < 0 || d.channels < 0) return errc::corruption;
     return d;
   } catch (const std::bad_alloc&) {
     return errc::corruption;  // cannot happen within the 64 KiB a header holds; noexcept all the same

@@ -172,3 +172,27 @@ TEST_CASE("extradata too large for a segment header is left out, the rest still 
   CHECK(back->camera == d.camera);
   CHECK(back->width == 1920);
 }
+
+TEST_CASE("a negative sample rate or channel count is refused: the encoder never writes one") {
+  auto audio = sample();
+  audio.media_kind = "audio";
+  audio.codec = "aac";
+  audio.sample_rate_hz = 16'000;
+  audio.channels = 2;
+  for (const std::uint16_t tag : {std::uint16_t{13}, std::uint16_t{14}}) {  // sample rate, channels
+    auto bytes = encode_stream_description(audio);
+    // Each field is tag (2 bytes), length (4), value: find the field and make its value negative.
+    bool patched = false;
+    for (std::size_t at = 8; at + 6 + 8 <= bytes.size(); ++at) {
+      const std::span<const std::byte> view(bytes);
+      if (le::get<std::uint16_t>(view, at) == tag && le::get<std::uint32_t>(view, at + 2) == 8) {
+        const std::int64_t negative = -16'000;
+        std::memcpy(bytes.data() + at + 6, &negative, sizeof negative);
+        patched = true;
+        break;
+      }
+    }
+    REQUIRE(patched);
+    CHECK(decode_stream_description(bytes).error() == vigil::errc::corruption);
+  }
+}
