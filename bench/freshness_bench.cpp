@@ -260,21 +260,22 @@ StepResult run_step(const Params& p, int k, const std::string& wire, const std::
     std::promise<bool> opened;
     auto answer = opened.get_future();
     threads.emplace_back([&, i, cam, opened = std::move(opened)](std::stop_token stop) mutable {
-      results[static_cast<std::size_t>(i)] = replay(wire, cam->camera, clip,
-                                                    {.declared_bps = declared_bps,
-                                                     .seconds = 24 * 3600.0,
-                                                     .stop = stop,
-                                                     .on_open = [&opened](bool ok) { opened.set_value(ok); },
-                                                     .first_wall_us = cam->first_wall_us,
-                                                     .on_ack =
-                                                         [cam](std::uint64_t acked) {
-                                                           {
-                                                             const std::lock_guard lock(cam->m);
-                                                             cam->acked = acked;
-                                                             cam->at = std::chrono::steady_clock::now();
-                                                           }
-                                                           cam->cv.notify_all();
-                                                         }});
+      results[static_cast<std::size_t>(i)] =
+          replay(wire, cam->camera, clip,
+                 {.declared_bps = declared_bps,
+                  .seconds = 24 * 3600.0,
+                  .stop = stop,
+                  .on_open = [&opened](bool ok) { opened.set_value(ok); },
+                  .first_wall_us = cam->first_wall_us,
+                  .on_ack =
+                      [cam](std::uint64_t acked, std::chrono::steady_clock::time_point) {
+                        {
+                          const std::lock_guard lock(cam->m);
+                          cam->acked = acked;
+                          cam->at = std::chrono::steady_clock::now();
+                        }
+                        cam->cv.notify_all();
+                      }});
     });
     if (!answer.get()) {
       threads.back().join();

@@ -17,8 +17,6 @@ using namespace std::chrono_literals;
 namespace vigil::bench {
 namespace {
 
-constexpr std::int64_t kFrameUs = 40'000;  // the replayed clips are 25 fps
-
 std::int64_t wall_now_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
@@ -111,16 +109,17 @@ RecordingPhase run_recording_phase(const RecordingPhaseSpec& spec, const ReplayC
       CameraAcks* cam = acks.back().get();
       cam->first_wall_us = wall_now_us();
       cameras.emplace_back([&, i, cam] {
-        results[static_cast<std::size_t>(i)] =
-            replay(vigild.wire(), "phase-" + std::to_string(i), clip,
-                   {.declared_bps = clip.rate_bps() * 1.5,
-                    .seconds = spec.seconds,
-                    .first_wall_us = cam->first_wall_us,
-                    .on_ack = [cam](std::uint64_t acked) {
-                      // The newest durable frame was captured at FIRST + (ACKED - 1) x 40 ms.
-                      const auto captured_us = cam->first_wall_us + static_cast<std::int64_t>(acked - 1) * kFrameUs;
-                      cam->delay_ms.push_back(static_cast<double>(wall_now_us() - captured_us) / 1e3);
-                    }});
+        results[static_cast<std::size_t>(i)] = replay(
+            vigild.wire(), "phase-" + std::to_string(i), clip,
+            {.declared_bps = clip.rate_bps() * 1.5,
+             .seconds = spec.seconds,
+             .first_wall_us = cam->first_wall_us,
+             .on_ack = [cam](std::uint64_t, std::chrono::steady_clock::time_point newest_sent) {
+               // From the newest durable packet's send, not its nominal capture time: a burst
+               // goes out up to 80 ms early, which made quick runs' delays negative.
+               cam->delay_ms.push_back(
+                   std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - newest_sent).count());
+             }});
       });
     }
     for (auto& t : cameras) t.join();

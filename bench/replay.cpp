@@ -114,12 +114,14 @@ ReplayResult replay(const std::string& wire, const std::string& name, const Repl
     const auto t0 = std::chrono::steady_clock::now();
     const std::size_t total = static_cast<std::size_t>(options.seconds * 25);
     const double tick_us = 40'000 / options.speed;  // wall time per packet
+    // When each distinct packet was first written (index = packet), for on_ack: 8 bytes a packet.
+    std::vector<std::chrono::steady_clock::time_point> first_sent;
     auto take = [&](const client::Received& m) {
       if (!m.msg.has_durable_ack()) return;
       window.acknowledge(m.msg.durable_ack().last_sequence());
       const bool more = window.acked_total() > r.acked;
       r.acked = window.acked_total();
-      if (more && options.on_ack) options.on_ack(r.acked);
+      if (more && options.on_ack && r.acked <= first_sent.size()) options.on_ack(r.acked, first_sent[r.acked - 1]);
     };
     // What vigild has said, without waiting or (BARRIER) up to the pong of a ping sent now: every
     // refusal of what was sent comes before it. Returns the first packet policed (0: none).
@@ -180,6 +182,7 @@ ReplayResult replay(const std::string& wire, const std::string& name, const Repl
       for (const auto* p : window.unsent()) c.queue(p->env, p->payload);
       window.mark_sent();
       c.flush();  // as `vigil record` sends: the burst in one write, then what has arrived
+      if (options.on_ack) first_sent.resize(r.sent, std::chrono::steady_clock::now());
       std::uint64_t first_refused = take_replies(false);
       if (early_refused && (!first_refused || early_refused < first_refused)) first_refused = early_refused;
       early_refused = 0;

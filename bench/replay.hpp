@@ -6,6 +6,7 @@
 // and counting vigild's log lines.
 // Thread: replay() runs on its caller's thread (one per camera). Errors: exceptions (tool
 // layer); replay() returns its error in the result instead.
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -49,9 +50,12 @@ struct ReplayOptions {
   // at FIRST_WALL_US + I x 40 ms in vigild's timeline. 0: when it arrives.
   std::int64_t first_wall_us = 0;
   // Called on the replay's thread as soon as a durable acknowledgement arrives, with how many
-  // distinct packets are durable now (packets 0 .. ACKED_TOTAL-1). Set, the replay waits for its
-  // next burst on the socket instead of sleeping, so an acknowledgement is seen when it arrives.
-  std::function<void(std::uint64_t acked_total)> on_ack{};
+  // distinct packets are durable now (packets 0 .. ACKED_TOTAL-1) and when the newest of them was
+  // first written to the socket. A burst sends up to 80 ms of media ahead of its nominal capture
+  // time, so a delay measured from FIRST_WALL_US + I x 40 ms can be negative; from NEWEST_SENT it
+  // cannot. Set, the replay waits for its next burst on the socket instead of sleeping, so an
+  // acknowledgement is seen when it arrives.
+  std::function<void(std::uint64_t acked_total, std::chrono::steady_clock::time_point newest_sent)> on_ack{};
 };
 
 struct ReplayResult {
