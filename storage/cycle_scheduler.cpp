@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "storage/freeblock_tier.hpp"
 #include "storage/hdd_model.hpp"
 #include "storage/simulated_disk.hpp"
 
@@ -410,6 +411,10 @@ bool CycleScheduler::issue(Job& j) {
       submit_command(j, /*seek=*/true);
       return true;
     }
+    // A free read fills the rotational latency JIT-seek would wait out: one or the other.
+    if (mech_.freeblock && mech_.disk && j.cls != IoClass::background && !j.jit_done && issue_free_read(j)) {
+      j.jit_done = true;
+    }
     if (mech_.jit_seek && !j.jit_done) {
       // JIT-seek (thesis §4.2.2): start the command so the head arrives just before the data,
       // waiting out the rotational delay (less a safety offset) in a preemptible idle wait.
@@ -420,6 +425,45 @@ bool CycleScheduler::issue(Job& j) {
     }
   }
   submit_command(j, /*seek=*/false);
+  return true;
+}
+
+bool CycleScheduler::issue_free_read(const Job& j) {
+  // The chunk submit_command issues next, in HddModel::predict's terms or not at all: a read that
+  // continues the read-ahead, or a buffered write, has no rotational latency to fill, and a
+  // pending write-back would make the plan's prediction wrong.
+  const IoPiece& p = j.pieces[j.piece];
+  const auto size = static_cast<std::size_t>(std::min<std::uint64_t>(config_.chunk_bytes, p.buf.size() - j.pos));
+  const std::uint64_t offset = p.offset + j.pos;
+  const Nanos now = clock_.now();
+  const bool durable = j.write && j.remaining == size && config_.durable_last_write_chunk;
+  if (j.write ? !durable || mech_.model->write_back_pending(now) : mech_.model->continues_read_ahead(offset)) {
+    return false;
+  }
+  const auto read = mech_.freeblock->plan(mech_.model->head_position(), now, offset, size);
+  if (!read) return false;
+  if (now > last_completion_) meter_.idle(now - last_completion_);
+  const auto buf = mech_.freeblock->buffer(read->bytes);
+  auto done = [this, r = *read, issued = now](Result<std::size_t> result) {
+    const Nanos at = clock_.now();
+    const Nanos duration = at - std::max(issued, last_completion_);
+    meter_.command(duration);
+    report_.busy += duration;
+    report_.free_busy += duration;
+    last_completion_ = at;
+    --in_flight_;
+    if (!result) return;  // nothing delivered: the sectors stay wanted, tier 1 reads them
+    ++report_.free_reads;
+    ++totals_.free_reads;
+    totals_.free_bytes += r.bytes;
+    mech_.freeblock->delivered(r);
+    if (on_command) on_command({IoClass::background, false, false, false, r.offset, r.bytes, issued, at});
+  };
+  if (!mech_.disk->submit_read(read->offset, buf, std::move(done))) return false;
+  free_planned_for_ = &j;
+  free_planned_end_ = read->foreground_end;
+  ++in_flight_;
+  ++totals_.commands;
   return true;
 }
 
@@ -482,6 +526,10 @@ void CycleScheduler::complete(Job& j, CommandTrace t, Result<std::size_t> r) {
   --in_flight_;
   --j.in_flight;
   if (j.cls == IoClass::interactive) --interactive_in_flight_;
+  if (free_planned_for_ == &j) {
+    if (now > free_planned_end_) ++totals_.free_late;
+    free_planned_for_ = nullptr;
+  }
   if (!r) {
     j.failed = true;
     j.error = r.error();

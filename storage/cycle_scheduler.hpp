@@ -52,6 +52,7 @@
 
 namespace vigil::storage {
 
+class FreeblockTier;
 class HddModel;
 class SimulatedDisk;
 
@@ -81,6 +82,10 @@ struct Mechanics {
   bool jit_seek = false;
   Nanos jit_offset{1'000'000};              // 1 ms, as the thesis prototype
   std::uint32_t max_subseek_cylinders = 0;  // 0: never split
+  // Tier 3 of the background broker (storage/freeblock_tier.hpp): before a foreground access
+  // that starts a new position, a read of wanted sectors inside its rotational latency. Not
+  // owned; null: none. Needs MODEL and DISK.
+  FreeblockTier* freeblock = nullptr;
 };
 
 struct SchedulerConfig {
@@ -131,6 +136,8 @@ struct CycleReport {
   std::uint32_t stream_ios = 0, skipped = 0, misses = 0, preemptions = 0;
   bool stream_order_used = false;  // the stream IOs went in SchedulerConfig::stream_order's order
   std::uint32_t interactive = 0, best_effort = 0, background_chunks = 0;
+  std::uint32_t free_reads = 0;  // tier 3: reads inside a foreground command's rotational latency
+  Nanos free_busy{0};            // their device time (in busy; costs no foreground command anything)
   Nanos interactive_wait_max{0}, interactive_response_max{0};
 };
 
@@ -138,6 +145,10 @@ struct SchedulerTotals {
   std::uint64_t cycles = 0, stream_ios = 0, misses = 0, preemptions = 0;
   std::uint64_t interactive = 0, best_effort = 0, background_chunks = 0, commands = 0;
   std::uint64_t stream_bytes = 0, other_bytes = 0;
+  std::uint64_t free_reads = 0, free_bytes = 0;  // tier 3
+  // Tier 3's self-check: foreground commands that completed later than the plan before them
+  // predicted (0 on the exact model; on a real drive, seed 000's misprediction cost).
+  std::uint64_t free_late = 0;
 };
 
 // One command as issued, for traces and determinism checks.
@@ -212,6 +223,8 @@ class CycleScheduler {
   // Issues the next command of J (a sub-seek, after a JIT wait, or a chunk). False if the
   // JIT wait was cut short by an arrival (J stays queued).
   bool issue(Job& j);
+  // Tier 3: issues a free read ahead of J's next chunk when one fits (Mechanics::freeblock).
+  bool issue_free_read(const Job& j);
   void submit_command(Job& j, bool seek);
   void complete(Job& j, CommandTrace t, Result<std::size_t> r);
   void finish_job(Job& j);
@@ -271,6 +284,8 @@ class CycleScheduler {
   std::map<std::uint64_t, Nanos> start_latency_;
   std::map<std::uint64_t, StreamIoStats> io_stats_;  // of the streams in streams_
   std::deque<std::function<void()>> tasks_;          // post_task, in order
+  const Job* free_planned_for_ = nullptr;            // the job whose chunk follows a free read
+  Nanos free_planned_end_{0};                        // when the plan said that chunk completes
 };
 
 }  // namespace vigil::storage

@@ -186,6 +186,20 @@ std::optional<FreeblockRead> FreeblockPlanner::on_track(const Goal& goal, HeadPo
   return best;
 }
 
+std::optional<Nanos> FreeblockPlanner::verify(HeadPosition from, Nanos now, std::uint64_t offset, std::size_t bytes,
+                                              std::uint64_t read_offset, std::size_t read_bytes) const {
+  if (read_offset + read_bytes == offset) return std::nullopt;  // B would continue the read-ahead
+  const Positioning alone = model_.predict(from, offset, bytes, now);
+  const Positioning read = model_.predict(from, read_offset, read_bytes, now);
+  const Nanos read_end = now + read.total();
+  const Positioning b = model_.predict(model_.position_of(read_offset), offset, bytes, read_end);
+  const bool in_time =
+      read_end + b.overhead + b.seek + b.head_switch + config_.margin <= now + alone.transfer_start() &&
+      read_end + b.total() <= now + alone.total();
+  if (!in_time) return std::nullopt;
+  return read_end + b.total();
+}
+
 // The exact check: the background read from the heads' place at NOW, then B from where it ends;
 // B must start its transfer MARGIN after the predicted earliest moment and end no later than
 // alone. A run that fails (rounding at the window's edge) loses its last sector and is checked

@@ -86,7 +86,14 @@ class FreeblockPlanner {
   std::optional<FreeblockRead> plan(HeadPosition from, Nanos now, std::uint64_t offset, std::size_t bytes,
                                     const FreeblockWanted& wanted, FreeblockSearchStats* stats = nullptr) const;
 
+  // The same exact check for a read chosen elsewhere (FreeblockTier trims a plan to whole device
+  // blocks): B's predicted completion after a background read of READ_BYTES at READ_OFFSET, if
+  // that read leaves B's transfer where it was (with the margin); else nullopt.
+  std::optional<Nanos> verify(HeadPosition from, Nanos now, std::uint64_t offset, std::size_t bytes,
+                              std::uint64_t read_offset, std::size_t read_bytes) const;
+
   const FreeblockConfig& config() const noexcept { return config_; }
+  const HddModel& model() const noexcept { return model_; }
 
  private:
   struct Goal {

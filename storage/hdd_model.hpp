@@ -138,6 +138,9 @@ class HddModel final : public TimingModel {
   // True when a read at OFFSET would continue the read-ahead (served from the cache: predict's
   // figures do not apply).
   bool continues_read_ahead(std::uint64_t offset) const noexcept { return offset == prefetch_from_; }
+  // True while buffered writes are still being written to the media at AT (the next command
+  // waits for them, which predict does not charge).
+  bool write_back_pending(Nanos at) const noexcept { return destage_done_ > at; }
   std::uint64_t tracks() const noexcept { return static_cast<std::uint64_t>(cylinders()) * g_.heads; }
   HddTrack track(HeadPosition position) const noexcept;
   // When sector SECTOR (index within TRACK) next begins to pass under the head, at or after AT.
