@@ -6,13 +6,13 @@
 //
 // Tier 1 of the research note's §5.3: blocks are IoClass::background requests, served in a
 // cycle's slack once its stream IOs are done and within background_budget, so background work
-// never costs an admitted stream its deadline (the scheduler's rule). Tier 3, on the simulated
-// hard disk (a FreeblockTier given here and to the scheduler's Mechanics): the sectors of
-// any-order tasks are also read for free inside the rotational latency before foreground
-// commands, and handed to their task as they come; tier 1 then reads only what is still wanted.
-// Blocks adjacent to a stream IO (tier 2) are not built. promote() moves a task to interactive
-// requests: overdue work is served within the interactive share, ahead of the slack, as any
-// interactive read.
+// never costs an admitted stream its deadline (the scheduler's rule). Tiers 2 and 3, on the
+// simulated hard disk (a FreeblockTier given here and to the scheduler's Mechanics): the blocks of
+// any-order tasks are also read just ahead of a stream read they end at (tier 2, within the budget
+// and the slack) and for free inside the rotational latency before foreground commands (tier 3),
+// and handed to their task as they come; tier 1 then reads only what is still wanted.
+// promote() moves a task to interactive requests: overdue work is served within the interactive
+// share, ahead of the slack, as any interactive read.
 //
 // One tier-1 block of a task is in flight at a time; an in-order task's blocks arrive in order
 // (the scrubber verifies a segment as it streams by). An any-order task's pieces arrive in any
@@ -74,7 +74,7 @@ class BackgroundBroker {
   std::size_t running() const;
   std::uint64_t blocks_read() const;  // delivered by tier 1, all tasks
   std::uint64_t bytes_read() const;   // by tier 1
-  std::uint64_t free_bytes() const;   // delivered by tier 3 to tasks
+  std::uint64_t free_bytes() const;   // delivered by tiers 2 and 3 to tasks
 
  private:
   struct Task;

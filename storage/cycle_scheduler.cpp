@@ -411,8 +411,10 @@ bool CycleScheduler::issue(Job& j) {
       submit_command(j, /*seek=*/true);
       return true;
     }
-    // A free read fills the rotational latency JIT-seek would wait out: one or the other.
-    if (mech_.freeblock && mech_.disk && j.cls != IoClass::background && !j.jit_done && issue_free_read(j)) {
+    // A free read (tier 3) or a prepended one (tier 2) takes the rotational latency JIT-seek
+    // would wait out: one or the other.
+    if (mech_.freeblock && mech_.disk && j.cls != IoClass::background && !j.jit_done &&
+        (issue_free_read(j) || issue_prepend(j))) {
       j.jit_done = true;
     }
     if (mech_.jit_seek && !j.jit_done) {
@@ -456,12 +458,50 @@ bool CycleScheduler::issue_free_read(const Job& j) {
     ++report_.free_reads;
     ++totals_.free_reads;
     totals_.free_bytes += r.bytes;
-    mech_.freeblock->delivered(r);
+    mech_.freeblock->delivered(r.offset, r.bytes);
     if (on_command) on_command({IoClass::background, false, false, false, r.offset, r.bytes, issued, at});
   };
   if (!mech_.disk->submit_read(read->offset, buf, std::move(done))) return false;
   free_planned_for_ = &j;
   free_planned_end_ = read->foreground_end;
+  ++in_flight_;
+  ++totals_.commands;
+  return true;
+}
+
+bool CycleScheduler::issue_prepend(Job& j) {
+  if (j.cls != IoClass::real_time || j.write) return false;
+  const std::uint64_t offset = j.next_offset();
+  if (mech_.model->continues_read_ahead(offset)) return false;  // no positioning to share
+  const auto [first, bytes] = mech_.freeblock->prepend(offset);
+  if (bytes == 0) return false;
+  // What the run adds: its transfer (the positioning is the stream read's anyway, and the read
+  // then continues the drive's read-ahead). Charged to the background budget, within the slack.
+  const Nanos now = clock_.now();
+  const Nanos cost(static_cast<std::int64_t>(static_cast<double>(bytes) / mech_.model->media_rate(first) * 1e9));
+  if (bg_used_ + cost > config_.background_budget || predicted_remaining_rt() + cost > deadline_ - now) return false;
+  if (now > last_completion_) meter_.idle(now - last_completion_);
+  const auto buf = mech_.freeblock->buffer(bytes);
+  auto done = [this, &j, first, bytes, cost, issued = now](Result<std::size_t> result) {
+    const Nanos at = clock_.now();
+    const Nanos duration = at - std::max(issued, last_completion_);
+    meter_.command(duration);
+    report_.busy += duration;
+    // The positioning in it is the stream read's: stream time, as the model predicted it.
+    const Nanos transfer = std::min(duration, cost);
+    bg_used_ += transfer;
+    report_.rt_busy += duration - transfer;
+    j.device += duration - transfer;
+    last_completion_ = at;
+    --in_flight_;
+    if (!result) return;  // the blocks stay wanted
+    ++report_.prepend_reads;
+    ++totals_.prepend_reads;
+    totals_.prepend_bytes += bytes;
+    mech_.freeblock->delivered(first, bytes, /*prepended=*/true);
+    if (on_command) on_command({IoClass::background, false, false, false, first, bytes, issued, at});
+  };
+  if (!mech_.disk->submit_read(first, buf, std::move(done))) return false;
   ++in_flight_;
   ++totals_.commands;
   return true;

@@ -82,9 +82,10 @@ struct Mechanics {
   bool jit_seek = false;
   Nanos jit_offset{1'000'000};              // 1 ms, as the thesis prototype
   std::uint32_t max_subseek_cylinders = 0;  // 0: never split
-  // Tier 3 of the background broker (storage/freeblock_tier.hpp): before a foreground access
-  // that starts a new position, a read of wanted sectors inside its rotational latency. Not
-  // owned; null: none. Needs MODEL and DISK.
+  // Tiers 2 and 3 of the background broker (storage/freeblock_tier.hpp): before a foreground
+  // access that starts a new position, a read of wanted sectors inside its rotational latency
+  // (tier 3), or else, before a stream read, the wanted blocks that end where it begins (tier 2).
+  // Not owned; null: none. Needs MODEL and DISK.
   FreeblockTier* freeblock = nullptr;
 };
 
@@ -136,8 +137,9 @@ struct CycleReport {
   std::uint32_t stream_ios = 0, skipped = 0, misses = 0, preemptions = 0;
   bool stream_order_used = false;  // the stream IOs went in SchedulerConfig::stream_order's order
   std::uint32_t interactive = 0, best_effort = 0, background_chunks = 0;
-  std::uint32_t free_reads = 0;  // tier 3: reads inside a foreground command's rotational latency
-  Nanos free_busy{0};            // their device time (in busy; costs no foreground command anything)
+  std::uint32_t free_reads = 0;     // tier 3: reads inside a foreground command's rotational latency
+  std::uint32_t prepend_reads = 0;  // tier 2: wanted blocks read just ahead of a stream read
+  Nanos free_busy{0};               // their device time (in busy; costs no foreground command anything)
   Nanos interactive_wait_max{0}, interactive_response_max{0};
 };
 
@@ -145,7 +147,8 @@ struct SchedulerTotals {
   std::uint64_t cycles = 0, stream_ios = 0, misses = 0, preemptions = 0;
   std::uint64_t interactive = 0, best_effort = 0, background_chunks = 0, commands = 0;
   std::uint64_t stream_bytes = 0, other_bytes = 0;
-  std::uint64_t free_reads = 0, free_bytes = 0;  // tier 3
+  std::uint64_t free_reads = 0, free_bytes = 0;        // tier 3
+  std::uint64_t prepend_reads = 0, prepend_bytes = 0;  // tier 2
   // Tier 3's self-check: foreground commands that completed later than the plan before them
   // predicted (0 on the exact model; on a real drive, seed 000's misprediction cost).
   std::uint64_t free_late = 0;
@@ -225,6 +228,8 @@ class CycleScheduler {
   bool issue(Job& j);
   // Tier 3: issues a free read ahead of J's next chunk when one fits (Mechanics::freeblock).
   bool issue_free_read(const Job& j);
+  // Tier 2: issues the wanted blocks that end where J's next chunk (a stream read) begins.
+  bool issue_prepend(Job& j);
   void submit_command(Job& j, bool seek);
   void complete(Job& j, CommandTrace t, Result<std::size_t> r);
   void finish_job(Job& j);

@@ -2,8 +2,8 @@
 
 namespace vigil::storage {
 
-FreeblockTier::FreeblockTier(const HddModel& model, std::size_t alignment, FreeblockConfig config)
-    : planner_(model, config), alignment_(alignment), wanted_(model) {}
+FreeblockTier::FreeblockTier(const HddModel& model, std::size_t alignment, FreeblockTierConfig config)
+    : config_(config), planner_(model, config.planner), alignment_(alignment), wanted_(model) {}
 
 void FreeblockTier::want(std::uint64_t offset, std::uint64_t bytes) {
   const std::lock_guard lock(mu_);
@@ -28,7 +28,7 @@ std::uint64_t FreeblockTier::wanted_sectors() const {
 std::optional<FreeblockRead> FreeblockTier::plan(HeadPosition from, Nanos now, std::uint64_t offset,
                                                  std::size_t bytes) {
   const std::lock_guard lock(mu_);
-  if (wanted_.remaining() == 0) return std::nullopt;
+  if (!config_.rotational || wanted_.remaining() == 0) return std::nullopt;
   auto read = planner_.plan(from, now, offset, bytes, wanted_);
   if (!read) return std::nullopt;
   std::uint64_t first = (read->offset + alignment_ - 1) / alignment_ * alignment_;
@@ -55,16 +55,30 @@ std::span<std::byte> FreeblockTier::buffer(std::size_t bytes) {
   return buf_.span().first(bytes);
 }
 
-void FreeblockTier::delivered(const FreeblockRead& read) {
+std::pair<std::uint64_t, std::size_t> FreeblockTier::prepend(std::uint64_t offset) {
+  const std::lock_guard lock(mu_);
+  if (config_.prepend_max_bytes < alignment_ || wanted_.remaining() == 0 || offset % alignment_ != 0)
+    return {offset, 0};
+  const std::uint32_t sector = planner_.model().geometry().sector_bytes;
+  const auto per_block = static_cast<std::uint32_t>(alignment_ / sector);
+  std::uint64_t first = offset;
+  while (first >= alignment_ && offset - first + alignment_ <= config_.prepend_max_bytes &&
+         wanted_.count((first - alignment_) / sector, first / sector) == per_block) {
+    first -= alignment_;
+  }
+  return {first, static_cast<std::size_t>(offset - first)};
+}
+
+void FreeblockTier::delivered(std::uint64_t offset, std::size_t bytes, bool prepended) {
   Sink sink;
   {
     const std::lock_guard lock(mu_);
-    wanted_.take(read.offset, read.bytes);
+    wanted_.take(offset, bytes);
     sink = sink_;
   }
-  reads_.fetch_add(1, std::memory_order_relaxed);
-  bytes_.fetch_add(read.bytes, std::memory_order_relaxed);
-  if (sink) sink(read.offset, std::span<const std::byte>(buf_.data(), read.bytes));
+  (prepended ? prepend_reads_ : reads_).fetch_add(1, std::memory_order_relaxed);
+  (prepended ? prepend_bytes_ : bytes_).fetch_add(bytes, std::memory_order_relaxed);
+  if (sink) sink(offset, std::span<const std::byte>(buf_.data(), bytes));
 }
 
 }  // namespace vigil::storage

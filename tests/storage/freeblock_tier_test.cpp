@@ -1,7 +1,8 @@
-// Tier 3 of the background broker in the cycle scheduler (docs/freeblock.md, "Tier 3 in the cycle
-// scheduler"): on the simulated Atlas 10K, playback streams read scattered chunks every cycle and
-// an any-order background task wants a region of the disk. Part of the region is read inside the
-// rotational latency before the streams' reads, for free: no byte reaches the task twice, no
+// Tiers 2 and 3 of the background broker in the cycle scheduler (docs/freeblock.md, "Tiers 2 and
+// 3 in the cycle scheduler"): on the simulated Atlas 10K, playback streams read scattered chunks
+// every cycle and an any-order background task wants a region of the disk. Part of the region is
+// read just ahead of the streams' reads (tier 2, charged to the background budget) and inside the
+// rotational latency before them (tier 3, for free): no byte reaches the task twice, no
 // foreground command completes later than its plan said, no stream misses a deadline, and the
 // task gets more per cycle than tier 1 (the cycles' slack) alone gives it; a small task gets every
 // byte exactly once. Deterministic, virtual time.
@@ -43,18 +44,26 @@ class ScrubbingViewer final : public CycleStream {
   std::uint64_t state_;
 };
 
+enum class Tiers { one, one_two, one_three, all };
+
 struct Run {
-  std::uint64_t misses = 0, free_reads = 0, free_late = 0, tier1_bytes = 0, free_bytes = 0, cycles = 0;
+  std::uint64_t misses = 0, free_reads = 0, free_late = 0, tier1_bytes = 0, cycles = 0;
+  std::uint64_t free_bytes = 0;  // what tiers 2 and 3 handed to the task
+  std::uint64_t prepend_reads = 0, prepend_bytes = 0;
   std::uint64_t delivered = 0, overlaps = 0;
   bool done = false;
 };
 
 // VIEWERS streams of 256 KiB a cycle over the disk's first 2 GiB; the task wants WANTED bytes from
-// AT. With TIER, tier 3 is on. Runs until the task is done or for CYCLES.
-Run run(bool tier, int viewers, std::uint64_t at, std::uint64_t wanted, std::uint64_t cycles) {
+// AT, with TIERS. Runs until the task is done or for CYCLES.
+Run run(Tiers tiers, int viewers, std::uint64_t at, std::uint64_t wanted, std::uint64_t cycles) {
+  const bool tier = tiers != Tiers::one;
   SimulatedHdd hdd(hdd_preset("atlas10k"), kBlock);
   const LinearServiceModel service(Nanos(25ms), 20e6);  // conservative: no slack test fails on the model
-  FreeblockTier free_tier(*hdd.model);
+  FreeblockTier free_tier(*hdd.model, kBlock,
+                          {.rotational = tiers == Tiers::one_three || tiers == Tiers::all,
+                           .prepend_max_bytes = tiers == Tiers::one_two || tiers == Tiers::all ? std::size_t{128 * 1024}
+                                                                                               : std::size_t{0}});
   Mechanics mech{.model = hdd.model, .disk = hdd.disk.get()};
   if (tier) mech.freeblock = &free_tier;
   CycleScheduler sched(
@@ -85,6 +94,8 @@ Run run(bool tier, int viewers, std::uint64_t at, std::uint64_t wanted, std::uin
   out.misses = sched.totals().misses;
   out.free_reads = sched.totals().free_reads;
   out.free_late = sched.totals().free_late;
+  out.prepend_reads = sched.totals().prepend_reads;
+  out.prepend_bytes = sched.totals().prepend_bytes;
   out.tier1_bytes = broker.bytes_read();
   out.free_bytes = broker.free_bytes();
   out.cycles = sched.totals().cycles;
@@ -100,27 +111,37 @@ Run run(bool tier, int viewers, std::uint64_t at, std::uint64_t wanted, std::uin
 
 }  // namespace
 
-TEST_CASE("tier 3 reads wanted sectors inside the streams' rotational latency, for free", "[broker][freeblock]") {
-  // A scrubber over everything the viewers read: 60 cycles of it, with and without tier 3.
-  const Run with = run(true, 20, 0, 2048 * MiB, 60);
-  const Run without = run(false, 20, 0, 2048 * MiB, 60);
-  INFO("with tier 3: " << with.free_reads << " free reads, " << with.free_bytes << " bytes free, " << with.tier1_bytes
-                       << " bytes by tier 1");
-  INFO("tier 1 only: " << without.tier1_bytes << " bytes");
-  CHECK(with.cycles == 60);
-  CHECK(with.overlaps == 0);
-  // Tier 1 reads whole blocks and hands over only what tier 3 has not delivered already.
-  CHECK(with.delivered >= with.free_bytes);
-  CHECK(with.delivered <= with.free_bytes + with.tier1_bytes);
-  CHECK(with.misses == 0);
-  CHECK(without.misses == 0);
-  CHECK(with.free_reads > 60);  // more than one a cycle
-  CHECK(with.free_late == 0);   // the plan is exact on the model: no foreground command is later
-  CHECK(without.free_reads == 0);
-  CHECK(with.delivered > without.delivered);
+TEST_CASE("tiers 2 and 3 read wanted blocks beside the streams' reads, tier 3 for free", "[broker][freeblock]") {
+  // A scrubber over everything the viewers read: 60 cycles of it, with each set of tiers.
+  const Run one = run(Tiers::one, 20, 0, 2048 * MiB, 60);
+  const Run two = run(Tiers::one_two, 20, 0, 2048 * MiB, 60);
+  const Run three = run(Tiers::one_three, 20, 0, 2048 * MiB, 60);
+  const Run all = run(Tiers::all, 20, 0, 2048 * MiB, 60);
+  for (const Run* r : {&one, &two, &three, &all}) {
+    INFO("delivered " << r->delivered << ": " << r->free_reads << " free reads, " << r->prepend_reads << " prepended ("
+                      << r->prepend_bytes << " bytes), tiers 2 and 3 " << r->free_bytes << " bytes, tier 1 "
+                      << r->tier1_bytes);
+    CHECK(r->cycles == 60);
+    CHECK(r->overlaps == 0);
+    CHECK(r->misses == 0);
+    CHECK(r->free_late == 0);  // tier 3's plan is exact on the model: no foreground command is later
+    // Tier 1 reads whole blocks and hands over only what the other tiers have not delivered.
+    CHECK(r->free_bytes >= r->prepend_bytes);
+    CHECK(r->delivered >= r->free_bytes);
+    CHECK(r->delivered <= r->free_bytes + r->tier1_bytes);
+  }
+  CHECK(one.free_reads + one.prepend_reads == 0);
+  CHECK(two.free_reads == 0);
+  CHECK(two.prepend_reads > 60);  // more than one a cycle
+  CHECK(three.prepend_reads == 0);
+  CHECK(three.free_reads > 60);
+  CHECK(all.free_reads > 60);
+  CHECK(two.delivered > one.delivered);
+  CHECK(three.delivered > one.delivered);
+  CHECK(all.delivered > three.delivered);
 
   // A small task, near the viewers' reads: every byte exactly once, and done.
-  const Run small = run(true, 20, 512 * MiB, 4 * MiB, 400);
+  const Run small = run(Tiers::all, 20, 512 * MiB, 4 * MiB, 400);
   CHECK(small.done);
   CHECK(small.delivered == 4 * MiB);
   CHECK(small.overlaps == 0);
@@ -131,7 +152,7 @@ TEST_CASE("an aborted any-order task is no longer wanted by tier 3; in-order tas
           "[broker][freeblock]") {
   SimulatedHdd hdd(hdd_preset("atlas10k"), kBlock);
   const LinearServiceModel service(Nanos(25ms), 20e6);
-  FreeblockTier free_tier(*hdd.model);
+  FreeblockTier free_tier(*hdd.model, kBlock, {.rotational = true, .prepend_max_bytes = 0});
   CycleScheduler sched(*hdd.disk, hdd.clock, service,
                        {.cycle = 1s, .r_rt = 0.9, .chunk_bytes = 128 * 1024, .depth = 1, .background_budget = Nanos(0)},
                        &hdd.clock, {.model = hdd.model, .disk = hdd.disk.get(), .freeblock = &free_tier});
