@@ -31,6 +31,7 @@
 #include "bench/recording_phase.hpp"
 #include "bench/replay.hpp"
 #include "bench/scrub_share.hpp"
+#include "bench/tier_share.hpp"
 #include "common/progress.hpp"
 #include "storage/freeblock_planner.hpp"
 #include "storage/hdd_model.hpp"
@@ -330,6 +331,53 @@ void part_c(BenchReport& report, bool quick) {
 }
 
 // Part D: the scrubber on this machine's disk beside recording, off then on, ROUNDS times.
+// Part E: a whole-disk scrub beside playback at 90 % of the admitted load, with the broker's
+// tiers 1, 1+2, 1+3 and all three (virtual time).
+void part_e(BenchReport& report, bool quick, double full_bps) {
+  const int cycles = quick ? 60 : 600;
+  const TierShareResult one = tier_share_run({.cycles = cycles});
+  const TierShareResult two = tier_share_run({.cycles = cycles, .prepend = true});
+  const TierShareResult three = tier_share_run({.cycles = cycles, .rotational = true});
+  const TierShareResult all = tier_share_run({.cycles = cycles, .prepend = true, .rotational = true});
+  const TierShareResult off = tier_share_run({.cycles = cycles, .scrub = false});
+  const std::string note = "research note 5.3's estimate for tier 3: 10-15 % of media bandwidth";
+  report.figures.push_back({"tier 3's free bandwidth beside playback / full disk bandwidth", "%",
+                            100 * three.free_Bps() / full_bps, 12.5, note, true});
+  report.figures.push_back({"scrub rate beside playback, tiers 1+3 / tier 1 alone", "x",
+                            three.scrub_Bps() / one.scrub_Bps(), 1, "tier 1 alone (same run)", true});
+  report.figures.push_back({"scrub rate beside playback, tiers 1+2 / tier 1 alone", "x",
+                            two.scrub_Bps() / one.scrub_Bps(), 1, "tier 1 alone (same run)", true});
+  const std::uint64_t misses = one.misses + two.misses + three.misses + all.misses;
+  const std::uint64_t total = one.cycles + two.cycles + three.cycles + all.cycles;
+  report.figures.push_back(
+      {"playback cycles without a miss, every tier set", "%",
+       100 * (1 - static_cast<double>(misses) / static_cast<double>(std::max<std::uint64_t>(total, 1))), 100,
+       "issue 23 target: 0 misses", true});
+  report.figures.push_back({"playback IO completion in its cycle, p99, tiers 1+3 / no scrub", "x",
+                            three.rt_done_p99_ms / off.rt_done_p99_ms, 1.02, "issue 23 target: <= 2 % impact", false});
+  char line[320];
+  std::snprintf(line, sizeof line,
+                "part E: %zu of %zu admissible 500 kB/s playback streams (conservative, r_RT 0.9, T 1 s), %d cycles, a "
+                "whole-disk any-order scrub (tier 3 foreground commands later than planned: %llu)",
+                all.streams, all.admissible, cycles,
+                static_cast<unsigned long long>(one.free_late + two.free_late + three.free_late + all.free_late));
+  report.notes.push_back(line);
+  for (const auto* r : {&one, &two, &three, &all}) {
+    std::snprintf(line, sizeof line,
+                  "  tiers %-6s scrub %.2f MB/s (tier 2 %.2f MB/s in %llu reads, tier 3 %.2f MB/s in %llu reads); "
+                  "misses %llu; stream IO done at p99 %.1f ms (no scrub: %.1f ms)",
+                  r == &one     ? "1"
+                  : r == &two   ? "1+2"
+                  : r == &three ? "1+3"
+                                : "1+2+3",
+                  r->scrub_Bps() / 1e6, r->prepend_bytes / r->elapsed_s / 1e6,
+                  static_cast<unsigned long long>(r->prepend_reads), r->free_Bps() / 1e6,
+                  static_cast<unsigned long long>(r->free_reads), static_cast<unsigned long long>(r->misses),
+                  r->rt_done_p99_ms, off.rt_done_p99_ms);
+    report.notes.push_back(line);
+  }
+}
+
 void part_d(BenchReport& report, bool quick, const std::filesystem::path& base) {
   const ScratchDir scratch(base, "vigil-bench-freeblock");
   const std::filesystem::path& dir = scratch.path();
@@ -593,6 +641,7 @@ BenchReport freeblock_bench(const BenchOptions& options) {
     }
   }
   part_c(report, quick);
+  part_e(report, quick, full_bps);
   if (real_device) part_d(report, quick, dir);
   progress.finish();
   return report;

@@ -411,12 +411,15 @@ bool CycleScheduler::issue(Job& j) {
       submit_command(j, /*seek=*/true);
       return true;
     }
-    // A free read (tier 3) or a prepended one (tier 2) takes the rotational latency JIT-seek
-    // would wait out: one or the other.
-    if (mech_.freeblock && mech_.disk && j.cls != IoClass::background && !j.jit_done &&
-        (issue_free_read(j) || issue_prepend(j))) {
-      j.jit_done = true;
-    }
+  }
+  // A free read (tier 3) or a prepended one (tier 2) takes the rotational latency JIT-seek would
+  // wait out: one or the other. Planned behind the commands in flight too (the simulated disk's
+  // model is already where they leave it; the disk is free at busy_until).
+  if (mech_.freeblock && mech_.disk && positioned_ != &j && j.remaining > 0 && j.subseeks.empty() &&
+      j.cls != IoClass::background && !j.jit_done && (issue_free_read(j) || issue_prepend(j))) {
+    j.jit_done = true;
+  }
+  if (mech_.model && positioned_ != &j && j.remaining > 0 && in_flight_ == 0) {
     if (mech_.jit_seek && !j.jit_done) {
       // JIT-seek (thesis §4.2.2): start the command so the head arrives just before the data,
       // waiting out the rotational delay (less a safety offset) in a preemptible idle wait.
@@ -438,13 +441,14 @@ bool CycleScheduler::issue_free_read(const Job& j) {
   const auto size = static_cast<std::size_t>(std::min<std::uint64_t>(config_.chunk_bytes, p.buf.size() - j.pos));
   const std::uint64_t offset = p.offset + j.pos;
   const Nanos now = clock_.now();
+  const Nanos free_at = mech_.disk->busy_until();  // after the commands in flight
   const bool durable = j.write && j.remaining == size && config_.durable_last_write_chunk;
-  if (j.write ? !durable || mech_.model->write_back_pending(now) : mech_.model->continues_read_ahead(offset)) {
+  if (j.write ? !durable || mech_.model->write_back_pending(free_at) : mech_.model->continues_read_ahead(offset)) {
     return false;
   }
-  const auto read = mech_.freeblock->plan(mech_.model->head_position(), now, offset, size);
+  const auto read = mech_.freeblock->plan(mech_.model->head_position(), free_at, offset, size);
   if (!read) return false;
-  if (now > last_completion_) meter_.idle(now - last_completion_);
+  if (in_flight_ == 0 && now > last_completion_) meter_.idle(now - last_completion_);
   const auto buf = mech_.freeblock->buffer(read->bytes);
   auto done = [this, r = *read, issued = now](Result<std::size_t> result) {
     const Nanos at = clock_.now();
@@ -462,8 +466,7 @@ bool CycleScheduler::issue_free_read(const Job& j) {
     if (on_command) on_command({IoClass::background, false, false, false, r.offset, r.bytes, issued, at});
   };
   if (!mech_.disk->submit_read(read->offset, buf, std::move(done))) return false;
-  free_planned_for_ = &j;
-  free_planned_end_ = read->foreground_end;
+  free_planned_.push_back({&j, offset, read->foreground_end});
   ++in_flight_;
   ++totals_.commands;
   return true;
@@ -480,7 +483,7 @@ bool CycleScheduler::issue_prepend(Job& j) {
   const Nanos now = clock_.now();
   const Nanos cost(static_cast<std::int64_t>(static_cast<double>(bytes) / mech_.model->media_rate(first) * 1e9));
   if (bg_used_ + cost > config_.background_budget || predicted_remaining_rt() + cost > deadline_ - now) return false;
-  if (now > last_completion_) meter_.idle(now - last_completion_);
+  if (in_flight_ == 0 && now > last_completion_) meter_.idle(now - last_completion_);
   const auto buf = mech_.freeblock->buffer(bytes);
   auto done = [this, &j, first, bytes, cost, issued = now](Result<std::size_t> result) {
     const Nanos at = clock_.now();
@@ -566,9 +569,9 @@ void CycleScheduler::complete(Job& j, CommandTrace t, Result<std::size_t> r) {
   --in_flight_;
   --j.in_flight;
   if (j.cls == IoClass::interactive) --interactive_in_flight_;
-  if (free_planned_for_ == &j) {
-    if (now > free_planned_end_) ++totals_.free_late;
-    free_planned_for_ = nullptr;
+  if (!free_planned_.empty() && free_planned_.front().job == &j && free_planned_.front().offset == t.offset) {
+    if (now > free_planned_.front().end) ++totals_.free_late;
+    free_planned_.pop_front();
   }
   if (!r) {
     j.failed = true;

@@ -289,8 +289,12 @@ class CycleScheduler {
   std::map<std::uint64_t, Nanos> start_latency_;
   std::map<std::uint64_t, StreamIoStats> io_stats_;  // of the streams in streams_
   std::deque<std::function<void()>> tasks_;          // post_task, in order
-  const Job* free_planned_for_ = nullptr;            // the job whose chunk follows a free read
-  Nanos free_planned_end_{0};                        // when the plan said that chunk completes
+  struct FreePlanned {
+    const Job* job;
+    std::uint64_t offset;  // the chunk that follows a free read
+    Nanos end;             // when the plan said it completes
+  };
+  std::deque<FreePlanned> free_planned_;  // in submit order (commands complete in order)
 };
 
 }  // namespace vigil::storage

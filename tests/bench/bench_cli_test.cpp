@@ -330,12 +330,24 @@ TEST_CASE("vigil bench freeblock prints seeds 003 and 000 beside ours", "[bench]
       c[std::string(o.at("name").as_string())] = o.at("ours").to_number<double>();
     }
   }
-  REQUIRE(c.size() == 4);
+  REQUIRE(c.size() == 6);
   CHECK(c.at("stream cycles without a miss, scrubber on") == 100.0);
   CHECK(c.at("scrubber share of residual disk time, 90 % load, vigild's 200 ms budget") >= 50);
   CHECK(c.at("scrubber share of residual disk time, 90 % load, budget = cycle") >= 50);
   CHECK(c.at("stream IO completion in its cycle, p99, scrubber on / off") <= 1.02);
   CHECK_THAT(out, ContainsSubstring("part C: 24 of 27 admissible"));
+  // Part E: the broker's tiers in the cycle scheduler beside playback (virtual time): no miss in
+  // any tier set, tier 3 reads for free (no foreground command later than planned) and speeds the
+  // scrub up without moving the streams' p99 by more than 2 %.
+  CHECK(c.at("playback cycles without a miss, every tier set") == 100.0);
+  CHECK(c.at("playback IO completion in its cycle, p99, tiers 1+3 / no scrub") <= 1.02);
+  for (const auto& f : doc.at("figures").as_array()) {
+    const auto& o = f.as_object();
+    if (o.at("name").as_string() == "scrub rate beside playback, tiers 1+3 / tier 1 alone") {
+      CHECK(o.at("ours").to_number<double>() > 1.0);
+    }
+  }
+  CHECK_THAT(out, ContainsSubstring("tier 3 foreground commands later than planned: 0)"));
   // Part D: a real vigild on this disk, 4 wire cameras for 10 s with the scrubber off, then on.
   // Every packet acknowledged in both; the scrubber read segments only when on, and found none
   // corrupt; the interactive reader's exports all succeeded. (How much each costs is the figure.)
