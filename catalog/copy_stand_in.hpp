@@ -19,8 +19,7 @@ namespace vigil::catalog {
 inline std::string holder_down_sql(int reader_param) {
   const std::string r = "$" + std::to_string(reader_param) + "::text";
   return "(g.state = 'closed' AND " + r + " <> '' AND EXISTS (SELECT 1 FROM disks hd JOIN nodes hn ON " +
-         "hn.node = hd.node WHERE hd.id = v.disk_id AND hd.node <> " + r +
-         " AND hn.lease_until <= clock_timestamp()))";
+         "hn.node = hd.node WHERE hd.id = v.disk_id AND hd.node <> " + r + " AND hn.lease_until <= clock_timestamp()))";
 }
 
 // SQL: segment g (as above) has a verified copy in the archive (a segment_copies row is written only

@@ -69,24 +69,30 @@ std::vector<HolderRun> volume_only_spans(pqxx::work& tx, const Track& track, std
                                          const std::string& node, const std::string& reader_node) {
   std::vector<HolderRun> out;
   const auto rows = tx.exec_params(
-      "SELECT g.start_us, g.end_us, g.state = 'open' FROM cameras c JOIN streams s ON s.camera_id = c.id "
-      "JOIN segments g ON g.stream_id = s.id JOIN volumes v ON v.id = g.volume_id JOIN disks d ON d.id = v.disk_id "
-      "WHERE c.name = $1 AND s.role = $2 AND s.media_kind = $3 AND g.state IN ('open', 'closed') "
-      "AND g.end_us > $4::bigint AND g.start_us < $5::bigint AND d.node = $7 AND NOT " +
-          read_from_copy() + " ORDER BY g.start_us, g.id",
+      "SELECT g.start_us, g.end_us, g.state = 'open', " + read_from_copy() +
+          " FROM cameras c JOIN streams s ON s.camera_id = c.id "
+          "JOIN segments g ON g.stream_id = s.id JOIN volumes v ON v.id = g.volume_id JOIN disks d ON d.id = v.disk_id "
+          "WHERE c.name = $1 AND s.role = $2 AND s.media_kind = $3 AND g.state IN ('open', 'closed') "
+          "AND g.end_us > $4::bigint AND g.start_us < $5::bigint AND d.node = $7 ORDER BY g.start_us, g.id",
       track.camera, std::string(role_name(track.role)), std::string(media_kind_name(track.media_kind)), from_us, to_us,
       reader_node, node);
+  bool follows = false;  // the previous segment has no copy either: this one may extend its span
   for (const auto& r : rows) {
     const auto start = std::max(r[0].as<std::int64_t>(), from_us), end = std::min(r[1].as<std::int64_t>(), to_us);
-    const bool open = r[2].as<bool>();
-    // Segments follow each other back to back within a recording: those that touch are one span
-    // (the open one apart: it is why the rest has no copy yet, or never will).
-    if (!out.empty() && start <= out.back().to_us && open == out.back().open) {
+    const bool open = r[2].as<bool>(), copy = r[3].as<bool>();
+    if (copy) {
+      follows = false;
+      continue;
+    }
+    // Consecutive segments without a copy are one span (what lies between two segments is no
+    // footage at all); the open one apart: it is why the rest has no copy yet, or never will.
+    if (follows && open == out.back().open) {
       out.back().to_us = std::max(out.back().to_us, end);
       continue;
     }
     if (out.size() == 8) break;
     out.push_back({node, start, end, open});
+    follows = true;
   }
   return out;
 }

@@ -48,8 +48,8 @@ std::vector<HolderRun> media_holder_runs(pqxx::work& tx, const Track& track, std
 
 // What of TRACK's footage in [FROM_US, TO_US) only NODE's volumes hold — no copy stands in for it
 // (the segment NODE was writing, closed segments not copied yet) — as spans clipped to the range,
-// in time order, segments that touch merged (at most 8): what a front door cannot serve while
-// NODE is down.
+// in time order, consecutive segments without a copy merged, the open one apart (at most 8): what
+// a front door cannot serve while NODE is down.
 std::vector<HolderRun> volume_only_spans(pqxx::work& tx, const Track& track, std::int64_t from_us, std::int64_t to_us,
                                          const std::string& node, const std::string& reader_node);
 

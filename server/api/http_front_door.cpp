@@ -73,8 +73,8 @@ boost::asio::awaitable<std::string> missing_from_archive(const RouteContext& ctx
   });
   std::string out;
   for (const auto& s : spans) {
-    out += (out.empty() ? "; the archive holds no copy of its footage " : ", ") +
-           std::string("from_us=") + std::to_string(s.from_us) + " to_us=" + std::to_string(s.to_us) +
+    out += (out.empty() ? "; the archive holds no copy of its footage " : ", ") + std::string("from_us=") +
+           std::to_string(s.from_us) + " to_us=" + std::to_string(s.to_us) +
            (s.open ? " (the segment it was still writing: never copied)" : " (not copied yet)");
   }
   co_return out;

@@ -154,24 +154,30 @@ TEST_CASE("a down node's closed, copied segments are read from their copies by a
           "[catalog][nodes][archive]") {
   Rig r("front_door_copies");
   {
-    // a: [1 s, 4 s) and [4 s, 7 s) closed and copied, [7 s, 8 s) closed, not copied yet, [8 s, 10 s) open.
+    // a: [1 s, 4 s) and [4 s, 7 s) closed and copied, [7 s, 8 s) not copied yet, [8 s, 9 s) copied,
+    // [9 s, 9.5 s) and [9.54 s, 10 s) not copied (a frame's interval between them), [10 s, 12 s) open.
     pqxx::work tx(r.conn);
     tx.exec_params0("DELETE FROM segments WHERE volume_id = $1", r.volume_a);
     storage::GopIndex gops;
     gops.add({.pts = 0, .offset = 0, .sequence = 0});
     const auto blob = gops.encode();
     const pqxx::binarystring bytes(blob.data(), blob.size());
-    for (const auto& [start, end, state, copied] : std::vector<std::tuple<int, int, std::string, bool>>{
-             {1, 4, "closed", true}, {4, 7, "closed", true}, {7, 8, "closed", false}, {8, 10, "open", false}}) {
+    for (const auto& [start, end, state, copied] :
+         std::vector<std::tuple<int, int, std::string, bool>>{{1000, 4000, "closed", true},
+                                                              {4000, 7000, "closed", true},
+                                                              {7000, 8000, "closed", false},
+                                                              {8000, 9000, "closed", true},
+                                                              {9000, 9500, "closed", false},
+                                                              {9540, 10000, "closed", false},
+                                                              {10000, 12000, "open", false}}) {
       const auto id = tx.exec_params1(
                             "INSERT INTO segments (stream_id, volume_id, state, start_us, end_us, data_bytes, "
-                            "checksum_crc32c, closed_at_us) VALUES ($1, $2, $3, $4::bigint * 1000000, "
-                            "$5::bigint * 1000000, 5000, CASE WHEN $3 = 'closed' THEN 7 END, "
+                            "checksum_crc32c, closed_at_us) VALUES ($1, $2, $3, $4::bigint * 1000, "
+                            "$5::bigint * 1000, 5000, CASE WHEN $3 = 'closed' THEN 7 END, "
                             "CASE WHEN $3 = 'closed' THEN 1 END) RETURNING id",
                             r.stream_a, r.volume_a, state, start, end)[0]
                           .as<std::int64_t>();
-      tx.exec_params0(
-          "INSERT INTO gop_index (segment_id, format, gop_count, blob) VALUES ($1, 1, 1, $2)", id, bytes);
+      tx.exec_params0("INSERT INTO gop_index (segment_id, format, gop_count, blob) VALUES ($1, 1, 1, $2)", id, bytes);
       if (copied) {
         tx.exec_params0(
             "INSERT INTO segment_copies (segment_id, tier, bucket, object_key, bytes, etag) VALUES ($1, 's3', "
@@ -223,11 +229,15 @@ TEST_CASE("a down node's closed, copied segments are read from their copies by a
   REQUIRE(runs.size() == 2);
   CHECK(runs[0].node == "a");
   CHECK(runs[0].from_us == 7'000'000);
+  CHECK(runs[0].to_us == 12'000'000);
   CHECK(runs[0].open);
   CHECK(runs[1].node == "b");
-  const auto spans = catalog::volume_only_spans(tx, track, 2'000'000, 9'000'000, "a", "b");
-  REQUIRE(spans.size() == 2);
+  // The spans without a copy, clipped to the range: a copied segment breaks them, a frame's
+  // interval between two segments does not, and the open segment is a span of its own.
+  const auto spans = catalog::volume_only_spans(tx, track, 2'000'000, 11'000'000, "a", "b");
+  REQUIRE(spans.size() == 3);
   CHECK(std::tuple(spans[0].from_us, spans[0].to_us, spans[0].open) == std::tuple(7'000'000, 8'000'000, false));
-  CHECK(std::tuple(spans[1].from_us, spans[1].to_us, spans[1].open) == std::tuple(8'000'000, 9'000'000, true));
+  CHECK(std::tuple(spans[1].from_us, spans[1].to_us, spans[1].open) == std::tuple(9'000'000, 10'000'000, false));
+  CHECK(std::tuple(spans[2].from_us, spans[2].to_us, spans[2].open) == std::tuple(10'000'000, 11'000'000, true));
   CHECK(catalog::volume_only_spans(tx, track, 2'000'000, 6'000'000, "a", "b").empty());
 }

@@ -5,15 +5,16 @@
 // expired, the other node serves its copied footage itself from the copies: the export is byte for
 // byte the one the dead node gave before it died (with another ETag: built again, from the store),
 // its HLS plays in ffprobe, the thumbnail is the same JPEG, and `vigil play` over the wire plays
-// the same packets. A range reaching into the segment the node was still writing (never copied) is
-// a 503 naming the node and the span no copy holds.
+// the same packets. A range reaching into what has no copy — segments closed after the camera's
+// archive_after_s was raised to an hour, and the segment the node was still writing — is a 503
+// naming the node and the spans no copy holds.
 // Skipped, saying so, when SeaweedFS is not built (deploy/seaweedfs.sh). Label "s3".
 #include <signal.h>
 #include <sys/stat.h>
 
 #include <boost/json.hpp>
 #include <catch2/catch_test_macros.hpp>
-#include <optional>
+#include <iostream>
 #include <string>
 
 #include "tests/server/two_nodes.hpp"
@@ -70,8 +71,8 @@ TEST_CASE(
                     "--archive-credentials", credentials.string(), "--archive-poll-ms", "200"});
   auto& [dir, db, profile, camera, a, b, cat] = n;
   const auto logs = [&n] { n.logs(); };
-  REQUIRE(eventually([&] { return cat.number("SELECT count(*) FROM nodes WHERE http_address IS NOT NULL") == 2; },
-                     30s));
+  REQUIRE(
+      eventually([&] { return cat.number("SELECT count(*) FROM nodes WHERE http_address IS NOT NULL") == 2; }, 30s));
   const bool placed = eventually(
       [&] { return !cat.names(test::recording_on("a")).empty() || !cat.names(test::recording_on("b")).empty(); }, 60s);
   if (!placed) logs();
@@ -86,7 +87,8 @@ TEST_CASE(
       "FROM segments g JOIN streams s ON s.id = g.stream_id JOIN cameras c ON c.id = s.camera_id "
       "JOIN disks d ON d.id = s.disk_id WHERE d.node = '" +
       holder + "' AND s.role = 'main' AND s.media_kind = 'video' AND c.name = '" + cam + "'";
-  const std::string copied = " AND EXISTS (SELECT 1 FROM segment_copies k WHERE k.segment_id = g.id)";
+  const std::string has_copy = "EXISTS (SELECT 1 FROM segment_copies k WHERE k.segment_id = g.id)";
+  const std::string copied = " AND " + has_copy;
 
   // Five seconds of its footage closed and every one of those segments copied (verified: a row is
   // written only then).
@@ -98,12 +100,16 @@ TEST_CASE(
         const std::string early = " AND g.start_us < " + std::to_string(first_us + 5'000'000);
         return cat.number("SELECT max(g.end_us) " + segs + " AND g.state = 'closed'") > first_us + 5'000'000 &&
                cat.number("SELECT count(*) " + segs + early) > 0 &&
-               cat.number("SELECT count(*) " + segs + early + copied) ==
-                   cat.number("SELECT count(*) " + segs + early);
+               cat.number("SELECT count(*) " + segs + early + copied) == cat.number("SELECT count(*) " + segs + early);
       },
       60s);
   if (!archived) logs();
   REQUIRE(archived);
+  // From now on nothing of it is copied (the copier reads the camera's policy at every pass): the
+  // segments closing from here on stay on the volume alone.
+  REQUIRE(test::HttpApi{door->http()}.call("PATCH", "/api/v1/cameras/" + cam, R"({"archive_after_s":3600})").status ==
+          200);
+  const std::int64_t policy_us = test::wall_us();
   const std::int64_t from_us = first_us + 1'000'000, to_us = first_us + 4'000'000;
   const std::string range = export_of(cam, from_us, to_us);
   const std::string thumb = "/api/v1/cameras/" + cam + "/thumbnail.jpg?at=" + at(first_us + 2'500'000) + "&width=160";
@@ -122,7 +128,10 @@ TEST_CASE(
   const auto my_play = play(dying->wire(), cam, from_us, to_us, dir.path(), "before");
   REQUIRE(my_play.size() >= 50);  // 3 s at 25 frames a second, from a keyframe
 
-  // kill -9 of the holder; once its lease has expired, it is down.
+  // A segment closed that no copy will ever hold, then kill -9 of the holder; once its lease has
+  // expired, it is down.
+  const std::string uncopied = segs + " AND g.state = 'closed' AND g.start_us > " + std::to_string(policy_us);
+  REQUIRE(eventually([&] { return cat.number("SELECT count(*) " + uncopied) > 0; }, 30s));
   REQUIRE(::kill(dying->pid(), SIGKILL) == 0);
   dying->stop(SIGKILL);
   REQUIRE(eventually(
@@ -166,17 +175,29 @@ TEST_CASE(
     }
   }
 
-  // The segment it was writing when it died is open in the catalog and has no copy: a range
-  // reaching into it is a 503 naming the node and that span — never a shorter export.
-  const std::int64_t open_from_us = cat.number("SELECT max(g.start_us) " + segs + " AND g.state = 'open'");
-  REQUIRE(open_from_us > from_us);
-  const std::int64_t open_to_us = cat.number("SELECT max(g.end_us) " + segs + " AND g.state = 'open'");
-  const std::int64_t until_us = open_from_us + 500'000;
+  // What no copy holds: closed segments not copied, and the segment it was writing when it died
+  // (open in the catalog, if its row was in; never copied). A range reaching into them is a 503
+  // naming the node and those spans — never a shorter export. (It ends before the camera's
+  // footage on the other node, seconds after the kill: one node's range.)
+  const std::int64_t first_missing_us =
+      cat.number("SELECT min(g.start_us) " + segs + " AND g.state = 'closed' AND NOT " + has_copy);
+  REQUIRE(first_missing_us > to_us);
+  REQUIRE(cat.number("SELECT count(*) " + uncopied + copied) == 0);
+  const std::int64_t until_us = cat.number("SELECT max(g.end_us) " + segs) + 100'000;
   const auto missing = test::http_request(door->http(), "GET", export_of(cam, from_us, until_us));
   INFO(missing.body);
+  std::cout << "dead node: a range past its copies answers " << missing.status << " " << missing.body << "\n";
   CHECK(missing.status == 503);
   CHECK(missing.body.find("node '" + holder + "' is down") != std::string::npos);
-  CHECK(missing.body.find("from_us=" + std::to_string(open_from_us) +
-                          " to_us=" + std::to_string(std::min(open_to_us, until_us)) +
-                          " (the segment it was still writing: never copied)") != std::string::npos);
+  CHECK(missing.body.find("the archive holds no copy of its footage from_us=" + std::to_string(first_missing_us)) !=
+        std::string::npos);
+  CHECK(missing.body.find("(not copied yet)") != std::string::npos);
+  const std::int64_t open_from_us = cat.number("SELECT max(g.start_us) " + segs + " AND g.state = 'open'");
+  if (open_from_us != 0) {
+    const std::int64_t open_to_us = cat.number("SELECT max(g.end_us) " + segs + " AND g.state = 'open'");
+    CHECK(missing.body.find("from_us=" + std::to_string(open_from_us) + " to_us=" + std::to_string(open_to_us) +
+                            " (the segment it was still writing: never copied)") != std::string::npos);
+  }
+  // Only the copied span asked: served, as above.
+  CHECK(test::http_request(door->http(), "GET", export_of(cam, from_us, first_missing_us)).status == 200);
 }
