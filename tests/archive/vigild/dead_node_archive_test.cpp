@@ -69,7 +69,11 @@ TEST_CASE(
   test::TwoNodes n("dead_node_archive", 1,
                    {"--segment-max", "1", "--archive-endpoint", "127.0.0.1:" + std::to_string(weed.s3_port),
                     "--archive-credentials", credentials.string(), "--archive-poll-ms", "200"});
-  auto& [dir, db, profile, camera, a, b, cat] = n;
+  // Named references, not a structured binding: lambdas below capture them (clang 14 refuses bindings).
+  auto& dir = n.dir;
+  auto& cat = n.cat;
+  auto& a = n.a;
+  auto& b = n.b;
   const auto logs = [&n] { n.logs(); };
   REQUIRE(
       eventually([&] { return cat.number("SELECT count(*) FROM nodes WHERE http_address IS NOT NULL") == 2; }, 30s));
