@@ -24,19 +24,34 @@ struct NodeEndpoint {
 
 enum class HolderEnd { first, last };
 
+// READER_NODE below: the node asking, when it has an archive tier: a closed segment of a node that
+// is down, with a verified copy, is then read from the copy by the reader itself
+// (copy_stand_in.hpp), so it is held by no node here; empty: every segment on a volume is its
+// node's (a reader without an archive tier). 'archived' segments are never a node's.
+
 // The node holding TRACK's footage at the start of [FROM_US, TO_US) (END last: at its end);
-// nullopt when nothing of TRACK is recorded there, or the disk's node has no nodes row (a single
-// server that never pulled cameras: the caller serves it).
+// nullopt when nothing of TRACK is recorded there on a volume (or only copies stand in for it),
+// or the disk's node has no nodes row (a single server that never pulled cameras: the caller
+// serves it).
 std::optional<NodeEndpoint> media_holder(pqxx::work& tx, const Track& track, std::int64_t from_us, std::int64_t to_us,
-                                         HolderEnd end = HolderEnd::first);
+                                         HolderEnd end = HolderEnd::first, const std::string& reader_node = {});
 
 // The nodes whose volumes hold TRACK's footage in [FROM_US, TO_US), in time order, each with the
 // span of its footage there (consecutive segments on one node are one run; at most 8 runs).
 struct HolderRun {
   std::string node;
   std::int64_t from_us = 0, to_us = 0;
+  bool open = false;  // it has a segment still open in the catalog (its node was writing it)
 };
-std::vector<HolderRun> media_holder_runs(pqxx::work& tx, const Track& track, std::int64_t from_us, std::int64_t to_us);
+std::vector<HolderRun> media_holder_runs(pqxx::work& tx, const Track& track, std::int64_t from_us, std::int64_t to_us,
+                                         const std::string& reader_node = {});
+
+// What of TRACK's footage in [FROM_US, TO_US) only NODE's volumes hold — no copy stands in for it
+// (the segment NODE was writing, closed segments not copied yet) — as spans clipped to the range,
+// in time order, consecutive segments without a copy merged, the open one apart (at most 8): what
+// a front door cannot serve while NODE is down.
+std::vector<HolderRun> volume_only_spans(pqxx::work& tx, const Track& track, std::int64_t from_us, std::int64_t to_us,
+                                         const std::string& node, const std::string& reader_node);
 
 // The node that pulls CAMERA now (its owner); nullopt when nobody owns it (pushed cameras record
 // wherever their recorder connects).

@@ -4,6 +4,7 @@
 #include <pqxx/pqxx>
 #include <stdexcept>
 
+#include "catalog/copy_stand_in.hpp"
 #include "common/rate.hpp"
 
 namespace vigil::catalog {
@@ -37,7 +38,7 @@ void lay_out_as_object(storage::PlaybackSegment& seg, std::size_t slot) {
 }
 
 PlaybackPlan plan_playback(pqxx::work& tx, const Track& track, std::int64_t from_us, std::int64_t to_us, int limit,
-                           const std::vector<FreshSegment>& fresher, bool one_volume) {
+                           const std::vector<FreshSegment>& fresher, bool one_volume, const std::string& reader_node) {
   PlaybackPlan plan;
   const std::string role(role_name(track.role)), kind(media_kind_name(track.media_kind));
   auto cam = tx.exec_params(
@@ -50,6 +51,9 @@ PlaybackPlan plan_playback(pqxx::work& tx, const Track& track, std::int64_t from
   plan.track_exists = cam[0][1].as<bool>() || !fresher.empty();
   // segments_stream_start serves the range per stream. Open segments too: they are readable up
   // to their last durable cycle (this row's figures, or fresher ones from the recording node).
+  // The copy is read when only the archive holds the segment, or when it stands in for a closed
+  // segment of a node that is down (copy_stand_in.hpp).
+  const std::string copy_read = "(g.state = 'archived' OR " + holder_down_sql(7) + ")";
   const auto rows = tx.exec_params(
       "SELECT g.id, g.stream_id, g.volume_id, g.start_us, g.end_us, g.data_bytes, v.extent_bytes, "
       "       s.codec, s.extradata, COALESCE(s.width, 0), COALESCE(s.height, 0), "
@@ -57,15 +61,16 @@ PlaybackPlan plan_playback(pqxx::work& tx, const Track& track, std::int64_t from
       "       (SELECT array_agg(e.volume_offset_bytes ORDER BY e.ordinal) FROM segment_extents e "
       "         WHERE e.segment_id = g.id), g.state = 'open', "
       "       COALESCE(s.sample_rate_hz, 0), COALESCE(s.channels, 0), "
-      "       g.state = 'archived', k.bucket, k.object_key, v.block_bytes "
+      "       k.segment_id IS NOT NULL, k.bucket, k.object_key, v.block_bytes "
       "FROM streams s JOIN segments g ON g.stream_id = s.id JOIN volumes v ON v.id = g.volume_id "
       "LEFT JOIN gop_index gi ON gi.segment_id = g.id "
-      "LEFT JOIN segment_copies k ON k.segment_id = g.id AND k.tier = 's3' AND g.state = 'archived' "
-      "WHERE s.camera_id = $1 AND s.role = $5 AND s.media_kind = $6 "
-      "  AND (g.state IN ('open', 'closed') OR (g.state = 'archived' AND k.segment_id IS NOT NULL)) "
-      "  AND g.end_us > $2::bigint AND g.start_us < $3::bigint "
-      "ORDER BY g.start_us, g.id LIMIT $4",
-      plan.camera_id, from_us, to_us, limit, role, kind);
+      "LEFT JOIN segment_copies k ON k.segment_id = g.id AND k.tier = 's3' AND " +
+          copy_read +
+          " WHERE s.camera_id = $1 AND s.role = $5 AND s.media_kind = $6 "
+          "  AND (g.state IN ('open', 'closed') OR (g.state = 'archived' AND k.segment_id IS NOT NULL)) "
+          "  AND g.end_us > $2::bigint AND g.start_us < $3::bigint "
+          "ORDER BY g.start_us, g.id LIMIT $4",
+      plan.camera_id, from_us, to_us, limit, role, kind, reader_node);
   std::vector<FreshSegment> found;
   for (const auto& row : rows) {
     FreshSegment f;

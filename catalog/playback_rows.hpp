@@ -23,8 +23,9 @@
 
 namespace vigil::catalog {
 
-// A segment only the archive holds now (state 'archived', docs/archive.md): its object holds the
-// segment's logical bytes [0, bytes), so a GOP index offset is an object offset.
+// A segment read from the archive (docs/archive.md): only the archive holds it now (state
+// 'archived'), or its copy stands in for it while its node is down (copy_stand_in.hpp). Its object
+// holds the segment's logical bytes [0, bytes), so a GOP index offset is an object offset.
 struct ArchivedObject {
   std::string bucket{}, key{};
   std::uint64_t bytes = 0;
@@ -49,7 +50,7 @@ struct FreshSegment {
   int sample_rate_hz = 0, channels = 0;  // audio; 0: video, or not kept
   std::int64_t rate_bps = 0;
   storage::PlaybackSegment segment{};
-  std::optional<ArchivedObject> archived{};  // only the archive holds it (never for fresher rows)
+  std::optional<ArchivedObject> archived{};  // read from the archive (never for fresher rows)
 };
 
 // One part of a range: consecutive segments with the same codec parameters.
@@ -72,7 +73,7 @@ struct PlaybackPlan {
   std::int64_t from_us = 0, to_us = 0;               // what the segments cover of the request
   std::vector<storage::PlaybackSegment> segments{};  // in time order
   std::vector<std::int64_t> segment_volumes{};       // the volume of each of SEGMENTS
-  // For each of SEGMENTS: its archive object when only the archive holds it (laid out by
+  // For each of SEGMENTS: its archive object when it is read from the archive (laid out by
   // lay_out_as_object with its index as slot), else none (read from its volume).
   std::vector<std::optional<ArchivedObject>> segment_archives{};
   // Where the next part of the range begins (its segments have other codec parameters, or are
@@ -88,8 +89,11 @@ struct PlaybackPlan {
 // [FROM_US, TO_US), at most LIMIT, with FRESHER (segments of that track) in place of the
 // catalog's rows of the same ids. ONE_VOLUME: the plan also stops
 // where the volume changes, or where segments change between the volume and the archive (a reader
-// bound to one disk's scheduler, or to the archive: wire playback).
+// bound to one disk's scheduler, or to the archive: wire playback). READER_NODE: the node that
+// reads, when it has an archive tier: a closed segment of another node that is down, with a copy,
+// is then read from its copy like an archived one (copy_stand_in.hpp); empty: never.
 PlaybackPlan plan_playback(pqxx::work& tx, const Track& track, std::int64_t from_us, std::int64_t to_us,
-                           int limit = 10'000, const std::vector<FreshSegment>& fresher = {}, bool one_volume = false);
+                           int limit = 10'000, const std::vector<FreshSegment>& fresher = {}, bool one_volume = false,
+                           const std::string& reader_node = {});
 
 }  // namespace vigil::catalog

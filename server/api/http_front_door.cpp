@@ -9,6 +9,7 @@
 #include "catalog/front_door_rows.hpp"
 #include "common/log.hpp"
 #include "server/api/http_media.hpp"
+#include "server/disks/disk_set.hpp"
 #include "server/net/api_error.hpp"
 #include "server/net/http_forward.hpp"
 
@@ -61,6 +62,24 @@ std::optional<Lookup> lookup_for(const QueryParams& q, const std::string& path_t
   return std::nullopt;
 }
 
+// "; the archive holds no copy of its footage from_us=… to_us=… (…)": what of LOOKUP's range only
+// NODE's volumes hold, for the 503 of a down node, so a viewer knows what to ask for instead.
+boost::asio::awaitable<std::string> missing_from_archive(const RouteContext& ctx, const Track& track,
+                                                         const Lookup& lookup, const std::string& node,
+                                                         const std::string& reader) {
+  const auto spans = co_await ctx.catalog.run([&](pqxx::connection& c) {
+    pqxx::work tx(c);
+    return catalog::volume_only_spans(tx, track, lookup.from_us, lookup.to_us, node, reader);
+  });
+  std::string out;
+  for (const auto& s : spans) {
+    out += (out.empty() ? "; the archive holds no copy of its footage " : ", ") + std::string("from_us=") +
+           std::to_string(s.from_us) + " to_us=" + std::to_string(s.to_us) +
+           (s.open ? " (the segment it was still writing: never copied)" : " (not copied yet)");
+  }
+  co_return out;
+}
+
 }  // namespace
 
 boost::asio::awaitable<std::optional<HttpReply>> answer_elsewhere(const RouteContext& ctx, const HttpRequest& req,
@@ -73,13 +92,16 @@ boost::asio::awaitable<std::optional<HttpReply>> answer_elsewhere(const RouteCon
   if (!lookup) co_return std::nullopt;
   const Track track = q.video_track(camera);
   const bool whole_range = path_tail == "export.mp4";  // one MP4 of every segment in the range
+  // With an archive tier this node reads a down node's copied segments itself: they are no
+  // node's to serve (catalog/copy_stand_in.hpp), and a range only they cover is answered here.
+  const std::string reader = ctx.disks ? ctx.disks->archive_reader_node() : std::string();
   std::vector<catalog::HolderRun> runs;
   const auto holder = co_await ctx.catalog.run([&](pqxx::connection& c) {
     pqxx::work tx(c);
-    if (whole_range) runs = catalog::media_holder_runs(tx, track, lookup->from_us, lookup->to_us);
+    if (whole_range) runs = catalog::media_holder_runs(tx, track, lookup->from_us, lookup->to_us, reader);
     return lookup->by == Lookup::By::owner
                ? catalog::camera_owner(tx, camera)
-               : catalog::media_holder(tx, track, lookup->from_us, lookup->to_us, lookup->end);
+               : catalog::media_holder(tx, track, lookup->from_us, lookup->to_us, lookup->end, reader);
   });
   if (runs.size() > 1) {
     // No node reads another's volume: an export across a failover is asked in its parts.
@@ -98,9 +120,12 @@ boost::asio::awaitable<std::optional<HttpReply>> answer_elsewhere(const RouteCon
   std::string what = "that footage is on a volume of node '" + holder->node + "'";
   if (lookup->by == Lookup::By::owner) what = "camera '" + camera + "' records on node '" + holder->node + "'";
   if (!holder->live) {
-    throw ApiError(ApiErrc::unavailable,
-                   what + ", and node '" + holder->node +
-                       "' is down (its lease expired): it is served again once that node is back");
+    std::string missing;
+    if (lookup->by == Lookup::By::footage && !reader.empty()) {
+      missing = co_await missing_from_archive(ctx, track, *lookup, holder->node, reader);
+    }
+    throw ApiError(ApiErrc::unavailable, what + ", and node '" + holder->node + "' is down (its lease expired)" +
+                                             missing + ": it is served again once that node is back");
   }
   if (holder->http_address.empty()) {
     throw ApiError(ApiErrc::unavailable,

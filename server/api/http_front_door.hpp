@@ -4,7 +4,10 @@
 // (kept by the node recording the camera) are answered by the node that holds them: here, or
 // proxied to it (server/net/http_forward.hpp), the viewer's token passed on. Everything the
 // shared catalog answers (timelines, playlists, export parts, HLS init segments, cameras) is
-// answered here. A holder whose lease expired (a dead node) is a 503 naming it.
+// answered here. A holder whose lease expired (a dead node) is a 503 naming it — unless this node
+// has an archive tier and every segment asked for that the dead node held is closed and copied:
+// then this node reads the copies (catalog/copy_stand_in.hpp), and the 503 otherwise says which
+// span has no copy.
 // Thread: the session's network thread. Errors: ApiError (503) for a holder down or unreachable;
 // pqxx from the catalog.
 #include <boost/asio/awaitable.hpp>

@@ -313,7 +313,7 @@ void Daemon::start_services() {
   }
   archive_ = start_archive(cfg_, conninfo_, disk_set_->disks());
   archive_reads_ = start_archive_reads(cfg_);
-  disk_set_->set_archive_reads(archive_reads_.get());
+  disk_set_->set_archive_reads(archive_reads_.get(), cfg_.node);
 }
 
 void Daemon::start_listeners() {

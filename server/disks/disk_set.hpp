@@ -138,9 +138,16 @@ class DiskSet {
   // What the recordings on these disks wrote lately, before the catalog has it (recent_segments.hpp).
   RecentSegments& recent() noexcept { return recent_; }
   // Where archived segments are read (archive_reads.hpp); null without an archive tier. Set once
-  // at start-up, before any reader runs; READS must outlive every reader.
+  // at start-up, before any reader runs; READS must outlive every reader. NODE: this node's name
+  // among the nodes sharing the catalog, with which its readers also read a down node's copied
+  // segments from the archive (catalog/copy_stand_in.hpp); empty: archived segments only.
   ArchiveReads* archive_reads() const noexcept { return archive_reads_; }
-  void set_archive_reads(ArchiveReads* reads) noexcept { archive_reads_ = reads; }
+  void set_archive_reads(ArchiveReads* reads, std::string node = {}) {
+    archive_reads_ = reads;
+    archive_node_ = reads ? std::move(node) : std::string();
+  }
+  // The reader node for catalog::plan_playback: this node when it reads the archive, else empty.
+  const std::string& archive_reader_node() const noexcept { return archive_node_; }
 
  private:
   // With DISK.mu held: takes the playbacks ENDED off DISK, counts them, and returns what to tell
@@ -153,6 +160,7 @@ class DiskSet {
   catalog::Batcher& batcher_;
   RecentSegments recent_{batcher_};
   ArchiveReads* archive_reads_ = nullptr;
+  std::string archive_node_;
 };
 
 }  // namespace vigil::server

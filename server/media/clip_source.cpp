@@ -88,10 +88,12 @@ boost::asio::awaitable<ClipPlan> plan_clip(CatalogPool& catalog, DiskSet* disks,
   out.track = track;
   // What this node recorded lately, up to its last durable cycle, beside the catalog's rows.
   const auto fresher = disks ? disks->recent().of(track, from_us, to_us) : std::vector<catalog::FreshSegment>{};
+  // With an archive tier, a down node's copied segments are read from their copies.
+  const std::string reader = disks ? disks->archive_reader_node() : std::string();
   // By reference: see CatalogPool::run; all outlive the co_await.
-  out.plan = co_await catalog.run([&track, &from_us, &to_us, &fresher](pqxx::connection& c) {
+  out.plan = co_await catalog.run([&track, &from_us, &to_us, &fresher, &reader](pqxx::connection& c) {
     pqxx::work tx(c);
-    auto p = catalog::plan_playback(tx, track, from_us, to_us, 10'000, fresher);
+    auto p = catalog::plan_playback(tx, track, from_us, to_us, 10'000, fresher, false, reader);
     tx.commit();
     return p;
   });

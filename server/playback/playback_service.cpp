@@ -58,10 +58,12 @@ asio::awaitable<PlaybackService::OpenResult> PlaybackService::open(const proto::
     // By reference: see CatalogPool::run. REQ outlives the co_await.
     // What this node recorded lately, up to its last durable cycle, beside the catalog's rows.
     const auto fresher = disks_.recent().of(*track, req.start_us(), req.end_us());
-    plan = co_await catalog_.run([&req, &track, &fresher](pqxx::connection& c) {
+    // With an archive tier, a down node's copied segments are read from their copies.
+    const std::string& reader = disks_.archive_reader_node();
+    plan = co_await catalog_.run([&req, &track, &fresher, &reader](pqxx::connection& c) {
       pqxx::work tx(c);
       // One disk's scheduler reads a playback: it stops where the volume changes too.
-      auto p = catalog::plan_playback(tx, *track, req.start_us(), req.end_us(), 10'000, fresher, true);
+      auto p = catalog::plan_playback(tx, *track, req.start_us(), req.end_us(), 10'000, fresher, true, reader);
       tx.commit();
       return p;
     });

@@ -1,13 +1,19 @@
 // Which node holds a media request's footage (catalog/front_door_rows.hpp, docs/nodes.md "One front
 // door") and the failover gap shortened after a dead node's recovery (catalog::shorten_failover_gaps),
-// in a real PostgreSQL: segments on two nodes' volumes, a camera's range served from each.
+// in a real PostgreSQL: segments on two nodes' volumes, a camera's range served from each. A dead
+// node's closed, copied segments are read from their copies by a reader with an archive tier
+// (catalog/copy_stand_in.hpp): no node holds them, the plan names their objects, and what has no
+// copy is listed.
 #include <catch2/catch_test_macros.hpp>
 #include <pqxx/pqxx>
+#include <tuple>
+#include <vector>
 
 #include "catalog/camera_rows.hpp"
 #include "catalog/front_door_rows.hpp"
 #include "catalog/migrator.hpp"
 #include "catalog/node_rows.hpp"
+#include "catalog/playback_rows.hpp"
 #include "catalog/recording_rows.hpp"
 #include "tests/support/temp_cluster.hpp"
 
@@ -142,4 +148,96 @@ TEST_CASE("a restarted node's recovered footage moves the failover gap's start t
     tx.commit();
   }
   CHECK(scalar(r.conn, "SELECT count(*) FROM gaps WHERE reason = 'failover'") == 0);
+}
+
+TEST_CASE("a down node's closed, copied segments are read from their copies by another node with an archive tier",
+          "[catalog][nodes][archive]") {
+  Rig r("front_door_copies");
+  {
+    // a: [1 s, 4 s) and [4 s, 7 s) closed and copied, [7 s, 8 s) not copied yet, [8 s, 9 s) copied,
+    // [9 s, 9.5 s) and [9.54 s, 10 s) not copied (a frame's interval between them), [10 s, 12 s) open.
+    pqxx::work tx(r.conn);
+    tx.exec_params0("DELETE FROM segments WHERE volume_id = $1", r.volume_a);
+    storage::GopIndex gops;
+    gops.add({.pts = 0, .offset = 0, .sequence = 0});
+    const auto blob = gops.encode();
+    const pqxx::binarystring bytes(blob.data(), blob.size());
+    for (const auto& [start, end, state, copied] :
+         std::vector<std::tuple<int, int, std::string, bool>>{{1000, 4000, "closed", true},
+                                                              {4000, 7000, "closed", true},
+                                                              {7000, 8000, "closed", false},
+                                                              {8000, 9000, "closed", true},
+                                                              {9000, 9500, "closed", false},
+                                                              {9540, 10000, "closed", false},
+                                                              {10000, 12000, "open", false}}) {
+      const auto id = tx.exec_params1(
+                            "INSERT INTO segments (stream_id, volume_id, state, start_us, end_us, data_bytes, "
+                            "checksum_crc32c, closed_at_us) VALUES ($1, $2, $3, $4::bigint * 1000, "
+                            "$5::bigint * 1000, 5000, CASE WHEN $3 = 'closed' THEN 7 END, "
+                            "CASE WHEN $3 = 'closed' THEN 1 END) RETURNING id",
+                            r.stream_a, r.volume_a, state, start, end)[0]
+                          .as<std::int64_t>();
+      tx.exec_params0("INSERT INTO gop_index (segment_id, format, gop_count, blob) VALUES ($1, 1, 1, $2)", id, bytes);
+      if (copied) {
+        tx.exec_params0(
+            "INSERT INTO segment_copies (segment_id, tier, bucket, object_key, bytes, etag) VALUES ($1, 's3', "
+            "'vigil-archive', 'cam/main/' || $1::bigint, 5000, 'e')",
+            id);
+      }
+    }
+    tx.commit();
+  }
+  const Track track{.camera = "cam"};
+  const auto holder = [&](std::int64_t from_us, std::int64_t to_us, const std::string& reader) {
+    pqxx::work tx(r.conn);
+    return catalog::media_holder(tx, track, from_us, to_us, catalog::HolderEnd::first, reader);
+  };
+  const auto archived_in_plan = [&](const std::string& reader) {
+    pqxx::work tx(r.conn);
+    const auto plan = catalog::plan_playback(tx, track, 2'000'000, 6'000'000, 10'000, {}, false, reader);
+    REQUIRE(plan.segments.size() == 2);
+    std::vector<std::string> keys;
+    for (const auto& a : plan.segment_archives) keys.push_back(a ? a->key : "");
+    return keys;
+  };
+  const std::vector<std::string> none{"", ""};
+
+  // a alive: its node serves it, the store is never read.
+  CHECK(holder(2'000'000, 6'000'000, "b")->node == "a");
+  CHECK(archived_in_plan("b") == none);
+  {
+    pqxx::work tx(r.conn);
+    tx.exec0("UPDATE nodes SET lease_until = clock_timestamp() - interval '1 second' WHERE node = 'a'");
+    tx.commit();
+  }
+  // a down: its copied span is no node's for b; b's plan reads the copies.
+  CHECK_FALSE(holder(2'000'000, 6'000'000, "b"));
+  const auto keys = archived_in_plan("b");
+  REQUIRE(keys.size() == 2);
+  CHECK(keys[0].starts_with("cam/main/"));
+  CHECK(keys[1].starts_with("cam/main/"));
+  // Without an archive tier (no reader), or as a itself (its own volumes), still a's.
+  CHECK(holder(2'000'000, 6'000'000, "")->node == "a");
+  CHECK(holder(2'000'000, 6'000'000, "a")->node == "a");
+  CHECK(archived_in_plan("") == none);
+  CHECK(archived_in_plan("a") == none);
+  // A range reaching what has no copy: a's, and those spans are named.
+  CHECK(holder(2'000'000, 9'000'000, "b")->node == "a");
+  pqxx::work tx(r.conn);
+  CHECK(catalog::media_holder_runs(tx, track, 2'000'000, 6'000'000, "b").empty());
+  const auto runs = catalog::media_holder_runs(tx, track, 2'000'000, 25'000'000, "b");
+  REQUIRE(runs.size() == 2);
+  CHECK(runs[0].node == "a");
+  CHECK(runs[0].from_us == 7'000'000);
+  CHECK(runs[0].to_us == 12'000'000);
+  CHECK(runs[0].open);
+  CHECK(runs[1].node == "b");
+  // The spans without a copy, clipped to the range: a copied segment breaks them, a frame's
+  // interval between two segments does not, and the open segment is a span of its own.
+  const auto spans = catalog::volume_only_spans(tx, track, 2'000'000, 11'000'000, "a", "b");
+  REQUIRE(spans.size() == 3);
+  CHECK(std::tuple(spans[0].from_us, spans[0].to_us, spans[0].open) == std::tuple(7'000'000, 8'000'000, false));
+  CHECK(std::tuple(spans[1].from_us, spans[1].to_us, spans[1].open) == std::tuple(9'000'000, 10'000'000, false));
+  CHECK(std::tuple(spans[2].from_us, spans[2].to_us, spans[2].open) == std::tuple(10'000'000, 11'000'000, true));
+  CHECK(catalog::volume_only_spans(tx, track, 2'000'000, 6'000'000, "a", "b").empty());
 }
