@@ -228,8 +228,8 @@ class Metrics {
   metrics::Family<metrics::Counter>&d_cycles_, &d_stream_ios_, &d_preemptions_, &d_interactive_, &d_best_effort_,
       &d_background_, &d_commands_, &d_stream_bytes_, &d_other_bytes_, &d_misses_, &d_decisions_, &d_playback_released_,
       &d_reclaimed_segments_, &d_reclaimed_bytes_, &d_retention_failures_, &d_model_recalibrations_, &d_scrub_segments_,
-      &d_scrub_corrupt_, &d_scrub_bytes_, &d_scrub_epochs_, &d_scrub_promoted_, &d_scrub_repaired_, &d_archive_segments_, &d_archive_bytes_,
-      &d_archive_failures_;
+      &d_scrub_corrupt_, &d_scrub_bytes_, &d_scrub_epochs_, &d_scrub_promoted_, &d_scrub_repaired_,
+      &d_archive_segments_, &d_archive_bytes_, &d_archive_failures_;
   metrics::Family<metrics::Gauge>&d_utilisation_, &d_slack_, &d_predicted_rt_, &d_observed_rt_, &d_expected_wait_,
       &d_longest_command_, &d_cycle_s_, &d_r_rt_, &d_chunk_bytes_, &d_depth_, &d_profiled_, &d_budget_,
       &d_admitted_streams_, &d_admitted_rate_, &d_predicted_busy_, &d_model_optimistic_, &d_model_scale_,

@@ -116,8 +116,8 @@ bool ScrubService::scrub(Disk& disk, const catalog::ScrubTarget& t, Clock::time_
       for (const auto& d : check.damage) {
         const std::uint64_t offset = t.extent_offsets[d.ordinal] + d.offset_in_extent;
         const std::string detail =
-            catalog::corruption_gap_detail(t.segment_id, disk.volume->path.string() + " at offset " +
-                                                             std::to_string(offset),
+            catalog::corruption_gap_detail(t.segment_id,
+                                           disk.volume->path.string() + " at offset " + std::to_string(offset),
                                            storage::scan_stop_name(d.why));
         found |= catalog::record_corruption_gap(tx, t.stream_id, d.from_us, d.to_us, detail);
         log::error("scrub found a damaged segment", {{"segment", t.segment_id},
@@ -130,9 +130,9 @@ bool ScrubService::scrub(Disk& disk, const catalog::ScrubTarget& t, Clock::time_
       }
       if (check.damage.empty()) {
         // Every record valid, yet not the records written: the whole segment is in doubt.
-        found |= catalog::record_corruption_gap(
-            tx, t.stream_id, t.start_us, t.end_us,
-            catalog::corruption_gap_detail(t.segment_id, disk.volume->path.string(), "segment checksum mismatch"));
+        found |= catalog::record_corruption_gap(tx, t.stream_id, t.start_us, t.end_us,
+                                                catalog::corruption_gap_detail(t.segment_id, disk.volume->path.string(),
+                                                                               "segment checksum mismatch"));
         log::error("scrub found a segment checksum mismatch",
                    {{"segment", t.segment_id},
                     {"volume", disk.volume->path.string()},

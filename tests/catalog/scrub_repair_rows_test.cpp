@@ -63,12 +63,16 @@ TEST_CASE("a damaged segment with a verified copy is served from it and its scru
           "INSERT INTO segment_extents (segment_id, ordinal, volume_offset_bytes, length_bytes) VALUES ($1, 0, $2, $3)",
           static_cast<std::int64_t>(id), (i + 1) * (1 << 20), 1 << 20);
     }
-    REQUIRE(catalog::record_segment_copy(
-        tx, {.segment_id = ids[0], .bucket = "vigil-archive", .object_key = "gate/main/1-1.vseg", .etag = "\"e\"",
-             .bytes = 1000}));
-    REQUIRE(catalog::record_segment_copy(
-        tx, {.segment_id = ids[3], .bucket = "vigil-archive", .object_key = "gate/main/1-4.vseg", .etag = "\"e\"",
-             .bytes = 1000}));
+    REQUIRE(catalog::record_segment_copy(tx, {.segment_id = ids[0],
+                                              .bucket = "vigil-archive",
+                                              .object_key = "gate/main/1-1.vseg",
+                                              .etag = "\"e\"",
+                                              .bytes = 1000}));
+    REQUIRE(catalog::record_segment_copy(tx, {.segment_id = ids[3],
+                                              .bucket = "vigil-archive",
+                                              .object_key = "gate/main/1-4.vseg",
+                                              .etag = "\"e\"",
+                                              .bytes = 1000}));
     CHECK(catalog::record_corruption_gap(tx, stream, T0 + 32 * S, T0 + 33 * S,
                                          catalog::corruption_gap_detail(ids[3], "/v at offset 4", "bad_crc")));
     // The scrubber's findings: two runs in [0,10), one in [10,20); and a corruption gap of another

@@ -68,9 +68,9 @@ TEST_CASE("a damaged segment with a verified archive copy is repaired: no gap, t
   const auto scrape = [&] { return test::parse_prometheus_text(test::http_request(d.http(), "GET", "/metrics").body); };
 
   {
-    auto rec = test::run_to_exit(VIGIL_CLI_PATH,
-                                 {"--server", d.wire(), "record", "--stream", "gate", clip.string(), "--fast"},
-                                 dir.path() / "record.log");
+    auto rec =
+        test::run_to_exit(VIGIL_CLI_PATH, {"--server", d.wire(), "record", "--stream", "gate", clip.string(), "--fast"},
+                          dir.path() / "record.log");
     INFO(rec.output);
     REQUIRE(rec.status == 0);
   }
@@ -82,8 +82,7 @@ TEST_CASE("a damaged segment with a verified archive copy is repaired: no gap, t
   REQUIRE(test::eventually([&] { return one("SELECT count(*) FROM segment_copies") == segments; }, 30s));
 
   // The export while every segment is whole on the volume.
-  const std::string path =
-      "/api/v1/cameras/gate/export.mp4?from=-1h&to=@" + std::to_string(now_s() + 3600);
+  const std::string path = "/api/v1/cameras/gate/export.mp4?from=-1h&to=@" + std::to_string(now_s() + 3600);
   const auto before = test::http_request(d.http(), "GET", path);
   REQUIRE(before.status == 200);
   REQUIRE(before.body.size() > 10000);
@@ -119,7 +118,10 @@ TEST_CASE("a damaged segment with a verified archive copy is repaired: no gap, t
 
   // Found (a corruption gap, counted), then repaired from the copy.
   const bool repaired = test::eventually(
-      [&] { return scrape().value("vigil_scrub_repaired_segments_total", {{"disk", disk}}) == 1; }, 30s);
+      [&] {
+        return scrape().value("vigil_scrub_repaired_segments_total", {{"disk", disk}}) == 1;
+      },
+      30s);
   if (!repaired) FAIL("the damaged segment was not repaired; vigild said:\n" << d.output());
   CHECK(scrape().value("vigil_scrub_corrupt_segments_total", {{"disk", disk}}) == 1);
   const std::string seg = std::to_string(id);
@@ -143,7 +145,10 @@ TEST_CASE("a damaged segment with a verified archive copy is repaired: no gap, t
   // Later epochs verify the intact segments again and find nothing more.
   const double seen = scrape().value("vigil_scrub_segments_total", {{"disk", disk}}).value_or(0);
   REQUIRE(test::eventually(
-      [&] { return scrape().value("vigil_scrub_segments_total", {{"disk", disk}}) >= seen + (segments - 1); }, 20s));
+      [&] {
+        return scrape().value("vigil_scrub_segments_total", {{"disk", disk}}) >= seen + (segments - 1);
+      },
+      20s));
   const auto m = scrape();
   CHECK(m.value("vigil_scrub_corrupt_segments_total", {{"disk", disk}}) == 1);
   CHECK(m.value("vigil_scrub_repaired_segments_total", {{"disk", disk}}) == 1);
