@@ -155,15 +155,15 @@ bool ScrubService::scrub(Disk& disk, const catalog::ScrubTarget& t, Clock::time_
 void ScrubService::repair(Disk& disk, const catalog::ScrubTarget& t, std::stop_token stop) {
   try {
     pqxx::connection conn(conninfo_);
-    std::optional<catalog::ArchiveRepair> repair;
+    std::optional<catalog::ArchiveRepair> switched;
     {
       // 1. Committed before any extent is freed: the segment is the copy's from here on, whole,
       // so its corruption gaps go with the same commit (a crash now is finished by recovery).
       pqxx::work tx(conn);
-      repair = catalog::begin_archive_repair(tx, t.segment_id);
+      switched = catalog::begin_archive_repair(tx, t.segment_id);
       tx.commit();
     }
-    if (!repair) return;  // no verified copy (or no longer closed): the gap stays
+    if (!switched) return;  // no verified copy (or no longer closed): the gap stays
     // 2. The damaged local copy's space, freed on the IO thread as retention frees it.
     const auto freed = reclaim_on_io_thread(disk, {t.segment_id}, stop);
     if (!freed) return;  // stopped: left 'deleting', which the next start finishes
@@ -182,15 +182,17 @@ void ScrubService::repair(Disk& disk, const catalog::ScrubTarget& t, std::stop_t
               {{"segment", t.segment_id},
                {"volume", disk.volume->path.string()},
                {"stream", t.stream_id},
-               {"from_us", repair->start_us},
-               {"to_us", repair->end_us},
-               {"bucket", repair->bucket},
-               {"key", repair->object_key},
-               {"gaps_removed", repair->gaps_removed},
+               {"from_us", switched->start_us},
+               {"to_us", switched->end_us},
+               {"bucket", switched->bucket},
+               {"key", switched->object_key},
+               {"gaps_removed", switched->gaps_removed},
                {"freed_bytes", freed->bytes}});
     if (auto* m = disk.io->metrics()) m->scrub_repaired();
   } catch (const std::exception& e) {
-    log::warn("scrub: cannot repair a damaged segment from its archive copy; retried next epoch",
+    // Before the first commit: retried at the next epoch that finds the damage; after it: the
+    // segment is 'deleting', which the next start's recovery finishes as 'archived'.
+    log::warn("scrub: cannot repair a damaged segment from its archive copy",
               {{"segment", t.segment_id}, {"error", e.what()}});
   }
 }
