@@ -14,6 +14,9 @@ std::vector<ArchiveTarget> archive_targets(pqxx::work& tx, std::int64_t volume_i
       "WHERE s.volume_id = $1 AND s.state = 'closed' AND s.checksum_crc32c <> 0 "
       "  AND s.closed_at_us <= $2::bigint - COALESCE(c.archive_after_s::bigint * 1000000, $4::bigint) "
       "  AND NOT EXISTS (SELECT 1 FROM segment_copies k WHERE k.segment_id = s.id AND k.tier = 's3') "
+      // Found damaged by the scrubber (catalog/scrub_rows.hpp): a copy must be what was recorded.
+      "  AND NOT EXISTS (SELECT 1 FROM gaps g WHERE g.stream_id = s.stream_id AND g.reason = 'corruption' "
+      "                  AND starts_with(g.detail, 'scrub: segment ' || s.id || ' on ')) "
       "GROUP BY s.id, c.name, st.role ORDER BY s.closed_at_us, s.id LIMIT $3",
       volume_id, now_us, static_cast<std::int64_t>(limit), default_after_us);
   std::vector<ArchiveTarget> out;
@@ -31,7 +34,9 @@ std::optional<std::int64_t> oldest_uncopied_closed_at_us(pqxx::work& tx, std::in
   const auto row = tx.exec_params1(
       "SELECT min(s.closed_at_us) FROM segments s "
       "WHERE s.volume_id = $1 AND s.state = 'closed' AND s.checksum_crc32c <> 0 "
-      "  AND NOT EXISTS (SELECT 1 FROM segment_copies k WHERE k.segment_id = s.id AND k.tier = 's3')",
+      "  AND NOT EXISTS (SELECT 1 FROM segment_copies k WHERE k.segment_id = s.id AND k.tier = 's3') "
+      "  AND NOT EXISTS (SELECT 1 FROM gaps g WHERE g.stream_id = s.stream_id AND g.reason = 'corruption' "
+      "                  AND starts_with(g.detail, 'scrub: segment ' || s.id || ' on '))",
       volume_id);
   if (row[0].is_null()) return std::nullopt;
   return row[0].as<std::int64_t>();

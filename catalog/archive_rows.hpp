@@ -28,7 +28,8 @@ struct SegmentCopy {
 
 // VOLUME_ID's closed segments (with a known checksum) that have no 's3' copy and were closed at
 // least their camera's archive_after_s (NULL: DEFAULT_AFTER_US) before NOW_US, oldest closed
-// first, at most LIMIT.
+// first, at most LIMIT. Not those the scrubber found damaged (a 'corruption' gap of theirs): they
+// are never copied, so they neither count in the lag below nor are read again every pass.
 std::vector<ArchiveTarget> archive_targets(pqxx::work& tx, std::int64_t volume_id, std::int64_t now_us,
                                            std::int64_t default_after_us, std::size_t limit);
 // When the oldest closed segment of VOLUME_ID without an 's3' copy was closed; none: every one has

@@ -120,10 +120,16 @@ void finish_deleting(pqxx::work& tx, const std::vector<std::uint64_t>& ids) {
   if (ids.empty()) return;
   // A segment with a verified archive copy keeps its row, GOP index and copy: only where it lay
   // on the volume goes. The others go whole (extents, GOP index and any copy row with them).
+  // The copy was verified against the segment's checksum before the damage could be copied, so
+  // the scrubber's 'corruption' gaps over the local copy (catalog/scrub_rows.hpp) go too: the
+  // footage is whole again, whether the scrubber's repair or retention archived it.
   tx.exec_params0(
       "WITH kept AS (UPDATE segments s SET state = 'archived' WHERE s.id = ANY($1::bigint[]) AND s.state = 'deleting' "
-      "              AND EXISTS (SELECT 1 FROM segment_copies k WHERE k.segment_id = s.id) RETURNING s.id) "
-      "DELETE FROM segment_extents e USING kept WHERE e.segment_id = kept.id",
+      "              AND EXISTS (SELECT 1 FROM segment_copies k WHERE k.segment_id = s.id) "
+      "              RETURNING s.id, s.stream_id), "
+      "     freed AS (DELETE FROM segment_extents e USING kept WHERE e.segment_id = kept.id) "
+      "DELETE FROM gaps g USING kept WHERE g.stream_id = kept.stream_id AND g.reason = 'corruption' "
+      "  AND starts_with(g.detail, 'scrub: segment ' || kept.id || ' on ')",
       id_array(ids));
   tx.exec_params0("DELETE FROM segments WHERE id = ANY($1::bigint[]) AND state = 'deleting'", id_array(ids));
 }

@@ -39,7 +39,8 @@ std::vector<std::uint64_t> mark_deleting(pqxx::work& tx, const std::vector<std::
                                          bool check_locks = true);
 
 // The segments' rows (extents and GOP index with them), once their extents are free; those with a
-// verified archive copy (segment_copies) stay, as 'archived', without their extents.
+// verified archive copy (segment_copies) stay, as 'archived', without their extents, and lose the
+// 'corruption' gaps the scrubber recorded over their local copy (the archive's copy is whole).
 void finish_deleting(pqxx::work& tx, const std::vector<std::uint64_t>& ids);
 
 }  // namespace vigil::catalog

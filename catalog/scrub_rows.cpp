@@ -51,4 +51,36 @@ bool record_corruption_gap(pqxx::work& tx, std::uint64_t stream_id, std::int64_t
               .empty();
 }
 
+std::string corruption_gap_prefix(std::uint64_t segment_id) {
+  return "scrub: segment " + std::to_string(segment_id) + " on ";
+}
+
+std::string corruption_gap_detail(std::uint64_t segment_id, const std::string& volume, const std::string& what) {
+  return corruption_gap_prefix(segment_id) + volume + ": " + what;
+}
+
+std::optional<ArchiveRepair> begin_archive_repair(pqxx::work& tx, std::uint64_t segment_id) {
+  const auto id = static_cast<std::int64_t>(segment_id);
+  // The copy row is locked with the segment's: archive retention cannot take it away in between.
+  const auto marked = tx.exec_params(
+      "WITH copy AS (SELECT k.segment_id, k.bucket, k.object_key FROM segment_copies k "
+      "              WHERE k.segment_id = $1 AND k.tier = 's3' FOR SHARE) "
+      "UPDATE segments s SET state = 'deleting' FROM copy "
+      "WHERE s.id = copy.segment_id AND s.state = 'closed' "
+      "RETURNING copy.bucket, copy.object_key, s.start_us, s.end_us, s.stream_id",
+      id);
+  if (marked.empty()) return std::nullopt;
+  const auto& r = marked[0];
+  ArchiveRepair out{.bucket = r[0].as<std::string>(),
+                    .object_key = r[1].as<std::string>(),
+                    .start_us = r[2].as<std::int64_t>(),
+                    .end_us = r[3].as<std::int64_t>()};
+  out.gaps_removed = tx.exec_params(
+                           "DELETE FROM gaps WHERE stream_id = $1 AND reason = 'corruption' "
+                           "AND starts_with(detail, $2) RETURNING id",
+                           r[4].as<std::int64_t>(), corruption_gap_prefix(segment_id))
+                         .size();
+  return out;
+}
+
 }  // namespace vigil::catalog

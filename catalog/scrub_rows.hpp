@@ -1,10 +1,11 @@
 #pragma once
 // The integrity scrubber's catalog side (docs/scrubber.md): the closed segments of a volume that
 // have a known checksum, whether one is still closed (retention marks a segment 'deleting' before
-// it frees any extent, so a segment still closed after its read was read whole), and the
-// 'corruption' gap a damaged one becomes.
+// it frees any extent, so a segment still closed after its read was read whole), the
+// 'corruption' gap a damaged one becomes, and its repair from a verified archive copy.
 // Thread: the scrub thread's own connection, never an IO thread. Errors: throws (pqxx errors).
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,5 +34,23 @@ bool segment_still_closed(pqxx::work& tx, std::uint64_t segment_id);
 // there already (found by an earlier epoch). True if inserted.
 bool record_corruption_gap(pqxx::work& tx, std::uint64_t stream_id, std::int64_t start_us, std::int64_t end_us,
                            const std::string& detail);
+// The detail of a 'corruption' gap the scrubber records for SEGMENT_ID on VOLUME: "scrub: segment
+// S on VOLUME" and what it found (WHAT). The prefix names the segment: the repair and the copier
+// find the segment's gaps by it (in SQL: 'scrub: segment ' || id || ' on ').
+std::string corruption_gap_prefix(std::uint64_t segment_id);
+std::string corruption_gap_detail(std::uint64_t segment_id, const std::string& volume, const std::string& what);
+
+// Repair from the archive (docs/scrubber.md, "Repair"), first step: if SEGMENT_ID is still closed
+// and has a verified 's3' copy (segment_copies), it is marked 'deleting' — its extents are freed
+// next, and finish_deleting (catalog/retention_rows.hpp) then keeps it as 'archived', read from
+// its copy — and the 'corruption' gaps the scrubber recorded for it go: from this commit on the
+// footage is the copy's, whole (a crash before the extents are freed is finished by recovery,
+// which ends 'deleting' the same way). Nullopt, nothing changed: no copy, or no longer closed.
+struct ArchiveRepair {
+  std::string bucket, object_key;
+  std::int64_t start_us = 0, end_us = 0;  // the segment's media time
+  std::size_t gaps_removed = 0;
+};
+std::optional<ArchiveRepair> begin_archive_repair(pqxx::work& tx, std::uint64_t segment_id);
 
 }  // namespace vigil::catalog

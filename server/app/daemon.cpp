@@ -307,7 +307,10 @@ void Daemon::start_services() {
     const auto epoch = cfg_.scrub_epoch_ms > 0
                            ? std::chrono::milliseconds(cfg_.scrub_epoch_ms)
                            : std::chrono::milliseconds(static_cast<std::int64_t>(cfg_.scrub_days * 86'400'000.0));
-    scrub_ = std::make_unique<ScrubService>(conninfo_, disk_set_->disks(), ScrubOptions{.epoch = epoch});
+    // Repair from the archive needs this vigild to read archived segments (start_archive_reads).
+    scrub_ = std::make_unique<ScrubService>(conninfo_, disk_set_->disks(),
+                                            ScrubOptions{.epoch = epoch,
+                                                         .repair_from_archive = cfg_.archive_endpoint.has_value()});
   } else {
     log::warn("--scrub-days 0: the integrity scrubber is off; damaged recordings are found only when read");
   }

@@ -95,6 +95,11 @@ Metrics::Metrics()
                             "Scrub reads that outlived their slot in the epoch and were promoted from the "
                             "cycles' slack to interactive requests (too little slack for the target age).",
                             {"disk"})),
+      d_scrub_repaired_(registry_.counter(
+          "vigil_scrub_repaired_segments_total",
+          "Damaged segments the scrubber made whole again from their verified archive copy: the local copy's "
+          "extents freed, the segment read from the archive, its 'corruption' gaps removed.",
+          {"disk"})),
       d_archive_segments_(registry_.counter("vigil_archive_segments_total",
                                             "Closed segments copied to the archive tier and verified.", {"disk"})),
       d_archive_bytes_(registry_.counter("vigil_archive_bytes_total",
@@ -357,6 +362,7 @@ DiskMetrics::DiskMetrics(Metrics& m, const std::string& disk)
       scrub_bytes_(m.d_scrub_bytes_.with({disk})),
       scrub_epochs_(m.d_scrub_epochs_.with({disk})),
       scrub_promoted_(m.d_scrub_promoted_.with({disk})),
+      scrub_repaired_(m.d_scrub_repaired_.with({disk})),
       archive_segments_(m.d_archive_segments_.with({disk})),
       archive_bytes_(m.d_archive_bytes_.with({disk})),
       archive_failures_(m.d_archive_failures_.with({disk})),
@@ -432,6 +438,7 @@ void DiskMetrics::scrubbed(std::uint64_t bytes, bool corrupt) noexcept {
 
 void DiskMetrics::scrub_progress(double done) noexcept { scrub_progress_.set(done); }
 void DiskMetrics::scrub_promoted() noexcept { scrub_promoted_.inc(); }
+void DiskMetrics::scrub_repaired() noexcept { scrub_repaired_.inc(); }
 
 void DiskMetrics::scrub_epoch_done() noexcept { scrub_epochs_.inc(); }
 

@@ -69,6 +69,8 @@ class DiskMetrics {
   void scrub_epoch_done() noexcept;
   // A scrub read outlived its slot in the epoch and went on as interactive requests.
   void scrub_promoted() noexcept;
+  // A damaged segment made whole again from its verified archive copy (docs/scrubber.md, "Repair").
+  void scrub_repaired() noexcept;
   // The archive thread (docs/archive.md): a segment of BYTES copied and verified; a copy that
   // failed (read, verification or upload; retried); how long the oldest closed segment not yet
   // copied has waited (0: none waits).
@@ -96,7 +98,7 @@ class DiskMetrics {
   metrics::Gauge &playback_share_, &playback_in_use_;
   std::array<metrics::Counter*, 2> playback_released_{};  // by Release
   metrics::Counter &reclaimed_segments_, &reclaimed_bytes_, &retention_failures_;
-  metrics::Counter &scrub_segments_, &scrub_corrupt_, &scrub_bytes_, &scrub_epochs_, &scrub_promoted_;
+  metrics::Counter &scrub_segments_, &scrub_corrupt_, &scrub_bytes_, &scrub_epochs_, &scrub_promoted_, &scrub_repaired_;
   metrics::Counter &archive_segments_, &archive_bytes_, &archive_failures_;
   metrics::Gauge& archive_lag_;
   metrics::Gauge& free_bytes_;
@@ -226,8 +228,8 @@ class Metrics {
   metrics::Family<metrics::Counter>&d_cycles_, &d_stream_ios_, &d_preemptions_, &d_interactive_, &d_best_effort_,
       &d_background_, &d_commands_, &d_stream_bytes_, &d_other_bytes_, &d_misses_, &d_decisions_, &d_playback_released_,
       &d_reclaimed_segments_, &d_reclaimed_bytes_, &d_retention_failures_, &d_model_recalibrations_, &d_scrub_segments_,
-      &d_scrub_corrupt_, &d_scrub_bytes_, &d_scrub_epochs_, &d_scrub_promoted_, &d_archive_segments_, &d_archive_bytes_,
-      &d_archive_failures_;
+      &d_scrub_corrupt_, &d_scrub_bytes_, &d_scrub_epochs_, &d_scrub_promoted_, &d_scrub_repaired_,
+      &d_archive_segments_, &d_archive_bytes_, &d_archive_failures_;
   metrics::Family<metrics::Gauge>&d_utilisation_, &d_slack_, &d_predicted_rt_, &d_observed_rt_, &d_expected_wait_,
       &d_longest_command_, &d_cycle_s_, &d_r_rt_, &d_chunk_bytes_, &d_depth_, &d_profiled_, &d_budget_,
       &d_admitted_streams_, &d_admitted_rate_, &d_predicted_busy_, &d_model_optimistic_, &d_model_scale_,

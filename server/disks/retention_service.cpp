@@ -1,7 +1,6 @@
 #include "server/disks/retention_service.hpp"
 
 #include <algorithm>
-#include <future>
 #include <map>
 #include <memory>
 #include <pqxx/pqxx>
@@ -11,6 +10,7 @@
 #include "catalog/evidence_locks.hpp"
 #include "catalog/retention_rows.hpp"
 #include "server/disks/retention_reserve.hpp"
+#include "server/disks/segment_reclaim.hpp"
 #include "storage/retention.hpp"
 
 namespace vigil::server {
@@ -131,8 +131,9 @@ bool RetentionService::pass(Disk& disk, bool full, std::stop_token stop) {
   }
   if (marked.empty()) return false;
   // 2. The IO thread frees their extents in a cycle's slack. It owns the volume's allocation.
-  Outcome out;
-  if (!reclaim_on_io_thread(disk, marked, stop, out)) return false;
+  const auto reclaimed = reclaim_on_io_thread(disk, marked, stop);
+  if (!reclaimed) return false;
+  const ReclaimOutcome& out = *reclaimed;
   // 3. Their rows go (extents and GOP index with them).
   {
     pqxx::work tx(conn);
@@ -187,34 +188,6 @@ std::vector<std::uint64_t> RetentionService::choose(const storage::RetentionPoli
   return chosen;
 }
 
-bool RetentionService::reclaim_on_io_thread(Disk& disk, const std::vector<std::uint64_t>& ids, std::stop_token stop,
-                                            Outcome& result) {
-  auto& vol = *disk.volume->volume;
-  auto promise = std::make_shared<std::promise<Outcome>>();
-  auto future = promise->get_future();
-  disk.io->scheduler().post_task([promise, ids, &vol] {
-    Outcome out;
-    for (auto id : ids) {
-      const auto it = vol.segments().find(id);
-      const std::uint64_t extents = it == vol.segments().end() ? 0 : it->second.size();
-      if (auto r = storage::reclaim_segment(vol, id); !r && r.error() != errc::not_found) {
-        out.error = "segment " + std::to_string(id) + ": " + r.error().message();
-        break;  // left 'deleting': the next start's recovery finishes it
-      }
-      out.done.push_back(id);
-      out.bytes += extents * vol.extent_bytes();
-    }
-    promise->set_value(std::move(out));
-  });
-  // The IO thread runs it within a cycle or two; a stop while waiting leaves the rows
-  // 'deleting', which the next start finishes.
-  while (future.wait_for(std::chrono::milliseconds(100)) != std::future_status::ready) {
-    if (stop.stop_requested()) return false;
-  }
-  result = future.get();
-  return true;
-}
-
 bool RetentionService::pass_without_catalog(Disk& disk, std::stop_token stop) {
   auto it = known_.find(&disk);
   if (it == known_.end() || !options_.batcher) {
@@ -258,8 +231,9 @@ bool RetentionService::pass_without_catalog(Disk& disk, std::stop_token stop) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   // 2. The IO thread frees the extents.
-  Outcome out;
-  if (!reclaim_on_io_thread(disk, chosen, stop, out)) return false;
+  const auto reclaimed = reclaim_on_io_thread(disk, chosen, stop);
+  if (!reclaimed) return false;
+  const ReclaimOutcome& out = *reclaimed;
   // 3. Their rows go, after the marking, in the batcher's order.
   options_.batcher->enqueue(catalog::ReclaimRow{.segment_ids = out.done, .freed = true});
   std::erase_if(known.closed, [&](const storage::ClosedSegment& s) {

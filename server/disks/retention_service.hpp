@@ -66,14 +66,6 @@ class RetentionService {
   // What to reclaim from IN: choose_reclaim, topped up to NEED free extents with the oldest unlocked.
   std::vector<std::uint64_t> choose(const storage::RetentionPolicy& policy, const storage::RetentionInput& in,
                                     std::uint64_t need) const;
-  struct Outcome {
-    std::vector<std::uint64_t> done;
-    std::uint64_t bytes = 0;
-    std::string error;
-  };
-  // The disk's IO thread frees IDS' extents; false if STOP came first.
-  bool reclaim_on_io_thread(Disk& disk, const std::vector<std::uint64_t>& ids, std::stop_token stop, Outcome& out);
-
   // What the last pass that could read the catalog saw of a volume.
   struct Known {
     std::vector<storage::ClosedSegment> closed;

@@ -1,11 +1,14 @@
 #include "server/disks/scrub_service.hpp"
 
 #include <map>
+#include <optional>
 #include <pqxx/pqxx>
 
+#include "catalog/retention_rows.hpp"
 #include "catalog/scrub_rows.hpp"
 #include "common/log.hpp"
 #include "server/disks/segment_fetch.hpp"
+#include "server/disks/segment_reclaim.hpp"
 #include "storage/segment_verify.hpp"
 
 namespace vigil::server {
@@ -112,9 +115,10 @@ bool ScrubService::scrub(Disk& disk, const catalog::ScrubTarget& t, Clock::time_
       if (!catalog::segment_still_closed(tx, t.segment_id)) return deadline.promoted;
       for (const auto& d : check.damage) {
         const std::uint64_t offset = t.extent_offsets[d.ordinal] + d.offset_in_extent;
-        const std::string detail = "scrub: segment " + std::to_string(t.segment_id) + " on " +
-                                   disk.volume->path.string() + " at offset " + std::to_string(offset) + ": " +
-                                   storage::scan_stop_name(d.why);
+        const std::string detail =
+            catalog::corruption_gap_detail(t.segment_id,
+                                           disk.volume->path.string() + " at offset " + std::to_string(offset),
+                                           storage::scan_stop_name(d.why));
         found |= catalog::record_corruption_gap(tx, t.stream_id, d.from_us, d.to_us, detail);
         log::error("scrub found a damaged segment", {{"segment", t.segment_id},
                                                      {"volume", disk.volume->path.string()},
@@ -127,8 +131,8 @@ bool ScrubService::scrub(Disk& disk, const catalog::ScrubTarget& t, Clock::time_
       if (check.damage.empty()) {
         // Every record valid, yet not the records written: the whole segment is in doubt.
         found |= catalog::record_corruption_gap(tx, t.stream_id, t.start_us, t.end_us,
-                                                "scrub: segment " + std::to_string(t.segment_id) + " on " +
-                                                    disk.volume->path.string() + ": segment checksum mismatch");
+                                                catalog::corruption_gap_detail(t.segment_id, disk.volume->path.string(),
+                                                                               "segment checksum mismatch"));
         log::error("scrub found a segment checksum mismatch",
                    {{"segment", t.segment_id},
                     {"volume", disk.volume->path.string()},
@@ -143,7 +147,54 @@ bool ScrubService::scrub(Disk& disk, const catalog::ScrubTarget& t, Clock::time_
     }
   }
   if (auto* m = disk.io->metrics()) m->scrubbed(bytes, found);
+  // Found now or in an earlier epoch (a copy may have been made or an archive configured since).
+  if (damaged && options_.repair_from_archive) repair(disk, t, stop);
   return deadline.promoted;
+}
+
+void ScrubService::repair(Disk& disk, const catalog::ScrubTarget& t, std::stop_token stop) {
+  try {
+    pqxx::connection conn(conninfo_);
+    std::optional<catalog::ArchiveRepair> switched;
+    {
+      // 1. Committed before any extent is freed: the segment is the copy's from here on, whole,
+      // so its corruption gaps go with the same commit (a crash now is finished by recovery).
+      pqxx::work tx(conn);
+      switched = catalog::begin_archive_repair(tx, t.segment_id);
+      tx.commit();
+    }
+    if (!switched) return;  // no verified copy (or no longer closed): the gap stays
+    // 2. The damaged local copy's space, freed on the IO thread as retention frees it.
+    const auto freed = reclaim_on_io_thread(disk, {t.segment_id}, stop);
+    if (!freed) return;  // stopped: left 'deleting', which the next start finishes
+    if (!freed->error.empty()) {
+      log::error("scrub: cannot free a repaired segment's damaged extents; the next start finishes it",
+                 {{"segment", t.segment_id}, {"volume", disk.volume->path.string()}, {"error", freed->error}});
+      return;
+    }
+    {
+      // 3. 'archived': readers fetch its GOPs from the copy by Range GETs.
+      pqxx::work tx(conn);
+      catalog::finish_deleting(tx, {t.segment_id});
+      tx.commit();
+    }
+    log::warn("scrub repaired a damaged segment: it is read from its verified archive copy from now on",
+              {{"segment", t.segment_id},
+               {"volume", disk.volume->path.string()},
+               {"stream", t.stream_id},
+               {"from_us", switched->start_us},
+               {"to_us", switched->end_us},
+               {"bucket", switched->bucket},
+               {"key", switched->object_key},
+               {"gaps_removed", switched->gaps_removed},
+               {"freed_bytes", freed->bytes}});
+    if (auto* m = disk.io->metrics()) m->scrub_repaired();
+  } catch (const std::exception& e) {
+    // Before the first commit: retried at the next epoch that finds the damage; after it: the
+    // segment is 'deleting', which the next start's recovery finishes as 'archived'.
+    log::warn("scrub: cannot repair a damaged segment from its archive copy",
+              {{"segment", t.segment_id}, {"error", e.what()}});
+  }
 }
 
 }  // namespace vigil::server

@@ -11,7 +11,11 @@
 // vigil_scrub_corrupt_segments_total. A read still waiting for slack when its slot in the epoch
 // ends is promoted (interactive requests, within the interactive share): on a disk with no slack
 // the check is late by at most a slot, never skipped (vigil_scrub_promoted_total).
-// Repair from an archive copy is not done yet.
+// Repair (with repair_from_archive): a damaged segment that has a verified archive copy
+// (segment_copies) is made whole again by serving it from that copy — marked 'deleting' and its
+// 'corruption' gaps removed in one transaction, its damaged extents freed on the IO thread, then
+// kept as 'archived' (catalog::finish_deleting), read by Range GETs like any archived segment — a
+// log line and vigil_scrub_repaired_segments_total. Without a copy the gap stays.
 // Thread: its own. Errors: a failed catalog step or read is logged and retried next epoch.
 #include <chrono>
 #include <condition_variable>
@@ -32,6 +36,9 @@ namespace vigil::server {
 
 struct ScrubOptions {
   std::chrono::milliseconds epoch{7 * 24 * 3600 * 1000LL};  // every segment verified at least this often
+  // Damaged segments with a verified archive copy are served from it from then on (this vigild
+  // reads archived segments: --archive-endpoint). Off: the gap stays, as without a copy.
+  bool repair_from_archive = false;
 };
 
 class ScrubService {
@@ -48,6 +55,9 @@ class ScrubService {
   // True if it was.
   bool scrub(Disk& disk, const catalog::ScrubTarget& t, std::chrono::steady_clock::time_point due,
              std::stop_token stop);
+  // T was found damaged: if it has a verified archive copy, it is served from the copy from now on
+  // and its corruption gaps go. Errors are logged; what was committed is finished by recovery.
+  void repair(Disk& disk, const catalog::ScrubTarget& t, std::stop_token stop);
   // Waits until WHEN or STOP; false on STOP.
   bool wait_until(std::chrono::steady_clock::time_point when, std::stop_token stop);
 
