@@ -363,7 +363,7 @@ void CameraManager::run(std::stop_token stop) {
       rotate_logs();
       try {
         if (!conn || !conn->is_open())
-          conn = std::make_unique<pqxx::connection>(catalog::with_connect_timeout(config_.conninfo, 2));
+          conn = std::make_unique<pqxx::connection>(catalog::with_session_limits(config_.conninfo, 2));
         querying(conn->sock());
         catalog_round(*conn);
         querying(-1);
