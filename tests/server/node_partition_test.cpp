@@ -117,16 +117,18 @@ TEST_CASE("a node cut off from PostgreSQL records on: a short cut moves nothing 
     CHECK(cat.number("SELECT count(*) FROM nodes WHERE node = 'a' AND lease_until > clock_timestamp()") == 1);
   }
 
-  // --- A partition past the lease, cut while one of a's sessions is inside a transaction.
+  // --- A partition past the lease, cut while a's camera manager is inside its sweeping
+  // transaction, holding the sweeper's advisory lock (catalog::sweep_expired_owners): no node can
+  // sweep while PostgreSQL keeps that transaction open.
   const auto segments_before = cat.names("SELECT g.id::text " + a_segments);
   const auto cut_us = wall_us();
-  REQUIRE(proxy->blackhole_in_transaction(10s));
+  REQUIRE(proxy->blackhole_in_transaction(20s, "pg_try_advisory_xact_lock"));
   const auto cut = std::chrono::steady_clock::now();
   const auto packets_at_cut = packets_on_a();
   const std::string a_in_transaction = std::string("SELECT count(*) FROM pg_stat_activity WHERE application_name = '") +
                                        kApplication + "' AND state LIKE 'idle in transaction%'";
-  // PostgreSQL holds that transaction open (with whatever it locked) for a client that has gone
-  // quiet, and ends it after idle_in_transaction_session_timeout: without it, for ever.
+  // PostgreSQL holds that transaction open for a client that has gone quiet, and ends it after
+  // idle_in_transaction_session_timeout (catalog/conninfo.hpp): without it, for ever.
   CHECK(cat.number(a_in_transaction) >= 1);
   const bool ended = eventually([&] { return cat.number(a_in_transaction) == 0; }, 20s, 100ms);
   const double ended_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - cut).count();
@@ -144,8 +146,6 @@ TEST_CASE("a node cut off from PostgreSQL records on: a short cut moves nothing 
   const bool moved = eventually([&] { return cat.number(moved_sql) == 1; }, 40s, 100ms);
   if (!moved) logs();
   REQUIRE(moved);
-  const double moved_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - cut).count();
-  std::cout << "nodes: partitioned past its lease: its camera recorded on the other node after " << moved_s << " s\n";
   CHECK(cat.number("SELECT count(*) FROM cameras WHERE owner_node = 'b' AND name = " + quoted(cam)) == 1);
   const auto b_first_us = cat.number(
       "SELECT min(g.start_us) FROM segments g JOIN streams s ON s.id = g.stream_id JOIN disks d ON d.id = s.disk_id "
@@ -156,6 +156,13 @@ TEST_CASE("a node cut off from PostgreSQL records on: a short cut moves nothing 
       "WHERE g.reason = 'failover' AND c.name = " +
       quoted(cam);
   REQUIRE(eventually([&] { return cat.number(failover_gaps) == 1; }, 20s));
+  // The catalog's own figure: b's first frame of the camera, from the cut. Not before PostgreSQL
+  // ended a's session: the sweeper's lock was a's until then.
+  const double moved_s = static_cast<double>(b_first_us - cut_us) / 1e6;
+  std::cout << "nodes: partitioned past its lease: its camera's first frame on the other node " << moved_s
+            << " s after the cut (lease 4 s; the sweeper's lock held by the cut-off session)\n";
+  CHECK(moved_s >= catalog::kIdleInTransactionTimeoutMs / 1000.0 - 1.0);
+  CHECK(moved_s <= catalog::kIdleInTransactionTimeoutMs / 1000.0 + 15.0);
   // a went on recording all along, and its HTTP API answers: the catalog is down, it says so.
   CHECK(packets_on_a() > packets_at_cut + 100);
   CHECK(test::http_request_without_token(a->http(), "GET", "/healthz").status == 503);

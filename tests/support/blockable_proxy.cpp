@@ -100,6 +100,7 @@ struct BlockableProxy::Link {
   int client = -1, server = -1;
   std::string to_client, to_server;
   ServerFraming framing;
+  bool statement_seen = false;  // the client sent blackhole_in_transaction's statement
   ~Link() {
     if (client >= 0) ::close(client);
     if (server >= 0) ::close(server);
@@ -177,7 +178,11 @@ void BlockableProxy::set(Mode mode) {
 void BlockableProxy::pass() { set(Mode::pass); }
 void BlockableProxy::blackhole() { set(Mode::blackhole); }
 
-bool BlockableProxy::blackhole_in_transaction(std::chrono::milliseconds within) {
+bool BlockableProxy::blackhole_in_transaction(std::chrono::milliseconds within, const std::string& after) {
+  {
+    std::lock_guard lock(mu_);
+    after_ = after;
+  }
   set(Mode::arm);
   std::unique_lock lock(mu_);
   if (changed_.wait_for(lock, within, [&] { return mode_ == Mode::blackhole; })) return true;
@@ -218,10 +223,12 @@ void BlockableProxy::run() {
   for (;;) {
     Mode mode;
     bool reset_now;
+    std::string after;
     {
       std::lock_guard lock(mu_);
       if (stop_) break;
       mode = mode_;
+      after = after_;
       reset_now = std::exchange(reset_asked_, false);
     }
     if (reset_now) {
@@ -263,12 +270,17 @@ void BlockableProxy::run() {
       bool ok = true;
       if (c.revents & POLLOUT) ok = ok && write_some(l.client, l.to_client);
       if (s.revents & POLLOUT) ok = ok && write_some(l.server, l.to_server);
-      if (ok && (c.revents & (POLLIN | POLLHUP | POLLERR))) ok = read_some(l.client, l.to_server);
+      if (ok && (c.revents & (POLLIN | POLLHUP | POLLERR))) {
+        std::string got;
+        ok = read_some(l.client, got);
+        if (mode == Mode::arm && !after.empty() && got.find(after) != npos) l.statement_seen = true;
+        l.to_server += got;
+      }
       if (ok && (s.revents & (POLLIN | POLLHUP | POLLERR))) {
         std::string got;
         ok = read_some(l.server, got);
         const auto in_transaction = l.framing.feed(got);
-        if (mode == Mode::arm && in_transaction != npos) {
+        if (mode == Mode::arm && in_transaction != npos && (after.empty() || l.statement_seen)) {
           // The client learns that it is in a transaction; its next statement is held.
           l.to_client += got.substr(0, in_transaction);
           const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);

@@ -15,7 +15,8 @@
 // connects with sslmode=disable and gssencmode=disable: conninfo() says so), so that
 // blackhole_in_transaction() can cut the link at the worst moment: right after PostgreSQL told the
 // client it is inside a transaction (ReadyForQuery 'T'), so that the server keeps it open, with its
-// locks, waiting for a next statement that does not come.
+// locks, waiting for a next statement that does not come — optionally only once the client has
+// sent a given statement in it (the sweeper's advisory lock: node_partition_test.cpp).
 //
 // Thread: one of its own for the sockets; the methods from any thread. Errors: the constructor
 // throws std::runtime_error when it cannot listen; a connection that fails is closed.
@@ -44,9 +45,10 @@ class BlockableProxy {
 
   void pass();
   void blackhole();
-  // Blackholes right after the server tells a client that it is in a transaction; false (and no
-  // blackhole) if no client was within WITHIN.
-  bool blackhole_in_transaction(std::chrono::milliseconds within);
+  // Blackholes right after the server tells a client that it is in a transaction, after a
+  // statement containing AFTER (any, when empty) on that connection; false (and no blackhole) if
+  // no client was within WITHIN.
+  bool blackhole_in_transaction(std::chrono::milliseconds within, const std::string& after = {});
   void reset();
   std::size_t connections() const { return connections_.load(); }
 
@@ -67,6 +69,7 @@ class BlockableProxy {
   mutable std::mutex mu_;
   std::condition_variable changed_;
   Mode mode_ = Mode::pass;    // guarded by mu_
+  std::string after_;         // guarded by mu_: blackhole_in_transaction()'s statement
   bool reset_asked_ = false;  // guarded by mu_
   bool stop_ = false;         // guarded by mu_
   std::atomic<std::size_t> connections_{0};
