@@ -136,6 +136,9 @@ TEST_CASE("a node cut off from PostgreSQL records on: a short cut moves nothing 
   std::cout << "nodes: partitioned inside a transaction: PostgreSQL ended that session after " << ended_s
             << " s (idle_in_transaction_session_timeout " << catalog::kIdleInTransactionTimeoutMs / 1000 << " s)\n";
   CHECK(ended_s >= catalog::kIdleInTransactionTimeoutMs / 1000.0 - 1.0);
+  // a's camera manager did not wait for it: it cut its round after a lease and tries new
+  // connections, its recorders untouched.
+  CHECK(a->output().find("catalog round unanswered for a lease") != std::string::npos);
 
   // b takes a's cameras over once a's lease expired (the sweeper's rules, docs/nodes.md).
   const std::string moved_sql =
