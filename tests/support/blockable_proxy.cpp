@@ -280,7 +280,13 @@ void BlockableProxy::run() {
         std::string got;
         ok = read_some(l.server, got);
         const auto in_transaction = l.framing.feed(got);
+        bool armed = false;
         if (mode == Mode::arm && in_transaction != npos && (after.empty() || l.statement_seen)) {
+          std::lock_guard lock(mu_);
+          armed = mode_ == Mode::arm;  // not given up by blackhole_in_transaction() meanwhile
+          if (armed) mode_ = Mode::blackhole;
+        }
+        if (armed) {
           // The client learns that it is in a transaction; its next statement is held.
           l.to_client += got.substr(0, in_transaction);
           const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
@@ -291,7 +297,7 @@ void BlockableProxy::run() {
           }
           l.framing.feed(std::string_view(got).substr(in_transaction));
           l.to_client += got.substr(in_transaction);
-          set(Mode::blackhole);
+          changed_.notify_all();
           cut = true;
         } else {
           l.to_client += got;
