@@ -4,7 +4,7 @@
 // test camera. Only a's database link is cut: a itself, its cameras, its disk and its HTTP and wire
 // ports, b and PostgreSQL all go on.
 // - A partition shorter than the lease: nothing moves (no sweep, no new epoch, no gap), and a's
-//   rows land unmarked once the link is back.
+//   rows land unmarked once the link is back. Nor after every connection is reset.
 // - A partition past the lease, cut at the worst moment (a's session inside a transaction, so
 //   PostgreSQL keeps its locks: the sweeper's, or a camera row FOR SHARE): PostgreSQL ends that
 //   session within idle_in_transaction_session_timeout (catalog/conninfo.hpp), b takes a's cameras
@@ -122,6 +122,23 @@ TEST_CASE("a node cut off from PostgreSQL records on: a short cut moves nothing 
     CHECK(epoch() == epoch_before);
     CHECK(cat.number("SELECT count(*) FROM cameras WHERE owner_node = 'a' AND name = " + quoted(cam)) == 1);
     CHECK(cat.number("SELECT count(*) FROM streams") == streams_before);
+    CHECK(cat.number("SELECT count(*) FROM gaps") == 0);
+    CHECK(cat.number("SELECT count(*) FROM nodes WHERE node = 'a' AND lease_until > clock_timestamp()") == 1);
+  }
+
+  // --- Every connection of a reset (RST, as a restarted proxy or firewall does): a connects again
+  // at once, and nothing moves either.
+  {
+    const auto epoch_before = epoch();
+    const auto end_before_us = cat.number("SELECT max(g.end_us) " + a_segments);
+    proxy->reset();
+    const bool landed =
+        eventually([&] { return cat.number("SELECT max(g.end_us) " + a_segments) > end_before_us + 1'000'000; }, 20s);
+    if (!landed) logs();
+    REQUIRE(landed);
+    CHECK(proxy->connections() > 0);
+    CHECK(cat.number("SELECT count(*) " + a_segments + " AND g.fenced_epoch IS NOT NULL") == 0);
+    CHECK(epoch() == epoch_before);
     CHECK(cat.number("SELECT count(*) FROM gaps") == 0);
     CHECK(cat.number("SELECT count(*) FROM nodes WHERE node = 'a' AND lease_until > clock_timestamp()") == 1);
   }
