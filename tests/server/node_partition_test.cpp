@@ -70,7 +70,9 @@ TEST_CASE("a node cut off from PostgreSQL records on: a short cut moves nothing 
     proxy = std::make_unique<test::BlockableProxy>(db);
     return catalog::with_settings(proxy->conninfo(), {{"application_name", kApplication}});
   });
-  auto& [dir, db, profile, camera, a, b, cat] = n;
+  auto& a = n.a;
+  auto& b = n.b;
+  auto& cat = n.cat;
   const auto logs = [&n] { n.logs(); };
   const bool placed = eventually(
       [&] {
