@@ -197,6 +197,12 @@ TEST_CASE("a node cut off from PostgreSQL records on: a short cut moves nothing 
   // a went on recording all along, and its HTTP API answers: the catalog is down, it says so.
   CHECK(packets_on_a() > packets_at_cut + 100);
   CHECK(test::http_request_without_token(a->http(), "GET", "/healthz").status == 503);
+  // Its API too: the catalog pool does not wait on the cut link (an answer, a 503 at worst, at once).
+  const auto asked = std::chrono::steady_clock::now();
+  const auto answer = test::HttpApi{a->http()}.get("/api/v1/cameras/" + cam + "/timeline?from=-10m&to=now");
+  const double answered_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count();
+  CHECK((answer.status == 200 || answer.status == 503));
+  CHECK(answered_s < 5.0);
 
   // The link is back: a's rows land marked, it stops the camera, its stream ends 'fenced'.
   proxy->pass();
