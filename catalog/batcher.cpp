@@ -26,7 +26,7 @@ bool read_only_server(const std::exception& e) {
 }  // namespace
 
 Batcher::Batcher(std::string conninfo, BatcherOptions options)
-    : conninfo_(with_connect_timeout(conninfo, kConnectTimeoutS)), options_(std::move(options)) {
+    : conninfo_(with_session_limits(conninfo, kConnectTimeoutS)), options_(std::move(options)) {
   if (!options_.spool_path.empty()) load_spool();
   thread_ = std::jthread([this](std::stop_token st) { run(st); });
   spooler_ = std::jthread([this](std::stop_token st) { run_spooler(st); });

@@ -165,6 +165,19 @@ std::vector<NodeRow> list_nodes(pqxx::work& tx) {
   return out;
 }
 
+int shorten_failover_gap(pqxx::work& tx, std::int64_t stream_id, std::int64_t end_us) {
+  // Both nodes recorded across the whole hole (the first node's last frames reach the new node's
+  // first): no gap. Otherwise it starts where the first node's footage ends.
+  auto changed = tx.exec_params0("DELETE FROM gaps WHERE stream_id = $1 AND reason = 'failover' AND end_us <= $2",
+                                 stream_id, end_us)
+                     .affected_rows();
+  changed +=
+      tx.exec_params0("UPDATE gaps SET start_us = $2 WHERE stream_id = $1 AND reason = 'failover' AND start_us < $2",
+                      stream_id, end_us)
+          .affected_rows();
+  return static_cast<int>(changed);
+}
+
 int shorten_failover_gaps(pqxx::work& tx, const std::vector<std::int64_t>& volume_ids) {
   std::string ids = "{";
   for (std::size_t i = 0; i < volume_ids.size(); ++i) ids += (i ? "," : "") + std::to_string(volume_ids[i]);
@@ -173,24 +186,11 @@ int shorten_failover_gaps(pqxx::work& tx, const std::vector<std::int64_t>& volum
   const auto recovered = tx.exec_params(
       "UPDATE streams s SET ended_at_us = r.end_us FROM ("
       "  SELECT g.stream_id, max(g.end_us) AS end_us FROM segments g JOIN streams t ON t.id = g.stream_id "
-      "  WHERE t.state = 'failed_over' AND g.volume_id = ANY($1::bigint[]) GROUP BY g.stream_id) r "
+      "  WHERE t.state IN ('failed_over', 'fenced') AND g.volume_id = ANY($1::bigint[]) GROUP BY g.stream_id) r "
       "WHERE s.id = r.stream_id AND r.end_us > s.ended_at_us RETURNING s.id, s.ended_at_us",
       ids);
   int changed = 0;
-  for (const auto& r : recovered) {
-    const auto stream = r[0].as<std::int64_t>();
-    const auto end_us = r[1].as<std::int64_t>();
-    // Both nodes recorded across the whole hole (the dead node's last frames reach the new
-    // node's first): no gap. Otherwise it starts where the dead node's footage ends.
-    changed += static_cast<int>(
-        tx.exec_params0("DELETE FROM gaps WHERE stream_id = $1 AND reason = 'failover' AND end_us <= $2", stream,
-                        end_us)
-            .affected_rows());
-    changed += static_cast<int>(tx.exec_params0("UPDATE gaps SET start_us = $2 WHERE stream_id = $1 AND "
-                                                "reason = 'failover' AND start_us < $2",
-                                                stream, end_us)
-                                    .affected_rows());
-  }
+  for (const auto& r : recovered) changed += shorten_failover_gap(tx, r[0].as<std::int64_t>(), r[1].as<std::int64_t>());
   return changed;
 }
 

@@ -97,10 +97,15 @@ struct NodeRow {
 std::vector<NodeRow> list_nodes(pqxx::work& tx);
 
 // After a restarted node recovered its volumes (VOLUME_IDS): its streams that another node's
-// sweeper ended as 'failed_over' end where its recovery found their data ends (the open segment's
+// sweeper ended as 'failed_over' (or that ended 'fenced', their marked rows landed from the spool)
+// end where its recovery found their data ends (the open segment's
 // catalog row trailed the recording), and the 'failover' gap after each starts there instead —
 // or goes, when the recovered footage reaches the next node's first frame (no instant went
 // unrecorded). Returns how many gaps it shortened or removed.
 int shorten_failover_gaps(pqxx::work& tx, const std::vector<std::int64_t>& volume_ids);
+// The 'failover' gap after stream STREAM_ID starts at END_US, where its footage is now known to
+// end, or goes if it ended before (a restarted node's recovery above; a partitioned node's
+// marked rows landing, pending_rows.cpp). Returns how many gaps it shortened or removed.
+int shorten_failover_gap(pqxx::work& tx, std::int64_t stream_id, std::int64_t end_us);
 
 }  // namespace vigil::catalog

@@ -1,5 +1,7 @@
 #include "catalog/pending_rows.hpp"
 
+#include "catalog/node_rows.hpp"
+
 #include <bit>
 #include <cstring>
 #include <pqxx/pqxx>
@@ -336,12 +338,16 @@ std::optional<std::int64_t> stale_epoch(pqxx::work& tx, std::uint64_t stream_id)
 // segments_owner_epoch, SQLSTATE VF001), but its footage is on the node's volume and was
 // acknowledged to the recorder, so it is written marked (fenced_epoch) and stays findable; the
 // stream ends as 'fenced' at its last recorded instant, and the caller tells the node.
+// A stream the sweeper ended as 'failed_over' came from a node that was cut off from the catalog,
+// not dead (docs/nodes.md, "A node cut off from PostgreSQL"): it recorded on, so it is 'fenced'
+// too, and the 'failover' gap the next node recorded after it shrinks to what nobody recorded.
 void end_fenced_stream(pqxx::work& tx, std::uint64_t stream_id) {
-  tx.exec_params0(
+  const auto ended = tx.exec_params(
       "UPDATE streams s SET state = 'fenced', ended_at_us = GREATEST(s.started_at_us, "
       "  COALESCE((SELECT max(end_us) FROM segments g WHERE g.stream_id = s.id), s.started_at_us)) "
-      "WHERE s.id = $1 AND s.state IN ('pending', 'recording', 'fenced')",
+      "WHERE s.id = $1 AND s.state IN ('pending', 'recording', 'fenced', 'failed_over') RETURNING s.ended_at_us",
       static_cast<std::int64_t>(stream_id));
+  if (!ended.empty()) shorten_failover_gap(tx, static_cast<std::int64_t>(stream_id), ended[0][0].as<std::int64_t>());
 }
 
 Applied apply_row(pqxx::work& tx, const ClosedSegmentRow& r) {

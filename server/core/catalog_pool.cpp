@@ -11,7 +11,7 @@
 namespace vigil::server {
 
 CatalogPool::CatalogPool(std::string conninfo, std::size_t threads, int statement_timeout_ms)
-    : conninfo_(catalog::with_connect_timeout(conninfo, 2)),
+    : conninfo_(catalog::with_session_limits(conninfo, 2)),
       statement_timeout_ms_(statement_timeout_ms),
       pool_(threads) {}
 

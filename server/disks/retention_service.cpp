@@ -25,7 +25,7 @@ std::int64_t now_us() {
 
 RetentionService::RetentionService(std::string conninfo, std::span<const std::unique_ptr<Disk>> disks,
                                    RetentionOptions options)
-    : conninfo_(catalog::with_connect_timeout(conninfo, 2)),
+    : conninfo_(catalog::with_session_limits(conninfo, 2)),
       disks_(disks),
       options_(options),
       thread_([this](std::stop_token st) { run(st); }) {}

@@ -82,6 +82,7 @@ CameraManager::CameraManager(CameraManagerConfig config) : config_(std::move(con
     workers_.back()->index = i;
   }
   thread_ = std::jthread([this](std::stop_token st) { run(st); });
+  round_watch_ = std::jthread([this](std::stop_token st) { watch_rounds(st); });
 }
 
 CameraManager::~CameraManager() { stop(); }
@@ -108,6 +109,20 @@ void CameraManager::stop() {
     }
   }
   thread_.join();
+  round_watch_.request_stop();
+  cv_.notify_all();
+  round_watch_.join();
+}
+
+void CameraManager::watch_rounds(std::stop_token stop) {
+  std::unique_lock lock(mu_);
+  while (!stop.stop_requested()) {
+    cv_.wait_for(lock, stop, std::chrono::milliseconds(250), [] { return false; });
+    if (query_fd_ < 0 || query_cut_ || std::chrono::steady_clock::now() - query_since_ < config_.lease.lease) continue;
+    log::warn("camera manager: catalog round unanswered for a lease; its connection is cut, recorders go on");
+    ::shutdown(query_fd_, SHUT_RDWR);
+    query_cut_ = true;
+  }
 }
 
 // The worker with the fewest cameras, of the first --ingest-workers; when each of those has its
@@ -341,6 +356,8 @@ void CameraManager::querying(int fd) {
   {
     std::lock_guard lock(mu_);
     query_fd_ = fd;
+    query_since_ = std::chrono::steady_clock::now();
+    query_cut_ = false;
   }
   cv_.notify_all();
 }
@@ -363,7 +380,7 @@ void CameraManager::run(std::stop_token stop) {
       rotate_logs();
       try {
         if (!conn || !conn->is_open())
-          conn = std::make_unique<pqxx::connection>(catalog::with_connect_timeout(config_.conninfo, 2));
+          conn = std::make_unique<pqxx::connection>(catalog::with_session_limits(config_.conninfo, 2));
         querying(conn->sock());
         catalog_round(*conn);
         querying(-1);

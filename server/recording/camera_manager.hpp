@@ -30,7 +30,8 @@
 // Thread: its own (blocking catalog queries, process management), plus one reader per worker's
 // socket; never a network or IO thread. Errors: logged and retried; the constructor throws if the
 // recorder binary is missing. Workers' logs are rotated by size (log_rotation). stop() is bounded during a database outage: a catalog query that
-// hangs is cut after kStopGrace.
+// hangs is cut after kStopGrace; a catalog round that has not answered within the lease is cut
+// too, whatever holds it (docs/nodes.md, "A node cut off from PostgreSQL").
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -147,6 +148,10 @@ class CameraManager {
   std::filesystem::path log_path(int worker) const;
   // The manager thread: FD is the socket of the catalog query now running (-1: none).
   void querying(int fd);
+  // Its own thread: cuts a catalog round that has run longer than the lease (a database that stopped
+  // answering, a partition that holds the connection open), so the manager gets back to its
+  // recorders and tries a new connection. A renewal that late is worth nothing to the lease anyway.
+  void watch_rounds(std::stop_token stop);
   void publish_status();  // the manager thread: every wanted camera's session to config_.status
   // The manager thread, one round: renews the lease, sweeps, gives up refused cameras, claims, and
   // reads the cameras this node owns into wanted_/epochs_. Throws (pqxx) when the catalog fails.
@@ -172,10 +177,13 @@ class CameraManager {
   std::vector<std::unique_ptr<Worker>> workers_;  // the manager thread's
   std::mutex mu_;
   std::condition_variable_any cv_;
-  int query_fd_ = -1;         // guarded by mu_: stop() shuts it down if the query hangs
-  bool changed_ = false;      // guarded by mu_: cameras_changed() since the last catalog read
-  std::deque<Event> events_;  // guarded by mu_: from the reader threads
+  int query_fd_ = -1;                                  // guarded by mu_: stop() shuts it down if the query hangs
+  std::chrono::steady_clock::time_point query_since_;  // guarded by mu_: when query_fd_ was set
+  bool query_cut_ = false;                             // guarded by mu_: query_fd_ was shut down
+  bool changed_ = false;                               // guarded by mu_: cameras_changed() since the last catalog read
+  std::deque<Event> events_;                           // guarded by mu_: from the reader threads
   std::jthread thread_;
+  std::jthread round_watch_;  // watch_rounds()
 };
 
 // The `vigil` binary beside vigild (installed layout) or in the build tree.

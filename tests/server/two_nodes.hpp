@@ -5,6 +5,7 @@
 #include <catch2/catch_test_macros.hpp>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <pqxx/pqxx>
 #include <set>
@@ -67,7 +68,8 @@ inline std::string recording_on(const std::string& node) {
 
 // Two nodes, a and b, on a catalog of their own, both leases live (placement sees both nodes),
 // then CAMERAS pulled cameras (cam0…) from one GStreamer RTSP test camera added to the catalog.
-// EXTRA: more options for both nodes.
+// EXTRA: more options for both nodes. A_DB: what node a's --db is made of the catalog's conninfo
+// (node_partition_test.cpp puts a proxy between a and PostgreSQL); unset: the same as b's.
 struct TwoNodes {
   test::TempDir dir;
   std::string db;
@@ -76,11 +78,12 @@ struct TwoNodes {
   std::unique_ptr<test::VigildProcess> a, b;
   Catalog cat;
 
-  TwoNodes(const std::string& database, int cameras, const std::vector<std::string>& extra = {})
+  TwoNodes(const std::string& database, int cameras, const std::vector<std::string>& extra = {},
+           const std::function<std::string(const std::string&)>& a_db = {})
       : db(test::shared_cluster().create_database(database)),
         profile(test::make_sim_profile(dir.path())),
         camera(test::start_rtsp_camera(dir.path(), 0, 256)),
-        a(start_node(mkdir(dir.path() / "a"), profile, db, "a", extra)),
+        a(start_node(mkdir(dir.path() / "a"), profile, a_db ? a_db(db) : db, "a", extra)),
         b(start_node(mkdir(dir.path() / "b"), profile, db, "b", extra)),
         cat(db) {
     REQUIRE(
