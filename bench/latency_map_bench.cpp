@@ -25,6 +25,7 @@
 #include "storage/cycle_scheduler.hpp"
 #include "storage/hdd_model.hpp"
 #include "storage/latency_map.hpp"
+#include "storage/latency_map_learner.hpp"
 #include "storage/request_order.hpp"
 
 using namespace vigil::storage;
@@ -45,7 +46,8 @@ struct Rig {
   Nanos now{0};
   std::uint64_t head = 0;
   std::vector<std::uint64_t> positions;
-  LatencyMap map{model.capacity_bytes(), kRegion};
+  // Every ordered pair of up to 1,000 positions: 10⁶ cells.
+  LatencyMap map{model.capacity_bytes(), kRegion, std::size_t{1} << 20};
   // LBN ordering: distance only (the base does not change an order; 8 ms is the disk's mean
   // random service time, so EDF-by-LBN's predictions are plausible).
   LbnDistancePredictor lbn{8ms, 1e-7};
@@ -189,20 +191,13 @@ struct CycleResult {
 CycleResult cycle_run(bool by_map, int streams, int cycles) {
   constexpr std::size_t kIoBytes = 256 * 1024;
   SimulatedHdd hdd(hdd_preset("st373207lw"));
-  LatencyMap map(hdd.capacity, kRegion);
-  LbnDistancePredictor worst(24ms, 1e-7), optimistic(8ms, 1e-7);
-  MapPredictor bound(map, worst), explore(map, optimistic);
+  LatencyMapLearner learner(LatencyMap(hdd.capacity, kRegion), std::make_unique<LbnDistancePredictor>(8ms, 1e-7),
+                            std::make_unique<LbnDistancePredictor>(24ms, 1e-7));
   LinearServiceModel service(17ms, 40e6);  // admission's worst case: full stroke + rotation, inner zone
-  SchedulerConfig cfg{.cycle = 1s,
-                      .chunk_bytes = kIoBytes,
-                      .stream_order = by_map ? &explore : nullptr,
-                      .stream_order_bound = &bound};
+  SchedulerConfig cfg{.cycle = 1s, .chunk_bytes = kIoBytes};
+  if (by_map) learner.order(cfg);
   CycleScheduler sched(*hdd.disk, hdd.clock, service, cfg, &hdd.clock);
-  std::uint64_t last_end = 0;
-  sched.on_command = [&](const CommandTrace& t) {
-    if (t.offset != last_end && !t.seek && t.bytes > 0) map.update(last_end, t.offset, t.completed - t.issued);
-    last_end = t.offset + t.bytes;
-  };
+  sched.on_command = [&](const CommandTrace& t) { learner.observe(t); };
   std::mt19937_64 rng(17);
   std::uniform_int_distribution<std::uint64_t> block(0, (hdd.capacity - kIoBytes) / 4096);
   std::vector<std::unique_ptr<FixedStream>> owned;
@@ -215,6 +210,7 @@ CycleResult cycle_run(bool by_map, int streams, int cycles) {
   sched.on_cycle = [&](const CycleReport& r) {
     if (r.cycle > 10) busy += r.rt_busy;
     if (r.stream_order_used) ++out.map_cycles;
+    learner.cycle_ended(r);
   };
   for (int c = 0; c < cycles; ++c) sched.run_cycle();
   out.misses = sched.totals().misses;
