@@ -24,7 +24,9 @@ constexpr std::size_t kCrcBytes = 4;
 constexpr double kChangeWindow = 256;
 
 // At most half full: linear probing then finds a key or its place in a few slots.
-std::size_t table_slots(std::size_t max_cells) noexcept { return std::bit_ceil(std::max<std::size_t>(max_cells, 8) * 2); }
+std::size_t table_slots(std::size_t max_cells) noexcept {
+  return std::bit_ceil(std::max<std::size_t>(max_cells, 8) * 2);
+}
 
 // splitmix64's finaliser: neighbouring regions land far apart.
 std::uint64_t mix(std::uint64_t x) noexcept {

@@ -59,7 +59,7 @@ void LatencyMapLearner::cycle_ended(const CycleReport& r) noexcept {
 }
 
 std::optional<std::vector<std::byte>> LatencyMapLearner::snapshot(std::chrono::milliseconds timeout,
-                                                                    std::stop_token stop) {
+                                                                  std::stop_token stop) {
   int expected = idle;
   if (!handover_.compare_exchange_strong(expected, requested, std::memory_order_acq_rel)) return std::nullopt;
   const auto is_ready = [&] { return handover_.load(std::memory_order_acquire) == ready; };

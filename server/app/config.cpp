@@ -165,15 +165,13 @@ po::options_description disks_options(ServerConfig& cfg, RawArgs& raw) {
       "queue/rotational = 1, not a virtio or Xen disk, whose flag says nothing of the medium): on a non-rotating "
       "device service time does not depend on distance (`vigil bench latency-map` measured r = 0.00 on a virtio "
       "disk), so a map would learn only noise")(
-      "latency-map-save-s",
-      po::value(&cfg.latency_map_save_s)->value_name("S")->default_value(cfg.latency_map_save_s),
+      "latency-map-save-s", po::value(&cfg.latency_map_save_s)->value_name("S")->default_value(cfg.latency_map_save_s),
       "save each disk's latency map every S seconds (from a copy, off the IO thread) and at shutdown; 0: only at "
-      "shutdown")(
-      "retention-interval",
-      po::value(&cfg.retention_interval_s)->value_name("S")->default_value(cfg.retention_interval_s),
-      "reclaim closed segments past their camera's retention_days at least every S seconds; free space is "
-      "watched every second and the oldest unlocked segments are reclaimed when it runs short; 0 turns "
-      "retention off (a full volume then stalls recording)")(
+      "shutdown")("retention-interval",
+                  po::value(&cfg.retention_interval_s)->value_name("S")->default_value(cfg.retention_interval_s),
+                  "reclaim closed segments past their camera's retention_days at least every S seconds; free space is "
+                  "watched every second and the oldest unlocked segments are reclaimed when it runs short; 0 turns "
+                  "retention off (a full volume then stalls recording)")(
       "retention-reserve", po::value(&cfg.retention_reserve_s)->value_name("S")->default_value(cfg.retention_reserve_s),
       "free space retention keeps: S seconds of the admitted recording rate (at least 1 % of the volume)")(
       "scrub-days", po::value(&cfg.scrub_days)->value_name("N")->default_value(cfg.scrub_days),

@@ -58,8 +58,8 @@ struct ServerConfig {
   // next to each volume every latency_map_save_s seconds (0: only at shutdown).
   std::string latency_map = "auto";
   std::int64_t latency_map_save_s = 600;
-  double overbooking = 0.01;             // adm2/adm3/statistical: accepted per-cycle overload probability
-  double retention_interval_s = 60;      // a full retention pass (camera ages) at least this often; 0 off
+  double overbooking = 0.01;         // adm2/adm3/statistical: accepted per-cycle overload probability
+  double retention_interval_s = 60;  // a full retention pass (camera ages) at least this often; 0 off
   // The integrity scrubber: every closed segment verified at least every N days; 0 off. Tests
   // shorten the epoch with the hidden --scrub-epoch-ms (0: scrub_days decides).
   double scrub_days = 7;

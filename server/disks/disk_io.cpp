@@ -65,7 +65,10 @@ DiskIoThread::DiskIoThread(OpenVolume& volume, const DiskIoConfig& config,
   }
   if (chunk == 0) chunk = 512 * 1024;
   chunk = std::max<std::size_t>(4096, chunk / 4096 * 4096);
-  storage::SchedulerConfig sched{.cycle = config.cycle, .r_rt = config.r_rt, .chunk_bytes = chunk, .depth = config.depth};
+  storage::SchedulerConfig sched{.cycle = config.cycle,
+                                 .r_rt = config.r_rt,
+                                 .chunk_bytes = chunk,
+                                 .depth = config.depth};
   latency_map_ = DiskLatencyMap::open(volume_, config.latency_map, *model_, chunk, metrics_);
   if (latency_map_) latency_map_->learner().order(sched);
   scheduler_ = std::make_unique<storage::CycleScheduler>(*volume_.device, clock_, *model_, sched);

@@ -119,7 +119,7 @@ class DiskIoThread {
   admission::ModelScale scale_;  // the online model check that recalibrates; set in the constructor
   bool checking_ = true;
   std::atomic<std::uint64_t> recalibrations_{0};
-  admission::ModelCalibration calibration_;  // window and noise floor set in the constructor
+  admission::ModelCalibration calibration_;      // window and noise floor set in the constructor
   std::unique_ptr<DiskLatencyMap> latency_map_;  // before scheduler_: the scheduler orders by it
   std::unique_ptr<storage::CycleScheduler> scheduler_;
   std::unique_ptr<storage::BackgroundBroker> broker_;  // after scheduler_: destroyed before it

@@ -60,9 +60,10 @@ std::unique_ptr<DiskLatencyMap> DiskLatencyMap::open(const OpenVolume& volume, c
   }
   const MediaProbe media = probe_media(volume.path);
   if (settings.mode == LatencyMapMode::automatic && !media.rotational) {
-    log::info("latency map off: the device does not rotate, so a map learns nothing a C-LOOK sweep does not have "
-              "(--latency-map on forces it)",
-              {{"volume", name}, {"why", media.why}});
+    log::info(
+        "latency map off: the device does not rotate, so a map learns nothing a C-LOOK sweep does not have "
+        "(--latency-map on forces it)",
+        {{"volume", name}, {"why", media.why}});
     if (metrics) metrics->latency_map_enabled(false, 0);
     return nullptr;
   }
@@ -83,8 +84,9 @@ std::unique_ptr<DiskLatencyMap> DiskLatencyMap::open(const OpenVolume& volume, c
               {{"volume", name},
                {"file", file.string()},
                {"error", loaded.error().message()},
-               {"why", loaded.error() == errc::invalid_argument ? std::string("learned on another device or region size")
-                                                                : std::string("damaged or unreadable")}});
+               {"why", loaded.error() == errc::invalid_argument
+                           ? std::string("learned on another device or region size")
+                           : std::string("damaged or unreadable")}});
   }
   // Unlearned cells: for the bound, the model's access + one chunk (admission's worst case); for
   // the order, half of that plus the LBN distance's share of it, so that nearest insertion tries
@@ -149,8 +151,10 @@ void DiskLatencyMap::save(std::span<const std::byte> bytes, std::string_view whe
     return;
   }
   if (metrics_) metrics_->latency_map_saved();
-  log::info("latency map saved",
-            {{"volume", volume_}, {"file", file_.string()}, {"cells", storage::LatencyMap::cells_in(bytes)}, {"when", when}});
+  log::info("latency map saved", {{"volume", volume_},
+                                  {"file", file_.string()},
+                                  {"cells", storage::LatencyMap::cells_in(bytes)},
+                                  {"when", when}});
 }
 
 }  // namespace vigil::server

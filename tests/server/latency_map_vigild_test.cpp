@@ -28,8 +28,8 @@ using Catch::Matchers::ContainsSubstring;
 
 TEST_CASE("vigild learns a latency map, saves it next to the volume, loads it, and relearns a damaged one",
           "[vigild][latency-map]") {
-  const std::vector<std::string> map_on{"--latency-map",      "on", "--latency-map-save-s", "1",
-                                        "--scrub-epoch-ms",   "300", "--segment-max",       "1"};
+  const std::vector<std::string> map_on{"--latency-map",    "on",  "--latency-map-save-s", "1",
+                                        "--scrub-epoch-ms", "300", "--segment-max",        "1"};
   test::RecordingRig rig(map_on);
   const auto vol = std::filesystem::absolute(rig.dir.path() / "vol");
   const auto file = storage::latency_map_path(vol);
@@ -48,8 +48,14 @@ TEST_CASE("vigild learns a latency map, saves it next to the volume, loads it, a
   };
   const auto start = [&](std::vector<std::string> extra) {
     rig.vigild.reset();
-    std::vector<std::string> args{"--volume",   disk, "--profile", (rig.dir.path() / "wd.json").string(),
-                                  "--cycle-ms", "200", "--model-check-cycles", "0"};
+    std::vector<std::string> args{"--volume",
+                                  disk,
+                                  "--profile",
+                                  (rig.dir.path() / "wd.json").string(),
+                                  "--cycle-ms",
+                                  "200",
+                                  "--model-check-cycles",
+                                  "0"};
     args.insert(args.end(), extra.begin(), extra.end());
     rig.vigild = std::make_unique<test::VigildProcess>(rig.dir.path() / "data", args);
     REQUIRE(rig.vigild->wait_ready());
