@@ -4,6 +4,7 @@
 // map's order with no deadline missed, and a copy handed to another thread is the live map.
 #include <catch2/catch_test_macros.hpp>
 
+#include <atomic>
 #include <random>
 #include <thread>
 
@@ -106,10 +107,14 @@ TEST_CASE("a snapshot taken on another thread is the IO thread's map at a cycle'
   Rig rig(true, 16);
   for (int c = 0; c < 20; ++c) rig.sched->run_cycle();
   std::optional<std::vector<std::byte>> bytes;
-  std::thread saver([&] { bytes = rig.learner->snapshot(60s); });
+  std::atomic<bool> saved{false};
+  std::thread saver([&] {
+    bytes = rig.learner->snapshot(60s);
+    saved = true;
+  });
   // The "IO thread": cycles until the saver has its copy (each cycle end hands it over).
   int cycles = 0;
-  while (!bytes && cycles < 100000) {
+  while (!saved && cycles < 100000) {
     rig.sched->run_cycle();
     ++cycles;
     if (cycles % 16 == 0) std::this_thread::yield();
@@ -134,12 +139,17 @@ TEST_CASE("a snapshot taken on another thread is the IO thread's map at a cycle'
   // No snapshot while no cycle ends: it times out and is withdrawn; the next one works again.
   CHECK_FALSE(rig.learner->snapshot(10ms));
   std::optional<std::vector<std::byte>> again;
-  std::thread second([&] { again = rig.learner->snapshot(60s); });
-  while (!again) {
+  std::atomic<bool> saved_again{false};
+  std::thread second([&] {
+    again = rig.learner->snapshot(60s);
+    saved_again = true;
+  });
+  for (int c = 0; !saved_again && c < 100000; ++c) {
     rig.sched->run_cycle();
     std::this_thread::yield();
   }
   second.join();
+  REQUIRE(again.has_value());
   CHECK(again->size() >= bytes->size());
 }
 
