@@ -300,7 +300,31 @@ CycleScheduler::Job* CycleScheduler::pick_interactive() {
 
 // FSATF over the frozen cycle by config_.stream_order, kept only where its path, predicted by
 // the upper bound, fits the real-time share (an order that explores unlearned cells is then
-// safe: at worst it takes the bound).
+// safe: at worst it takes the bound). Where it does not fit, nearest insertion again with
+// unlearned cells dearer, by λ of the way from optimistic to the bound, the smallest λ whose
+// order fits (λ = 1 keeps to learned cells: the order with the best guarantee). Without this a
+// map that knows only the sweep's own cells could never leave the sweep at a load where every
+// fully exploring order is too dear in the bound, and so would never learn: the blended order
+// explores as much as the proven slack pays for.
+namespace {
+// A + λ·(B − A): the order's predictor and the bound agree on learned cells (the same map), so
+// this moves only the cost of an unlearned cell from optimistic (λ = 0) to the bound (λ = 1).
+class BlendedPredictor final : public ServiceTimePredictor {
+ public:
+  BlendedPredictor(const ServiceTimePredictor& a, const ServiceTimePredictor& b, double lambda) noexcept
+      : a_(a), b_(b), lambda_(lambda) {}
+  Nanos predict(std::uint64_t from, const PendingIo& to) const noexcept override {
+    const Nanos a = a_.predict(from, to), b = b_.predict(from, to);
+    return a + Nanos(static_cast<Nanos::rep>(lambda_ * static_cast<double>((b - a).count())));
+  }
+
+ private:
+  const ServiceTimePredictor& a_;
+  const ServiceTimePredictor& b_;
+  double lambda_;
+};
+}  // namespace
+
 void CycleScheduler::order_by_predictor(std::vector<Job*>& fresh) {
   const ServiceTimePredictor& bound = config_.stream_order_bound ? *config_.stream_order_bound : *config_.stream_order;
   std::vector<PendingIo> ios;
@@ -309,7 +333,6 @@ void CycleScheduler::order_by_predictor(std::vector<Job*>& fresh) {
     ios.push_back(
         {j->next_offset(), static_cast<std::uint32_t>(std::min<std::uint64_t>(j->remaining, UINT32_MAX)), {}});
   }
-  const std::vector<std::size_t> order = order_nearest_insertion(head_offset_, ios, *config_.stream_order);
   // The map's cells are first commands (positioning + one chunk); an IO's further chunks follow
   // without positioning, at the service model's transfer time.
   Nanos rest{0};
@@ -319,7 +342,28 @@ void CycleScheduler::order_by_predictor(std::vector<Job*>& fresh) {
     rest += model_.predict(j->write, j->next_offset(), more) - model_.predict(j->write, j->next_offset(), 0);
   }
   const auto share = Nanos(static_cast<Nanos::rep>(static_cast<double>(config_.cycle.count()) * config_.r_rt));
-  if (predicted_path(head_offset_, ios, order, bound) + rest > share) return;
+  const auto fits = [&](const std::vector<std::size_t>& o) {
+    return predicted_path(head_offset_, ios, o, bound) + rest <= share;
+  };
+  std::vector<std::size_t> order = order_nearest_insertion(head_offset_, ios, *config_.stream_order);
+  if (!fits(order)) {
+    if (&bound == config_.stream_order) return;
+    // The smallest λ whose order fits, to within 1/8: the most exploring order the bound allows.
+    std::vector<std::size_t> fitting = order_nearest_insertion(head_offset_, ios, bound);
+    if (!fits(fitting)) return;
+    double lo = 0, hi = 1;
+    for (int step = 0; step < 3; ++step) {
+      const double mid = (lo + hi) / 2;
+      order = order_nearest_insertion(head_offset_, ios, BlendedPredictor(*config_.stream_order, bound, mid));
+      if (fits(order)) {
+        hi = mid;
+        fitting = std::move(order);
+      } else {
+        lo = mid;
+      }
+    }
+    order = std::move(fitting);
+  }
   std::vector<Job*> ordered;
   ordered.reserve(fresh.size());
   for (std::size_t i : order) ordered.push_back(fresh[i]);

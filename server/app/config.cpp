@@ -1,6 +1,7 @@
 #include "server/app/config.hpp"
 
 #include "admission/admission.hpp"
+#include "server/disks/disk_latency_map.hpp"
 #include "storage/faulty_device.hpp"
 
 #include <unistd.h>
@@ -157,11 +158,20 @@ po::options_description disks_options(ServerConfig& cfg, RawArgs& raw) {
       "io-priority", po::value(&cfg.io_priority)->value_name("realtime|normal")->default_value(cfg.io_priority),
       "the disks' IO threads at real-time priority (SCHED_FIFO, capped by RLIMIT_RTTIME; IO buffers mlock'ed; "
       "without the privilege they stay normal and say so) or at normal priority")(
-      "retention-interval",
-      po::value(&cfg.retention_interval_s)->value_name("S")->default_value(cfg.retention_interval_s),
-      "reclaim closed segments past their camera's retention_days at least every S seconds; free space is "
-      "watched every second and the oldest unlocked segments are reclaimed when it runs short; 0 turns "
-      "retention off (a full volume then stalls recording)")(
+      "latency-map", po::value(&cfg.latency_map)->value_name("auto|on|off")->default_value(cfg.latency_map),
+      "each disk's IO thread learns seed 004's latency map (the worst positioning time seen from one extent to "
+      "another) from its own IOs and orders each cycle's stream IOs by it (FSATF-MAP, C-LOOK where the map's "
+      "bound does not fit the cycle); the map is kept in VOLUME.latmap. auto: only on a rotating device (sysfs "
+      "queue/rotational = 1, not a virtio or Xen disk, whose flag says nothing of the medium): on a non-rotating "
+      "device service time does not depend on distance (`vigil bench latency-map` measured r = 0.00 on a virtio "
+      "disk), so a map would learn only noise")(
+      "latency-map-save-s", po::value(&cfg.latency_map_save_s)->value_name("S")->default_value(cfg.latency_map_save_s),
+      "save each disk's latency map every S seconds (from a copy, off the IO thread) and at shutdown; 0: only at "
+      "shutdown")("retention-interval",
+                  po::value(&cfg.retention_interval_s)->value_name("S")->default_value(cfg.retention_interval_s),
+                  "reclaim closed segments past their camera's retention_days at least every S seconds; free space is "
+                  "watched every second and the oldest unlocked segments are reclaimed when it runs short; 0 turns "
+                  "retention off (a full volume then stalls recording)")(
       "retention-reserve", po::value(&cfg.retention_reserve_s)->value_name("S")->default_value(cfg.retention_reserve_s),
       "free space retention keeps: S seconds of the admitted recording rate (at least 1 % of the volume)")(
       "scrub-days", po::value(&cfg.scrub_days)->value_name("N")->default_value(cfg.scrub_days),
@@ -283,6 +293,10 @@ void check(const ServerConfig& cfg) {
   if (cfg.io_priority != "realtime" && cfg.io_priority != "normal") {
     throw ConfigError("--io-priority must be realtime or normal, not '" + cfg.io_priority + "'");
   }
+  if (!latency_map_mode(cfg.latency_map)) {
+    throw ConfigError("--latency-map must be auto, on or off, not '" + cfg.latency_map + "'");
+  }
+  if (cfg.latency_map_save_s < 0) throw ConfigError("--latency-map-save-s must be 0 (shutdown only) or more");
 }
 
 // The parsed flags into CFG (those Program_options could not store there itself), then checked.

@@ -54,8 +54,12 @@ struct ServerConfig {
   std::string admission_policy = "conservative";
   int model_check_cycles = 5;            // online model check: K optimistic cycles recalibrate it; 0 off
   std::string io_priority = "realtime";  // IO threads: realtime (SCHED_FIFO, else normal) or normal
-  double overbooking = 0.01;             // adm2/adm3/statistical: accepted per-cycle overload probability
-  double retention_interval_s = 60;      // a full retention pass (camera ages) at least this often; 0 off
+  // The latency map (docs/latency-map.md "In vigild"): auto (rotating devices), on or off; saved
+  // next to each volume every latency_map_save_s seconds (0: only at shutdown).
+  std::string latency_map = "auto";
+  std::int64_t latency_map_save_s = 600;
+  double overbooking = 0.01;         // adm2/adm3/statistical: accepted per-cycle overload probability
+  double retention_interval_s = 60;  // a full retention pass (camera ages) at least this often; 0 off
   // The integrity scrubber: every closed segment verified at least every N days; 0 off. Tests
   // shorten the epoch with the hidden --scrub-epoch-ms (0: scrub_days decides).
   double scrub_days = 7;

@@ -227,7 +227,9 @@ Daemon::Daemon(const ServerConfig& cfg) : cfg_(cfg), lock_(made(cfg.data_dir)) {
                                         .model_check_cycles = cfg_.model_check_cycles,
                                         .overbooking = cfg_.overbooking,
                                         .playback_share = cfg_.playback_share,
-                                        .io_priority = io_priority},
+                                        .io_priority = io_priority,
+                                        .latency_map = {.mode = *latency_map_mode(cfg_.latency_map),
+                                                        .save_every = std::chrono::seconds(cfg_.latency_map_save_s)}},
                            given, metrics_);
   io_threads_ = std::move(disks.io_threads);
   end_streams_left_open(disks.slots, conninfo_);

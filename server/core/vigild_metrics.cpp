@@ -246,6 +246,24 @@ Metrics::Metrics()
       d_last_cycle_age_(registry_.gauge("vigil_disk_last_cycle_age_seconds",
                                         "Time since the disk's IO thread last ended a cycle (about T while it runs).",
                                         {"disk"})),
+      d_latmap_enabled_(registry_.gauge("vigil_latency_map_enabled",
+                                        "1 if the disk's IO thread learns a latency map and orders its cycles' stream "
+                                        "IOs by it (--latency-map; auto: rotating devices only).",
+                                        {"disk"})),
+      d_latmap_cells_(registry_.gauge("vigil_latency_map_cells",
+                                      "Cells (extent → extent) of the disk's latency map learned so far.", {"disk"})),
+      d_latmap_loaded_(registry_.gauge("vigil_latency_map_loaded_cells",
+                                       "Cells loaded at start from the map file next to the volume (0: none, or the "
+                                       "file was refused and the map is relearned).",
+                                       {"disk"})),
+      d_latmap_saves_(registry_.counter("vigil_latency_map_saves_total",
+                                        "Times the disk's latency map was written next to its volume.", {"disk"})),
+      d_latmap_ordered_(registry_.counter("vigil_latency_map_ordered_cycles_total",
+                                          "Cycles whose stream IOs went in the latency map's order (FSATF-MAP) "
+                                          "rather than the C-LOOK sweep.",
+                                          {"disk"})),
+      d_latmap_resets_(registry_.counter("vigil_latency_map_resets_total",
+                                         "Times a full latency map was cleared to be relearned.", {"disk"})),
       catalog_up_(registry_
                       .gauge("vigil_catalog_up",
                              "1 while the catalog probe reaches PostgreSQL, 0 while it does not (as /healthz).")
@@ -370,7 +388,13 @@ DiskMetrics::DiskMetrics(Metrics& m, const std::string& disk)
       free_bytes_(m.d_free_bytes_.with({disk})),
       scrub_progress_(m.d_scrub_progress_.with({disk})),
       interactive_read_(m.d_interactive_read_.with({disk})),
-      last_cycle_age_(m.d_last_cycle_age_.with({disk})) {
+      last_cycle_age_(m.d_last_cycle_age_.with({disk})),
+      latmap_enabled_(m.d_latmap_enabled_.with({disk})),
+      latmap_cells_(m.d_latmap_cells_.with({disk})),
+      latmap_loaded_(m.d_latmap_loaded_.with({disk})),
+      latmap_saves_(m.d_latmap_saves_.with({disk})),
+      latmap_ordered_(m.d_latmap_ordered_.with({disk})),
+      latmap_resets_(m.d_latmap_resets_.with({disk})) {
   for (std::size_t i = 0; i < kDiskStates.size(); ++i)
     state_[i] = &m.d_state_.with({disk, std::string(kDiskStates[i])});
   for (std::size_t i = 0; i < kCauses.size(); ++i) {
@@ -461,6 +485,20 @@ void DiskMetrics::retention_failed() noexcept { retention_failures_.inc(); }
 void DiskMetrics::free_bytes(double bytes) noexcept { free_bytes_.set(bytes); }
 
 void DiskMetrics::interactive_read(double seconds) noexcept { interactive_read_.observe(seconds); }
+
+void DiskMetrics::latency_map_enabled(bool enabled, std::size_t loaded_cells) noexcept {
+  latmap_enabled_.set(enabled ? 1 : 0);
+  latmap_loaded_.set(static_cast<double>(loaded_cells));
+  latmap_cells_.set(static_cast<double>(loaded_cells));
+}
+
+void DiskMetrics::latency_map_cycle(std::size_t cells, bool ordered, bool reset) noexcept {
+  latmap_cells_.set(static_cast<double>(cells));
+  if (ordered) latmap_ordered_.inc();
+  if (reset) latmap_resets_.inc();
+}
+
+void DiskMetrics::latency_map_saved() noexcept { latmap_saves_.inc(); }
 
 void DiskMetrics::state(DiskState state, double last_cycle_age_s) noexcept {
   for (std::size_t i = 0; i < state_.size(); ++i) state_[i]->set(i == static_cast<std::size_t>(state) ? 1 : 0);

@@ -82,6 +82,12 @@ class DiskMetrics {
   void interactive_read(double seconds) noexcept;
   // Render side (a collect hook): the disk's state and how long ago its IO thread last ended a cycle.
   void state(DiskState state, double last_cycle_age_s) noexcept;
+  // The latency map (docs/latency-map.md): at start, whether the disk has one and how many cells
+  // were loaded from its file; from the IO thread after each cycle, its cells, whether the cycle
+  // went in the map's order and whether a full map was cleared; a save (the saver's thread).
+  void latency_map_enabled(bool enabled, std::size_t loaded_cells) noexcept;
+  void latency_map_cycle(std::size_t cells, bool ordered, bool reset) noexcept;
+  void latency_map_saved() noexcept;
 
  private:
   metrics::Counter &cycles_, &stream_ios_, &preemptions_, &interactive_, &best_effort_, &background_chunks_, &commands_,
@@ -106,6 +112,8 @@ class DiskMetrics {
   metrics::Histogram& interactive_read_;
   std::array<metrics::Gauge*, kDiskStates.size()> state_{};
   metrics::Gauge& last_cycle_age_;
+  metrics::Gauge &latmap_enabled_, &latmap_cells_, &latmap_loaded_;
+  metrics::Counter &latmap_saves_, &latmap_ordered_, &latmap_resets_;
 };
 
 class CameraMetrics {
@@ -243,6 +251,8 @@ class Metrics {
   metrics::Family<metrics::Counter>& c_restarts_;
   metrics::Family<metrics::Histogram>& d_interactive_read_;
   metrics::Family<metrics::Gauge>&d_state_, &d_last_cycle_age_;
+  metrics::Family<metrics::Gauge>&d_latmap_enabled_, &d_latmap_cells_, &d_latmap_loaded_;
+  metrics::Family<metrics::Counter>&d_latmap_saves_, &d_latmap_ordered_, &d_latmap_resets_;
   metrics::Gauge &catalog_up_, &catalog_rows_waiting_, &catalog_rows_spooled_;
   metrics::Family<metrics::Counter>& gaps_by_reason_;
   std::array<metrics::Counter*, kGapReasons.size()> gaps_by_reason_series_{};

@@ -65,12 +65,20 @@ DiskIoThread::DiskIoThread(OpenVolume& volume, const DiskIoConfig& config,
   }
   if (chunk == 0) chunk = 512 * 1024;
   chunk = std::max<std::size_t>(4096, chunk / 4096 * 4096);
-  scheduler_ = std::make_unique<storage::CycleScheduler>(*volume_.device, clock_, *model_,
-                                                         storage::SchedulerConfig{.cycle = config.cycle,
-                                                                                  .r_rt = config.r_rt,
-                                                                                  .chunk_bytes = chunk,
-                                                                                  .depth = config.depth});
+  storage::SchedulerConfig sched{.cycle = config.cycle,
+                                 .r_rt = config.r_rt,
+                                 .chunk_bytes = chunk,
+                                 .depth = config.depth};
+  latency_map_ = DiskLatencyMap::open(volume_, config.latency_map, *model_, chunk, metrics_);
+  if (latency_map_) latency_map_->learner().order(sched);
+  scheduler_ = std::make_unique<storage::CycleScheduler>(*volume_.device, clock_, *model_, sched);
   scheduler_->on_cycle = [this](const storage::CycleReport& r) { on_cycle(r); };
+  if (latency_map_) {
+    // Every completed command teaches the map: O(1), no allocation, on the IO thread.
+    scheduler_->on_command = [learner = &latency_map_->learner()](const storage::CommandTrace& t) {
+      learner->observe(t);
+    };
+  }
   broker_ = std::make_unique<storage::BackgroundBroker>(*scheduler_, chunk, volume_.volume->block_bytes());
   if (metrics_) {
     // Interactive reads (media routes' ClipReader): queue-to-completion latency, atomics only.
@@ -106,6 +114,7 @@ DiskIoThread::DiskIoThread(OpenVolume& volume, const DiskIoConfig& config,
     scheduler_->run(st);
     scheduler_->cpu_wait = nullptr;
   });
+  if (latency_map_) latency_map_->start_saving();
   log::info("disk IO thread started",
             {{"volume", path_}, {"cycle_ms", config.cycle.count()}, {"chunk_bytes", chunk}, {"depth", config.depth}});
 }
@@ -185,6 +194,12 @@ void DiskIoThread::on_cycle(const storage::CycleReport& r) {
     if (on_volume_failed_) on_volume_failed_(failure_reason_);
   }
   free_extents_.store(volume_.volume->free_extent_count(), std::memory_order_relaxed);
+  if (latency_map_) {
+    auto& learner = latency_map_->learner();
+    const auto resets = learner.resets();
+    learner.cycle_ended(r);
+    if (metrics_) metrics_->latency_map_cycle(learner.cells(), r.stream_order_used, learner.resets() != resets);
+  }
   if (io_realtime_.load(std::memory_order_relaxed) && rttime_exceeded()) {
     // RLIMIT_RTTIME's soft limit fired: a real-time thread ran too long without blocking.
     demote_to_normal();
@@ -240,6 +255,8 @@ void DiskIoThread::on_cycle(const storage::CycleReport& r) {
 DiskIoThread::~DiskIoThread() {
   thread_.request_stop();
   if (thread_.joinable()) thread_.join();
+  // The IO thread is gone: the live map is this thread's to save.
+  if (latency_map_) latency_map_->finish();
 }
 
 }  // namespace vigil::server

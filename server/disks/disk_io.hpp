@@ -7,6 +7,9 @@
 // IO time and, when the profile has become optimistic, recalibrates the model from the tripping
 // cycles and resumes admission under it (admission/model_scale.hpp; logged, in /metrics and
 // /api/v1/disks); only a device far slower than its profile pauses admission. Without a profile a flat default model is used and a warning says so.
+// On a rotating disk (or as --latency-map says) the IO thread learns a latency map from its own
+// commands and orders each cycle's stream IOs by it (disk_latency_map.hpp); the map is saved next
+// to the volume by a thread of its own and once more when this stops.
 // Misses are logged per stream and cycle as they happen. With DiskMetrics, every cycle's report
 // and the scheduler's totals are published to /metrics from the IO thread (atomics only).
 // A volume whose device fails writes or flushes repeatedly (storage/guarded_device.hpp) is taken
@@ -29,6 +32,7 @@
 #include "admission/calibration.hpp"
 #include "admission/model_scale.hpp"
 #include "server/core/vigild_metrics.hpp"
+#include "server/disks/disk_latency_map.hpp"
 #include "server/disks/io_thread_priority.hpp"
 #include "server/disks/volume_startup.hpp"
 #include "storage/background_broker.hpp"
@@ -48,6 +52,8 @@ struct DiskIoConfig {
   double playback_share = 1.0;
   // The IO thread's scheduling (io_thread_priority.hpp): vigild asks for realtime by default.
   IoPriority io_priority = IoPriority::normal;
+  // The latency map (disk_latency_map.hpp): off unless asked for; vigild's default is auto.
+  LatencyMapSettings latency_map{};
 };
 
 class DiskIoThread {
@@ -94,6 +100,8 @@ class DiskIoThread {
         std::chrono::steady_clock::duration(last_cycle_at_.load(std::memory_order_relaxed)));
   }
   std::chrono::milliseconds cycle_length() const noexcept { return cycle_length_; }
+  // The disk's latency map, or null where it has none (disk_latency_map.hpp).
+  const DiskLatencyMap* latency_map() const noexcept { return latency_map_.get(); }
   // Free extents of the volume as of the last cycle (any thread).
   std::uint64_t free_extents() const noexcept { return free_extents_.load(std::memory_order_relaxed); }
 
@@ -111,7 +119,8 @@ class DiskIoThread {
   admission::ModelScale scale_;  // the online model check that recalibrates; set in the constructor
   bool checking_ = true;
   std::atomic<std::uint64_t> recalibrations_{0};
-  admission::ModelCalibration calibration_;  // window and noise floor set in the constructor
+  admission::ModelCalibration calibration_;      // window and noise floor set in the constructor
+  std::unique_ptr<DiskLatencyMap> latency_map_;  // before scheduler_: the scheduler orders by it
   std::unique_ptr<storage::CycleScheduler> scheduler_;
   std::unique_ptr<storage::BackgroundBroker> broker_;  // after scheduler_: destroyed before it
   mutable std::mutex measured_mu_;

@@ -8,6 +8,7 @@
 #include "storage/cycle_scheduler.hpp"
 #include "storage/hdd_model.hpp"
 #include "storage/latency_map.hpp"
+#include "storage/latency_map_learner.hpp"
 #include "storage/request_order.hpp"
 
 using namespace vigil::storage;
@@ -39,25 +40,17 @@ struct Run {
 
 Run run(bool by_map, int streams, int cycles, std::size_t io_bytes = kChunkBytes) {
   SimulatedHdd hdd(hdd_preset("st373207lw"));
-  LatencyMap map(hdd.capacity, 128 * 1024);
   // Unlearned cells: a worst case (10 ms full stroke + 6 ms rotation + 0.1 ms overhead + 256 KiB
   // at the inner zone's 42.7 MB/s and a switch ≈ 22.5 ms; 24 ms), still ordered by LBN distance.
-  LbnDistancePredictor worst(24ms, 1e-7), optimistic(8ms, 1e-7);
-  MapPredictor bound(map, worst), explore(map, optimistic);
+  LatencyMapLearner learner(LatencyMap(hdd.capacity, 128 * 1024), std::make_unique<LbnDistancePredictor>(8ms, 1e-7),
+                            std::make_unique<LbnDistancePredictor>(24ms, 1e-7));
   // The slack test's model: a worst-case access (full-stroke seek + a rotation) + inner-zone rate.
   LinearServiceModel service(17ms, 40e6);
-  SchedulerConfig cfg{.cycle = 1s,
-                      .chunk_bytes = kChunkBytes,
-                      .stream_order = by_map ? &explore : nullptr,
-                      .stream_order_bound = &bound};
+  SchedulerConfig cfg{.cycle = 1s, .chunk_bytes = kChunkBytes};
+  if (by_map) learner.order(cfg);
   CycleScheduler sched(*hdd.disk, hdd.clock, service, cfg, &hdd.clock);
-  // Learning from completions: a command that does not continue the previous one is a
-  // positioning plus its transfer, from where the previous command ended.
-  std::uint64_t last_end = 0;
-  sched.on_command = [&](const CommandTrace& t) {
-    if (t.offset != last_end && !t.seek && t.bytes > 0) map.update(last_end, t.offset, t.completed - t.issued);
-    last_end = t.offset + t.bytes;
-  };
+  // Learning from the scheduler's own completions (LatencyMapLearner::observe), as vigild does.
+  sched.on_command = [&](const CommandTrace& t) { learner.observe(t); };
   std::mt19937_64 rng(17);
   std::uniform_int_distribution<std::uint64_t> block(0, (hdd.capacity - io_bytes) / 4096);
   std::vector<std::unique_ptr<FixedStream>> owned;
@@ -69,10 +62,11 @@ Run run(bool by_map, int streams, int cycles, std::size_t io_bytes = kChunkBytes
   sched.on_cycle = [&](const CycleReport& r) {
     if (r.cycle > 10) out.rt_busy += r.rt_busy;  // once the map has seen the cycle's pairs
     if (r.stream_order_used) ++out.map_cycles;
+    learner.cycle_ended(r);
   };
   for (int c = 0; c < cycles; ++c) sched.run_cycle();
   out.misses = sched.totals().misses;
-  out.learned_cells = map.learned_cells();
+  out.learned_cells = learner.map().learned_cells();
   return out;
 }
 
