@@ -16,6 +16,8 @@ struct BackgroundBroker::Task {
   bool promoted = false;
   BrokerOrder order = BrokerOrder::in_order;
   std::map<std::uint64_t, std::uint64_t> left;  // any_order: byte ranges still wanted, start → end
+  std::vector<BrokerWrite> writes;              // a write task's blocks; EXTENT is the next one
+  bool write = false;
 };
 
 BackgroundBroker::BackgroundBroker(CycleScheduler& scheduler, std::size_t block_bytes, std::size_t alignment,
@@ -75,6 +77,55 @@ Result<BackgroundBroker::TaskId> BackgroundBroker::register_read(std::vector<Bro
   auto& t = *tasks_.emplace(id, std::move(task)).first->second;
   issue(id, t);
   return id;
+}
+
+Result<BackgroundBroker::TaskId> BackgroundBroker::register_write(std::vector<BrokerWrite> blocks, BrokerDoneFn on_done,
+                                                                  bool promoted) {
+  for (const auto& b : blocks) {
+    if (!b.data || b.offset % alignment_ != 0 || b.data->size() % alignment_ != 0) return errc::invalid_argument;
+  }
+  std::lock_guard lock(mu_);
+  const TaskId id = next_id_++;
+  auto task = std::make_unique<Task>();
+  task->writes = std::move(blocks);
+  task->write = true;
+  task->on_done = std::move(on_done);
+  task->promoted = promoted;
+  auto& t = *tasks_.emplace(id, std::move(task)).first->second;
+  issue_write(id, t);
+  return id;
+}
+
+void BackgroundBroker::issue_write(TaskId id, Task& task) {
+  if (task.extent >= task.writes.size()) {
+    finish(id, {});
+    return;
+  }
+  const BrokerWrite& b = task.writes[task.extent];
+  const std::uint64_t generation = ++task.generation;
+  IoRequest req{.cls = task.promoted ? IoClass::interactive : IoClass::background,
+                .write = true,
+                .offset = b.offset,
+                .buf = b.data->span(),
+                .done = [alive = alive_, id, generation, keep = b.data](const IoOutcome& o) {
+                  std::lock_guard lock(alive->mu);
+                  if (alive->broker) alive->broker->written(id, generation, o);
+                }};
+  scheduler_.submit(std::move(req));
+}
+
+void BackgroundBroker::written(TaskId id, std::uint64_t generation, const IoOutcome& outcome) {
+  std::lock_guard lock(mu_);
+  auto it = tasks_.find(id);
+  if (it == tasks_.end() || it->second->generation != generation) return;
+  Task& task = *it->second;
+  if (!outcome.result) {
+    finish(id, outcome.result.error());
+    return;
+  }
+  bytes_written_ += task.writes[task.extent].data->size();
+  ++task.extent;
+  issue_write(id, task);
 }
 
 void BackgroundBroker::finish(TaskId id, Result<void> result) {
@@ -216,6 +267,9 @@ bool BackgroundBroker::promote(TaskId id) {
   if (it == tasks_.end()) return false;
   if (it->second->promoted) return true;
   it->second->promoted = true;
+  // A write in flight is not issued again: its stale copy could land after the task is done and
+  // the blocks are reused. The blocks after it go as interactive requests.
+  if (it->second->write) return true;
   // The block in flight may wait for slack that never comes: read it again now, as interactive.
   issue(id, *it->second);
   return true;
@@ -234,6 +288,11 @@ std::uint64_t BackgroundBroker::blocks_read() const {
 std::uint64_t BackgroundBroker::bytes_read() const {
   std::lock_guard lock(mu_);
   return bytes_read_;
+}
+
+std::uint64_t BackgroundBroker::bytes_written() const {
+  std::lock_guard lock(mu_);
+  return bytes_written_;
 }
 
 std::uint64_t BackgroundBroker::free_bytes() const {

@@ -41,6 +41,13 @@ struct BrokerExtent {
   std::uint64_t bytes = 0;   // a block multiple
 };
 
+// A block to write: DATA (aligned, a block multiple) at OFFSET. Shared: the request may be
+// reissued by promote() while the first is still in flight.
+struct BrokerWrite {
+  std::uint64_t offset = 0;
+  std::shared_ptr<AlignedBuffer> data;
+};
+
 // A block: DATA as read from the device at OFFSET.
 using BrokerBlockFn = std::function<void(std::span<const std::byte> data, std::uint64_t offset)>;
 // The task ended: every block delivered (ok), or a read failed (its error).
@@ -66,21 +73,31 @@ class BackgroundBroker {
   // ORDER any_order: tier 3 may deliver pieces of it early (see above).
   Result<TaskId> register_read(std::vector<BrokerExtent> extents, BrokerBlockFn on_block, BrokerDoneFn on_done,
                                bool promoted = false, BrokerOrder order = BrokerOrder::in_order);
+  // Writes BLOCKS in order, one in flight at a time, each durable when it completes (the
+  // scheduler's last chunk of a write is FUA); ON_DONE once all are (ok) or at the first failure
+  // (its error: the blocks before it are durable, it and those after may not be). Same classes as
+  // reads: background in the slack, PROMOTED as interactive. invalid_argument for a block that is
+  // not aligned. Tiers 2 and 3 read only.
+  Result<TaskId> register_write(std::vector<BrokerWrite> blocks, BrokerDoneFn on_done, bool promoted = false);
   // No callback of TASK runs after this returns; other tasks are untouched. False: not running.
   bool abort(TaskId task);
-  // The rest of TASK is read as interactive requests (overdue work). False: not running.
+  // The rest of TASK is read (or written) as interactive requests (overdue work); a read in flight
+  // is issued again at once, a write in flight is not (see promote()). False: not running.
   bool promote(TaskId task);
 
   std::size_t running() const;
   std::uint64_t blocks_read() const;  // delivered by tier 1, all tasks
   std::uint64_t bytes_read() const;   // by tier 1
   std::uint64_t free_bytes() const;   // delivered by tiers 2 and 3 to tasks
+  std::uint64_t bytes_written() const;
 
  private:
   struct Task;
   void issue(TaskId id, Task& task);  // REQUIRES mu_
   void completed(TaskId id, std::uint64_t generation, std::shared_ptr<AlignedBuffer> buf, std::uint64_t offset,
                  const IoOutcome& outcome);
+  void issue_write(TaskId id, Task& task);  // REQUIRES mu_
+  void written(TaskId id, std::uint64_t generation, const IoOutcome& outcome);
   // Any-order tasks: hands TASK the bytes of DATA (read at OFFSET) it still wants, in runs.
   // False: the task was aborted or ended by its callback.  REQUIRES mu_
   bool deliver_wanted(TaskId id, std::uint64_t offset, std::span<const std::byte> data);
@@ -94,7 +111,7 @@ class BackgroundBroker {
   mutable std::recursive_mutex mu_;
   std::map<TaskId, std::unique_ptr<Task>> tasks_;
   TaskId next_id_ = 1;
-  std::uint64_t blocks_read_ = 0, bytes_read_ = 0, free_bytes_ = 0;
+  std::uint64_t blocks_read_ = 0, bytes_read_ = 0, free_bytes_ = 0, bytes_written_ = 0;
   // Outlives the broker in the requests' callbacks: a completion after destruction is dropped.
   struct Alive {
     std::mutex mu;

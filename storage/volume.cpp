@@ -140,7 +140,39 @@ void Volume::mark_bad(std::uint64_t extent) noexcept {
   free_.erase(extent);
 }
 
+Result<Volume::Tombstone> Volume::prepare_free(std::uint64_t extent) {
+  if (freeing_.contains(extent)) return errc::busy;
+  for (auto& [segment, uses] : segments_) {
+    auto u = std::find_if(uses.begin(), uses.end(), [&](const ExtentUse& x) { return x.extent == extent; });
+    if (u == uses.end()) continue;
+    ExtentHeader h = u->header;
+    h.state = ExtentState::tombstone;
+    h.generation = ++generation_;
+    Tombstone t{extent, sb_.extent_offset(extent), std::make_shared<AlignedBuffer>(sb_.block_bytes, sb_.block_bytes)};
+    encode_extent_header(t.block->span(), h);
+    freeing_.insert(extent);
+    return t;
+  }
+  return errc::not_found;
+}
+
+void Volume::commit_free(std::uint64_t extent) noexcept {
+  if (freeing_.erase(extent) == 0) return;
+  for (auto it = segments_.begin(); it != segments_.end(); ++it) {
+    auto& uses = it->second;
+    auto u = std::find_if(uses.begin(), uses.end(), [&](const ExtentUse& x) { return x.extent == extent; });
+    if (u == uses.end()) continue;
+    uses.erase(u);
+    if (uses.empty()) segments_.erase(it);
+    if (!bad_.count(extent)) free_.insert(extent);
+    return;
+  }
+}
+
+void Volume::abandon_free(std::uint64_t extent) noexcept { freeing_.erase(extent); }
+
 Result<void> Volume::free_extent(std::uint64_t extent) noexcept {
+  if (freeing_.contains(extent)) return errc::busy;
   for (auto it = segments_.begin(); it != segments_.end(); ++it) {
     auto& uses = it->second;
     auto u = std::find_if(uses.begin(), uses.end(), [&](const ExtentUse& x) { return x.extent == extent; });

@@ -59,6 +59,19 @@ class Volume {
   // Crash-safe release: a tombstone header is written durably, then the extent is free (unless
   // it is bad: then it stays out of use).
   Result<void> free_extent(std::uint64_t extent) noexcept;
+  // The same in two steps, for a release whose write goes through the disk's scheduler (the
+  // background broker) instead of a synchronous write: prepare_free returns the tombstone block
+  // to write at its offset (the extent stays in use meanwhile; errc::not_found when it is not in
+  // use, errc::busy when already being freed); once that write is durable, commit_free makes the
+  // extent free; after a failed write, abandon_free leaves it in use (the next start's recovery
+  // frees it, as for a crash in between).
+  struct Tombstone {
+    std::uint64_t extent = 0, offset = 0;
+    std::shared_ptr<AlignedBuffer> block;
+  };
+  Result<Tombstone> prepare_free(std::uint64_t extent);
+  void commit_free(std::uint64_t extent) noexcept;
+  void abandon_free(std::uint64_t extent) noexcept;
   // EXTENT failed a write: it is never allocated again while this Volume lives (a free one
   // leaves the free set now, one in use when its segment is freed). Not recorded on the
   // volume: the next start tries it again, when the disk may have remapped the bad sector.
@@ -82,8 +95,9 @@ class Volume {
 
   Device& dev_;
   Superblock sb_;
-  std::set<std::uint64_t> free_;  // ordered: allocation takes the lowest, keeping layout sequential
-  std::set<std::uint64_t> bad_;   // failed a write: never allocated again (mark_bad)
+  std::set<std::uint64_t> free_;     // ordered: allocation takes the lowest, keeping layout sequential
+  std::set<std::uint64_t> bad_;      // failed a write: never allocated again (mark_bad)
+  std::set<std::uint64_t> freeing_;  // prepare_free'd, tombstone not yet durable
   std::map<std::uint64_t, std::vector<ExtentUse>> segments_;
   std::uint64_t generation_ = 0;
 };
