@@ -520,7 +520,9 @@ bool CycleScheduler::issue_prepend(Job& j) {
   if (j.cls != IoClass::real_time || j.write) return false;
   const std::uint64_t offset = j.next_offset();
   if (mech_.model->continues_read_ahead(offset)) return false;  // no positioning to share
-  const auto [first, bytes] = mech_.freeblock->prepend(offset);
+  const auto run = mech_.freeblock->prepend(offset);            // not a structured binding: clang 14 cannot capture one
+  const std::uint64_t first = run.first;
+  const std::size_t bytes = run.second;
   if (bytes == 0) return false;
   // What the run adds: its transfer (the positioning is the stream read's anyway, and the read
   // then continues the drive's read-ahead). Charged to the background budget, within the slack.

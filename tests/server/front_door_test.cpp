@@ -25,14 +25,9 @@ using namespace test;
 
 namespace {
 
-// "@SECONDS.MICROS": an absolute time for a media URL.
-std::string at(std::int64_t us) {
-  const auto t = std::to_string(us);
-  return "@" + t.substr(0, t.size() - 6) + "." + t.substr(t.size() - 6);
-}
-
 std::string export_of(const std::string& camera, std::int64_t from_us, std::int64_t to_us) {
-  return "/api/v1/cameras/" + camera + "/export.mp4?from=" + at(from_us) + "&to=" + at(to_us);
+  return "/api/v1/cameras/" + camera + "/export.mp4?from=" + test::media_time(from_us) +
+         "&to=" + test::media_time(to_us);
 }
 
 // The failover gap of CAMERA: "start_us,end_us" as numbers (0 when there is none).
@@ -106,7 +101,8 @@ TEST_CASE(
     CHECK(through.header("Content-Length").empty());
   }
   {  // A thumbnail through b: a's JPEG, relayed whole with its length; a Range of it, a's 206.
-    const std::string thumb = "/api/v1/cameras/" + cam + "/thumbnail.jpg?at=" + at(first_us + 3'000'000) + "&width=160";
+    const std::string thumb =
+        "/api/v1/cameras/" + cam + "/thumbnail.jpg?at=" + test::media_time(first_us + 3'000'000) + "&width=160";
     const auto mine = test::http_request(a->http(), "GET", thumb),
                through = test::http_request(b->http(), "GET", thumb);
     REQUIRE(through.status == 200);
@@ -120,8 +116,8 @@ TEST_CASE(
   }
   {  // HLS through b: the playlist from the shared catalog, its media segments proxied to a; it plays.
     const std::string url = "http://" + b->http() + "/api/v1/cameras/" + cam +
-                            "/hls.m3u8?from=" + at(first_us + 1'000'000) + "&to=" + at(first_us + 5'000'000) +
-                            "&access_token=" + b->token();
+                            "/hls.m3u8?from=" + test::media_time(first_us + 1'000'000) +
+                            "&to=" + test::media_time(first_us + 5'000'000) + "&access_token=" + b->token();
     const auto packets = test::probe_packets(url, dir.path());
     CHECK(packets.size() > 10);
     if (!packets.empty()) CHECK(packets.front().key);

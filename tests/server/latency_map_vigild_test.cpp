@@ -93,13 +93,7 @@ TEST_CASE("vigild learns a latency map, saves it next to the volume, loads it, a
   {
     auto map = load();
     REQUIRE(map.has_value());
-    const int fd = ::open(file.c_str(), O_RDWR);
-    REQUIRE(fd >= 0);
-    unsigned char b = 0;
-    REQUIRE(::pread(fd, &b, 1, 44) == 1);  // the first cell's from-region
-    b ^= 0x5a;
-    REQUIRE(::pwrite(fd, &b, 1, 44) == 1);
-    ::close(fd);
+    REQUIRE(test::flip_byte(file, 44));  // the first cell's from-region
     REQUIRE_FALSE(load().has_value());
   }
   start(map_on);

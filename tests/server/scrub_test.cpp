@@ -73,16 +73,7 @@ TEST_CASE("the scrubber turns a flipped byte in a closed segment into a corrupti
                 " AND ordinal = " + std::to_string(logical / extent_bytes));
     at = static_cast<off_t>(extent[0].as<std::uint64_t>() + logical % extent_bytes);
   }
-  {
-    const int fd = ::open(disk.c_str(), O_RDWR);
-    REQUIRE(fd >= 0);
-    unsigned char b = 0;
-    REQUIRE(::pread(fd, &b, 1, at) == 1);
-    b ^= 0x5a;
-    REQUIRE(::pwrite(fd, &b, 1, at) == 1);
-    REQUIRE(::fsync(fd) == 0);
-    ::close(fd);
-  }
+  REQUIRE(test::flip_byte(disk, at));
 
   REQUIRE(test::eventually([&] { return one("SELECT count(*) FROM gaps WHERE reason = 'corruption'") >= 1; }, 30s));
   const auto gap =

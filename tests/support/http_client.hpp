@@ -4,9 +4,16 @@
 // send what a proper client never would. Thread: any. Errors: a refused connection throws
 // boost::system::system_error; a reply that is not HTTP has status 0.
 #include <boost/json/fwd.hpp>
+#include <cstdint>
 #include <string>
 
 namespace vigil::test {
+
+// "@SECONDS.MICROS": an absolute time US (µs since the epoch) for a media URL's from= or to=.
+inline std::string media_time(std::int64_t us) {
+  const auto t = std::to_string(us);
+  return "@" + t.substr(0, t.size() - 6) + "." + t.substr(t.size() - 6);
+}
 
 struct HttpResult {
   int status = 0;

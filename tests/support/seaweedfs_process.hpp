@@ -4,6 +4,7 @@
 // directory, with the test credentials. Tests skip, saying so, when the binary is not built.
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <string>
 
 #include "archive/s3_client.hpp"
@@ -14,6 +15,16 @@ namespace vigil::test {
 
 inline const archive::Credentials kSeaweedCredentials{"vigiltestaccess", "vigil-test-secret-key-not-real", "us-east-1",
                                                       "s3"};
+
+// The test credentials as vigild's --archive-credentials file (access key, secret key; mode 0600)
+// in DIR.
+inline std::filesystem::path seaweed_credentials_file(const std::filesystem::path& dir) {
+  const auto file = dir / "s3.credentials";
+  write_file(file, kSeaweedCredentials.access_key + "\n" + kSeaweedCredentials.secret_key + "\n");
+  std::filesystem::permissions(file, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write,
+                               std::filesystem::perm_options::replace);
+  return file;
+}
 
 using bench::free_loopback_port;
 using bench::seaweedfs_binary;

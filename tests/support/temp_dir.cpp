@@ -2,7 +2,9 @@
 
 #include <fstream>
 
+#include <fcntl.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <stdexcept>
 #include <vector>
@@ -28,6 +30,19 @@ TempDir::~TempDir() {
 void write_file(const std::filesystem::path& file, const std::string& text) {
   std::filesystem::create_directories(file.parent_path());
   std::ofstream(file) << text;
+}
+
+bool flip_byte(const std::filesystem::path& file, std::int64_t at) {
+  const int fd = ::open(file.c_str(), O_RDWR);
+  if (fd < 0) return false;
+  unsigned char b = 0;
+  bool ok = ::pread(fd, &b, 1, at) == 1;
+  if (ok) {
+    b ^= 0x5a;
+    ok = ::pwrite(fd, &b, 1, at) == 1 && ::fsync(fd) == 0;
+  }
+  ::close(fd);
+  return ok;
 }
 
 }  // namespace vigil::test

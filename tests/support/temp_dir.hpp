@@ -1,6 +1,7 @@
 #pragma once
 // A fresh directory under /tmp, removed with everything in it on destruction.
 // Mode 0755 so an unprivileged cluster user can traverse it when tests run as root.
+#include <cstdint>
 #include <filesystem>
 #include <string>
 
@@ -20,5 +21,9 @@ class TempDir {
 
 // Writes TEXT to FILE, creating its directories.
 void write_file(const std::filesystem::path& file, const std::string& text);
+
+// Damage: the byte at offset AT of FILE XORed with 0x5a, written back and synced. False if the
+// file could not be read or written there.
+bool flip_byte(const std::filesystem::path& file, std::int64_t at);
 
 }  // namespace vigil::test

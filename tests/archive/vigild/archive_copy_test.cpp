@@ -30,13 +30,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-std::filesystem::path credentials_file(const test::TempDir& dir) {
-  const auto file = dir.path() / "s3.credentials";
-  test::write_file(file, test::kSeaweedCredentials.access_key + "\n" + test::kSeaweedCredentials.secret_key + "\n");
-  ::chmod(file.c_str(), 0600);
-  return file;
-}
-
 // Segment SEGMENT_ID's logical bytes [0, data_bytes) as they lie on VOLUME.
 std::string segment_bytes_on_volume(pqxx::connection& c, const std::filesystem::path& volume, std::int64_t segment_id) {
   pqxx::nontransaction q(c);
@@ -91,7 +84,8 @@ TEST_CASE("vigild copies closed segments to S3, and each recorded copy is the se
 
   test::TempDir secrets("vigil-archive-secrets");
   test::RecordingRig rig({"--segment-max", "1", "--archive-endpoint", "127.0.0.1:" + std::to_string(weed.s3_port),
-                          "--archive-credentials", credentials_file(secrets).string(), "--archive-poll-ms", "200"});
+                          "--archive-credentials", test::seaweed_credentials_file(secrets.path()).string(),
+                          "--archive-poll-ms", "200"});
   auto& d = *rig.vigild;
   INFO(d.output());
   const auto rec = test::record_acked(d, "gate", 150, 20);  // 6 s of media: 1-2 s segments (they end at a keyframe)
@@ -121,7 +115,8 @@ TEST_CASE("segments closed while the object store is down are copied once it is 
   const std::uint16_t port = test::free_loopback_port();
   test::TempDir secrets("vigil-archive-secrets");
   test::RecordingRig rig({"--segment-max", "1", "--archive-endpoint", "127.0.0.1:" + std::to_string(port),
-                          "--archive-credentials", credentials_file(secrets).string(), "--archive-poll-ms", "200"});
+                          "--archive-credentials", test::seaweed_credentials_file(secrets.path()).string(),
+                          "--archive-poll-ms", "200"});
   auto& d = *rig.vigild;
   INFO(d.output());
   const auto rec = test::record_acked(d, "gate", 150, 20);

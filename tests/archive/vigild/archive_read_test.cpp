@@ -31,13 +31,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-std::filesystem::path credentials_file(const test::TempDir& dir) {
-  const auto file = dir.path() / "s3.credentials";
-  test::write_file(file, test::kSeaweedCredentials.access_key + "\n" + test::kSeaweedCredentials.secret_key + "\n");
-  ::chmod(file.c_str(), 0600);
-  return file;
-}
-
 std::int64_t now_s() {
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
@@ -63,8 +56,8 @@ TEST_CASE(
   // 1-s segments; retention every second with 2-s "days" (--retention-day-ms, tests only), so a
   // camera's retention_days of 1 reclaims its segments two seconds after they end.
   args.insert(args.end(), {"--segment-max", "1", "--archive-endpoint", "127.0.0.1:" + std::to_string(weed->s3_port),
-                           "--archive-credentials", credentials_file(dir).string(), "--archive-poll-ms", "200",
-                           "--retention-interval", "1", "--retention-day-ms", "2000"});
+                           "--archive-credentials", test::seaweed_credentials_file(dir.path()).string(),
+                           "--archive-poll-ms", "200", "--retention-interval", "1", "--retention-day-ms", "2000"});
   test::VigildProcess d(data, args);
   REQUIRE(d.wait_ready());
   INFO(d.output());

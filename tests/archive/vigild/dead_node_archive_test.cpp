@@ -27,22 +27,17 @@ using test::eventually;
 
 namespace {
 
-// "@SECONDS.MICROS": an absolute time for a media URL.
-std::string at(std::int64_t us) {
-  const auto t = std::to_string(us);
-  return "@" + t.substr(0, t.size() - 6) + "." + t.substr(t.size() - 6);
-}
-
 std::string export_of(const std::string& camera, std::int64_t from_us, std::int64_t to_us) {
-  return "/api/v1/cameras/" + camera + "/export.mp4?from=" + at(from_us) + "&to=" + at(to_us);
+  return "/api/v1/cameras/" + camera + "/export.mp4?from=" + test::media_time(from_us) +
+         "&to=" + test::media_time(to_us);
 }
 
 // `vigil play` of CAMERA over [FROM_US, TO_US) from the node at WIRE, at 8x: its packets.
 std::vector<test::ProbedPacket> play(const std::string& wire, const std::string& camera, std::int64_t from_us,
                                      std::int64_t to_us, const std::filesystem::path& dir, const std::string& name) {
   auto r = test::run_to_exit(VIGIL_CLI_PATH,
-                             {"--server", wire, "play", "--stream", camera, "--from", at(from_us), "--to", at(to_us),
-                              "--rate", "8", "-o", (dir / (name + ".mp4")).string()},
+                             {"--server", wire, "play", "--stream", camera, "--from", test::media_time(from_us), "--to",
+                              test::media_time(to_us), "--rate", "8", "-o", (dir / (name + ".mp4")).string()},
                              dir / (name + ".log"));
   INFO(r.output);
   REQUIRE(r.status == 0);
@@ -60,10 +55,7 @@ TEST_CASE(
   test::SeaweedFs weed(binary);
   REQUIRE(weed.make_bucket("vigil-archive"));
   test::TempDir secrets;
-  const auto credentials = secrets.path() / "s3.credentials";
-  test::write_file(credentials,
-                   test::kSeaweedCredentials.access_key + "\n" + test::kSeaweedCredentials.secret_key + "\n");
-  ::chmod(credentials.c_str(), 0600);
+  const auto credentials = test::seaweed_credentials_file(secrets.path());
 
   // 1-s segments (a keyframe a second), each copied as soon as it closes.
   test::TwoNodes n("dead_node_archive", 1,
@@ -116,7 +108,8 @@ TEST_CASE(
   const std::int64_t policy_us = test::wall_us();
   const std::int64_t from_us = first_us + 1'000'000, to_us = first_us + 4'000'000;
   const std::string range = export_of(cam, from_us, to_us);
-  const std::string thumb = "/api/v1/cameras/" + cam + "/thumbnail.jpg?at=" + at(first_us + 2'500'000) + "&width=160";
+  const std::string thumb =
+      "/api/v1/cameras/" + cam + "/thumbnail.jpg?at=" + test::media_time(first_us + 2'500'000) + "&width=160";
 
   // While the holder is up: its own answers, and the other door proxies to it (the holder's ETag:
   // nothing is read from the store).
@@ -163,8 +156,9 @@ TEST_CASE(
     CHECK((served.body == my_thumb.body));
   }
   {  // HLS: the playlist from the catalog, every media segment from the copies; it plays.
-    const std::string url = "http://" + door->http() + "/api/v1/cameras/" + cam + "/hls.m3u8?from=" + at(from_us) +
-                            "&to=" + at(to_us) + "&access_token=" + door->token();
+    const std::string url = "http://" + door->http() + "/api/v1/cameras/" + cam +
+                            "/hls.m3u8?from=" + test::media_time(from_us) + "&to=" + test::media_time(to_us) +
+                            "&access_token=" + door->token();
     const auto packets = test::probe_packets(url, dir.path());
     CHECK(packets.size() >= 50);
     if (!packets.empty()) CHECK(packets.front().key);

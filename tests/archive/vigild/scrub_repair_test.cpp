@@ -35,13 +35,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-std::filesystem::path credentials_file(const test::TempDir& dir) {
-  const auto file = dir.path() / "s3.credentials";
-  test::write_file(file, test::kSeaweedCredentials.access_key + "\n" + test::kSeaweedCredentials.secret_key + "\n");
-  ::chmod(file.c_str(), 0600);
-  return file;
-}
-
 std::int64_t now_s() {
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
@@ -60,8 +53,8 @@ TEST_CASE("a damaged segment with a verified archive copy is repaired: no gap, t
   const auto data = dir.path() / "data";
   auto args = test::sim_volume_args(dir.path(), test::make_sim_profile(dir.path()));
   args.insert(args.end(), {"--segment-max", "1", "--archive-endpoint", "127.0.0.1:" + std::to_string(weed.s3_port),
-                           "--archive-credentials", credentials_file(dir).string(), "--archive-poll-ms", "200",
-                           "--scrub-epoch-ms", "300"});
+                           "--archive-credentials", test::seaweed_credentials_file(dir.path()).string(),
+                           "--archive-poll-ms", "200", "--scrub-epoch-ms", "300"});
   test::VigildProcess d(data, args);
   REQUIRE(d.wait_ready());
   INFO(d.output());
@@ -123,16 +116,7 @@ TEST_CASE("a damaged segment with a verified archive copy is repaired: no gap, t
                 " AND ordinal = " + std::to_string(logical / extent_bytes));
     at = static_cast<off_t>(extent[0].as<std::uint64_t>() + logical % extent_bytes);
   }
-  {
-    const int fd = ::open(disk.c_str(), O_RDWR);
-    REQUIRE(fd >= 0);
-    unsigned char b = 0;
-    REQUIRE(::pread(fd, &b, 1, at) == 1);
-    b ^= 0x5a;
-    REQUIRE(::pwrite(fd, &b, 1, at) == 1);
-    REQUIRE(::fsync(fd) == 0);
-    ::close(fd);
-  }
+  REQUIRE(test::flip_byte(disk, at));
 
   // Found (a corruption gap, counted), then repaired from the copy.
   const bool repaired = test::eventually(

@@ -39,12 +39,6 @@ using test::wall_us;
 
 namespace {
 
-// "@SECONDS.MICROS": an absolute time for a media URL.
-std::string at(std::int64_t us) {
-  const auto t = std::to_string(us);
-  return "@" + t.substr(0, t.size() - 6) + "." + t.substr(t.size() - 6);
-}
-
 std::string in_list(const std::set<std::string>& names) {
   std::string out = "(";
   for (const auto& n : names) out += (out.size() > 1 ? ",'" : "'") + n + "'";
@@ -64,10 +58,7 @@ TEST_CASE(
 
   constexpr int kCameras = 12;
   test::TempDir dir;
-  const auto credentials = dir.path() / "s3.credentials";
-  test::write_file(credentials,
-                   test::kSeaweedCredentials.access_key + "\n" + test::kSeaweedCredentials.secret_key + "\n");
-  ::chmod(credentials.c_str(), 0600);
+  const auto credentials = test::seaweed_credentials_file(dir.path());
   const std::string db = test::shared_cluster().create_database("three_nodes");
   const auto profile = test::make_sim_profile(dir.path());
   const auto camera = test::start_rtsp_camera(dir.path(), 0, 256);
@@ -141,7 +132,8 @@ TEST_CASE(
   const std::int64_t from_us = cat.number("SELECT min(g.start_us) " + copied_of_watched) + 100'000;
   const std::int64_t to_us = cat.number("SELECT max(g.end_us) " + copied_of_watched) - 100'000;
   REQUIRE(to_us > from_us);
-  const std::string export_path = "/api/v1/cameras/" + watched + "/export.mp4?from=" + at(from_us) + "&to=" + at(to_us);
+  const std::string export_path =
+      "/api/v1/cameras/" + watched + "/export.mp4?from=" + test::media_time(from_us) + "&to=" + test::media_time(to_us);
   const auto before = test::http_request(node[victim]->http(), "GET", export_path);
   REQUIRE(before.status == 200);
   REQUIRE(before.body.size() > 10000);
