@@ -128,12 +128,21 @@ void BackgroundBroker::written(TaskId id, std::uint64_t generation, const IoOutc
   issue_write(id, task);
 }
 
+std::uint64_t BackgroundBroker::left_bytes(const Task& task) {
+  std::uint64_t n = 0;
+  for (const auto& [from, to] : task.left) n += to - from;
+  return n;
+}
+
+void BackgroundBroker::unwant_left(const Task& task) {
+  if (!tier_) return;
+  for (const auto& [from, to] : task.left) tier_->unwant(from, to - from);
+}
+
 void BackgroundBroker::finish(TaskId id, Result<void> result) {
   auto it = tasks_.find(id);
   if (it == tasks_.end()) return;
-  if (tier_) {
-    for (const auto& [from, to] : it->second->left) tier_->unwant(from, to - from);
-  }
+  unwant_left(*it->second);
   auto done = std::move(it->second->on_done);
   tasks_.erase(it);
   if (done) done(result);
@@ -236,13 +245,10 @@ void BackgroundBroker::read_free(std::uint64_t offset, std::span<const std::byte
   for (const TaskId id : any) {
     auto it = tasks_.find(id);
     if (it == tasks_.end()) continue;
-    std::uint64_t before = 0;
-    for (const auto& [from, to] : it->second->left) before += to - from;
+    const std::uint64_t before = left_bytes(*it->second);
     if (!deliver_wanted(id, offset, data)) continue;
     Task& task = *tasks_.at(id);
-    std::uint64_t after = 0;
-    for (const auto& [from, to] : task.left) after += to - from;
-    free_bytes_ += before - after;
+    free_bytes_ += before - left_bytes(task);
     if (task.left.empty()) {
       ++task.generation;  // its tier-1 block in flight, if any, is dropped when it completes
       finish(id, {});
@@ -254,9 +260,7 @@ bool BackgroundBroker::abort(TaskId task) {
   std::lock_guard lock(mu_);
   auto it = tasks_.find(task);
   if (it == tasks_.end()) return false;
-  if (tier_) {
-    for (const auto& [from, to] : it->second->left) tier_->unwant(from, to - from);
-  }
+  unwant_left(*it->second);
   tasks_.erase(it);
   return true;
 }

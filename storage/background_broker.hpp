@@ -103,6 +103,8 @@ class BackgroundBroker {
   bool deliver_wanted(TaskId id, std::uint64_t offset, std::span<const std::byte> data);
   void read_free(std::uint64_t offset, std::span<const std::byte> data);  // tier 3's sink
   void finish(TaskId id, Result<void> result);                            // REQUIRES mu_
+  static std::uint64_t left_bytes(const Task& task);                      // an any-order task's wanted bytes
+  void unwant_left(const Task& task);                                     // tier 3 stops wanting them
 
   CycleScheduler& scheduler_;
   std::size_t block_bytes_, alignment_;
